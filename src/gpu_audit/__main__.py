@@ -1,0 +1,5 @@
+"""Allow `python -m gpu_audit`."""
+
+from gpu_audit.cli import main
+
+main()

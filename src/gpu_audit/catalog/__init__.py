@@ -1,0 +1,231 @@
+"""Instance type → GPU, GPU class ranks, and hourly prices; constant-time lookups over bundled data.
+
+The data files in `data/` are loaded once, on first use, into dictionaries:
+- `instances.csv`: one row per GPU instance type (AWS, GCP, Azure), with GPUs per instance.
+- `prices.csv`: on-demand and spot hourly prices per (item, region), each with `as_of` and `source`.
+  An item is an instance type, or `gpu:<MODEL>` for GPUs billed per attached accelerator (GCP N1).
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from gpu_audit.catalog.gpus import GpuClass, canonical_gpu, class_rank, gpu_class, ladder
+
+__all__ = [
+    "GpuClass",
+    "InstanceSpec",
+    "PriceQuote",
+    "canonical_gpu",
+    "class_rank",
+    "gpu_class",
+    "gpu_hour_price",
+    "instance_spec",
+    "instance_types",
+    "ladder",
+    "normalise_type",
+    "price",
+]
+
+# Where a region is not priced, the reference region of its cloud is used and the quote says so.
+REFERENCE_REGION = {"aws": "us-east-1", "gcp": "us-central1", "azure": "eastus"}
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceSpec:
+    cloud: str
+    instance_type: str
+    gpu_model: str
+    gpu_count: int
+    gpu_memory_gib: float
+    vcpus: int | None
+    memory_gib: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class PriceQuote:
+    on_demand: float | None
+    spot: float | None
+    region: str
+    as_of: str
+    source: str
+    exact_region: bool
+
+
+def normalise_type(instance_type: str) -> str:
+    """Lower-case, with SageMaker's `ml.` prefix stripped: `ml.g5.xlarge` → `g5.xlarge`."""
+    key = instance_type.strip().lower()
+    return key[3:] if key.startswith("ml.") else key
+
+
+def _rows(name: str) -> list[dict[str, str]]:
+    text = resources.files("gpu_audit.catalog").joinpath("data", name).read_text("utf-8")
+    lines = [line for line in text.splitlines() if line and not line.startswith("#")]
+    return list(csv.DictReader(lines))
+
+
+def _float(text: str) -> float | None:
+    return float(text) if text.strip() else None
+
+
+@cache
+def _instances() -> dict[str, InstanceSpec]:
+    table: dict[str, InstanceSpec] = {}
+    for row in _rows("instances.csv"):
+        spec = InstanceSpec(
+            cloud=row["cloud"],
+            instance_type=row["instance_type"],
+            gpu_model=row["gpu_model"],
+            gpu_count=int(row["gpu_count"]),
+            gpu_memory_gib=float(row["gpu_memory_gib"]),
+            vcpus=int(row["vcpus"]) if row["vcpus"] else None,
+            memory_gib=_float(row["memory_gib"]),
+        )
+        table[normalise_type(spec.instance_type)] = spec
+    return table
+
+
+@cache
+def _prices() -> dict[tuple[str, str], PriceQuote]:
+    table: dict[tuple[str, str], PriceQuote] = {}
+    for row in _rows("prices.csv"):
+        item = row["item"] if row["item"].startswith("gpu:") else normalise_type(row["item"])
+        table[(item, row["region"])] = PriceQuote(
+            on_demand=_float(row["on_demand_usd_hr"]),
+            spot=_float(row["spot_usd_hr"]),
+            region=row["region"],
+            as_of=row["as_of"],
+            source=row["source"],
+            exact_region=True,
+        )
+    return table
+
+
+@cache
+def _host_clouds() -> dict[str, str]:
+    """Which cloud sells a priced item that has no GPU row (GCP N1 hosts)."""
+    return {item: row_cloud for (item, _), row_cloud in _price_clouds().items()}
+
+
+@cache
+def _price_clouds() -> dict[tuple[str, str], str]:
+    return {
+        (row["item"] if row["item"].startswith("gpu:") else normalise_type(row["item"]),
+         row["region"]): row["cloud"]
+        for row in _rows("prices.csv")
+    }
+
+
+def instance_spec(instance_type: str | None) -> InstanceSpec | None:
+    """The GPU spec of an instance type on any cloud; None for unknown and non-GPU types."""
+    if not instance_type:
+        return None
+    return _instances().get(normalise_type(instance_type))
+
+
+def instance_types() -> tuple[InstanceSpec, ...]:
+    return tuple(_instances().values())
+
+
+def _quote(item: str, region: str | None, cloud: str | None) -> PriceQuote | None:
+    table = _prices()
+    if region:
+        found = table.get((item, region))
+        if found is not None:
+            return found
+    if cloud is None:
+        cloud = _host_clouds().get(item)
+    reference = REFERENCE_REGION.get(cloud or "")
+    found = table.get((item, reference)) if reference else None
+    if found is None:
+        return None
+    exact = region is None or region == found.region
+    return PriceQuote(found.on_demand, found.spot, found.region, found.as_of, found.source, exact)
+
+
+def price(
+    instance_type: str | None,
+    region: str | None = None,
+    gpu_model: str | None = None,
+    gpu_count: int | None = None,
+) -> PriceQuote | None:
+    """Hourly on-demand and spot price of an instance type (plus attached GPUs, for GCP N1).
+
+    A region that is not priced falls back to the cloud's reference region (`exact_region=False`).
+    With no instance type, the GPUs alone are priced per GPU-hour (see `gpu_hour_price`).
+    """
+    if not instance_type:
+        if gpu_model and gpu_count:
+            per_gpu = gpu_hour_price(gpu_model)
+            return _scaled(per_gpu, gpu_count) if per_gpu else None
+        return None
+    key = normalise_type(instance_type)
+    spec = _instances().get(key)
+    cloud = spec.cloud if spec else None
+    host = _quote(key, region, cloud)
+    if host is None or spec is not None or not (gpu_model and gpu_count):
+        return host
+    # A host without built-in GPUs (GCP N1) plus attached accelerators billed per GPU.
+    model = canonical_gpu(gpu_model)
+    attached = _quote(f"gpu:{model}", region, "gcp") if model else None
+    if attached is None:
+        return None
+    return PriceQuote(
+        on_demand=_add(host.on_demand, attached.on_demand, gpu_count),
+        spot=_add(host.spot, attached.spot, gpu_count),
+        region=host.region,
+        as_of=min(host.as_of, attached.as_of),
+        source=f"{host.source}; {attached.source}",
+        exact_region=host.exact_region and attached.exact_region,
+    )
+
+
+def _add(host: float | None, per_gpu: float | None, count: int) -> float | None:
+    if host is None or per_gpu is None:
+        return None
+    return round(host + per_gpu * count, 5)
+
+
+def _scaled(quote: PriceQuote, count: int) -> PriceQuote:
+    return PriceQuote(
+        on_demand=None if quote.on_demand is None else round(quote.on_demand * count, 5),
+        spot=None if quote.spot is None else round(quote.spot * count, 5),
+        region=quote.region,
+        as_of=quote.as_of,
+        source=quote.source,
+        exact_region=False,
+    )
+
+
+@cache
+def _per_gpu_table() -> dict[str, PriceQuote]:
+    """Cheapest reference-region price per GPU-hour for each GPU model, over all instance types."""
+    best: dict[str, PriceQuote] = {}
+    for key, spec in _instances().items():
+        quote = _prices().get((key, REFERENCE_REGION.get(spec.cloud, "")))
+        if quote is None or quote.on_demand is None or spec.gpu_count <= 0:
+            continue
+        per = PriceQuote(
+            on_demand=round(quote.on_demand / spec.gpu_count, 5),
+            spot=None if quote.spot is None else round(quote.spot / spec.gpu_count, 5),
+            region=quote.region,
+            as_of=quote.as_of,
+            source=f"{quote.source} ({spec.instance_type} per GPU)",
+            exact_region=False,
+        )
+        current = best.get(spec.gpu_model)
+        if current is None or (current.on_demand or 0) > (per.on_demand or 0):
+            best[spec.gpu_model] = per
+    for (item, region), quote in _prices().items():
+        if item.startswith("gpu:") and region == REFERENCE_REGION["gcp"]:
+            best.setdefault(item[4:], quote)
+    return best
+
+
+def gpu_hour_price(gpu_model: str | None) -> PriceQuote | None:
+    """The cheapest known price of one GPU-hour of this model, for jobs that name no instance type."""
+    model = canonical_gpu(gpu_model)
+    return _per_gpu_table().get(model) if model else None

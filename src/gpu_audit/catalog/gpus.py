@@ -1,0 +1,165 @@
+"""The GPU class ladder: canonical names, ranks, memory, and every alias a source spells them with."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class GpuClass:
+    name: str
+    rank: int | None  # None: an accelerator outside the NVIDIA ladder (Trainium, TPU, Gaudi, AMD)
+    memory_gib: float | None
+    vendor: str
+
+
+# Ranks follow ../shared/reference/README.md; A40, L40 and GH200 are placed by their generation
+# and memory, between the reference's neighbours.
+_LADDER: tuple[GpuClass, ...] = (
+    GpuClass("K80", 10, 12, "nvidia"),
+    GpuClass("M60", 20, 8, "nvidia"),
+    GpuClass("P4", 30, 8, "nvidia"),
+    GpuClass("T4", 40, 16, "nvidia"),
+    GpuClass("T4G", 40, 16, "nvidia"),
+    GpuClass("P100", 45, 16, "nvidia"),
+    GpuClass("L4", 50, 24, "nvidia"),
+    GpuClass("A10G", 55, 24, "nvidia"),
+    GpuClass("A10", 55, 24, "nvidia"),
+    GpuClass("A40", 58, 48, "nvidia"),
+    GpuClass("V100", 60, 16, "nvidia"),
+    GpuClass("V100-32GB", 62, 32, "nvidia"),
+    GpuClass("A100-40GB", 70, 40, "nvidia"),
+    GpuClass("L40", 71, 48, "nvidia"),
+    GpuClass("L40S", 72, 48, "nvidia"),
+    GpuClass("A100-80GB", 75, 80, "nvidia"),
+    GpuClass("H100", 80, 80, "nvidia"),
+    GpuClass("H100-NVL", 81, 94, "nvidia"),
+    GpuClass("H200", 85, 141, "nvidia"),
+    GpuClass("GH200", 86, 96, "nvidia"),
+    GpuClass("B200", 90, 180, "nvidia"),
+    GpuClass("B300", 95, 288, "nvidia"),
+    GpuClass("GB200", 95, 186, "nvidia"),
+    # Outside the ladder: a policy names these explicitly (`gpu.model: {in: [Trainium2]}`).
+    GpuClass("Trainium", None, 32, "aws"),
+    GpuClass("Trainium2", None, 96, "aws"),
+    GpuClass("Inferentia", None, 8, "aws"),
+    GpuClass("Inferentia2", None, 32, "aws"),
+    GpuClass("Gaudi", None, 32, "intel"),
+    GpuClass("Gaudi2", None, 96, "intel"),
+    GpuClass("Radeon-Pro-V520", None, 8, "amd"),
+    GpuClass("MI210", None, 64, "amd"),
+    GpuClass("MI250X", None, 128, "amd"),
+    GpuClass("MI300X", None, 192, "amd"),
+    GpuClass("Qualcomm-AI100", None, 16, "qualcomm"),
+    GpuClass("TPU-v2", None, 8, "google"),
+    GpuClass("TPU-v3", None, 16, "google"),
+    GpuClass("TPU-v4", None, 32, "google"),
+    GpuClass("TPU-v5e", None, 16, "google"),
+    GpuClass("TPU-v5p", None, 95, "google"),
+    GpuClass("TPU-v6e", None, 32, "google"),
+)
+
+# Spellings seen in provider APIs and job configs, after `_fold` (lower case, `_`→`-`,
+# `nvidia-`/`tesla-` prefixes dropped). Each canonical name also matches itself.
+_ALIASES: dict[str, str] = {
+    "a100": "A100-40GB",
+    "a100-40g": "A100-40GB",
+    "a100-sxm4-40gb": "A100-40GB",
+    "a100-80g": "A100-80GB",
+    "a100-sxm4-80gb": "A100-80GB",
+    "a100-pcie-80gb": "A100-80GB",
+    "h100-sxm": "H100",
+    "h100-sxm5": "H100",
+    "h100-80gb": "H100",
+    "h100-mega": "H100",
+    "h100-mega-80gb": "H100",
+    "h100-pcie": "H100",
+    "h100-nvl-94gb": "H100-NVL",
+    "h200-141gb": "H200",
+    "b200-180gb": "B200",
+    "gb200-186gb": "GB200",
+    "b300-288gb": "B300",
+    "v100-16gb": "V100",
+    "v100-sxm2-16gb": "V100",
+    "v100-sxm2-32gb": "V100-32GB",
+    "l40s-48gb": "L40S",
+    "a10g-24gb": "A10G",
+    "l4-vws": "L4",
+    "t4-vws": "T4",
+    "p4-vws": "P4",
+    "p100-vws": "P100",
+    "t4g": "T4G",
+    "trainium1": "Trainium",
+    "trn1": "Trainium",
+    "trn2": "Trainium2",
+    "inferentia1": "Inferentia",
+    "inf1": "Inferentia",
+    "inf2": "Inferentia2",
+    "gaudi-hl-205": "Gaudi",
+    "hl-205": "Gaudi",
+    "gaudi1-hl205": "Gaudi",
+    "amd-v520": "Radeon-Pro-V520",
+    "radeon-pro-v520": "Radeon-Pro-V520",
+    "v520": "Radeon-Pro-V520",
+    "instinct-mi300x": "MI300X",
+    "amd-mi300x": "MI300X",
+    "qualcomm-ai100": "Qualcomm-AI100",
+    "ai100": "Qualcomm-AI100",
+}
+
+_BY_NAME: dict[str, GpuClass] = {g.name: g for g in _LADDER}
+_INDEX: dict[str, GpuClass] = {}
+for _g in _LADDER:
+    _INDEX[_g.name.lower()] = _g
+for _alias, _name in _ALIASES.items():
+    _INDEX[_alias] = _BY_NAME[_name]
+
+_PREFIXES = ("nvidia-", "tesla-", "amd-instinct-", "intel-")
+_TPU = re.compile(r"^tpu-?(v\d+[a-z]?)")
+_TPU_NAMES = {"v2": "TPU-v2", "v3": "TPU-v3", "v4": "TPU-v4", "v5e": "TPU-v5e", "v5litepod": "TPU-v5e"}
+
+
+def _fold(text: str) -> str:
+    folded = text.strip().lower().replace("_", "-").replace(" ", "-")
+    changed = True
+    while changed:
+        changed = False
+        for prefix in _PREFIXES:
+            if folded.startswith(prefix):
+                folded = folded[len(prefix) :]
+                changed = True
+    return folded
+
+
+def gpu_class(name: str | None) -> GpuClass | None:
+    """The class for any spelling of a GPU or accelerator name, or None if unknown."""
+    if not name:
+        return None
+    folded = _fold(name)
+    found = _INDEX.get(folded)
+    if found is not None:
+        return found
+    tpu = _TPU.match(folded)
+    if tpu:
+        version = tpu.group(1)
+        if folded.startswith(f"tpu-{version}-lite") or folded.startswith(f"tpu{version}-lite"):
+            version = "v5e"
+        canonical = _TPU_NAMES.get(version, f"TPU-{version}")
+        return _BY_NAME.get(canonical) or GpuClass(canonical, None, None, "google")
+    return None
+
+
+def canonical_gpu(name: str | None) -> str | None:
+    found = gpu_class(name)
+    return found.name if found else None
+
+
+def class_rank(name: str | None) -> int | None:
+    """The class rank on the NVIDIA ladder; None for unknown names and off-ladder accelerators."""
+    found = gpu_class(name)
+    return found.rank if found else None
+
+
+def ladder() -> tuple[GpuClass, ...]:
+    return _LADDER

@@ -1,0 +1,1 @@
+"""Sources of live capacity: one module per provider, plus saved inventories."""

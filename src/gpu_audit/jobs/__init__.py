@@ -1,0 +1,1 @@
+"""Job-config parsers: one module per format, each mapping a config to `Resource(kind=job)`."""

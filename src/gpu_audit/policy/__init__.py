@@ -1,0 +1,1 @@
+"""The policy language: schema, loader, compiled conditions, waivers and the engine."""

@@ -1,0 +1,307 @@
+"""Load policy files: YAML with lines → JSON Schema → semantic compile; `extends:` layers files.
+
+Validation runs in layers, as in Cloud Custodian: structure (the JSON Schema), then operators and
+values (compiling each condition), then the policy as a whole (duplicate ids, waivers naming rules
+that do not exist). Every error is one line: `file:line: rule 'id': key: message`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from gpu_audit import __version__
+from gpu_audit.catalog import canonical_gpu
+from gpu_audit.errors import InputError, PolicyError
+from gpu_audit.model import Kind, RuleInfo, Severity, Waiver
+from gpu_audit.policy.conditions import Condition, Located, compile_condition
+from gpu_audit.yamlsrc import LineList, LineMap, load_documents, read_text
+
+BUILTIN_PACKS = ("runbook",)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    info: RuleInfo
+    where: Condition | None
+    require: Condition
+    downsize_to: str | None  # the GPU class a `downsize` saving is priced against
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledWaiver:
+    waiver: Waiver
+    rules: frozenset[str]  # rule ids; "*" waives every rule
+    where: Condition | None
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    rules: tuple[Rule, ...]
+    waivers: tuple[CompiledWaiver, ...]
+    files: tuple[str, ...]
+    versions: tuple[str, ...]
+    aliases: dict[str, str]  # an old rule id → its current id
+
+    def rule_id(self, name: str) -> str:
+        return self.aliases.get(name, name)
+
+
+@dataclass
+class _Layer:
+    rules: dict[str, Rule]
+    waivers: list[CompiledWaiver]
+    files: list[str]
+    versions: list[str]
+
+
+def builtin_pack_path(name: str) -> Path:
+    """The shipped pack: inside the wheel, or `policies/` beside `src/` in a checkout."""
+    packaged = resources.files("gpu_audit").joinpath("policies", f"{name}.yaml")
+    if packaged.is_file():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parents[3] / "policies" / f"{name}.yaml"
+
+
+def load_policy(paths: list[str] | tuple[str, ...] | None) -> Policy:
+    """Load and layer policy files in order; with none given, the shipped runbook pack."""
+    layer = _Layer({}, [], [], [])
+    for path in paths or [str(builtin_pack_path("runbook"))]:
+        _apply_file(layer, path, stack=())
+    aliases: dict[str, str] = {}
+    for rule in layer.rules.values():
+        for alias in rule.info.aliases:
+            aliases[alias] = rule.info.id
+    known = set(layer.rules) | set(aliases)
+    for waiver in layer.waivers:
+        unknown = sorted(r for r in waiver.rules if r != "*" and r not in known)
+        if unknown:
+            raise PolicyError(f"{waiver.waiver.source}: waiver: rule: unknown rule '{unknown[0]}'")
+    waivers = tuple(
+        CompiledWaiver(w.waiver, frozenset(aliases.get(r, r) for r in w.rules), w.where)
+        for w in layer.waivers
+    )
+    return Policy(
+        tuple(layer.rules.values()), waivers, tuple(layer.files), tuple(layer.versions), aliases
+    )
+
+
+def _resolve(base: str, relative_to: str) -> str:
+    if base in BUILTIN_PACKS:
+        return str(builtin_pack_path(base))
+    candidate = Path(relative_to).parent / base
+    return str(candidate)
+
+
+def _apply_file(layer: _Layer, path: str, stack: tuple[str, ...]) -> None:
+    real = os.path.realpath(path)
+    if real in stack:
+        raise PolicyError(f"{path}: extends: circular extends ({' → '.join([*stack, real])})")
+    data, digest = _read_policy(path)
+    extends = data.get("extends") or []
+    for base in [extends] if isinstance(extends, str) else extends:
+        target = _resolve(base, path)
+        if not os.path.exists(target):
+            line = data.line_of("extends")
+            raise PolicyError(f"{path}:{line}: policy: extends: no policy file '{base}'")
+        _apply_file(layer, target, (*stack, real))
+    for rule_id in data.get("disable") or []:
+        if rule_id not in layer.rules:
+            line = data.line_of("disable")
+            raise PolicyError(f"{path}:{line}: policy: disable: unknown rule '{rule_id}'")
+        del layer.rules[rule_id]
+    seen: dict[str, int] = {}
+    for raw in data.get("rules") or []:
+        rule = _compile_rule(path, raw)
+        if rule.info.id in seen:
+            raise PolicyError(
+                f"{path}:{raw.line_of('id')}: rule '{rule.info.id}': id: duplicate id "
+                f"(first defined on line {seen[rule.info.id]})"
+            )
+        seen[rule.info.id] = raw.line_of("id")
+        layer.rules[rule.info.id] = rule  # a later layer's rule replaces a base rule's
+    for index, raw in enumerate(data.get("waivers") or [], start=1):
+        layer.waivers.append(_compile_waiver(path, index, raw))
+    layer.files.append(path)
+    revision = data.get("revision")
+    layer.versions.append(f"{Path(path).name}@{revision if revision else digest[:12]}")
+
+
+def _read_policy(path: str) -> tuple[LineMap, str]:
+    try:
+        text = read_text(path)
+        documents = load_documents(path, text)
+    except InputError as exc:
+        raise PolicyError(str(exc)) from exc
+    if len(documents) != 1 or not isinstance(documents[0].data, LineMap):
+        raise PolicyError(f"{path}:1: policy: expected one YAML mapping with 'version: 1' and 'rules'")
+    data = documents[0].data
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    if not _known_valid(digest):
+        _validate_schema(path, data)
+        _remember_valid(digest)
+    return data, digest
+
+
+# -- structure: the JSON Schema, skipped for content already validated by this version -------------
+
+
+def _cache_dir() -> Path:
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    return Path(root) / "gpu-audit" / f"policy-ok-{__version__}"
+
+
+def _known_valid(digest: str) -> bool:
+    return (_cache_dir() / digest).exists()
+
+
+def _remember_valid(digest: str) -> None:
+    try:
+        _cache_dir().mkdir(parents=True, exist_ok=True)
+        (_cache_dir() / digest).touch()
+    except OSError:
+        pass  # a read-only home only costs the next run a schema validation
+
+
+def policy_schema() -> dict[str, Any]:
+    text = resources.files("gpu_audit.policy").joinpath("schema.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def _validate_schema(path: str, data: LineMap) -> None:
+    import jsonschema  # ~0.15 s to import: paid only when a policy file is new to this machine
+
+    validator = jsonschema.Draft202012Validator(policy_schema())
+    errors = sorted(validator.iter_errors(_plain(data)), key=lambda e: list(map(str, e.path)))
+    if errors:
+        raise PolicyError(_schema_message(path, data, errors[0]))
+
+
+def _plain(value: Any) -> Any:
+    """Dates as ISO strings, so the schema sees what JSON would have."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
+
+
+def _schema_message(path: str, data: LineMap, error: Any) -> str:
+    node: Any = data
+    owner = "policy"
+    key: Any = None
+    parents: list[Any] = []
+    for step in error.absolute_path:
+        parents.append(node)
+        if isinstance(node, dict) and step in node:
+            key = step
+            node = node[step]
+        elif isinstance(node, list) and isinstance(step, int) and step < len(node):
+            key = step
+            node = node[step]
+        if len(parents) == 2 and isinstance(node, dict):
+            section = error.absolute_path[0]
+            if section == "rules":
+                owner = f"rule '{node.get('id', f'#{step + 1}')}'"
+            elif section == "waivers":
+                owner = f"waiver #{step + 1}"
+    message = error.message
+    if error.validator == "additionalProperties" and isinstance(node, dict):
+        allowed = set(error.schema.get("properties", {}))
+        extra = [k for k in node if k not in allowed]
+        if extra:
+            key = extra[0]
+            line = node.line_of(key) if isinstance(node, LineMap) else data.line
+            return f"{path}:{line}: {owner}: {key}: unknown key '{key}'{_close(key, allowed)}"
+    if error.validator == "required" and isinstance(node, dict):
+        line = node.line if isinstance(node, LineMap) else data.line
+        missing = message.split("'")[1] if "'" in message else message
+        return f"{path}:{line}: {owner}: {missing}: required key is missing"
+    if error.validator == "enum":
+        message = f"'{error.instance}' is not one of {', '.join(map(str, error.validator_value))}"
+    parent = parents[-1] if parents else data
+    if isinstance(parent, LineMap) and key in parent.key_lines:
+        line = parent.line_of(key)
+    elif isinstance(parent, LineList) and isinstance(key, int) and key < len(parent.item_lines):
+        line = parent.item_lines[key]
+    else:
+        line = getattr(node, "line", data.line)
+    return f"{path}:{line}: {owner}: {key if key is not None else 'policy'}: {message}"
+
+
+def _close(name: str, choices: set[str]) -> str:
+    from difflib import get_close_matches
+
+    close = get_close_matches(name, sorted(choices), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+# -- semantics ---------------------------------------------------------------------------------
+
+
+def _compile_rule(path: str, raw: LineMap) -> Rule:
+    rule_id = raw["id"]
+    where = Located(path, f"rule '{rule_id}'")
+    savings = raw.get("savings")
+    downsize_to: str | None = None
+    if isinstance(savings, dict):
+        target = canonical_gpu(savings["downsize"])
+        if target is None:
+            raise where.error(raw, "savings", f"unknown GPU class '{savings['downsize']}'")
+        downsize_to, savings = target, "downsize"
+    info = RuleInfo(
+        id=rule_id,
+        title=raw.get("title") or rule_id,
+        severity=Severity.parse(raw["severity"]),
+        targets=tuple(Kind(t) for t in raw.get("targets") or ("instance", "job")),
+        remediation=raw.get("remediation"),
+        savings=savings,
+        description=raw.get("description"),
+        source=f"{path}:{raw.line}",
+        aliases=tuple(raw.get("aliases") or ()),
+    )
+    scope = compile_condition(raw["where"], where) if "where" in raw else None
+    return Rule(info, scope, compile_condition(raw["require"], where), downsize_to)
+
+
+def _compile_waiver(path: str, index: int, raw: LineMap) -> CompiledWaiver:
+    located = Located(path, f"waiver #{index}")
+    expires = _expiry(raw.get("expires"))
+    if expires is None:
+        raise located.error(raw, "expires", f"expected a date (YYYY-MM-DD), got '{raw.get('expires')}'")
+    rules = raw["rule"]
+    waiver = Waiver(
+        rule=rules if isinstance(rules, str) else ",".join(rules),
+        reason=raw["reason"],
+        owner=raw["owner"],
+        expires=expires,
+        where=_plain(raw.get("where") or {}),
+        source=f"{path}:{raw.line}",
+    )
+    scope = compile_condition(raw["where"], located) if "where" in raw else None
+    ids = frozenset([rules] if isinstance(rules, str) else rules)
+    return CompiledWaiver(waiver, ids, scope)
+
+
+def _expiry(value: Any) -> datetime | None:
+    """A waiver expires at the end of its `expires` day (UTC)."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, 23, 59, 59, tzinfo=UTC)
+    if isinstance(value, str):
+        try:
+            parsed = date.fromisoformat(value)
+        except ValueError:
+            return None
+        return datetime(parsed.year, parsed.month, parsed.day, 23, 59, 59, tzinfo=UTC)
+    return None

@@ -1,0 +1,203 @@
+"""YAML and JSON loading with line numbers, bounded size and alias expansion; the one place for it.
+
+Mappings load as `LineMap` (a dict that knows the line of each key) and sequences as `LineList`.
+Values a template engine would fill in (`${VAR}`, `{{ x }}`, `<placeholder>`) and CloudFormation
+intrinsics (`!Ref`, `!Sub`, …) load as `Templated`, which parsers treat as missing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from gpu_audit.errors import InputError
+
+MAX_BYTES = 5 * 1024 * 1024
+MAX_EXPANDED_NODES = 1_000_000
+
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml if present
+
+
+class LineMap(dict[Any, Any]):
+    """A mapping that remembers its own line and the line of each key (1-based)."""
+
+    __slots__ = ("key_lines", "line")
+
+    def __init__(self, line: int) -> None:
+        super().__init__()
+        self.line = line
+        self.key_lines: dict[Any, int] = {}
+
+    def line_of(self, key: Any) -> int:
+        return self.key_lines.get(key, self.line)
+
+
+class LineList(list[Any]):
+    """A sequence that remembers its line and the line of each item."""
+
+    __slots__ = ("item_lines", "line")
+
+    def __init__(self, line: int) -> None:
+        super().__init__()
+        self.line = line
+        self.item_lines: list[int] = []
+
+
+@dataclass(frozen=True, slots=True)
+class Templated:
+    """A value left for a template engine or CloudFormation to fill in: treat it as missing."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    data: Any
+    line: int  # first line of the document
+    index: int  # 0-based position in a multi-document stream
+
+
+_PLACEHOLDER = re.compile(r"\$\{[^}]*\}|\{\{.*?\}\}|^<[^<>]+>$|\$\([A-Z_][A-Z0-9_]*\)")
+
+
+def is_templated(value: Any) -> bool:
+    if isinstance(value, Templated):
+        return True
+    return isinstance(value, str) and _PLACEHOLDER.search(value) is not None
+
+
+class _LineLoader(_Loader):  # type: ignore[misc,valid-type]
+    pass
+
+
+def _map(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
+    result = LineMap(node.start_mark.line + 1)
+    yield result
+    loader.flatten_mapping(node)
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError:
+            key = str(key)
+        result[key] = loader.construct_object(value_node, deep=True)
+        result.key_lines[key] = key_node.start_mark.line + 1
+
+
+def _seq(loader: yaml.SafeLoader, node: yaml.SequenceNode) -> Any:
+    result = LineList(node.start_mark.line + 1)
+    yield result
+    for item in node.value:
+        result.append(loader.construct_object(item, deep=True))
+        result.item_lines.append(item.start_mark.line + 1)
+
+
+def _tagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Templated:
+    if isinstance(node, yaml.ScalarNode):
+        return Templated(f"!{suffix} {node.value}")
+    return Templated(f"!{suffix} …")
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:map", _map)
+_LineLoader.add_constructor("tag:yaml.org,2002:seq", _seq)
+_LineLoader.add_constructor("tag:yaml.org,2002:omap", _seq)
+_LineLoader.add_multi_constructor("!", _tagged)
+
+
+def read_text(path: str, raw: bytes | None = None) -> str:
+    """Read a file as UTF-8 text, refusing what is too large, binary or undecodable."""
+    try:
+        if raw is None:
+            with open(path, "rb") as handle:
+                raw = handle.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    if len(raw) > MAX_BYTES:
+        raise InputError(f"{path}: file is larger than {MAX_BYTES // (1024 * 1024)} MB; refused")
+    if b"\x00" in raw[:8192]:
+        raise InputError(f"{path}: binary content (NUL bytes); not a YAML or JSON file")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from exc
+
+
+def load_documents(path: str, text: str) -> list[Document]:
+    """Every document of a YAML stream (or one JSON document), with line numbers."""
+    if path.lower().endswith(".json") or text.lstrip().startswith(("{", "[")):
+        _check_json(path, text)
+        # JSON is YAML save for tab indentation, which JSON allows only between tokens.
+        text = text.replace("\t", " ")
+    try:
+        loader = _LineLoader(text)
+        try:
+            documents: list[Document] = []
+            while loader.check_node():
+                node = loader.get_node()
+                line = node.start_mark.line + 1 if node is not None else 1
+                data = loader.construct_document(node) if node is not None else None
+                documents.append(Document(data, line, len(documents)))
+        finally:
+            loader.dispose()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise InputError(f"{where}: invalid YAML: {problem}") from exc
+    except yaml.YAMLError as exc:
+        raise InputError(f"{path}: invalid YAML: {exc}") from exc
+    except RecursionError as exc:
+        raise InputError(f"{path}: YAML nested too deeply") from exc
+    if "&" in text:
+        for document in documents:
+            _check_expansion(path, document)
+    return documents
+
+
+def _check_json(path: str, text: str) -> None:
+    if not text.lstrip().startswith(("{", "[")):
+        return
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from exc
+    except RecursionError as exc:
+        raise InputError(f"{path}: JSON nested too deeply") from exc
+
+
+def _check_expansion(path: str, document: Document) -> None:
+    """Refuse a document whose aliases expand to more nodes than any real config has (alias bomb)."""
+    sizes: dict[int, int] = {}
+
+    def size(value: Any) -> int:
+        if not isinstance(value, dict | list):
+            return 1
+        known = sizes.get(id(value))
+        if known is not None:
+            return known
+        sizes[id(value)] = 1  # a cycle counts once
+        children = value.values() if isinstance(value, dict) else value
+        total = 1
+        for child in children:
+            total += size(child)
+            if total > MAX_EXPANDED_NODES:
+                break
+        sizes[id(value)] = total
+        return total
+
+    if size(document.data) > MAX_EXPANDED_NODES:
+        raise InputError(
+            f"{path}:{document.line}: YAML aliases expand to more than "
+            f"{MAX_EXPANDED_NODES:,} nodes (an alias bomb?); refused"
+        )
+
+
+def load_file(path: str) -> list[Document]:
+    return load_documents(path, read_text(path))
