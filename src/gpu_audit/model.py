@@ -9,7 +9,6 @@ from enum import IntEnum, StrEnum
 from typing import Any
 
 
-
 class Kind(StrEnum):
     INSTANCE = "instance"
     JOB = "job"
@@ -104,9 +103,9 @@ class SourceRef:
 
     `key_lines` maps a canonical field (`capacity`, `gpu.count`) to the line of the key it was read
     from, so a finding can point at `use_spot: false` rather than the top of the file.
-    `suppressions` maps a line to {rule id: reason} from inline `# gpu-audit: ignore[rule-id] reason`
-    comments; rule id `*` stands for every rule. A comment on the document's first line (`line`)
-    covers the whole document.
+    `suppressions` maps a line to {rule id: reason} from inline comments
+    `# gpu-audit: ignore[rule-id] reason`; rule id `*` stands for every rule. A comment on the
+    document's first line (`line`) covers the whole document.
     """
 
     path: str | None = None

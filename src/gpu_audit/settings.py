@@ -1,4 +1,4 @@
-"""Run settings: `.gpu-audit.yaml` (discovered upwards, or `--config`) overlaid by command-line flags."""
+"""Run settings: `.gpu-audit.yaml` (found upwards, or `--config`) overlaid by command-line flags."""
 
 from __future__ import annotations
 

@@ -173,7 +173,7 @@ def _check_json(path: str, text: str) -> None:
 
 
 def _check_expansion(path: str, document: Document) -> None:
-    """Refuse a document whose aliases expand to more nodes than any real config has (alias bomb)."""
+    """Refuse a document whose aliases expand past any real config's size (an alias bomb)."""
     sizes: dict[int, int] = {}
 
     def size(value: Any) -> int:

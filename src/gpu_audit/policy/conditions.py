@@ -83,7 +83,11 @@ class Leaf(Condition):
     __slots__ = ("field", "operand_text", "operator", "other")
 
     def __init__(
-        self, test: Test, field: FieldSpec, operator: str, operand_text: str,
+        self,
+        test: Test,
+        field: FieldSpec,
+        operator: str,
+        operand_text: str,
         other: FieldSpec | None,
     ) -> None:
         super().__init__(test, (field.name,) + ((other.name,) if other else ()))
@@ -159,7 +163,7 @@ def _all(parts: tuple[Condition, ...]) -> Test:
             if verdict is False:
                 return False
             if verdict is not True and unknown is None:
-                unknown = verdict  # type: ignore[assignment]
+                unknown = verdict
         return True if unknown is None else unknown
 
     return run
@@ -175,7 +179,7 @@ def _any(parts: tuple[Condition, ...]) -> Test:
             if verdict is True:
                 return True
             if verdict is not False and unknown is None:
-                unknown = verdict  # type: ignore[assignment]
+                unknown = verdict
         return False if unknown is None else unknown
 
     return run

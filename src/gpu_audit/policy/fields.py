@@ -42,11 +42,18 @@ FIELDS: dict[str, FieldSpec] = {
         _spec("zone", "str", "availability zone or GCP zone"),
         _spec("instance_type", "str", "`p4d.24xlarge`, `a2-highgpu-1g`, `ml.g5.xlarge`"),
         _spec("state", "enum", "instance or job state", choices=_choices(State)),
-        _spec("capacity", "enum", "spot, on-demand, reserved or unknown", choices=_choices(Capacity)),
+        _spec(
+            "capacity", "enum", "spot, on-demand, reserved or unknown", choices=_choices(Capacity)
+        ),
         _spec("gpu.model", "gpu", "canonical GPU class (`A100-80GB`, `H100`, `L4`)"),
         _spec("gpu.count", "number", "GPUs per resource (× nodes or replicas for jobs)"),
         _spec("gpu.memory_gib", "number", "memory per GPU in GiB"),
-        _spec("workload", "enum", "training, inference, notebook or unknown", choices=_choices(Workload)),
+        _spec(
+            "workload",
+            "enum",
+            "training, inference, notebook or unknown",
+            choices=_choices(Workload),
+        ),
         _spec("launched_at", "datetime", "launch time (ISO 8601)"),
         _spec("uptime_hours", "number", "hours since launch", unit="hours"),
         _spec("utilization.gpu_avg", "number", "average GPU utilization % over the window"),

@@ -140,7 +140,9 @@ def _read_policy(path: str) -> tuple[LineMap, str]:
     except InputError as exc:
         raise PolicyError(str(exc)) from exc
     if len(documents) != 1 or not isinstance(documents[0].data, LineMap):
-        raise PolicyError(f"{path}:1: policy: expected one YAML mapping with 'version: 1' and 'rules'")
+        raise PolicyError(
+            f"{path}:1: policy: expected one YAML mapping with 'version: 1' and 'rules'"
+        )
     data = documents[0].data
     digest = hashlib.sha256(text.encode()).hexdigest()
     if not _known_valid(digest):
@@ -202,10 +204,9 @@ def _schema_message(path: str, data: LineMap, error: Any) -> str:
     parents: list[Any] = []
     for step in error.absolute_path:
         parents.append(node)
-        if isinstance(node, dict) and step in node:
-            key = step
-            node = node[step]
-        elif isinstance(node, list) and isinstance(step, int) and step < len(node):
+        in_map = isinstance(node, dict) and step in node
+        in_list = isinstance(node, list) and isinstance(step, int) and step < len(node)
+        if in_map or in_list:
             key = step
             node = node[step]
         if len(parents) == 2 and isinstance(node, dict):
@@ -277,7 +278,9 @@ def _compile_waiver(path: str, index: int, raw: LineMap) -> CompiledWaiver:
     located = Located(path, f"waiver #{index}")
     expires = _expiry(raw.get("expires"))
     if expires is None:
-        raise located.error(raw, "expires", f"expected a date (YYYY-MM-DD), got '{raw.get('expires')}'")
+        raise located.error(
+            raw, "expires", f"expected a date (YYYY-MM-DD), got '{raw.get('expires')}'"
+        )
     rules = raw["rule"]
     waiver = Waiver(
         rule=rules if isinstance(rules, str) else ",".join(rules),

@@ -1,0 +1,37 @@
+"""The shared right half of the pipeline: enrich, evaluate, assemble a ScanResult."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from datetime import datetime
+
+from gpu_audit.catalog.enrich import enrich
+from gpu_audit.model import CoverageGap, Resource, ScanResult, Scope, Skipped
+from gpu_audit.policy.engine import evaluate
+from gpu_audit.policy.loader import Policy
+
+
+def audit(
+    resources: Iterable[Resource],
+    policy: Policy,
+    now: datetime,
+    scope: Scope,
+    skipped: Iterable[Skipped] = (),
+    coverage_gaps: Iterable[CoverageGap] = (),
+) -> ScanResult:
+    """Judge resources as of `now`: the one function `scan` and `check` both call."""
+    enriched = tuple(enrich(r, now) for r in resources)
+    evaluation = evaluate(enriched, policy, now)
+    scope = replace(scope, policy_files=policy.files, policy_versions=policy.versions)
+    return ScanResult(
+        generated_at=now,
+        scope=scope,
+        rules=tuple(rule.info for rule in policy.rules),
+        resources=enriched,
+        findings=evaluation.findings,
+        not_evaluated=evaluation.not_evaluated,
+        skipped=tuple(skipped),
+        coverage_gaps=tuple(coverage_gaps),
+        waivers=evaluation.waivers,
+    )

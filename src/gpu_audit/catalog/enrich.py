@@ -1,0 +1,77 @@
+"""Fill a Resource's GPU spec, prices, uptime and monthly cost from the catalog; a pure function."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from gpu_audit.catalog import gpu_class, instance_spec, price
+from gpu_audit.model import Capacity, Gpu, Kind, Price, Resource, State
+
+HOURS_PER_MONTH = 730.0
+_BILLED = (State.RUNNING, State.PENDING, State.DEFINED)
+
+
+def enrich(resource: Resource, now: datetime) -> Resource:
+    """Fields the source left missing, derived from the catalog; what the source gave is kept."""
+    gpu = _gpu(resource)
+    uptime = resource.uptime_hours
+    if resource.launched_at is not None and resource.state in (State.RUNNING, State.PENDING):
+        uptime = round(max(0.0, (now - resource.launched_at).total_seconds() / 3600), 2)
+    quote = _price(resource, gpu)
+    monthly = resource.monthly_cost_usd
+    if monthly is None and quote.hourly_usd is not None:
+        billed = resource.state in _BILLED or resource.state is None
+        monthly = round(quote.hourly_usd * HOURS_PER_MONTH, 2) if billed else 0.0
+    if (
+        gpu is resource.gpu
+        and uptime == resource.uptime_hours
+        and quote is resource.price
+        and monthly == resource.monthly_cost_usd
+    ):
+        return resource
+    return replace(resource, gpu=gpu, uptime_hours=uptime, price=quote, monthly_cost_usd=monthly)
+
+
+def _gpu(resource: Resource) -> Gpu:
+    gpu = resource.gpu
+    if gpu.model is not None and gpu.count is not None and gpu.memory_gib is not None:
+        return gpu
+    spec = instance_spec(resource.instance_type)
+    model = gpu.model or (spec.gpu_model if spec else None)
+    count = gpu.count if gpu.count is not None else (spec.gpu_count if spec else None)
+    memory = gpu.memory_gib
+    if memory is None and spec is not None and spec.gpu_model == model:
+        memory = spec.gpu_memory_gib
+    if memory is None and model is not None:
+        found = gpu_class(model)
+        memory = found.memory_gib if found else None
+    if (model, count, memory) == (gpu.model, gpu.count, gpu.memory_gib):
+        return gpu
+    return Gpu(model, count, memory)
+
+
+def _price(resource: Resource, gpu: Gpu) -> Price:
+    given = resource.price
+    if given.on_demand_hourly_usd is not None and given.hourly_usd is not None:
+        return given
+    spec = instance_spec(resource.instance_type)
+    instances = 1
+    if resource.kind is Kind.JOB and spec and gpu.count and spec.gpu_count:
+        instances = max(1, round(gpu.count / spec.gpu_count))  # nodes × replicas
+    quote = price(resource.instance_type, resource.region, gpu.model, gpu.count)
+    if quote is None and resource.kind is Kind.JOB and gpu.model and gpu.count:
+        quote = price(None, resource.region, gpu.model, gpu.count)  # the GPUs alone, per GPU-hour
+        instances = 1
+    if quote is None:
+        return given
+    on_demand = given.on_demand_hourly_usd
+    if on_demand is None and quote.on_demand is not None:
+        on_demand = round(quote.on_demand * instances, 4)
+    spot = given.spot_hourly_usd
+    if spot is None and quote.spot is not None:
+        spot = round(quote.spot * instances, 4)
+    hourly = given.hourly_usd
+    if hourly is None:
+        hourly = spot if resource.capacity is Capacity.SPOT else on_demand
+    return Price(hourly_usd=hourly, on_demand_hourly_usd=on_demand, spot_hourly_usd=spot)

@@ -1,0 +1,65 @@
+"""Totals every format shows: findings by severity and rule, spend covered, savings, gaps."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from gpu_audit.model import Finding, ScanResult, Severity
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    resources: int
+    findings_open: int
+    findings_waived: int
+    findings_suppressed: int
+    by_severity: dict[str, int]  # open findings, every severity present (zeros included)
+    by_rule: dict[str, int]  # open findings
+    not_evaluated: int
+    not_evaluated_resources: int
+    monthly_cost_usd: float  # GPU spend covered per month (resources with a known price)
+    unpriced_resources: int
+    monthly_savings_usd: float  # open findings; per resource the largest saving counts
+    coverage_gaps: int
+    skipped: int
+    input_errors: int
+    partial: bool
+
+
+def summarize(result: ScanResult) -> Summary:
+    open_findings = [f for f in result.findings if f.is_open]
+    by_severity = {s.label: 0 for s in sorted(Severity, reverse=True)}
+    for finding in open_findings:
+        by_severity[finding.severity.label] += 1
+    by_rule = dict(Counter(f.rule_id for f in open_findings).most_common())
+    costs = [r.monthly_cost_usd for r in result.resources if r.monthly_cost_usd is not None]
+    return Summary(
+        resources=len(result.resources),
+        findings_open=len(open_findings),
+        findings_waived=sum(1 for f in result.findings if f.waiver is not None),
+        findings_suppressed=sum(1 for f in result.findings if f.suppressed is not None),
+        by_severity=by_severity,
+        by_rule=by_rule,
+        not_evaluated=len(result.not_evaluated),
+        not_evaluated_resources=len({id(n.resource) for n in result.not_evaluated}),
+        monthly_cost_usd=round(sum(costs), 2),
+        unpriced_resources=len(result.resources) - len(costs),
+        monthly_savings_usd=total_savings(open_findings),
+        coverage_gaps=len(result.coverage_gaps),
+        skipped=len(result.skipped),
+        input_errors=len(result.input_errors),
+        partial=result.partial,
+    )
+
+
+def total_savings(findings: list[Finding]) -> float:
+    """Savings do not add up on one resource (stopping it saves what spot would): take the max."""
+    best: dict[int, float] = {}
+    for finding in findings:
+        saving = finding.monthly_savings_usd
+        if saving is None:
+            continue
+        key = id(finding.resource)
+        best[key] = max(best.get(key, 0.0), saving)
+    return round(sum(best.values()), 2)
