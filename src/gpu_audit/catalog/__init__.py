@@ -9,7 +9,7 @@ The data files in `data/` are loaded once, on first use, into dictionaries:
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 
@@ -88,12 +88,24 @@ def _instances() -> dict[str, InstanceSpec]:
     return table
 
 
+@dataclass(frozen=True, slots=True)
+class _PriceIndex:
+    quotes: dict[tuple[str, str], PriceQuote]  # (item, region) → quote
+    clouds: dict[str, str]  # item → cloud, also for items without a GPU row (GCP N1 hosts)
+    any_region: dict[str, PriceQuote]  # item → a quote in its alphabetically first priced region
+
+
+def _item_key(item: str) -> str:
+    return item if item.startswith("gpu:") else normalise_type(item)
+
+
 @cache
-def _prices() -> dict[tuple[str, str], PriceQuote]:
-    table: dict[tuple[str, str], PriceQuote] = {}
+def _price_index() -> _PriceIndex:
+    quotes: dict[tuple[str, str], PriceQuote] = {}
+    clouds: dict[str, str] = {}
     for row in _rows("prices.csv"):
-        item = row["item"] if row["item"].startswith("gpu:") else normalise_type(row["item"])
-        table[(item, row["region"])] = PriceQuote(
+        item = _item_key(row["item"])
+        quotes[(item, row["region"])] = PriceQuote(
             on_demand=_float(row["on_demand_usd_hr"]),
             spot=_float(row["spot_usd_hr"]),
             region=row["region"],
@@ -101,22 +113,11 @@ def _prices() -> dict[tuple[str, str], PriceQuote]:
             source=row["source"],
             exact_region=True,
         )
-    return table
-
-
-@cache
-def _host_clouds() -> dict[str, str]:
-    """Which cloud sells a priced item that has no GPU row (GCP N1 hosts)."""
-    return {item: row_cloud for (item, _), row_cloud in _price_clouds().items()}
-
-
-@cache
-def _price_clouds() -> dict[tuple[str, str], str]:
-    return {
-        (row["item"] if row["item"].startswith("gpu:") else normalise_type(row["item"]),
-         row["region"]): row["cloud"]
-        for row in _rows("prices.csv")
-    }
+        clouds[item] = row["cloud"]
+    any_region: dict[str, PriceQuote] = {}
+    for (item, _region), quote in sorted(quotes.items()):
+        any_region.setdefault(item, quote)
+    return _PriceIndex(quotes, clouds, any_region)
 
 
 def instance_spec(instance_type: str | None) -> InstanceSpec | None:
@@ -131,15 +132,19 @@ def instance_types() -> tuple[InstanceSpec, ...]:
 
 
 def _quote(item: str, region: str | None, cloud: str | None) -> PriceQuote | None:
-    table = _prices()
+    """The quote for (item, region); else the cloud's reference region; else any priced region.
+
+    Every fallback is marked `exact_region=False` unless the caller asked for no region.
+    """
+    index = _price_index()
     if region:
-        found = table.get((item, region))
+        found = index.quotes.get((item, region))
         if found is not None:
             return found
-    if cloud is None:
-        cloud = _host_clouds().get(item)
-    reference = REFERENCE_REGION.get(cloud or "")
-    found = table.get((item, reference)) if reference else None
+    reference = REFERENCE_REGION.get(cloud or index.clouds.get(item, ""))
+    found = index.quotes.get((item, reference)) if reference else None
+    if found is None:
+        found = index.any_region.get(item)
     if found is None:
         return None
     exact = region is None or region == found.region
@@ -205,7 +210,7 @@ def _per_gpu_table() -> dict[str, PriceQuote]:
     """Cheapest reference-region price per GPU-hour for each GPU model, over all instance types."""
     best: dict[str, PriceQuote] = {}
     for key, spec in _instances().items():
-        quote = _prices().get((key, REFERENCE_REGION.get(spec.cloud, "")))
+        quote = _price_index().quotes.get((key, REFERENCE_REGION.get(spec.cloud, "")))
         if quote is None or quote.on_demand is None or spec.gpu_count <= 0:
             continue
         per = PriceQuote(
@@ -219,13 +224,13 @@ def _per_gpu_table() -> dict[str, PriceQuote]:
         current = best.get(spec.gpu_model)
         if current is None or (current.on_demand or 0) > (per.on_demand or 0):
             best[spec.gpu_model] = per
-    for (item, region), quote in _prices().items():
-        if item.startswith("gpu:") and region == REFERENCE_REGION["gcp"]:
-            best.setdefault(item[4:], quote)
+    for (item, region), quote in _price_index().quotes.items():
+        if item.startswith("gpu:") and region == REFERENCE_REGION["gcp"] and quote.on_demand:
+            best.setdefault(item[4:], replace(quote, exact_region=False))
     return best
 
 
 def gpu_hour_price(gpu_model: str | None) -> PriceQuote | None:
-    """The cheapest known price of one GPU-hour of this model, for jobs that name no instance type."""
+    """The cheapest known price of one GPU-hour of this model (jobs that name no instance type)."""
     model = canonical_gpu(gpu_model)
     return _per_gpu_table().get(model) if model else None

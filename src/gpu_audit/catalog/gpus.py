@@ -1,4 +1,4 @@
-"""The GPU class ladder: canonical names, ranks, memory, and every alias a source spells them with."""
+"""The GPU class ladder: canonical names, ranks, memory, and the aliases sources spell them with."""
 
 from __future__ import annotations
 
@@ -77,14 +77,24 @@ _ALIASES: dict[str, str] = {
     "h100-pcie": "H100",
     "h100-nvl-94gb": "H100-NVL",
     "h200-141gb": "H200",
+    "h200-sxm": "H200",
+    "h100-94gb": "H100-NVL",
+    "b200-sxm": "B200",
     "b200-180gb": "B200",
     "gb200-186gb": "GB200",
     "b300-288gb": "B300",
     "v100-16gb": "V100",
+    "v100-sxm2": "V100",
+    "v100-pcie-16gb": "V100",
+    "v100-32g": "V100-32GB",
     "v100-sxm2-16gb": "V100",
     "v100-sxm2-32gb": "V100-32GB",
     "l40s-48gb": "L40S",
     "a10g-24gb": "A10G",
+    "a10-24gb": "A10",
+    "l4-24gb": "L4",
+    "t4-16gb": "T4",
+    "l40s-45gb": "L40S",
     "l4-vws": "L4",
     "t4-vws": "T4",
     "p4-vws": "P4",
@@ -98,12 +108,17 @@ _ALIASES: dict[str, str] = {
     "inf2": "Inferentia2",
     "gaudi-hl-205": "Gaudi",
     "hl-205": "Gaudi",
+    "habana-gaudi": "Gaudi",
+    "gaudi1": "Gaudi",
+    "habana-gaudi2": "Gaudi2",
+    "hl-225": "Gaudi2",
     "gaudi1-hl205": "Gaudi",
     "amd-v520": "Radeon-Pro-V520",
     "radeon-pro-v520": "Radeon-Pro-V520",
     "v520": "Radeon-Pro-V520",
     "instinct-mi300x": "MI300X",
     "amd-mi300x": "MI300X",
+    "mi300x-192gb": "MI300X",
     "qualcomm-ai100": "Qualcomm-AI100",
     "ai100": "Qualcomm-AI100",
 }
@@ -116,8 +131,8 @@ for _alias, _name in _ALIASES.items():
     _INDEX[_alias] = _BY_NAME[_name]
 
 _PREFIXES = ("nvidia-", "tesla-", "amd-instinct-", "intel-")
-_TPU = re.compile(r"^tpu-?(v\d+[a-z]?)")
-_TPU_NAMES = {"v2": "TPU-v2", "v3": "TPU-v3", "v4": "TPU-v4", "v5e": "TPU-v5e", "v5litepod": "TPU-v5e"}
+_TPU = re.compile(r"^tpu-?(v\d+(?:-?lite(?:pod)?|[a-z])?)")
+_TPU_NAMES = {"v5lite": "TPU-v5e", "v5litepod": "TPU-v5e"}
 
 
 def _fold(text: str) -> str:
@@ -142,9 +157,7 @@ def gpu_class(name: str | None) -> GpuClass | None:
         return found
     tpu = _TPU.match(folded)
     if tpu:
-        version = tpu.group(1)
-        if folded.startswith(f"tpu-{version}-lite") or folded.startswith(f"tpu{version}-lite"):
-            version = "v5e"
+        version = tpu.group(1).replace("-", "")
         canonical = _TPU_NAMES.get(version, f"TPU-{version}")
         return _BY_NAME.get(canonical) or GpuClass(canonical, None, None, "google")
     return None
