@@ -58,7 +58,7 @@ class JobDraft:
         self.note: str | None = None
 
     def set(self, field: str, value: Any, line: int | None = None) -> None:
-        if line is not None:
+        if line is not None and value is not None:  # an absent field has no line to point at
             self.lines[field] = line
         if value is None or is_templated(value):
             return

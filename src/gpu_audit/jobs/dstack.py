@@ -1,0 +1,227 @@
+"""dstack configurations (`.dstack.yml`): tasks, services, dev environments and fleets.
+
+`resources.gpu` is read in all its forms: `A100:80GB:8`, `H100:8`, `24GB..`, `1..8`,
+`A10G,A100:2`, `nvidia:24GB`, `v5litepod-8`, an integer, or a mapping with `name`, `memory`
+and `count`. Ranges are judged by the most they allow; an open count range by its lower bound.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from gpu_audit.catalog import canonical_gpu
+from gpu_audit.jobs.gpus import GpuAsk, alternatives_note, largest
+from gpu_audit.jobs.interface import JobDraft, JobFormat, as_bool
+from gpu_audit.model import Capacity, Resource, Workload
+from gpu_audit.yamlsrc import Document, LineList, LineMap, is_templated
+
+_TYPES = {
+    "task": Workload.TRAINING,
+    "service": Workload.INFERENCE,
+    "dev-environment": Workload.NOTEBOOK,
+    "fleet": Workload.UNKNOWN,  # capacity for whatever runs on it
+}
+_MARKERS = ("resources", "commands", "ide", "nodes", "image", "python", "port", "replicas")
+_VENDORS = {"nvidia", "amd", "google", "tpu", "intel", "tenstorrent"}
+_MEMORY = re.compile(
+    r"^(?P<low>\d+(?:\.\d+)?)?\s*(?:GB)?\s*(?P<range>\.\.)?"
+    r"\s*(?:(?P<high>\d+(?:\.\d+)?)\s*GB)?$",
+    re.I,
+)
+_COUNT = re.compile(r"^(?P<low>\d+)?\s*(?P<range>\.\.)?\s*(?P<high>\d+)?$")
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])", re.I)
+_UNIT_HOURS = {"s": 1 / 3600, "m": 1 / 60, "h": 1, "d": 24, "w": 168}
+
+
+@dataclass
+class _GpuSpec:
+    names: list[str] = field(default_factory=list)
+    memory: tuple[float | None, float | None] | None = None  # GB, low..high
+    count: tuple[int | None, int | None] | None = None  # low..high
+    vendor: str | None = None
+
+
+class Dstack(JobFormat):
+    name: ClassVar[str] = "dstack"
+
+    def detect(self, document: Document, path: str) -> bool:
+        data = document.data
+        return (
+            isinstance(data, dict)
+            and data.get("type") in _TYPES
+            and any(key in data for key in _MARKERS)
+        )
+
+    def parse(self, document: Document, path: str) -> list[Resource]:
+        data: LineMap = document.data
+        resources = data.get("resources")
+        if not isinstance(resources, LineMap) or resources.get("gpu") is None:
+            return []
+        line = resources.line_of("gpu")
+        spec = _gpu_spec(resources["gpu"])
+        if spec is None:
+            return []
+        low, high = spec.count or (1, 1)
+        if high == 0 or (high is None and low == 0):
+            return []
+        name = data.get("name")
+        draft = JobDraft(self.name, path, document, name=None if name is None else str(name))
+        notes: list[str] = []
+        per_node = high if high is not None else low
+        if high is None:
+            notes.append(f"GPU count {low}.. has no upper bound; judged at {low}")
+        asks = [_ask(name_, spec, per_node, line) for name_ in spec.names] or [
+            GpuAsk(None, per_node, line, "")
+        ]
+        chosen = largest(asks)
+        assert chosen is not None
+        draft.set("gpu.model", chosen.model, line)
+        if len(asks) > 1:
+            notes.append(alternatives_note(asks, chosen) or "")
+        nodes = _nodes(data)
+        count = None if chosen.count is None or nodes is None else int(chosen.count * nodes)
+        draft.set("gpu.count", count, line)
+        if spec.memory and spec.memory[0]:
+            draft.set("gpu.memory_gib", spec.memory[0], line)
+        _capacity(draft, data, notes)
+        draft.set("workload", _TYPES[data["type"]], data.line_of("type"))
+        _duration(draft, data)
+        regions = data.get("regions")
+        if isinstance(regions, str):
+            regions = [regions]
+        if isinstance(regions, list) and len(regions) == 1:
+            draft.set("region", str(regions[0]), data.line_of("regions"))
+        elif isinstance(regions, list) and regions:
+            notes.append("regions " + ", ".join(map(str, regions)))
+        _volumes(draft, data)
+        tags = data.get("tags")
+        if isinstance(tags, dict):
+            for key, value in tags.items():
+                draft.tag(key, value)
+        draft.note = "; ".join(n for n in notes if n) or None
+        return [draft.build()]
+
+
+def _gpu_spec(value: Any) -> _GpuSpec | None:
+    if is_templated(value):
+        return _GpuSpec()
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return _GpuSpec(count=(int(value), int(value)))
+    if isinstance(value, str):
+        return _parse_text(value)
+    if isinstance(value, dict):
+        spec = _GpuSpec()
+        names = value.get("name")
+        if isinstance(names, str):
+            spec.names = [n.strip() for n in names.split(",") if n.strip()]
+        elif isinstance(names, list):
+            spec.names = [str(n) for n in names]
+        memory = value.get("memory")
+        spec.memory = _range(str(memory), _MEMORY, float) if memory is not None else None
+        count = value.get("count")
+        spec.count = _range(str(count), _COUNT, int) if count is not None else None
+        spec.vendor = str(value["vendor"]) if value.get("vendor") else None
+        return spec
+    return None
+
+
+def _parse_text(text: str) -> _GpuSpec:
+    spec = _GpuSpec()
+    for token in (t.strip() for t in text.split(":")):
+        if not token:
+            continue
+        if token.lower() in _VENDORS:
+            spec.vendor = token.lower()
+        elif _COUNT.match(token) and token.strip(".") != "":
+            spec.count = _range(token, _COUNT, int)
+        elif "gb" in token.lower() and _MEMORY.match(token):
+            spec.memory = _range(token, _MEMORY, float)
+        else:
+            spec.names = [n.strip() for n in token.split(",") if n.strip()]
+    return spec
+
+
+def _range(text: str, pattern: re.Pattern[str], kind: type) -> Any:
+    match = pattern.match(text.strip())
+    if not match:
+        return None
+    low = kind(match.group("low")) if match.group("low") else None
+    high = kind(match.group("high")) if match.group("high") else None
+    if not match.group("range"):
+        return low, low
+    return low, high
+
+
+def _ask(name: str, spec: _GpuSpec, count: int | None, line: int) -> GpuAsk:
+    model = canonical_gpu(name)
+    memory = spec.memory[1] or spec.memory[0] if spec.memory else None
+    if memory:  # `A100:80GB` is the 80 GB A100
+        model = canonical_gpu(f"{name}-{int(memory)}GB") or model
+    if model is None and re.match(r"^v\d", name, re.I):  # TPU: `v5litepod-8`, `v3-8`
+        model = canonical_gpu(f"tpu-{name}")
+    label = f"{name}:{count}" if count is not None else name
+    return GpuAsk(model or name, count, line, label)
+
+
+def _nodes(data: LineMap) -> int | None:
+    for key in ("nodes", "replicas"):
+        if key in data:
+            value = data[key]
+            if isinstance(value, dict):  # a fleet's `nodes: {min: 1, max: 4}`
+                value = value.get("max", value.get("min"))
+            found = _range(str(value), _COUNT, int) if value is not None else None
+            if found is None:
+                return None
+            low, high = found
+            return high if high is not None else low
+    return 1
+
+
+def _capacity(draft: JobDraft, data: LineMap, notes: list[str]) -> None:
+    if "spot_policy" not in data:
+        return  # dstack's default is on-demand
+    policy, line = data["spot_policy"], data.line_of("spot_policy")
+    text = str(policy).strip().lower()
+    if text == "spot":
+        draft.set("capacity", Capacity.SPOT, line)
+    elif text == "auto":
+        draft.set("capacity", Capacity.SPOT, line)
+        notes.append("spot_policy auto: spot, falling back to on-demand")
+    elif text == "on-demand":
+        draft.set("capacity", Capacity.ON_DEMAND, line)
+    else:
+        draft.set("capacity", Capacity.UNKNOWN, line)
+
+
+def _duration(draft: JobDraft, data: LineMap) -> None:
+    if "max_duration" not in data:
+        return
+    value, line = data["max_duration"], data.line_of("max_duration")
+    if value is False or as_bool(value) is False or str(value).strip().lower() == "off":
+        draft.set("limits.max_runtime_hours", None, line)  # explicitly uncapped
+        return
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        draft.set("limits.max_runtime_hours", value / 3600, line)
+        return
+    parts = _DURATION.findall(str(value))
+    hours = sum(float(n) * _UNIT_HOURS[u.lower()] for n, u in parts) if parts else None
+    draft.set("limits.max_runtime_hours", hours, line)
+
+
+def _volumes(draft: JobDraft, data: LineMap) -> None:
+    volumes = data.get("volumes")
+    for index, volume in enumerate(volumes if isinstance(volumes, list) else []):
+        if isinstance(volume, dict):
+            name, path = volume.get("name"), str(volume.get("path", ""))
+        elif isinstance(volume, str) and ":" in volume:
+            name, path = volume.split(":", 1)
+        else:
+            continue
+        if name and any(word in path.lower() for word in ("checkpoint", "ckpt")):
+            line = volumes.item_lines[index] if isinstance(volumes, LineList) else None
+            draft.set("checkpoint.uri", f"volume:{name}", line)
+            return

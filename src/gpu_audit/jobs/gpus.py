@@ -1,0 +1,101 @@
+"""What GPUs a job asks for: one ask per alternative, the largest of them, and instance-type GPUs.
+
+Formats that allow alternatives (SkyPilot `any_of`, a set of accelerators, dstack ranges) are
+judged by the largest GPU class and count they allow: that is the most the job can cost.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from gpu_audit.catalog import canonical_gpu, class_rank, instance_spec
+from gpu_audit.jobs.interface import as_number
+
+
+@dataclass(frozen=True, slots=True)
+class GpuAsk:
+    """One way a job may be placed: a GPU model (or none named) and GPUs per node."""
+
+    model: str | None
+    count: float | None
+    line: int | None = None
+    label: str = ""  # how the config spelled it, for notes
+    memory_gib: float | None = None
+
+
+def rank_key(ask: GpuAsk) -> tuple[int, float]:
+    rank = class_rank(ask.model)
+    if rank is None:
+        rank = 0 if ask.model is None else 1  # off-ladder accelerators above "unnamed"
+    return rank, ask.count or 0
+
+
+def largest(asks: list[GpuAsk]) -> GpuAsk | None:
+    return max(asks, key=rank_key) if asks else None
+
+
+def alternatives_note(asks: list[GpuAsk], chosen: GpuAsk) -> str | None:
+    labels = list(dict.fromkeys(a.label for a in asks if a.label))
+    if len(labels) < 2:
+        return None
+    return f"alternatives {', '.join(labels)}; judged by the largest, {chosen.label}"
+
+
+def whole(count: float | None) -> int | None:
+    """GPUs as a whole number: a fractional share (SkyPilot `A100:0.5`) still holds one GPU."""
+    if count is None or count <= 0:
+        return None if count is None else 0
+    return math.ceil(count)
+
+
+def parse_name_count(text: str, line: int | None = None) -> GpuAsk | None:
+    """`A100:8`, `V100`, `tpu-v2-8`, `H100-SXM:1` → an ask; None for empty or templated text."""
+    text = text.strip()
+    if not text:
+        return None
+    name, _, count_text = text.rpartition(":") if ":" in text else (text, "", "")
+    count = as_number(count_text) if count_text else 1
+    if count is None:  # `A100:${N}`: the model is known, the count is not
+        return GpuAsk(model=_model(name), count=None, line=line, label=text)
+    return GpuAsk(model=_model(name), count=count, line=line, label=text)
+
+
+def _model(name: str) -> str | None:
+    name = name.strip()
+    return canonical_gpu(name) or (name or None)
+
+
+# Instance families that carry accelerators, for types the catalog does not list (yet).
+_GPU_TYPE = re.compile(
+    r"^(?:ml\.)?(?:p\d[a-z]*|g\d[a-z]*|gr\d|trn\d[a-z]*|inf\d|dl\d[a-z]*)\.\w+$"
+    r"|^(?:a\d[a-z]?|g[2-9]|ct\d[a-z]*)-\w+"
+    r"|^standard_n[cdv]\w*$"
+    r"|-nvidia-",
+    re.IGNORECASE,
+)
+
+
+def gpu_instance(instance_type: str) -> bool:
+    """Does this instance type carry GPUs or other accelerators (catalog first, family second)?"""
+    spec = instance_spec(instance_type)
+    if spec is not None:
+        return spec.gpu_count > 0
+    return bool(_GPU_TYPE.search(instance_type.strip()))
+
+
+_EMBEDDED = re.compile(r"-(nvidia-[a-z0-9-]+?)-(\d+)$", re.IGNORECASE)
+
+
+def instance_ask(instance_type: str, line: int | None) -> GpuAsk | None:
+    """GPUs of one instance: from the catalog, or from an Anyscale-style `…-nvidia-l4-1` suffix."""
+    spec = instance_spec(instance_type)
+    if spec is not None and spec.gpu_count > 0:
+        return GpuAsk(spec.gpu_model, spec.gpu_count, line, instance_type, spec.gpu_memory_gib)
+    embedded = _EMBEDDED.search(instance_type)
+    if embedded:
+        model = canonical_gpu(embedded.group(1))
+        if model:
+            return GpuAsk(model, int(embedded.group(2)), line, instance_type)
+    return None

@@ -1,0 +1,202 @@
+"""Ray cluster launcher YAML (`ray up`) and Anyscale compute configs: a resource per GPU node type.
+
+A node type's GPUs come from `resources: {GPU: n}`, GCP `guestAccelerators`, or its instance type
+(the catalog, or an Anyscale `…-nvidia-l4-1` suffix). Workers count at their `max_workers`, the
+most the autoscaler may launch; the head node counts once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from gpu_audit.jobs.gpus import GpuAsk, gpu_instance, instance_ask, whole
+from gpu_audit.jobs.interface import JobDraft, JobFormat, as_bool, as_number
+from gpu_audit.model import Capacity, Resource
+from gpu_audit.yamlsrc import Document, LineMap, is_templated
+
+_DEFAULT_MAX_WORKERS = 2  # Ray's documented default for the cluster-wide max_workers
+
+
+@dataclass
+class _NodeType:
+    name: str
+    spec: LineMap  # the node type entry (resources, min/max_workers, use_spot …)
+    config: LineMap  # node_config (provider-specific)
+    head: bool
+
+
+class RayCluster(JobFormat):
+    name: ClassVar[str] = "ray"
+
+    def detect(self, document: Document, path: str) -> bool:
+        data = document.data
+        if not isinstance(data, dict):
+            return False
+        if isinstance(data.get("available_node_types"), dict):
+            return True
+        if isinstance(data.get("worker_node_types"), list) and "head_node_type" in data:
+            return True  # Anyscale compute config
+        provider = data.get("provider")
+        legacy = any(key in data for key in ("head_node", "worker_nodes", "cluster_name"))
+        return isinstance(provider, dict) and "type" in provider and legacy
+
+    def parse(self, document: Document, path: str) -> list[Resource]:
+        data: LineMap = document.data
+        cluster = data.get("cluster_name")
+        resources = []
+        for node in _node_types(data):
+            ask = _node_gpus(node)
+            if ask is None:
+                continue
+            name = f"{cluster}/{node.name}" if cluster else node.name
+            draft = JobDraft(self.name, path, document, name=name)
+            nodes, nodes_line = _node_count(data, node)
+            draft.set("gpu.model", ask.model, ask.line)
+            per_node = whole(ask.count)
+            total = per_node * nodes if per_node is not None and nodes is not None else None
+            draft.set("gpu.count", total, ask.line if ask.count is not None else nodes_line)
+            if ask.memory_gib:
+                draft.set("gpu.memory_gib", ask.memory_gib, ask.line)
+            instance_type, type_line = _instance_type(node)
+            if instance_type is not None:
+                draft.set("instance_type", instance_type, type_line)
+            _capacity(draft, node)
+            _location(draft, data)
+            _tags(draft, node.config)
+            resources.append(draft.build())
+        return resources
+
+
+def _map(value: Any) -> LineMap | None:
+    return value if isinstance(value, LineMap) else None
+
+
+def _node_types(data: LineMap) -> list[_NodeType]:
+    types: list[_NodeType] = []
+    available = _map(data.get("available_node_types"))
+    if available is not None:
+        head = data.get("head_node_type")
+        for name, spec in available.items():
+            if isinstance(spec, LineMap):
+                config = _map(spec.get("node_config")) or LineMap(spec.line)
+                types.append(_NodeType(str(name), spec, config, head == name))
+        return types
+    if isinstance(data.get("worker_node_types"), list):  # Anyscale: the entry holds instance_type
+        head = _map(data.get("head_node_type"))
+        if head is not None:
+            types.append(_NodeType(str(head.get("name", "head")), head, head, True))
+        for spec in data["worker_node_types"]:
+            if isinstance(spec, LineMap):
+                types.append(_NodeType(str(spec.get("name", "worker")), spec, spec, False))
+        return types
+    for key, head in (("head_node", True), ("worker_nodes", False)):  # before Ray 1.0
+        legacy = _map(data.get(key))
+        if legacy is not None:
+            types.append(_NodeType(key, legacy, legacy, head))
+    return types
+
+
+def _instance_type(node: _NodeType) -> tuple[str | None, int | None]:
+    config = node.config
+    azure = _map(config.get("azure_arm_parameters"))
+    for holder, key in ((config, "InstanceType"), (config, "machineType"), (azure, "vmSize"),
+                        (config, "instance_type")):  # fmt: skip
+        if holder is not None and key in holder:
+            value = holder[key]
+            if isinstance(value, str) and not is_templated(value):
+                return value, holder.line_of(key)
+            return None, holder.line_of(key)
+    return None, None
+
+
+def _node_gpus(node: _NodeType) -> GpuAsk | None:
+    """GPUs of one node of this type: accelerators or instance type, with Ray's GPU count."""
+    ask: GpuAsk | None = None
+    accelerators = node.config.get("guestAccelerators")
+    if isinstance(accelerators, list) and accelerators and isinstance(accelerators[0], LineMap):
+        first = accelerators[0]
+        kind = str(first.get("acceleratorType", "")).rsplit("/", 1)[-1]
+        count = as_number(first.get("acceleratorCount", 1))
+        ask = GpuAsk(kind or None, count, first.line_of("acceleratorType"), kind)
+    instance_type, type_line = _instance_type(node)
+    if ask is None and instance_type is not None:
+        ask = instance_ask(instance_type, type_line)
+        if ask is None and gpu_instance(instance_type):
+            ask = GpuAsk(None, None, type_line, instance_type)  # a GPU family the catalog lacks
+    declared = _map(node.spec.get("resources"))
+    if declared is not None and "GPU" in declared:
+        count = as_number(declared["GPU"])
+        line = declared.line_of("GPU")
+        if ask is None:
+            return GpuAsk(None, count, line, f"GPU: {declared['GPU']}") if count else None
+        if ask.count is None:
+            return GpuAsk(ask.model, count, line, ask.label, ask.memory_gib)
+    return ask
+
+
+def _node_count(data: LineMap, node: _NodeType) -> tuple[int | None, int | None]:
+    if node.head:
+        return 1, None
+    for holder in (node.spec, data):
+        if "max_workers" in holder:
+            number = as_number(holder["max_workers"])
+            return (None if number is None else int(number)), holder.line_of("max_workers")
+    if "worker_node_types" in data:
+        return None, None  # Anyscale sets no default we can rely on
+    return _DEFAULT_MAX_WORKERS, None
+
+
+def _capacity(draft: JobDraft, node: _NodeType) -> None:
+    config = node.config
+    market = _map(config.get("InstanceMarketOptions"))
+    if market is not None and "MarketType" in market:
+        spot = str(market["MarketType"]).lower() == "spot"
+        capacity = Capacity.SPOT if spot else Capacity.ON_DEMAND
+        draft.set("capacity", capacity, market.line_of("MarketType"))
+        return
+    scheduling = config.get("scheduling")
+    for entry in scheduling if isinstance(scheduling, list) else [scheduling]:
+        if not isinstance(entry, LineMap):
+            continue
+        if as_bool(entry.get("preemptible")) is True:
+            draft.set("capacity", Capacity.SPOT, entry.line_of("preemptible"))
+            return
+        if str(entry.get("provisioningModel", "")).upper() == "SPOT":
+            draft.set("capacity", Capacity.SPOT, entry.line_of("provisioningModel"))
+            return
+        if "preemptible" in entry:
+            draft.set("capacity", Capacity.ON_DEMAND, entry.line_of("preemptible"))
+    azure = _map(config.get("azure_arm_parameters"))
+    if azure is not None and str(azure.get("priority", "")).lower() == "spot":
+        draft.set("capacity", Capacity.SPOT, azure.line_of("priority"))
+        return
+    if "use_spot" in node.spec:  # Anyscale
+        use_spot = as_bool(node.spec["use_spot"])
+        chosen = {True: Capacity.SPOT, False: Capacity.ON_DEMAND, None: Capacity.UNKNOWN}
+        draft.set("capacity", chosen[use_spot], node.spec.line_of("use_spot"))
+        if use_spot and as_bool(node.spec.get("fallback_to_ondemand")):
+            draft.note = "spot, falling back to on-demand when spot is short"
+
+
+def _location(draft: JobDraft, data: LineMap) -> None:
+    provider = _map(data.get("provider")) or data  # Anyscale keeps `region` at the top
+    for key in ("region", "location"):
+        if key in provider and isinstance(provider[key], str):
+            draft.set("region", provider[key], provider.line_of(key))
+            break
+    zone = provider.get("availability_zone")
+    if isinstance(zone, str) and "," not in zone:
+        draft.set("zone", zone.strip(), provider.line_of("availability_zone"))
+
+
+def _tags(draft: JobDraft, config: LineMap) -> None:
+    for spec in config.get("TagSpecifications") or []:
+        tags = spec.get("Tags") if isinstance(spec, dict) else None
+        for tag in tags if isinstance(tags, list) else []:
+            if isinstance(tag, dict):
+                draft.tag(tag.get("Key"), tag.get("Value"))
+    labels = config.get("labels")
+    if isinstance(labels, dict):
+        for key, value in labels.items():
+            draft.tag(key, value)

@@ -1,0 +1,230 @@
+"""SkyPilot task YAML (`sky launch` / `sky jobs launch` / SkyServe): resources, spot, buckets."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from gpu_audit.jobs.gpus import (
+    GpuAsk,
+    alternatives_note,
+    instance_ask,
+    largest,
+    parse_name_count,
+    whole,
+)
+from gpu_audit.jobs.interface import JobDraft, JobFormat, as_bool, as_number
+from gpu_audit.model import Capacity, Resource, Workload
+from gpu_audit.yamlsrc import Document, LineList, LineMap, is_templated
+
+# SkyPilot validates tasks against a closed schema: a document with any other top-level key is
+# not a SkyPilot task (a compose file, a CI config). `execution` heads a job group.
+_TASK_KEYS = frozenset(
+    {
+        "name", "workdir", "num_nodes", "resources", "envs", "secrets", "file_mounts", "setup",
+        "run", "service", "pool", "config", "volumes", "event_callback", "inputs", "outputs",
+        "experimental", "execution",
+    }
+)  # fmt: skip
+_STORE_SCHEMES = {"s3": "s3", "gcs": "gs", "r2": "r2", "azure": "https", "ibm": "cos", "oci": "oci"}
+_NO_REGION_INFRA = {"k8s", "kubernetes", "ssh", "local", "*"}
+_CHECKPOINT_WORDS = ("checkpoint", "ckpt")
+
+
+class _Candidate:
+    """One `any_of`/`ordered` alternative: its own keys first, then the shared `resources` keys."""
+
+    def __init__(self, *maps: LineMap) -> None:
+        self.maps = maps
+
+    def get(self, key: str) -> tuple[Any, int | None]:
+        for mapping in self.maps:
+            if key in mapping:
+                return mapping[key], mapping.line_of(key)
+        return None, None
+
+
+class SkyPilot(JobFormat):
+    name: ClassVar[str] = "skypilot"
+
+    def detect(self, document: Document, path: str) -> bool:
+        data = document.data
+        if not isinstance(data, dict) or not data.keys() <= _TASK_KEYS:
+            return False
+        has_work = any(key in data for key in ("resources", "run", "setup", "num_nodes"))
+        return has_work
+
+    def parse(self, document: Document, path: str) -> list[Resource]:
+        data: LineMap = document.data
+        draft = JobDraft(self.name, path, document, name=_text(data.get("name")))
+        resources = data.get("resources")
+        base = resources if isinstance(resources, LineMap) else LineMap(data.line_of("resources"))
+        candidates, ordered = _candidates(base)
+        options = [(ask, cand) for cand in candidates for ask in _asks(cand)]
+        if not options:
+            return []
+        chosen = largest([ask for ask, _ in options])
+        assert chosen is not None
+        candidate = next(cand for ask, cand in options if ask is chosen)
+        nodes, _ = _nodes(data)
+        draft.set("gpu.model", chosen.model, chosen.line)
+        per_node = whole(chosen.count)
+        total = per_node * nodes if per_node is not None and nodes is not None else None
+        draft.set("gpu.count", total, chosen.line)
+        if chosen.memory_gib:
+            draft.set("gpu.memory_gib", chosen.memory_gib, chosen.line)
+        draft.note = alternatives_note([ask for ask, _ in options], chosen)
+        instance_type, line = candidate.get("instance_type")
+        if instance_type is not None:
+            draft.set("instance_type", _text(instance_type), line)
+        _location(draft, candidate)
+        _capacity(draft, candidates, ordered)
+        if "service" in data:
+            draft.set("workload", Workload.INFERENCE, data.line_of("service"))
+        _mounts(draft, data)
+        labels, _ = candidate.get("labels")
+        if isinstance(labels, dict):
+            for key, value in labels.items():
+                draft.tag(key, value)
+        return [draft.build()]
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _candidates(base: LineMap) -> tuple[list[_Candidate], bool]:
+    """The alternatives the task allows, and whether they are in order of preference."""
+    for key in ("any_of", "ordered"):
+        alternatives = base.get(key)
+        if isinstance(alternatives, LineMap):  # a single mapping where a list was meant
+            alternatives = [alternatives]
+        if isinstance(alternatives, list) and alternatives:
+            found = [_Candidate(alt, base) for alt in alternatives if isinstance(alt, LineMap)]
+            return found or [_Candidate(base)], key == "ordered"
+    return [_Candidate(base)], False
+
+
+def _asks(candidate: _Candidate) -> list[GpuAsk]:
+    """Every accelerator choice this alternative allows; the instance type's GPUs if none named."""
+    accelerators, line = candidate.get("accelerators")
+    asks: list[GpuAsk] = []
+    if isinstance(accelerators, str):
+        if accelerators.strip().startswith("{"):  # `"{A100:1, H100:1}"` quoted as a string
+            accelerators = accelerators.strip()[1:-1].split(",")
+        else:
+            ask = parse_name_count(accelerators, line)
+            asks += [ask] if ask else []
+    if isinstance(accelerators, LineMap):
+        # `{A100: 8}`, a map of alternatives `{T4: 1, L4: 1}`, or a flow set `{A100-80GB:1, H100:1}`
+        for name, count in accelerators.items():
+            key_line = accelerators.line_of(name)
+            if count is None:
+                ask = parse_name_count(str(name), key_line)
+            else:
+                number = as_number(count)
+                ask = parse_name_count(str(name), key_line)
+                if ask is not None:
+                    ask = GpuAsk(ask.model, number, key_line, f"{name}:{count}")
+            asks += [ask] if ask else []
+    elif isinstance(accelerators, list):
+        item_lines = accelerators.item_lines if isinstance(accelerators, LineList) else []
+        for index, item in enumerate(accelerators):
+            item_line = item_lines[index] if index < len(item_lines) else line
+            ask = parse_name_count(str(item), item_line) if item is not None else None
+            asks += [ask] if ask else []
+    if asks or accelerators is not None:
+        return asks
+    instance_type, type_line = candidate.get("instance_type")
+    if isinstance(instance_type, str) and not is_templated(instance_type):
+        ask = instance_ask(instance_type, type_line)
+        return [ask] if ask else []
+    return []
+
+
+def _nodes(data: LineMap) -> tuple[int | None, int | None]:
+    if "num_nodes" not in data:
+        return 1, None
+    number = as_number(data["num_nodes"])
+    return (int(number) if number is not None else None), data.line_of("num_nodes")
+
+
+def _location(draft: JobDraft, candidate: _Candidate) -> None:
+    region, region_line = candidate.get("region")
+    zone, zone_line = candidate.get("zone")
+    infra, infra_line = candidate.get("infra")
+    if isinstance(infra, str) and not is_templated(infra):
+        parts = infra.strip().split("/")
+        if parts[0].lower() not in _NO_REGION_INFRA:
+            if region is None and len(parts) > 1 and parts[1] != "*":
+                region, region_line = parts[1], infra_line
+            if zone is None and len(parts) > 2 and parts[2] != "*":
+                zone, zone_line = parts[2], infra_line
+    if region is not None:
+        draft.set("region", str(region), region_line)
+    if zone is not None:
+        draft.set("zone", str(zone), zone_line)
+
+
+def _capacity(draft: JobDraft, candidates: list[_Candidate], ordered: bool) -> None:
+    """Spot if the optimizer may pick a spot alternative: any of `any_of`, the first of `ordered`.
+
+    An on-demand alternative beside it is the fallback SkyPilot takes when spot is short; the
+    note says so.
+    """
+    flags = []
+    for candidate in candidates:
+        value, line = candidate.get("use_spot")
+        flags.append((False if value is None else as_bool(value), line))
+    considered = flags[:1] if ordered else flags
+    spot = [line for flag, line in considered if flag is True]
+    if spot:
+        draft.set("capacity", Capacity.SPOT, spot[0])
+        if any(flag is False for flag, _ in flags):
+            extra = "spot, with an on-demand alternative as fallback"
+            draft.note = f"{draft.note}; {extra}" if draft.note else extra
+    elif any(flag is None for flag, _ in considered):  # `use_spot: ${SPOT}`
+        unknown = next(line for flag, line in considered if flag is None)
+        draft.set("capacity", Capacity.UNKNOWN, unknown)
+    else:
+        draft.set("capacity", Capacity.ON_DEMAND, next((ln for _, ln in considered if ln), None))
+
+
+def _mounts(draft: JobDraft, data: LineMap) -> None:
+    uris: list[str] = []
+    uri_line = None
+    mounts = data.get("file_mounts")
+    if isinstance(mounts, LineMap):
+        for target, value in mounts.items():
+            line = mounts.line_of(target)
+            uri = _mount_uri(value)
+            if _is_checkpoint(str(target)) and isinstance(value, dict):
+                draft.set("checkpoint.uri", uri, line)
+            elif uri is not None:
+                uris.append(uri)
+                uri_line = uri_line or line
+    volumes = data.get("volumes")
+    if isinstance(volumes, LineMap) and draft.get("checkpoint.uri") is None:
+        for target, name in volumes.items():
+            if _is_checkpoint(str(target)) and isinstance(name, str):
+                draft.set("checkpoint.uri", f"volume:{name}", volumes.line_of(target))
+    if uris:
+        draft.set("data.uris", tuple(uris), uri_line)
+
+
+def _mount_uri(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value if "://" in value and not is_templated(value) else None
+    if not isinstance(value, dict):
+        return None
+    source = value.get("source")
+    if isinstance(source, str) and "://" in source and not is_templated(source):
+        return source
+    name, store = value.get("name"), value.get("store")
+    if not isinstance(name, str) or is_templated(name) or name.startswith("$"):
+        return None
+    scheme = _STORE_SCHEMES.get(str(store).lower()) if store else None
+    return f"{scheme}://{name}" if scheme else f"bucket:{name}"
+
+
+def _is_checkpoint(target: str) -> bool:
+    return any(word in target.lower() for word in _CHECKPOINT_WORDS)

@@ -1,0 +1,50 @@
+"""Inline `# gpu-audit: ignore[rule-a,rule-b] reason` comments, read from a job file's text.
+
+A comment at the end of a line suppresses findings on that line. A comment on a line of its own
+applies to the next line that is not a comment (as yamllint's `disable-line` does), so a comment
+above the first key of a document covers the whole document. `# gpu-audit: ignore reason` with
+no brackets suppresses every rule (`*`).
+"""
+
+from __future__ import annotations
+
+import re
+
+Suppressions = dict[int, dict[str, str]]
+
+_COMMENT = re.compile(
+    r"(?:^|\s)#\s*gpu-audit:\s*ignore(?:\[(?P<rules>[^\]]*)\])?(?::|\s|$)\s*(?P<reason>.*?)\s*$"
+)
+
+
+def parse_suppressions(text: str) -> Suppressions:
+    """Map each line (1-based) to {rule id: reason} for the ignore comments that apply to it."""
+    if "gpu-audit" not in text:  # the common case costs one substring search
+        return {}
+    found: Suppressions = {}
+    pending: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        match = _COMMENT.search(line)
+        if stripped.startswith("#"):
+            if match:
+                pending.update(_rules(match))
+            continue
+        if not stripped:
+            continue
+        rules = dict(pending)
+        pending.clear()
+        if match:
+            rules.update(_rules(match))
+        if rules:
+            found[number] = rules
+    return found
+
+
+def _rules(match: re.Match[str]) -> dict[str, str]:
+    reason = match.group("reason") or ""
+    listed = match.group("rules")
+    if listed is None:
+        return {"*": reason}
+    ids = [rule.strip() for rule in listed.split(",") if rule.strip()]
+    return {rule: reason for rule in ids} or {"*": reason}
