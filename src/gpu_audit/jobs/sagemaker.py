@@ -1,0 +1,469 @@
+"""SageMaker jobs: API request bodies, operator/ACK CRDs, CloudFormation, Step Functions, pipelines.
+
+One Resource per body found: a CreateTrainingJob request, a CreateHyperParameterTuningJob
+request (one per training definition), a pipeline `Training`/`Tuning` step, an endpoint
+config's production variant (inference), a notebook instance, or the SageMaker Python SDK
+`RemoteFunction` defaults. Bodies are found anywhere in the document (bare, in a CRD's `spec`,
+in a CloudFormation resource, in a Step Functions state's `Parameters`, in a `DefinitionString`)
+by a bounded walk; keys are matched case-insensitively, so camelCase CRDs read the same.
+
+Defaults (the CreateTrainingJob documentation): no `EnableManagedSpotTraining` is on-demand;
+no `MaxRuntimeInSeconds` is SageMaker's 1-day cap; no `TrainingJobEarlyStoppingType` is `Off`.
+GPUs come from the catalog for the instance type, × `InstanceCount` (and summed over
+`InstanceGroups`); a CPU instance type yields no Resource.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+from gpu_audit.jobs.aws_bodies import (
+    Found,
+    Refs,
+    aws_gpu,
+    has,
+    items,
+    largest,
+    lookup,
+    search,
+    text,
+)
+from gpu_audit.jobs.interface import JobDraft, JobFormat, as_bool, as_number
+from gpu_audit.model import Capacity, Resource, Workload
+from gpu_audit.yamlsrc import Document, LineMap, is_templated
+
+_DEFAULT_MAX_RUNTIME_HOURS = 24.0  # "The default value is 1 day."
+_CRD_GROUPS = ("sagemaker.aws.amazon.com", "sagemaker.services.k8s.aws")
+_CRD_KINDS = {"trainingjob", "hyperparametertuningjob", "endpointconfig", "notebookinstance"}
+_ECR_REGION = re.compile(r"\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com")
+
+
+def _is_training(node: Any) -> bool:
+    return has(node, "ResourceConfig") and has(
+        node,
+        "AlgorithmSpecification",
+        "StoppingCondition",
+        "OutputDataConfig",
+        "TrainingJobName",
+        "RoleArn",
+        "InputDataConfig",
+        "EnableManagedSpotTraining",
+    )
+
+
+def _is_tuning(node: Any) -> bool:
+    return has(node, "HyperParameterTuningJobConfig") and has(
+        node, "TrainingJobDefinition", "TrainingJobDefinitions"
+    )
+
+
+def _is_endpoint_config(node: Any) -> bool:
+    variants, _ = lookup(node, "ProductionVariants")
+    return any(has(v, "InstanceType") for v, _ in items(variants))
+
+
+def _is_notebook(node: Any) -> bool:
+    return node.get("Type") == "AWS::SageMaker::NotebookInstance" and isinstance(
+        node.get("Properties"), dict
+    )
+
+
+def _matches(node: Any) -> bool:
+    return _is_tuning(node) or _is_training(node) or _is_endpoint_config(node) or _is_notebook(node)
+
+
+class SageMaker(JobFormat):
+    name = "sagemaker"
+
+    def __init__(self) -> None:
+        self._cache: tuple[Document, list[Found]] | None = None
+
+    def detect(self, document: Document, path: str) -> bool:
+        return bool(self._bodies(document, path)) or _remote_function(document.data) is not None
+
+    def parse(self, document: Document, path: str) -> list[Resource]:
+        resources: list[Resource] = []
+        remote = _remote_function(document.data)
+        if remote is not None:
+            resources.extend(_remote_resource(document, path, remote))
+        for found in self._bodies(document, path):
+            resources.extend(_parse_found(document, path, found))
+        return resources
+
+    def _bodies(self, document: Document, path: str) -> list[Found]:
+        if self._cache is not None and self._cache[0] is document:
+            return self._cache[1]
+        data = document.data
+        found: list[Found] = []
+        if isinstance(data, dict):
+            if "apiVersion" in data and "kind" in data:
+                found = _crd_bodies(data)
+            elif not _is_sdk_config(data):  # its TrainingJob section holds defaults, not a job
+                found = search(data, path, _matches)
+        self._cache = (document, found)
+        return found
+
+
+def _crd_bodies(data: dict[Any, Any]) -> list[Found]:
+    """A SageMaker operator or ACK custom resource; any other Kubernetes object is not ours."""
+    group = str(data.get("apiVersion", "")).split("/", 1)[0]
+    kind = str(data.get("kind", "")).lower()
+    spec = data.get("spec")
+    if group not in _CRD_GROUPS or kind not in _CRD_KINDS or not isinstance(spec, LineMap):
+        return []
+    if kind == "notebookinstance":
+        return [Found(spec, Refs(), data)] if has(spec, "InstanceType") else []
+    return [Found(spec, Refs(), data)] if _matches(spec) else []
+
+
+def _parse_found(document: Document, path: str, found: Found) -> list[Resource]:
+    body = found.body
+    if _is_crd(found.parent, "notebookinstance") or _is_notebook(body):
+        return _notebook(document, path, found)
+    if _is_tuning(body):
+        return _tuning(document, path, found)
+    if _is_training(body):
+        resource = _training(document, path, found, body, name_key="TrainingJobName")
+        return [resource] if resource is not None else []
+    if _is_endpoint_config(body):
+        return _endpoint_config(document, path, found)
+    return []
+
+
+def _is_crd(data: Any, kind: str) -> bool:
+    return isinstance(data, dict) and "apiVersion" in data and str(data.get("kind")).lower() == kind
+
+
+_STRUCTURAL = {
+    "parameters",
+    "arguments",
+    "properties",
+    "spec",
+    "definition",
+    "definitionstring",
+    "fn::sub",
+    "fn::tojsonstring",
+    "pipelinedefinition",
+    "pipelinedefinitionbody",
+    "states",
+    "steps",
+    "ifsteps",
+    "elsesteps",
+    "resources",
+    "branches",
+    "iterator",
+    "itemprocessor",
+    "trainingjobdefinition",
+    "trainingjobdefinitions",
+}
+
+
+def _name(found: Found, body: Any, key: str) -> str | None:
+    """The job's own name, else the CRD's name, pipeline step name, state or logical id."""
+    for candidate in (lookup(body, key)[0], _crd_name(found.parent), _step_name(found)):
+        if text(candidate):
+            return str(candidate)
+    for part in reversed(found.trail):  # a Step Functions state name or a CloudFormation logical id
+        if isinstance(part, str) and part.lower() not in _STRUCTURAL:
+            return part
+    return None
+
+
+def _crd_name(parent: Any) -> Any:
+    metadata = parent.get("metadata") if isinstance(parent, dict) else None
+    return metadata.get("name") if isinstance(metadata, dict) else None
+
+
+def _step_name(found: Found) -> Any:
+    parent = found.parent
+    if isinstance(parent, dict) and parent.get("Arguments") is found.body:
+        return parent.get("Name")
+    return None
+
+
+def _training(
+    document: Document, path: str, found: Found, body: Any, name_key: str, trial_of: str = ""
+) -> Resource | None:
+    refs = found.scoped()
+    draft = JobDraft("sagemaker", path, document, name=_name(found, body, name_key))
+    notes: list[str] = [trial_of] if trial_of else []
+    if not _resources(draft, body, refs, notes, count_key="InstanceCount"):
+        return None
+    _spot(draft, body, refs)
+    _stopping(draft, body, refs, notes)
+    _data(draft, body, refs)
+    _region(draft, body, found)
+    _tags(draft, body)
+    return _finish(draft, notes, refs)
+
+
+def _resources(draft: JobDraft, body: Any, refs: Refs, notes: list[str], count_key: str) -> bool:
+    """Instance type and GPUs × instances; False when the instance type is known to have no GPU."""
+    config, config_line = lookup(body, "ResourceConfig")
+    config = refs.resolve(config)
+    groups, _ = lookup(config, "InstanceGroups")
+    if groups:
+        return _instance_groups(draft, groups, refs, notes)
+    source = config if isinstance(config, dict) else body
+    instance_type, type_line = lookup(source, "InstanceType")
+    instance_type = refs.resolve(instance_type)
+    count, count_line = lookup(source, count_key)
+    count = as_number(refs.resolve(count)) if count is not None else 1
+    instance_type = text(instance_type)
+    draft.set("instance_type", instance_type, type_line or config_line)
+    if instance_type is None:
+        if type_line or config_line:
+            draft.lines.setdefault("gpu.model", type_line or config_line or 0)
+        return True  # unknown instance type: it may be a GPU job
+    gpu = aws_gpu(instance_type)
+    if gpu is None:
+        return False
+    draft.set("gpu.model", gpu.model, type_line)
+    if gpu.count is not None and count is not None:
+        draft.set("gpu.count", int(gpu.count * count), count_line or type_line)
+    elif count_line is not None:
+        draft.lines["gpu.count"] = count_line
+    return True
+
+
+def _instance_groups(draft: JobDraft, groups: Any, refs: Refs, notes: list[str]) -> bool:
+    """A heterogeneous cluster: GPUs summed over the groups, judged by the largest GPU class."""
+    total: int | None = 0
+    models: list[str] = []
+    labels: list[str] = []
+    first: tuple[Any, int | None] | None = None
+    unknown = False
+    for group, group_line in items(groups):
+        instance_type, type_line = lookup(group, "InstanceType")
+        instance_type = text(refs.resolve(instance_type))
+        count = as_number(refs.resolve(lookup(group, "InstanceCount")[0]))
+        if instance_type is None:
+            unknown = True
+            continue
+        gpu = aws_gpu(instance_type)
+        if gpu is None:
+            continue
+        labels.append(f"{instance_type}×{int(count) if count is not None else '?'}")
+        if first is None:
+            first = (instance_type, type_line or group_line)
+        if gpu.model:
+            models.append(gpu.model)
+        if total is not None and gpu.count is not None and count is not None:
+            total += int(gpu.count * count)
+        else:
+            total = None
+    if first is None:
+        return unknown
+    draft.set("instance_type", first[0], first[1])
+    draft.set("gpu.model", largest(models), first[1])
+    draft.set("gpu.count", total or None, first[1])
+    notes.append("instance groups " + ", ".join(labels))
+    return True
+
+
+def _spot(draft: JobDraft, body: Any, refs: Refs) -> None:
+    value, line = lookup(body, "EnableManagedSpotTraining")
+    if line is None:
+        return  # absent: on-demand, the documented default
+    flag = as_bool(refs.resolve(value))
+    draft.set(
+        "capacity", None if flag is None else Capacity.SPOT if flag else Capacity.ON_DEMAND, line
+    )
+    if flag is None:
+        draft.values["capacity"] = None  # templated: missing, not the on-demand default
+
+
+def _stopping(draft: JobDraft, body: Any, refs: Refs, notes: list[str]) -> None:
+    condition, condition_line = lookup(body, "StoppingCondition")
+    condition = refs.resolve(condition)
+    seconds, line = lookup(condition, "MaxRuntimeInSeconds")
+    if line is None and (condition_line is None or isinstance(condition, dict)):
+        draft.set("limits.max_runtime_hours", _DEFAULT_MAX_RUNTIME_HOURS)
+        notes.append("no MaxRuntimeInSeconds: SageMaker's default 1-day cap")
+        return
+    value = as_number(refs.resolve(seconds))
+    draft.set(
+        "limits.max_runtime_hours", None if value is None else value / 3600, line or condition_line
+    )
+    wait = as_number(refs.resolve(lookup(condition, "MaxWaitTimeInSeconds")[0]))
+    if wait is not None:
+        notes.append(f"MaxWaitTimeInSeconds {int(wait)}")
+
+
+def _data(draft: JobDraft, body: Any, refs: Refs) -> None:
+    uris: list[str] = []
+    first_line: int | None = None
+    channels, channels_line = lookup(body, "InputDataConfig")
+    for channel, channel_line in items(refs.resolve(channels)):
+        source, _ = lookup(channel, "DataSource")
+        s3, _ = lookup(source, "S3DataSource")
+        for key in ("S3Uri", "S3URI"):
+            uri, uri_line = lookup(s3, key)
+            if uri_line is not None:
+                uri = text(refs.resolve(uri))
+                if uri:
+                    uris.append(uri)
+                first_line = first_line or uri_line or channel_line
+                break
+    output, _ = lookup(body, "OutputDataConfig")
+    out, out_line = lookup(refs.resolve(output), "S3OutputPath")
+    out = text(refs.resolve(out))
+    if out:
+        uris.append(out)
+    draft.set(
+        "data.uris", list(dict.fromkeys(uris)) or None, first_line or channels_line or out_line
+    )
+    checkpoint, _ = lookup(body, "CheckpointConfig")
+    uri, line = lookup(refs.resolve(checkpoint), "S3Uri")
+    if line is not None:
+        draft.set("checkpoint.uri", text(refs.resolve(uri)), line)
+
+
+def _region(draft: JobDraft, body: Any, found: Found) -> None:
+    """The CRD's `region`, else the training image's ECR region (it must be the job's region)."""
+    region, line = lookup(body, "Region")
+    if line is not None:
+        draft.set("region", region, line)
+        return
+    algorithm, _ = lookup(body, "AlgorithmSpecification")
+    image, image_line = lookup(algorithm, "TrainingImage")
+    if isinstance(image, str) and not is_templated(image):
+        match = _ECR_REGION.search(image)
+        if match:
+            draft.set("region", match.group(1), image_line)
+
+
+def _tags(draft: JobDraft, body: Any) -> None:
+    """`Tags: [{Key, Value}]` (the API and CloudFormation), `[{key, value}]` (CRDs) or a map."""
+    tags, _ = lookup(body, "Tags")
+    if isinstance(tags, dict) and not has(tags, "Key"):
+        for key, value in tags.items():
+            draft.tag(key, value)
+        return
+    for tag, _ in items(tags):
+        key, _ = lookup(tag, "Key")
+        if key is None:
+            key, _ = lookup(tag, "Name")  # the first operator's `{name, value}` pairs
+        draft.tag(key, lookup(tag, "Value")[0])
+
+
+def _tuning(document: Document, path: str, found: Found) -> list[Resource]:
+    body, refs = found.body, found.scoped()
+    config, _ = lookup(body, "HyperParameterTuningJobConfig")
+    config = refs.resolve(config)
+    limits, _ = lookup(config, "ResourceLimits")
+    trials, trials_line = lookup(limits, "MaxNumberOfTrainingJobs")
+    parallel = as_number(lookup(limits, "MaxParallelTrainingJobs")[0])
+    stopping, stopping_line = lookup(config, "TrainingJobEarlyStoppingType")
+    early: bool | None = False  # absent: `Off`, the documented default
+    if stopping_line is not None:
+        text = refs.resolve(stopping)
+        early = text.lower() == "auto" if isinstance(text, str) and not is_templated(text) else None
+    definitions = [(d, line) for d, line in items(lookup(body, "TrainingJobDefinition")[0])]
+    definitions += items(lookup(body, "TrainingJobDefinitions")[0])
+    name = _name(found, body, "HyperParameterTuningJobName")
+    trial_note = "per training job of the tuning job"
+    if parallel is not None:
+        trial_note += f"; up to {int(parallel)} in parallel"
+    resources: list[Resource] = []
+    for definition, _ in definitions:
+        resource = _training(document, path, found, definition, "DefinitionName", trial_note)
+        if resource is None:
+            continue
+        trials_value = as_number(refs.resolve(trials))
+        key_lines = dict(resource.source.key_lines)
+        if trials_line is not None:
+            key_lines["hpo.max_trials"] = trials_line
+        if stopping_line is not None:
+            key_lines["hpo.early_stopping"] = stopping_line
+        resources.append(
+            dataclasses.replace(
+                resource,
+                id=name or resource.id,
+                name=name or resource.name,
+                hpo=dataclasses.replace(
+                    resource.hpo,
+                    max_trials=int(trials_value) if trials_value is not None else None,
+                    early_stopping=early,
+                ),
+                source=dataclasses.replace(resource.source, key_lines=key_lines),
+            )
+        )
+    return resources
+
+
+def _endpoint_config(document: Document, path: str, found: Found) -> list[Resource]:
+    """One inference Resource per production variant that runs on instances (not serverless)."""
+    body, refs = found.body, found.scoped()
+    variants, _ = lookup(body, "ProductionVariants")
+    base = _name(found, body, "EndpointConfigName")
+    resources: list[Resource] = []
+    for variant, _ in items(variants):
+        if not has(variant, "InstanceType"):
+            continue
+        variant_name, _ = lookup(variant, "VariantName")
+        name = "/".join(str(n) for n in (base, variant_name) if n and not is_templated(n)) or None
+        draft = JobDraft("sagemaker", path, document, name=name)
+        notes: list[str] = []
+        if not _resources(draft, variant, refs, notes, count_key="InitialInstanceCount"):
+            continue
+        draft.set("workload", Workload.INFERENCE)
+        _tags(draft, body)
+        resources.append(_finish(draft, notes, refs))
+    return resources
+
+
+def _notebook(document: Document, path: str, found: Found) -> list[Resource]:
+    body = found.body.get("Properties") if _is_notebook(found.body) else found.body
+    draft = JobDraft("sagemaker", path, document, name=_name(found, body, "NotebookInstanceName"))
+    notes: list[str] = []
+    refs = found.scoped()
+    if not _resources(draft, body, refs, notes, count_key="InstanceCount"):
+        return []
+    draft.set("workload", Workload.NOTEBOOK)
+    _tags(draft, body)
+    return [_finish(draft, notes, refs)]
+
+
+def _is_sdk_config(data: Any) -> bool:
+    return (
+        isinstance(data, dict)
+        and "SchemaVersion" in data
+        and isinstance(data.get("SageMaker"), dict)
+    )
+
+
+def _remote_function(data: Any) -> Any:
+    """The SageMaker Python SDK config's `SageMaker.PythonSDK.Modules.RemoteFunction` defaults."""
+    if not _is_sdk_config(data):
+        return None
+    node: Any = data
+    for key in ("SageMaker", "PythonSDK", "Modules", "RemoteFunction"):
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, LineMap) and has(node, "InstanceType") else None
+
+
+def _remote_resource(document: Document, path: str, node: Any) -> list[Resource]:
+    draft = JobDraft("sagemaker", path, document, name="RemoteFunction")
+    notes = ["SageMaker Python SDK defaults for @remote; the decorator may override them"]
+    if not _resources(draft, node, Refs(), notes, count_key="InstanceCount"):
+        return []
+    _tags(draft, node)
+    draft.set(
+        "data.uris",
+        [u for u in [lookup(node, "S3RootUri")[0]] if isinstance(u, str)] or None,
+        lookup(node, "S3RootUri")[1],
+    )
+    return [_finish(draft, notes, Refs())]
+
+
+def _finish(draft: JobDraft, notes: list[str], refs: Refs) -> Resource:
+    if refs.used:
+        notes.append("parameter defaults used: " + ", ".join(dict.fromkeys(refs.used)))
+    draft.note = "; ".join(notes) or None
+    resource = draft.build()
+    if "capacity" in draft.values and draft.values["capacity"] is None:
+        resource = dataclasses.replace(resource, capacity=None)
+    return resource
