@@ -131,8 +131,7 @@ def read_text(path: str, raw: bytes | None = None) -> str:
 
 def load_documents(path: str, text: str) -> list[Document]:
     """Every document of a YAML stream (or one JSON document), with line numbers."""
-    if path.lower().endswith(".json") or text.lstrip().startswith(("{", "[")):
-        _check_json(path, text)
+    if _is_json(path, text):
         # JSON is YAML save for tab indentation, which JSON allows only between tokens.
         text = text.replace("\t", " ")
     try:
@@ -161,15 +160,20 @@ def load_documents(path: str, text: str) -> list[Document]:
     return documents
 
 
-def _check_json(path: str, text: str) -> None:
-    if not text.lstrip().startswith(("{", "[")):
-        return
+def _is_json(path: str, text: str) -> bool:
+    """A `.json` file must be valid JSON; other text that parses as JSON is read as JSON too."""
+    strict = path.lower().endswith(".json")
+    if not strict and not text.lstrip().startswith(("{", "[")):
+        return False
     try:
         json.loads(text)
     except json.JSONDecodeError as exc:
+        if not strict:
+            return False  # a YAML flow mapping, say: the YAML parser judges it
         raise InputError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from exc
     except RecursionError as exc:
         raise InputError(f"{path}: JSON nested too deeply") from exc
+    return True
 
 
 def _check_expansion(path: str, document: Document) -> None:
