@@ -1,0 +1,435 @@
+"""GCP collector: Compute Engine GPU VMs per project, with capacity, labels, utilization, data.
+
+Read-only: `instances.aggregatedList` (compute), `timeSeries.list` (monitoring) and
+`buckets.get` (storage).
+google-cloud-compute takes ~2 s to import, so every google import happens inside `collect`.
+
+A resource's `id` is the instance's relative resource name, `projects/P/zones/Z/instances/NAME`:
+stable, unique, and the same whichever endpoint served it (a selfLink embeds the API host).
+"""
+
+from __future__ import annotations
+
+import importlib
+import ipaddress
+import os
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+from gpu_audit.catalog import canonical_gpu, gpu_class, instance_spec
+from gpu_audit.collectors.gcp_rest import (
+    TRANSIENT_STATUSES,
+    BucketLocations,
+    RestError,
+    bucket_refs,
+    fetch_utilization,
+)
+from gpu_audit.collectors.interface import Collector, Progress, ProgressCallback
+from gpu_audit.errors import CollectorError
+from gpu_audit.model import (
+    Capacity,
+    CoverageGap,
+    DataRef,
+    Gpu,
+    Kind,
+    Resource,
+    Scope,
+    SourceRef,
+    State,
+    Utilization,
+    Workload,
+)
+from gpu_audit.settings import GcpSettings, Settings
+
+GCE_ENDPOINT_ENV = "GPU_AUDIT_GCE_ENDPOINT"
+MONITORING_ENDPOINT_ENV = "GPU_AUDIT_GCP_MONITORING_ENDPOINT"
+GCS_ENDPOINT_ENV = "GPU_AUDIT_GCS_ENDPOINT"
+DEFAULT_MONITORING = "https://monitoring.googleapis.com"
+DEFAULT_GCS = "https://storage.googleapis.com"
+EXTRA_HINT = "install the gcp extra: pip install 'gpu-audit[gcp]'"
+SCOPES = (
+    "https://www.googleapis.com/auth/compute.readonly",
+    "https://www.googleapis.com/auth/monitoring.read",
+    "https://www.googleapis.com/auth/devstorage.read_only",
+)
+PAGE_SIZE = 500  # aggregatedList's maximum maxResults
+# Machine families whose GPUs are built in (no guestAccelerators needed to have them).
+GPU_FAMILIES = ("a2-", "a3-", "a4-", "a4x-", "g2-", "g4-")
+
+_STATES = {
+    "RUNNING": State.RUNNING,
+    "PROVISIONING": State.PENDING,
+    "STAGING": State.PENDING,
+    "STOPPING": State.STOPPED,
+    "STOPPED": State.STOPPED,
+    "TERMINATED": State.STOPPED,  # GCE's TERMINATED is a stopped VM, not a deleted one
+    "SUSPENDING": State.STOPPED,
+    "SUSPENDED": State.STOPPED,
+}  # REPAIRING and anything new stay missing
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where one API is reached: `url` None is the library default; `anonymous` only on loopback."""
+
+    url: str | None
+    anonymous: bool = False
+
+
+def endpoint(env: str) -> Endpoint:
+    url = os.environ.get(env, "").strip().rstrip("/") or None
+    return Endpoint(url, anonymous=url is not None and _is_loopback(url))
+
+
+def _is_loopback(url: str) -> bool:
+    host = urlsplit(url if "://" in url else f"//{url}").hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class GcpCollector(Collector):
+    """Compute Engine instances with GPUs, one project per work item on a bounded thread pool."""
+
+    name = "gcp"
+
+    def __init__(self, settings: Settings, progress: ProgressCallback | None = None) -> None:
+        super().__init__(settings, progress)
+        self._regions: set[str] = set()
+
+    def scope(self) -> Scope:
+        return Scope(
+            command="scan",
+            providers=(self.name,),
+            accounts=tuple(self.settings.gcp.projects),
+            regions=tuple(sorted(self._regions)),
+        )
+
+    def collect(self) -> Iterator[Resource | CoverageGap]:
+        projects = tuple(dict.fromkeys(self.settings.gcp.projects))
+        if not projects:
+            raise CollectorError(
+                "gcp: no projects to scan: pass --project or set gcp.projects in .gpu-audit.yaml"
+            )
+        apis = _Apis.connect(self.settings.gcp)
+        now = datetime.now(UTC)
+        found = 0
+        workers = max(1, min(self.settings.gcp.concurrency, len(projects)))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gcp") as pool:
+            scans = [_ProjectScan(self.settings.gcp, apis, project, now) for project in projects]
+            futures = [pool.submit(scan.run) for scan in scans]
+            for done, future in enumerate(as_completed(futures), start=1):
+                for item in future.result():
+                    if isinstance(item, Resource):
+                        found += 1
+                        if item.region:
+                            self._regions.add(item.region)
+                    yield item
+                if self.progress is not None:
+                    self.progress(Progress(done, len(projects), found))
+
+
+@dataclass(frozen=True, slots=True)
+class _Apis:
+    """Endpoints, credentials and the imported client module, shared by every project's scan."""
+
+    compute_v1: Any
+    gce: Endpoint
+    monitoring: Endpoint
+    gcs: Endpoint
+    credentials: Any  # ADC, or None when every endpoint is a loopback override
+    buckets: BucketLocations
+
+    @classmethod
+    def connect(cls, settings: GcpSettings) -> _Apis:
+        try:
+            compute_v1 = importlib.import_module("google.cloud.compute_v1")
+        except ImportError as exc:
+            raise CollectorError(f"gcp: {EXTRA_HINT}") from exc
+        gce, monitoring, gcs = (
+            endpoint(GCE_ENDPOINT_ENV),
+            endpoint(MONITORING_ENDPOINT_ENV),
+            endpoint(GCS_ENDPOINT_ENV),
+        )
+        credentials = None
+        if not (gce.anonymous and monitoring.anonymous and gcs.anonymous):
+            credentials = _default_credentials()
+        buckets = BucketLocations(gcs.url or DEFAULT_GCS, settings.timeout)
+        return cls(compute_v1, gce, monitoring, gcs, credentials, buckets)
+
+    def credentials_for(self, api: Endpoint) -> Any:
+        if api.anonymous:
+            from google.auth.credentials import AnonymousCredentials
+
+            return AnonymousCredentials()
+        return self.credentials
+
+
+def _default_credentials() -> Any:
+    import google.auth
+    from google.auth.exceptions import DefaultCredentialsError
+
+    try:
+        credentials, _ = google.auth.default(scopes=list(SCOPES))
+    except DefaultCredentialsError as exc:
+        raise CollectorError(
+            "gcp: no Application Default Credentials: run `gcloud auth application-default login` "
+            "or set GOOGLE_APPLICATION_CREDENTIALS (anonymous access is allowed only for a "
+            f"loopback {GCE_ENDPOINT_ENV})"
+        ) from exc
+    return credentials
+
+
+class _RetryBudget:
+    """Retry predicate: transient failures only, at most `attempts - 1` retries per listing."""
+
+    def __init__(self, attempts: int) -> None:
+        import requests
+        from google.api_core import exceptions
+
+        self.left = max(attempts - 1, 0)
+        self.transient = (
+            exceptions.TooManyRequests,
+            exceptions.InternalServerError,
+            exceptions.BadGateway,
+            exceptions.ServiceUnavailable,
+            exceptions.GatewayTimeout,
+            requests.exceptions.ConnectionError,
+            requests.exceptions.Timeout,
+        )
+
+    def __call__(self, exc: Exception) -> bool:
+        if not isinstance(exc, self.transient) or self.left <= 0:
+            return False
+        self.left -= 1
+        return True
+
+
+class _ProjectScan:
+    """One project: list instances, then utilization and bucket locations for the GPU ones."""
+
+    def __init__(self, settings: GcpSettings, apis: _Apis, project: str, now: datetime) -> None:
+        self.gcp = settings
+        self.apis = apis
+        self.project = project
+        self.now = now
+
+    def run(self) -> list[Resource | CoverageGap]:
+        import requests
+        from google.api_core import exceptions
+
+        try:
+            instances, gaps = self._list_instances()
+        except (exceptions.GoogleAPICallError, exceptions.RetryError) as exc:
+            return [self._gap(_api_error_name(exc), _api_error_message(exc))]
+        except requests.exceptions.RequestException as exc:
+            return [self._gap(type(exc).__name__, _one_line(str(exc)))]
+        gpu_instances = [i for i in instances if _has_gpus(i)]
+        if not gpu_instances:
+            return list(gaps)
+        with self._session(self.apis.monitoring) as monitoring:
+            notes: list[str] = []
+            utilization = self._utilization(monitoring, notes)
+        with self._session(self.apis.gcs) as storage:
+            resources = [
+                self._resource(i, utilization, storage, list(notes)) for i in gpu_instances
+            ]
+        return [*resources, *gaps]
+
+    def _gap(self, error: str, message: str, zone: str | None = None) -> CoverageGap:
+        scope = f"project {self.project}" + (f" zone {zone}" if zone else "")
+        region = zone.rsplit("-", 1)[0] if zone else None
+        return CoverageGap("gcp", scope, error, message, account=self.project, region=region)
+
+    def _list_instances(self) -> tuple[list[Any], list[CoverageGap]]:
+        from google.api_core.client_options import ClientOptions
+        from google.api_core.retry import Retry
+
+        compute_v1, gce = self.apis.compute_v1, self.apis.gce
+        # The library default retries 503s for up to 600 s; this bounds attempts and total time.
+        retry = Retry(
+            predicate=_RetryBudget(self.gcp.max_attempts),
+            initial=0.2,
+            maximum=2.0,
+            multiplier=2.0,
+            timeout=self.gcp.timeout * max(self.gcp.max_attempts, 1),
+        )
+        request = compute_v1.AggregatedListInstancesRequest(
+            project=self.project, max_results=PAGE_SIZE
+        )
+        instances: list[Any] = []
+        gaps: list[CoverageGap] = []
+        with compute_v1.InstancesClient(
+            transport="rest",
+            client_options=ClientOptions(api_endpoint=gce.url) if gce.url else None,
+            credentials=self.apis.credentials_for(gce),
+        ) as client:
+            pager = client.aggregated_list(request=request, retry=retry, timeout=self.gcp.timeout)
+            # A zone recurs on several pages: accumulate; `dict(pager)` keeps only its last page.
+            for scope, scoped in pager:
+                instances.extend(scoped.instances)
+                code = scoped.warning.code if "warning" in scoped else ""
+                if code == "UNREACHABLE":
+                    zone = scope.rsplit("/", 1)[-1]
+                    gaps.append(self._gap(code, _one_line(scoped.warning.message), zone=zone))
+        return instances, gaps
+
+    def _session(self, api: Endpoint) -> Any:
+        """An AuthorizedSession for Monitoring or Storage, retrying transient errors a few times."""
+        from google.auth.transport.requests import AuthorizedSession
+        from requests.adapters import HTTPAdapter
+        from urllib3.util.retry import Retry
+
+        session = AuthorizedSession(self.apis.credentials_for(api))
+        retries = Retry(
+            total=max(self.gcp.max_attempts - 1, 0),
+            backoff_factor=0.2,
+            status_forcelist=TRANSIENT_STATUSES,
+            allowed_methods=frozenset({"GET"}),
+            raise_on_status=False,
+        )
+        adapter = HTTPAdapter(max_retries=retries)
+        session.mount("http://", adapter)
+        session.mount("https://", adapter)
+        return session
+
+    def _utilization(self, session: Any, notes: list[str]) -> dict[str, Utilization]:
+        base = self.apis.monitoring.url or DEFAULT_MONITORING
+        try:
+            return fetch_utilization(
+                session,
+                base,
+                self.project,
+                self.gcp.metric_type,
+                self.gcp.window_hours,
+                self.now,
+                self.gcp.timeout,
+            )
+        except RestError as exc:
+            notes.append(f"utilization unavailable: monitoring timeSeries.list: {exc}")
+            return {}
+
+    def _resource(
+        self, instance: Any, utilization: dict[str, Utilization], session: Any, notes: list[str]
+    ) -> Resource:
+        zone = _last_segment(instance.zone)
+        region = zone.rsplit("-", 1)[0] if zone else None
+        machine_type = _last_segment(instance.machine_type) or None
+        labels = {str(k): str(v) for k, v in instance.labels.items()}
+        return Resource(
+            kind=Kind.INSTANCE,
+            provider="gcp",
+            id=f"projects/{self.project}/zones/{zone}/instances/{instance.name}",
+            name=instance.name,
+            account=self.project,
+            region=region,
+            zone=zone or None,
+            instance_type=machine_type,
+            state=_STATES.get(instance.status),
+            capacity=_capacity(instance),
+            gpu=_gpu(instance, machine_type),
+            tags=labels,
+            workload=_workload(labels.get(self.gcp.workload_label)),
+            launched_at=_launched_at(instance),
+            utilization=utilization.get(str(instance.id), Utilization()),
+            data=self._data(labels.get(self.gcp.data_bucket_label), session, notes),
+            source=SourceRef(note="; ".join(notes)) if notes else SourceRef(),
+        )
+
+    def _data(self, label: str | None, session: Any, notes: list[str]) -> DataRef:
+        refs = bucket_refs(label) if label else []
+        if not refs:
+            return DataRef()
+        buckets = self.apis.buckets
+        regions: list[str] = []
+        failed = False
+        for _, name in refs:
+            try:
+                regions.extend(buckets.regions(session, name))
+            except RestError as exc:
+                notes.append(f"bucket {name}: location unknown: {exc}")
+                failed = True
+        uris = tuple(uri for uri, _ in refs)
+        # One unreadable bucket leaves regions missing: a partial list would misjudge co-location.
+        return DataRef(uris=uris, regions=None if failed else tuple(dict.fromkeys(regions)))
+
+
+def _last_segment(url: str) -> str:
+    return url.rstrip("/").rsplit("/", 1)[-1] if url else ""
+
+
+def _has_gpus(instance: Any) -> bool:
+    if any(a.accelerator_count for a in instance.guest_accelerators):
+        return True
+    machine_type = _last_segment(instance.machine_type)
+    return instance_spec(machine_type) is not None or machine_type.startswith(GPU_FAMILIES)
+
+
+def _gpu(instance: Any, machine_type: str | None) -> Gpu:
+    """GPUs the API lists (attached or built in), else the machine type's from the catalog."""
+    counts: dict[str, int] = {}
+    for accelerator in instance.guest_accelerators:
+        name = _last_segment(accelerator.accelerator_type)
+        model = canonical_gpu(name) or name
+        counts[model] = counts.get(model, 0) + int(accelerator.accelerator_count)
+    spec = instance_spec(machine_type)
+    if counts:
+        model, count = max(counts.items(), key=lambda item: item[1])
+        known = gpu_class(model)
+        memory = spec.gpu_memory_gib if spec and spec.gpu_model == model else None
+        return Gpu(model, count, memory or (known.memory_gib if known else None))
+    if spec is not None:
+        return Gpu(spec.gpu_model, spec.gpu_count, spec.gpu_memory_gib)
+    return Gpu()
+
+
+def _capacity(instance: Any) -> Capacity:
+    scheduling = instance.scheduling
+    model = scheduling.provisioning_model if "provisioning_model" in scheduling else ""
+    if model == "SPOT" or scheduling.preemptible:
+        return Capacity.SPOT
+    if model == "RESERVATION_BOUND":
+        return Capacity.RESERVED
+    return Capacity.ON_DEMAND
+
+
+def _workload(label: str | None) -> Workload:
+    try:
+        return Workload((label or "").strip().lower())
+    except ValueError:
+        return Workload.UNKNOWN
+
+
+def _launched_at(instance: Any) -> datetime | None:
+    for stamp in (instance.last_start_timestamp, instance.creation_timestamp):
+        if stamp:
+            try:
+                parsed = datetime.fromisoformat(stamp)
+            except ValueError:
+                continue
+            return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return None
+
+
+def _api_error_name(exc: Exception) -> str:
+    code = getattr(exc, "code", None)
+    name = type(exc).__name__
+    if name == "RetryError" and getattr(exc, "cause", None) is not None:
+        return f"RetryError ({type(exc.cause).__name__})"  # type: ignore[attr-defined]
+    return f"{name} ({int(code)})" if isinstance(code, int) else name
+
+
+def _api_error_message(exc: Exception) -> str:
+    message = getattr(exc, "message", None) or str(exc)
+    return _one_line(str(message))
+
+
+def _one_line(text: str) -> str:
+    return text.strip().splitlines()[0][:300] if text.strip() else "no detail"

@@ -1,0 +1,231 @@
+"""A GCE-, Monitoring- and Storage-shaped REST server on loopback, for the GCP collector tests.
+
+It answers the three read calls the collector makes, in the documented JSON shapes:
+- `GET /compute/v1/projects/{p}/aggregated/instances`: `compute#instanceAggregatedList`, paged
+  by `maxResults` (capped at `page_size`) over instances, so one zone can span several pages;
+  scopes with nothing on a page carry the `NO_RESULTS_ON_PAGE` warning, as the real API does.
+- `GET /v3/projects/{p}/timeSeries`: `ListTimeSeriesResponse`, `series_page_size` series a page.
+- `GET /storage/v1/b/{bucket}`: a `storage#bucket` resource.
+
+Faults are injected per project (`forbidden`, `missing`, `unavailable` = how many 503s come
+before success, `monitoring_forbidden`) and per bucket (`forbidden_buckets`). Every request is
+recorded, so tests can check that only reads were made.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+API = "https://www.googleapis.com/compute/v1"
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+
+
+@dataclass
+class FakeGcp:
+    """The fake clouds' state: instances by project, series by project, buckets by name."""
+
+    instances: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    series: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    buckets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    page_size: int = 2
+    series_page_size: int = 2
+    forbidden: set[str] = field(default_factory=set)
+    missing: set[str] = field(default_factory=set)
+    unavailable: dict[str, int] = field(default_factory=dict)
+    forbidden_buckets: set[str] = field(default_factory=set)
+    monitoring_forbidden: set[str] = field(default_factory=set)
+    requests: list[Recorded] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def pages_served(self, project: str) -> int:
+        prefix = f"/compute/v1/projects/{project}/aggregated/instances"
+        return sum(1 for r in self.requests if r.path == prefix)
+
+
+def _error(code: int, message: str, reason: str, status: str) -> dict[str, Any]:
+    """The JSON error body Google APIs return (both the legacy `errors` list and `status`)."""
+    return {
+        "error": {
+            "code": code,
+            "message": message,
+            "errors": [{"message": message, "domain": "global", "reason": reason}],
+            "status": status,
+        }
+    }
+
+
+def _zone_of(instance: dict[str, Any]) -> str:
+    return str(instance["zone"]).rsplit("/", 1)[-1]
+
+
+def aggregated_page(
+    project: str, instances: list[dict[str, Any]], start: int, size: int
+) -> dict[str, Any]:
+    """One page of `instances.aggregatedList`: instances [start, start+size) grouped by zone."""
+    ordered = sorted(instances, key=lambda i: (_zone_of(i), str(i["name"])))
+    zones = sorted({_zone_of(i) for i in ordered} | {"us-west1-b"})  # a zone with no VMs at all
+    chunk = ordered[start : start + size]
+    items: dict[str, Any] = {}
+    for zone in zones:
+        here = [i for i in chunk if _zone_of(i) == zone]
+        scope = f"zones/{zone}"
+        if here:
+            items[scope] = {"instances": here}
+        else:
+            items[scope] = {
+                "warning": {
+                    "code": "NO_RESULTS_ON_PAGE",
+                    "message": f"There are no results for scope '{scope}' on this page.",
+                    "data": [{"key": "scope", "value": scope}],
+                }
+            }
+    page: dict[str, Any] = {
+        "kind": "compute#instanceAggregatedList",
+        "id": f"projects/{project}/aggregated/instances",
+        "items": items,
+        "selfLink": f"{API}/projects/{project}/aggregated/instances",
+    }
+    if start + size < len(ordered):
+        page["nextPageToken"] = f"token-{start + size}"
+    return page
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def _send(self, code: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json; charset=UTF-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        split = urlsplit(self.path)
+        path = unquote(split.path)
+        query = parse_qs(split.query)
+        fake = self.server.fake
+        with fake.lock:
+            fake.requests.append(Recorded("GET", path, query))
+        parts = path.strip("/").split("/")
+        if parts[:3] == ["compute", "v1", "projects"] and parts[4:] == ["aggregated", "instances"]:
+            self._instances(parts[3], query)
+        elif parts[:2] == ["v3", "projects"] and parts[3:] == ["timeSeries"]:
+            self._series(parts[2], query)
+        elif parts[:3] == ["storage", "v1", "b"] and len(parts) == 4:
+            self._bucket(parts[3])
+        else:
+            self._send(404, _error(404, f"no route for {path}", "notFound", "NOT_FOUND"))
+
+    def _method_not_allowed(self) -> None:
+        fake = self.server.fake
+        with fake.lock:
+            fake.requests.append(Recorded(self.command, self.path, {}))
+        self._send(405, _error(405, "read-only fake", "methodNotAllowed", "METHOD_NOT_ALLOWED"))
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = _method_not_allowed
+
+    def _instances(self, project: str, query: dict[str, list[str]]) -> None:
+        fake = self.server.fake
+        if project in fake.forbidden:
+            message = f"Required 'compute.instances.list' permission for 'projects/{project}'"
+            self._send(403, _error(403, message, "forbidden", "PERMISSION_DENIED"))
+            return
+        if project in fake.missing or project not in fake.instances:
+            message = f"The resource 'projects/{project}' was not found"
+            self._send(404, _error(404, message, "notFound", "NOT_FOUND"))
+            return
+        with fake.lock:
+            left = fake.unavailable.get(project, 0)
+            if left:
+                fake.unavailable[project] = left - 1
+        if left:
+            self._send(
+                503,
+                _error(503, "The service is currently unavailable.", "backendError", "UNAVAILABLE"),
+            )
+            return
+        size = min(int(query.get("maxResults", ["500"])[0]), fake.page_size)
+        token = query.get("pageToken", ["token-0"])[0]
+        start = int(token.removeprefix("token-"))
+        self._send(200, aggregated_page(project, fake.instances[project], start, size))
+
+    def _series(self, project: str, query: dict[str, list[str]]) -> None:
+        fake = self.server.fake
+        if project in fake.monitoring_forbidden:
+            message = (
+                "Permission monitoring.timeSeries.list denied (or the resource may not exist)."
+            )
+            self._send(403, _error(403, message, "forbidden", "PERMISSION_DENIED"))
+            return
+        required = ("filter", "interval.startTime", "interval.endTime")
+        if any(key not in query for key in required):
+            self._send(
+                400,
+                _error(400, "filter and interval are required", "badRequest", "INVALID_ARGUMENT"),
+            )
+            return
+        wanted = query["filter"][0]
+        series = [s for s in fake.series.get(project, []) if f'"{s["metric"]["type"]}"' in wanted]
+        start = int(query.get("pageToken", ["0"])[0])
+        chunk = series[start : start + fake.series_page_size]
+        body: dict[str, Any] = {"timeSeries": chunk, "unit": "%"} if chunk else {}
+        if start + fake.series_page_size < len(series):
+            body["nextPageToken"] = str(start + fake.series_page_size)
+        self._send(200, body)
+
+    def _bucket(self, name: str) -> None:
+        fake = self.server.fake
+        if name in fake.forbidden_buckets:
+            message = "caller does not have storage.buckets.get access to the bucket."
+            self._send(403, _error(403, message, "forbidden", "PERMISSION_DENIED"))
+            return
+        bucket = fake.buckets.get(name)
+        if bucket is None:
+            self._send(
+                404, _error(404, "The specified bucket does not exist.", "notFound", "NOT_FOUND")
+            )
+            return
+        self._send(200, bucket)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, fake: FakeGcp) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.fake = fake
+
+
+@contextmanager
+def serve(fake: FakeGcp) -> Iterator[str]:
+    """Run the fake on an ephemeral loopback port; yields its `http://127.0.0.1:PORT` endpoint."""
+    server = _Server(fake)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-gcp", daemon=True
+    )
+    thread.start()
+    try:
+        host, port = server.server_address[:2]
+        yield f"http://{host!s}:{port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
