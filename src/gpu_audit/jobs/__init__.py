@@ -108,7 +108,12 @@ def _load_file(path: str) -> tuple[list[Resource], Skipped | None]:
             resources.append(_finish(resource, suppressions, note))
     if resources:
         return resources, None
-    return [], Skipped(path, _no_job_reason(documents, recognised))
+    reason = _no_job_reason(documents, recognised)
+    if note:
+        line = helm.first_template_line(text)
+        reason = f"a Helm/Go template ({{{{ }}}} on line {line}) read with its values missing: {reason}"
+        reason += "; check the output of `helm template` instead"
+    return [], Skipped(path, reason)
 
 
 _YAML_NAME = re.compile(r"\.(ya?ml|json)(\b|$)|\.(ya?ml|json)[-.]\w+$", re.IGNORECASE)

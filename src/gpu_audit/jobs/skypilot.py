@@ -69,7 +69,10 @@ class SkyPilot(JobFormat):
         draft.set("gpu.model", chosen.model, chosen.line)
         per_node = whole(chosen.count)
         total = per_node * nodes if per_node is not None and nodes is not None else None
-        draft.set("gpu.count", total, chosen.line)
+        if total is None and is_templated(chosen.label):
+            draft.set("gpu.count", chosen.label, chosen.line)  # `A100:${N}`: missing, located
+        else:
+            draft.set("gpu.count", total, chosen.line)
         if chosen.memory_gib:
             draft.set("gpu.memory_gib", chosen.memory_gib, chosen.line)
         draft.note = alternatives_note([ask for ask, _ in options], chosen)

@@ -1,0 +1,108 @@
+"""Every job-config fixture against its `.expected.yaml` (the scheme is in fixtures/jobs/README.md)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from operator import attrgetter
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gpu_audit.jobs import FORMATS, load_jobs
+from gpu_audit.model import Resource
+
+ROOT = Path(__file__).resolve().parents[2] / "fixtures" / "jobs"
+SUFFIX = ".expected.yaml"
+EXPECTED = sorted(ROOT.rglob(f"*{SUFFIX}"))
+
+
+def _config_of(expected: Path) -> Path:
+    stem = expected.name[: -len(SUFFIX)]
+    found = [
+        path
+        for path in expected.parent.iterdir()
+        if path.is_file() and not path.name.endswith(SUFFIX) and _stem(path) == stem
+    ]
+    assert len(found) == 1, f"{expected}: expected one config beside it, found {found}"
+    return found[0]
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".dstack.yml", ".yaml", ".yml", ".json"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return path.stem
+
+
+def _value(resource: Resource, field: str) -> Any:
+    if field.startswith("tags."):
+        return resource.tags.get(field[len("tags.") :])
+    value = attrgetter(field)(resource)
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+@pytest.mark.parametrize("expected_path", EXPECTED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_fixture(expected_path: Path) -> None:
+    expected = yaml.safe_load(expected_path.read_text()) or {}
+    config = _config_of(expected_path)
+    load = load_jobs([str(config)])
+    assert load.files == (str(config),)
+    if "skipped" in expected:
+        want = expected["skipped"]
+        assert not load.resources, f"expected a skip, got {load.resources}"
+        assert len(load.skipped) == 1, load.skipped
+        skipped = load.skipped[0]
+        assert skipped.error is bool(want.get("error", False)), skipped
+        assert want["reason"] in skipped.reason, skipped.reason
+        return
+    assert not load.skipped, load.skipped
+    wanted = expected.get("resources") or []
+    assert len(load.resources) == len(wanted), [r.name for r in load.resources]
+    for index, (resource, want) in enumerate(zip(load.resources, wanted, strict=True)):
+        where = f"{config.name} resource {index}"
+        assert resource.kind.value == "job"
+        assert resource.provider == want["provider"], where
+        if "name" in want:
+            assert resource.name == want["name"], where
+        assert resource.source.path == str(config)
+        assert resource.source.document == want.get("document", 0), where
+        if "line" in want:
+            assert resource.source.line == want["line"], where
+        for field, value in (want.get("fields") or {}).items():
+            assert _value(resource, field) == value, f"{where}: {field}"
+        for field, line in (want.get("lines") or {}).items():
+            assert resource.source.key_lines.get(field) == line, f"{where}: line of {field}"
+        if "note" in want:
+            assert want["note"] in (resource.source.note or ""), where
+        if "suppressions" in want:
+            got = {line: dict(rules) for line, rules in resource.source.suppressions.items()}
+            assert got == {int(k): v for k, v in want["suppressions"].items()}, where
+
+
+def test_every_format_has_fixtures() -> None:
+    folders = {path.parent.name for path in EXPECTED}
+    missing = sorted(set(FORMATS) - folders)
+    assert not missing, f"formats without fixtures in fixtures/jobs/<format>/: {missing}"
+
+
+def test_every_config_has_expectations() -> None:
+    configs = [
+        path
+        for path in ROOT.rglob("*")
+        if path.is_file()
+        and path.suffix in {".yaml", ".yml", ".json"}
+        and not path.name.endswith(SUFFIX)
+    ]
+    lacking = [str(p.relative_to(ROOT)) for p in configs if not _expected_of(p).exists()]
+    assert not lacking, f"fixtures without a .expected.yaml: {lacking}"
+
+
+def _expected_of(config: Path) -> Path:
+    return config.with_name(_stem(config) + SUFFIX)
