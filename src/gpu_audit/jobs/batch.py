@@ -26,6 +26,7 @@ from gpu_audit.jobs.aws_bodies import (
     items,
     largest,
     lookup,
+    put,
     search,
     text,
 )
@@ -132,7 +133,7 @@ def _job_definition(document: Document, path: str, found: Found, body: Any) -> l
     seconds, line = lookup(timeout, "attemptDurationSeconds")
     if line is not None:
         value = as_number(refs.resolve(seconds))
-        draft.set("limits.max_runtime_hours", None if value is None else value / 3600, line)
+        put(draft, "limits.max_runtime_hours", None if value is None else value / 3600, line)
     retry, _ = lookup(body, "retryStrategy")
     attempts = as_number(lookup(retry, "attempts")[0])
     if attempts is not None and attempts > 1:
@@ -158,7 +159,7 @@ def _container_gpus(draft: JobDraft, container: Any, refs: Refs, nodes: int | No
         total = int(count * nodes) if count is not None and nodes is not None else None
         if total == 0:
             return None
-        draft.set("gpu.count", total, line or req_line)
+        put(draft, "gpu.count", total, line or req_line)
         return True
     return None
 
@@ -190,10 +191,10 @@ def _node_ranges(draft: JobDraft, nodes: Any, refs: Refs, notes: list[str]) -> b
                 instance = instance or (str(instance_type), type_line)
     if not asked:
         return None
-    draft.set("gpu.count", total or None, first_line)
+    put(draft, "gpu.count", total or None, first_line)
     if models and instance is not None:
-        draft.set("gpu.model", largest(models), instance[1])
-        draft.set("instance_type", instance[0], instance[1])
+        put(draft, "gpu.model", largest(models), instance[1])
+        put(draft, "instance_type", instance[0], instance[1])
     notes.append(f"multi-node job of {int(num_nodes) if num_nodes else '?'} nodes")
     return True
 
@@ -232,7 +233,7 @@ def _eks_gpus(draft: JobDraft, eks: Any) -> bool | None:
                 break
     if not total:
         return None
-    draft.set("gpu.count", total, line)
+    put(draft, "gpu.count", total, line)
     return True
 
 
@@ -260,16 +261,16 @@ def _compute_environment(document: Document, path: str, found: Found, body: Any)
     notes = ["a compute environment: capacity and GPU types for the jobs queued to it"]
     if kind_line is not None:
         capacity = _CAPACITY.get(str(kind).upper()) if text(kind) else None
-        draft.set("capacity", capacity, kind_line)
+        put(draft, "capacity", capacity, kind_line)
         if capacity is None:
             draft.values["capacity"] = None
     if gpu_types:
         models = [gpu.model for _, _, gpu in gpu_types if gpu and gpu.model]
         model = largest(models)
         line = next((ln for _, ln, gpu in gpu_types if gpu and gpu.model == model), types_line)
-        draft.set("gpu.model", model, line)
+        put(draft, "gpu.model", model, line)
         if len(allowed) == 1:
-            draft.set("instance_type", gpu_types[0][0], gpu_types[0][1])
+            put(draft, "instance_type", gpu_types[0][0], gpu_types[0][1])
         if len(gpu_types) > 1:
             notes.append(
                 "instance types "

@@ -27,6 +27,7 @@ from gpu_audit.jobs.aws_bodies import (
     items,
     largest,
     lookup,
+    put,
     search,
     text,
 )
@@ -212,17 +213,19 @@ def _resources(draft: JobDraft, body: Any, refs: Refs, notes: list[str], count_k
     count, count_line = lookup(source, count_key)
     count = as_number(refs.resolve(count)) if count is not None else 1
     instance_type = text(instance_type)
-    draft.set("instance_type", instance_type, type_line or config_line)
+    put(draft, "instance_type", instance_type, type_line or config_line)
     if instance_type is None:
+        if count_line is not None:
+            draft.lines["gpu.count"] = count_line
         if type_line or config_line:
             draft.lines.setdefault("gpu.model", type_line or config_line or 0)
         return True  # unknown instance type: it may be a GPU job
     gpu = aws_gpu(instance_type)
     if gpu is None:
         return False
-    draft.set("gpu.model", gpu.model, type_line)
+    put(draft, "gpu.model", gpu.model, type_line)
     if gpu.count is not None and count is not None:
-        draft.set("gpu.count", int(gpu.count * count), count_line or type_line)
+        put(draft, "gpu.count", int(gpu.count * count), count_line or type_line)
     elif count_line is not None:
         draft.lines["gpu.count"] = count_line
     return True
@@ -256,9 +259,9 @@ def _instance_groups(draft: JobDraft, groups: Any, refs: Refs, notes: list[str])
             total = None
     if first is None:
         return unknown
-    draft.set("instance_type", first[0], first[1])
-    draft.set("gpu.model", largest(models), first[1])
-    draft.set("gpu.count", total or None, first[1])
+    put(draft, "instance_type", first[0], first[1])
+    put(draft, "gpu.model", largest(models), first[1])
+    put(draft, "gpu.count", total or None, first[1])
     notes.append("instance groups " + ", ".join(labels))
     return True
 
@@ -268,8 +271,11 @@ def _spot(draft: JobDraft, body: Any, refs: Refs) -> None:
     if line is None:
         return  # absent: on-demand, the documented default
     flag = as_bool(refs.resolve(value))
-    draft.set(
-        "capacity", None if flag is None else Capacity.SPOT if flag else Capacity.ON_DEMAND, line
+    put(
+        draft,
+        "capacity",
+        None if flag is None else Capacity.SPOT if flag else Capacity.ON_DEMAND,
+        line,
     )
     if flag is None:
         draft.values["capacity"] = None  # templated: missing, not the on-demand default
@@ -280,12 +286,15 @@ def _stopping(draft: JobDraft, body: Any, refs: Refs, notes: list[str]) -> None:
     condition = refs.resolve(condition)
     seconds, line = lookup(condition, "MaxRuntimeInSeconds")
     if line is None and (condition_line is None or isinstance(condition, dict)):
-        draft.set("limits.max_runtime_hours", _DEFAULT_MAX_RUNTIME_HOURS)
+        put(draft, "limits.max_runtime_hours", _DEFAULT_MAX_RUNTIME_HOURS)
         notes.append("no MaxRuntimeInSeconds: SageMaker's default 1-day cap")
         return
     value = as_number(refs.resolve(seconds))
-    draft.set(
-        "limits.max_runtime_hours", None if value is None else value / 3600, line or condition_line
+    put(
+        draft,
+        "limits.max_runtime_hours",
+        None if value is None else value / 3600,
+        line or condition_line,
     )
     wait = as_number(refs.resolve(lookup(condition, "MaxWaitTimeInSeconds")[0]))
     if wait is not None:
@@ -312,27 +321,30 @@ def _data(draft: JobDraft, body: Any, refs: Refs) -> None:
     out = text(refs.resolve(out))
     if out:
         uris.append(out)
-    draft.set(
-        "data.uris", list(dict.fromkeys(uris)) or None, first_line or channels_line or out_line
+    put(
+        draft,
+        "data.uris",
+        list(dict.fromkeys(uris)) or None,
+        first_line or channels_line or out_line,
     )
     checkpoint, _ = lookup(body, "CheckpointConfig")
     uri, line = lookup(refs.resolve(checkpoint), "S3Uri")
     if line is not None:
-        draft.set("checkpoint.uri", text(refs.resolve(uri)), line)
+        put(draft, "checkpoint.uri", text(refs.resolve(uri)), line)
 
 
 def _region(draft: JobDraft, body: Any, found: Found) -> None:
     """The CRD's `region`, else the training image's ECR region (it must be the job's region)."""
     region, line = lookup(body, "Region")
     if line is not None:
-        draft.set("region", region, line)
+        put(draft, "region", region, line)
         return
     algorithm, _ = lookup(body, "AlgorithmSpecification")
     image, image_line = lookup(algorithm, "TrainingImage")
     if isinstance(image, str) and not is_templated(image):
         match = _ECR_REGION.search(image)
         if match:
-            draft.set("region", match.group(1), image_line)
+            put(draft, "region", match.group(1), image_line)
 
 
 def _tags(draft: JobDraft, body: Any) -> None:
@@ -409,7 +421,7 @@ def _endpoint_config(document: Document, path: str, found: Found) -> list[Resour
         notes: list[str] = []
         if not _resources(draft, variant, refs, notes, count_key="InitialInstanceCount"):
             continue
-        draft.set("workload", Workload.INFERENCE)
+        put(draft, "workload", Workload.INFERENCE)
         _tags(draft, body)
         resources.append(_finish(draft, notes, refs))
     return resources
@@ -422,7 +434,7 @@ def _notebook(document: Document, path: str, found: Found) -> list[Resource]:
     refs = found.scoped()
     if not _resources(draft, body, refs, notes, count_key="InstanceCount"):
         return []
-    draft.set("workload", Workload.NOTEBOOK)
+    put(draft, "workload", Workload.NOTEBOOK)
     _tags(draft, body)
     return [_finish(draft, notes, refs)]
 
@@ -451,7 +463,8 @@ def _remote_resource(document: Document, path: str, node: Any) -> list[Resource]
     if not _resources(draft, node, Refs(), notes, count_key="InstanceCount"):
         return []
     _tags(draft, node)
-    draft.set(
+    put(
+        draft,
         "data.uris",
         [u for u in [lookup(node, "S3RootUri")[0]] if isinstance(u, str)] or None,
         lookup(node, "S3RootUri")[1],

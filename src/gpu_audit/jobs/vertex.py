@@ -148,7 +148,7 @@ def _custom(document: Document, path: str, data: Any, spec: Any, kind: str) -> l
         _study(draft, data, notes)
     if kind == "CustomJobSpec":
         notes.append("a CustomJobSpec: region and labels are given on the command line")
-    draft.note = "; ".join(notes) or None
+    draft.note = "; ".join(filter(None, [draft.note, *notes])) or None
     return [draft.build()]
 
 
@@ -212,18 +212,20 @@ def _set_gpus(draft: JobDraft, pools: _Pools) -> bool:
     """Fill instance type and GPUs; False when no pool has GPUs (a CPU job)."""
     if pools.machine_type is not None:
         machine_type, line = pools.machine_type
-        draft.set("instance_type", machine_type if isinstance(machine_type, str) else None, line)
+        _put(draft, "instance_type", machine_type if isinstance(machine_type, str) else None, line)
     if pools.models is None:
         return pools.unknown
     models = pools.models
+    if not models and pools.count_line is not None:
+        draft.lines["gpu.model"] = pools.count_line  # a templated accelerator
     if models:
         model, line = max(
             models, key=lambda m: (class_rank(m[0]) is not None, class_rank(m[0]) or 0)
         )
-        draft.set("gpu.model", model, line)
+        _put(draft, "gpu.model", model, line)
         if len({m for m, _ in models}) > 1:
             draft.note = "pools mix " + ", ".join(sorted({m for m, _ in models}))
-    draft.set("gpu.count", pools.count or None, pools.count_line)
+    _put(draft, "gpu.count", pools.count or None, pools.count_line)
     return True
 
 
@@ -231,7 +233,7 @@ def _strategy(draft: JobDraft, value: Any, line: int) -> None:
     if value is None:
         return
     capacity = _STRATEGY.get(str(value).upper()) if not is_templated(value) else None
-    draft.set("capacity", capacity, line)
+    _put(draft, "capacity", capacity, line)
     if capacity is None:
         draft.values["capacity"] = None  # templated or unknown: missing, not the default
 
@@ -244,7 +246,7 @@ def _timeout(draft: JobDraft, value: Any, line: int) -> None:
         seconds = float(match.group(1))
     else:
         seconds = as_number(value)
-    draft.set("limits.max_runtime_hours", None if seconds is None else seconds / 3600, line)
+    _put(draft, "limits.max_runtime_hours", None if seconds is None else seconds / 3600, line)
 
 
 def _outputs(draft: JobDraft, spec: LineMap, pools: _Pools) -> None:
@@ -254,7 +256,7 @@ def _outputs(draft: JobDraft, spec: LineMap, pools: _Pools) -> None:
     if isinstance(base, LineMap) and "outputUriPrefix" in base:
         prefix = base.get("outputUriPrefix")
         base_line = base.line_of("outputUriPrefix")
-        draft.set("checkpoint.uri", _text(prefix), base_line)
+        _put(draft, "checkpoint.uri", _text(prefix), base_line)
         if _text(prefix):
             uris.append(str(prefix))
     first_arg_line: int | None = None
@@ -265,7 +267,7 @@ def _outputs(draft: JobDraft, spec: LineMap, pools: _Pools) -> None:
                 for key in ("args", "command", "env", "packageUris"):
                     if key in container and _gcs_uris(container.get(key), uris):
                         first_arg_line = first_arg_line or container.line_of(key)
-    draft.set("data.uris", list(dict.fromkeys(uris)) or None, base_line or first_arg_line)
+    _put(draft, "data.uris", list(dict.fromkeys(uris)) or None, base_line or first_arg_line)
 
 
 def _pool_list(value: Any) -> list[LineMap]:
@@ -300,7 +302,8 @@ def _gcs_uris(value: Any, into: list[str], budget: int = 500) -> bool:
 def _study(draft: JobDraft, data: LineMap, notes: list[str]) -> None:
     if "maxTrialCount" in data:
         trials = as_number(data.get("maxTrialCount"))
-        draft.set(
+        _put(
+            draft,
             "hpo.max_trials",
             int(trials) if trials is not None else None,
             data.line_of("maxTrialCount"),
@@ -309,9 +312,9 @@ def _study(draft: JobDraft, data: LineMap, notes: list[str]) -> None:
     if isinstance(study, LineMap):
         stopping = next((key for key in _STOPPING_SPECS if key in study), None)
         if stopping is not None:
-            draft.set("hpo.early_stopping", True, study.line_of(stopping))
+            _put(draft, "hpo.early_stopping", True, study.line_of(stopping))
         else:
-            draft.set("hpo.early_stopping", False)  # no automated stopping spec: trials run out
+            _put(draft, "hpo.early_stopping", False)  # no automated stopping spec: trials run out
     parallel = as_number(data.get("parallelTrialCount"))
     notes.append(
         "GPUs per trial" + (f"; up to {int(parallel)} trials in parallel" if parallel else "")
@@ -337,33 +340,38 @@ def _legacy(document: Document, path: str, data: LineMap) -> list[Resource]:
             _legacy_role(job, role, count_key, pools, draft)
     if not _set_gpus(draft, pools):
         return []
-    draft.set(
-        "region", _text(job.get("region")), job.line_of("region") if "region" in job else None
+    _put(
+        draft,
+        "region",
+        _text(job.get("region")),
+        job.line_of("region") if "region" in job else None,
     )
     scheduling = job.get("scheduling")
     if isinstance(scheduling, LineMap):
         _timeout(draft, scheduling.get("maxRunningTime"), scheduling.line_of("maxRunningTime"))
     output = job.get("jobDir")
     if _text(output):
-        draft.set("checkpoint.uri", output, job.line_of("jobDir"))
-        draft.set("data.uris", [output], job.line_of("jobDir"))
+        _put(draft, "checkpoint.uri", output, job.line_of("jobDir"))
+        _put(draft, "data.uris", [output], job.line_of("jobDir"))
     hyper = job.get("hyperparameters")
     if isinstance(hyper, LineMap):
         if "maxTrials" in hyper:
             trials = as_number(hyper.get("maxTrials"))
-            draft.set(
+            _put(
+                draft,
                 "hpo.max_trials",
                 int(trials) if trials is not None else None,
                 hyper.line_of("maxTrials"),
             )
         if "enableTrialEarlyStopping" in hyper:
-            draft.set(
+            _put(
+                draft,
                 "hpo.early_stopping",
                 as_bool(hyper.get("enableTrialEarlyStopping")),
                 hyper.line_of("enableTrialEarlyStopping"),
             )
         else:
-            draft.set("hpo.early_stopping", False)
+            _put(draft, "hpo.early_stopping", False)
     labels = data.get("labels")
     if isinstance(labels, dict):
         for key, value in labels.items():
@@ -410,9 +418,10 @@ def _launcher(document: Document, path: str, data: LineMap) -> list[Resource]:
     """Vertex sample launcher variables: `nodes` × `gpus_per_node` `gpu_type` on `machine_type`."""
     draft = JobDraft("vertex", path, document, name=_text(data.get("job_prefix")))
     machine_line = data.line_of("machine_type")
-    draft.set("instance_type", _text(data.get("machine_type")), machine_line)
+    _put(draft, "instance_type", _text(data.get("machine_type")), machine_line)
     gpu_type = data.get("gpu_type")
-    draft.set(
+    _put(
+        draft,
         "gpu.model",
         None if is_templated(gpu_type) else canonical_gpu(gpu_type) or gpu_type,
         data.line_of("gpu_type"),
@@ -420,14 +429,22 @@ def _launcher(document: Document, path: str, data: LineMap) -> list[Resource]:
     per = as_number(data.get("gpus_per_node"))
     nodes = as_number(data.get("nodes", 1))
     if per is not None and nodes is not None:
-        draft.set("gpu.count", int(per * nodes), data.line_of("gpus_per_node"))
+        _put(draft, "gpu.count", int(per * nodes), data.line_of("gpus_per_node"))
     if "strategy" in data:
         _strategy(draft, data.get("strategy"), data.line_of("strategy"))
     for key, field in (("region", "region"), ("zone", "zone")):
         if key in data:
-            draft.set(field, _text(data.get(key)), data.line_of(key))
+            _put(draft, field, _text(data.get(key)), data.line_of(key))
     draft.note = "Vertex launcher variables (a sample's wrapper config)"
     return [draft.build()]
+
+
+def _put(draft: JobDraft, field: str, value: Any, line: int | None = None) -> None:
+    """Set a field; a key that is present but unusable stays missing and keeps its line."""
+    if value is None and line is not None:
+        draft.lines[field] = line
+    else:
+        draft.set(field, value, line)
 
 
 def _text(value: Any) -> str | None:
