@@ -1,0 +1,120 @@
+"""AWS accounts to scan and the botocore sessions that reach them, all sharing one loader.
+
+Accounts come from `--profile`, from `--role-arn` (fixed ARNs, or templates with `{account}` filled
+from `--account` or from Organizations `ListAccounts`), from `--org-role`, or else from the default
+credential chain. Every botocore session shares the first session's data loader, so service models
+and endpoint data are parsed once per run rather than once per account or region.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from gpu_audit import __version__
+from gpu_audit.settings import AwsSettings
+
+if TYPE_CHECKING:
+    import botocore.session
+
+# Global services (STS, Organizations, S3 GetBucketLocation) are asked in this region.
+HOME_REGION = "us-east-1"
+_ARN_ACCOUNT = re.compile(r"^arn:[\w-]+:iam::(\d{12}):")
+EventHook = tuple[str, Callable[..., Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One account as the user named it: a profile, a role ARN, or the default credentials."""
+
+    label: str
+    profile: str | None = None
+    role_arn: str | None = None
+
+    @property
+    def account_hint(self) -> str | None:
+        found = _ARN_ACCOUNT.match(self.role_arn or "")
+        return found.group(1) if found else None
+
+
+class Sessions:
+    """Creates botocore sessions and clients for every account; safe to call from worker threads."""
+
+    def __init__(self, settings: AwsSettings, event_hooks: Sequence[EventHook] = ()) -> None:
+        import botocore.session
+        from botocore.config import Config
+
+        self._hooks = tuple(event_hooks)
+        self._lock = threading.Lock()
+        self.base = self._observed(botocore.session.Session())
+        self.config = Config(
+            retries={"mode": "adaptive", "max_attempts": settings.max_attempts},
+            connect_timeout=settings.connect_timeout,
+            read_timeout=settings.read_timeout,
+            max_pool_connections=max(10, settings.concurrency),
+            user_agent_extra=f"gpu-audit/{__version__}",
+        )
+
+    def _observed(self, session: botocore.session.Session) -> botocore.session.Session:
+        for event, handler in self._hooks:
+            session.register(event, handler)
+        return session
+
+    def derive(
+        self, profile: str | None = None, credentials: dict[str, str] | None = None
+    ) -> botocore.session.Session:
+        """A new session for a profile or for temporary credentials, reusing the base loader."""
+        import botocore.session
+
+        with self._lock:
+            session = self._observed(botocore.session.Session(profile=profile))
+            session.register_component("data_loader", self.base.get_component("data_loader"))
+            if credentials is not None:
+                session.set_credentials(
+                    credentials["AccessKeyId"],
+                    credentials["SecretAccessKey"],
+                    credentials["SessionToken"],
+                )
+            return session
+
+    def client(self, session: botocore.session.Session, service: str, region: str) -> Any:
+        # botocore sessions are not thread-safe; clients are.
+        with self._lock:
+            return session.create_client(service, region_name=region, config=self.config)
+
+    def has_credentials(self) -> bool:
+        return self.base.get_credentials() is not None
+
+
+def targets(settings: AwsSettings, org_accounts: Callable[[], list[str]]) -> Iterator[Target]:
+    """Every account target the settings name; `org_accounts` is called only when needed."""
+    for profile in settings.profiles:
+        yield Target(label=f"profile:{profile}", profile=profile)
+    templates = [arn for arn in settings.role_arns if "{account}" in arn]
+    if settings.organization_role:
+        templates.append(f"arn:aws:iam::{{account}}:role/{settings.organization_role}")
+    for arn in settings.role_arns:
+        if "{account}" not in arn:
+            yield Target(label=arn, role_arn=arn)
+    if templates:
+        ids = list(settings.accounts) or org_accounts()
+        for template in templates:
+            for account in ids:
+                arn = template.replace("{account}", account)
+                yield Target(label=arn, role_arn=arn)
+    if not settings.profiles and not settings.role_arns and not settings.organization_role:
+        yield Target(label="default")
+
+
+def organization_accounts(sessions: Sessions) -> list[str]:
+    """Active account ids of the caller's AWS Organization (`organizations:ListAccounts`)."""
+    client = sessions.client(sessions.base, "organizations", HOME_REGION)
+    ids: list[str] = []
+    for page in client.get_paginator("list_accounts").paginate():
+        for account in page.get("Accounts", []):
+            if account.get("Status", "ACTIVE") == "ACTIVE":
+                ids.append(account["Id"])
+    return ids
