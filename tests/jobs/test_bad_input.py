@@ -1,0 +1,121 @@
+"""Input that cannot be read is reported per file, located, and never stops the other files."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from gpu_audit.jobs import load_jobs
+from gpu_audit.yamlsrc import MAX_BYTES
+
+GOOD = """\
+name: ok
+resources:
+  accelerators: L4:1
+run: python train.py
+"""
+
+
+def _write(tmp_path: Path, name: str, content: str | bytes) -> str:
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    return str(path)
+
+
+def _check(tmp_path: Path, name: str, content: str | bytes) -> tuple[str, str]:
+    """Load the bad file between two good ones; return (reason, path) of its error."""
+    first = _write(tmp_path, "first.yaml", GOOD)
+    bad = _write(tmp_path, name, content)
+    last = _write(tmp_path, "last.yaml", GOOD)
+    load = load_jobs([first, bad, last])
+    assert [r.source.path for r in load.resources] == [first, last], "other files still checked"
+    assert load.files == (first, bad, last)
+    [skipped] = load.skipped
+    assert skipped.path == bad and skipped.error, skipped
+    return skipped.reason, bad
+
+
+def test_invalid_yaml_is_located(tmp_path: Path) -> None:
+    reason, path = _check(
+        tmp_path, "bad.yaml", "name: x\nresources:\n  accelerators: [A100\nrun: y\n"
+    )
+    assert reason.startswith(f"{path}:4:"), reason
+    assert "invalid YAML" in reason
+
+
+def test_invalid_json_is_located(tmp_path: Path) -> None:
+    reason, path = _check(
+        tmp_path, "bad.json", '{\n  "TrainingJobName": "x",\n  "ResourceConfig": }\n'
+    )
+    assert reason.startswith(f"{path}:3:21: invalid JSON"), reason
+
+
+def test_binary_content(tmp_path: Path) -> None:
+    reason, path = _check(tmp_path, "model.yaml", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    assert reason.startswith(path) and "binary" in reason
+
+
+def test_undecodable_text(tmp_path: Path) -> None:
+    reason, path = _check(tmp_path, "latin1.yaml", "name: caf\xe9\n".encode("latin-1"))
+    assert reason.startswith(path) and "UTF-8" in reason
+
+
+def test_too_large_is_refused(tmp_path: Path) -> None:
+    big = "# padding\n" * (MAX_BYTES // 10 + 1)
+    reason, path = _check(tmp_path, "huge.yaml", big)
+    assert reason.startswith(path) and "5 MB" in reason and "refused" in reason
+
+
+def test_alias_bomb_ends_fast(tmp_path: Path) -> None:
+    lines = ['a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    for level in range(1, 10):
+        previous = f"*a{level - 1}"
+        lines.append(f"a{level}: &a{level} [{', '.join([previous] * 10)}]")
+    started = time.perf_counter()
+    reason, path = _check(tmp_path, "bomb.yaml", "\n".join(lines) + "\n")
+    assert time.perf_counter() - started < 5
+    assert reason.startswith(path) and "alias" in reason
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    path = str(tmp_path / "gone.yaml")
+    load = load_jobs([path])
+    [skipped] = load.skipped
+    assert skipped.error and skipped.reason.startswith(f"{path}: cannot read"), skipped
+
+
+def test_empty_file_is_fine(tmp_path: Path) -> None:
+    for name, content in (
+        ("empty.yaml", ""),
+        ("comments.yaml", "# nothing yet\n"),
+        ("sep.yml", "---\n"),
+    ):
+        path = _write(tmp_path, name, content)
+        load = load_jobs([path])
+        assert not load.resources
+        [skipped] = load.skipped
+        assert not skipped.error and "empty" in skipped.reason, skipped
+
+
+def test_non_yaml_file_that_does_not_parse_is_not_an_error(tmp_path: Path) -> None:
+    path = _write(tmp_path, "main.tf", "locals {\n  a = { b: c: d }\n}\n")
+    load = load_jobs([path])
+    [skipped] = load.skipped
+    assert not skipped.error and "not a YAML or JSON file" in skipped.reason, skipped
+
+
+def test_templated_values_are_missing_not_errors(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        "job.yaml",
+        "name: x\nresources:\n  accelerators: ${GPU}:8\n  use_spot: '{{ spot }}'\nrun: y\n",
+    )
+    load = load_jobs([path])
+    assert not load.skipped
+    [resource] = load.resources
+    assert resource.gpu.model is None and resource.gpu.count == 8
+    assert resource.capacity.value == "unknown"
+    assert resource.source.key_lines["capacity"] == 4
