@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -47,6 +47,7 @@ class FakeGcp:
     unavailable: dict[str, int] = field(default_factory=dict)
     forbidden_buckets: set[str] = field(default_factory=set)
     monitoring_forbidden: set[str] = field(default_factory=set)
+    unreachable_zones: dict[str, set[str]] = field(default_factory=dict)
     requests: list[Recorded] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -72,7 +73,11 @@ def _zone_of(instance: dict[str, Any]) -> str:
 
 
 def aggregated_page(
-    project: str, instances: list[dict[str, Any]], start: int, size: int
+    project: str,
+    instances: list[dict[str, Any]],
+    start: int,
+    size: int,
+    unreachable: Collection[str] = (),
 ) -> dict[str, Any]:
     """One page of `instances.aggregatedList`: instances [start, start+size) grouped by zone."""
     ordered = sorted(instances, key=lambda i: (_zone_of(i), str(i["name"])))
@@ -82,7 +87,15 @@ def aggregated_page(
     for zone in zones:
         here = [i for i in chunk if _zone_of(i) == zone]
         scope = f"zones/{zone}"
-        if here:
+        if zone in unreachable:
+            items[scope] = {
+                "warning": {
+                    "code": "UNREACHABLE",
+                    "message": f"Scope '{scope}' is unreachable: backend error.",
+                    "data": [{"key": "scope", "value": scope}],
+                }
+            }
+        elif here:
             items[scope] = {"instances": here}
         else:
             items[scope] = {
@@ -165,7 +178,9 @@ class _Handler(BaseHTTPRequestHandler):
         size = min(int(query.get("maxResults", ["500"])[0]), fake.page_size)
         token = query.get("pageToken", ["token-0"])[0]
         start = int(token.removeprefix("token-"))
-        self._send(200, aggregated_page(project, fake.instances[project], start, size))
+        unreachable = fake.unreachable_zones.get(project, set())
+        page = aggregated_page(project, fake.instances[project], start, size, unreachable)
+        self._send(200, page)
 
     def _series(self, project: str, query: dict[str, list[str]]) -> None:
         fake = self.server.fake

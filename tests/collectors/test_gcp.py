@@ -367,3 +367,16 @@ def test_missing_extra_is_a_collector_error(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setitem(__import__("sys").modules, "google.cloud.compute_v1", None)
     with pytest.raises(CollectorError, match=r"pip install 'gpu-audit\[gcp\]'"):
         list(GcpCollector(settings(PROD)).collect())
+
+
+def test_an_unreachable_zone_is_a_gap_and_the_rest_of_the_project_completes(
+    fake: FakeGcp, endpoint: str
+) -> None:
+    fake.unreachable_zones[PROD] = {"europe-west4-a"}
+    items = collect(PROD)
+    gaps = [i for i in items if isinstance(i, CoverageGap)]
+    assert [(g.scope, g.error, g.region) for g in gaps] == [
+        (f"project {PROD} zone europe-west4-a", "UNREACHABLE", "europe-west4")
+    ]
+    found = by_name(items)
+    assert "notebook-g2" not in found and "serve-t4-1" in found

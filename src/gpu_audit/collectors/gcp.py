@@ -265,7 +265,7 @@ class _ProjectScan:
             project=self.project, max_results=PAGE_SIZE
         )
         instances: list[Any] = []
-        gaps: list[CoverageGap] = []
+        unreachable: dict[str, str] = {}  # zone → message; repeated on every page
         with compute_v1.InstancesClient(
             transport="rest",
             client_options=ClientOptions(api_endpoint=gce.url) if gce.url else None,
@@ -277,8 +277,8 @@ class _ProjectScan:
                 instances.extend(scoped.instances)
                 code = scoped.warning.code if "warning" in scoped else ""
                 if code == "UNREACHABLE":
-                    zone = scope.rsplit("/", 1)[-1]
-                    gaps.append(self._gap(code, _one_line(scoped.warning.message), zone=zone))
+                    unreachable[scope.rsplit("/", 1)[-1]] = _one_line(scoped.warning.message)
+        gaps = [self._gap("UNREACHABLE", text, zone=zone) for zone, text in unreachable.items()]
         return instances, gaps
 
     def _session(self, api: Endpoint) -> Any:
