@@ -20,7 +20,15 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from gpu_audit.catalog import canonical_gpu, gpu_class, instance_spec
+from gpu_audit.collectors.gcp_instances import (
+    STATES,
+    capacity_of,
+    gpu_of,
+    has_gpus,
+    last_segment,
+    launched_at,
+    workload_of,
+)
 from gpu_audit.collectors.gcp_rest import (
     TRANSIENT_STATUSES,
     BucketLocations,
@@ -31,17 +39,13 @@ from gpu_audit.collectors.gcp_rest import (
 from gpu_audit.collectors.interface import Collector, Progress, ProgressCallback
 from gpu_audit.errors import CollectorError
 from gpu_audit.model import (
-    Capacity,
     CoverageGap,
     DataRef,
-    Gpu,
     Kind,
     Resource,
     Scope,
     SourceRef,
-    State,
     Utilization,
-    Workload,
 )
 from gpu_audit.settings import GcpSettings, Settings
 
@@ -57,19 +61,6 @@ SCOPES = (
     "https://www.googleapis.com/auth/devstorage.read_only",
 )
 PAGE_SIZE = 500  # aggregatedList's maximum maxResults
-# Machine families whose GPUs are built in (no guestAccelerators needed to have them).
-GPU_FAMILIES = ("a2-", "a3-", "a4-", "a4x-", "g2-", "g4-")
-
-_STATES = {
-    "RUNNING": State.RUNNING,
-    "PROVISIONING": State.PENDING,
-    "STAGING": State.PENDING,
-    "STOPPING": State.STOPPED,
-    "STOPPED": State.STOPPED,
-    "TERMINATED": State.STOPPED,  # GCE's TERMINATED is a stopped VM, not a deleted one
-    "SUSPENDING": State.STOPPED,
-    "SUSPENDED": State.STOPPED,
-}  # REPAIRING and anything new stay missing
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,7 +222,7 @@ class _ProjectScan:
             return [self._gap(_api_error_name(exc), _api_error_message(exc))]
         except requests.exceptions.RequestException as exc:
             return [self._gap(type(exc).__name__, _one_line(str(exc)))]
-        gpu_instances = [i for i in instances if _has_gpus(i)]
+        gpu_instances = [i for i in instances if has_gpus(i)]
         if not gpu_instances:
             return list(gaps)
         with self._session(self.apis.monitoring) as monitoring:
@@ -319,9 +310,9 @@ class _ProjectScan:
     def _resource(
         self, instance: Any, utilization: dict[str, Utilization], session: Any, notes: list[str]
     ) -> Resource:
-        zone = _last_segment(instance.zone)
+        zone = last_segment(instance.zone)
         region = zone.rsplit("-", 1)[0] if zone else None
-        machine_type = _last_segment(instance.machine_type) or None
+        machine_type = last_segment(instance.machine_type) or None
         labels = {str(k): str(v) for k, v in instance.labels.items()}
         return Resource(
             kind=Kind.INSTANCE,
@@ -332,12 +323,12 @@ class _ProjectScan:
             region=region,
             zone=zone or None,
             instance_type=machine_type,
-            state=_STATES.get(instance.status),
-            capacity=_capacity(instance),
-            gpu=_gpu(instance, machine_type),
+            state=STATES.get(instance.status),
+            capacity=capacity_of(instance),
+            gpu=gpu_of(instance, machine_type),
             tags=labels,
-            workload=_workload(labels.get(self.gcp.workload_label)),
-            launched_at=_launched_at(instance),
+            workload=workload_of(labels.get(self.gcp.workload_label)),
+            launched_at=launched_at(instance),
             utilization=utilization.get(str(instance.id), Utilization()),
             data=self._data(labels.get(self.gcp.data_bucket_label), session, notes),
             source=SourceRef(note="; ".join(notes)) if notes else SourceRef(),
@@ -359,63 +350,6 @@ class _ProjectScan:
         uris = tuple(uri for uri, _ in refs)
         # One unreadable bucket leaves regions missing: a partial list would misjudge co-location.
         return DataRef(uris=uris, regions=None if failed else tuple(dict.fromkeys(regions)))
-
-
-def _last_segment(url: str) -> str:
-    return url.rstrip("/").rsplit("/", 1)[-1] if url else ""
-
-
-def _has_gpus(instance: Any) -> bool:
-    if any(a.accelerator_count for a in instance.guest_accelerators):
-        return True
-    machine_type = _last_segment(instance.machine_type)
-    return instance_spec(machine_type) is not None or machine_type.startswith(GPU_FAMILIES)
-
-
-def _gpu(instance: Any, machine_type: str | None) -> Gpu:
-    """GPUs the API lists (attached or built in), else the machine type's from the catalog."""
-    counts: dict[str, int] = {}
-    for accelerator in instance.guest_accelerators:
-        name = _last_segment(accelerator.accelerator_type)
-        model = canonical_gpu(name) or name
-        counts[model] = counts.get(model, 0) + int(accelerator.accelerator_count)
-    spec = instance_spec(machine_type)
-    if counts:
-        model, count = max(counts.items(), key=lambda item: item[1])
-        known = gpu_class(model)
-        memory = spec.gpu_memory_gib if spec and spec.gpu_model == model else None
-        return Gpu(model, count, memory or (known.memory_gib if known else None))
-    if spec is not None:
-        return Gpu(spec.gpu_model, spec.gpu_count, spec.gpu_memory_gib)
-    return Gpu()
-
-
-def _capacity(instance: Any) -> Capacity:
-    scheduling = instance.scheduling
-    model = scheduling.provisioning_model if "provisioning_model" in scheduling else ""
-    if model == "SPOT" or scheduling.preemptible:
-        return Capacity.SPOT
-    if model == "RESERVATION_BOUND":
-        return Capacity.RESERVED
-    return Capacity.ON_DEMAND
-
-
-def _workload(label: str | None) -> Workload:
-    try:
-        return Workload((label or "").strip().lower())
-    except ValueError:
-        return Workload.UNKNOWN
-
-
-def _launched_at(instance: Any) -> datetime | None:
-    for stamp in (instance.last_start_timestamp, instance.creation_timestamp):
-        if stamp:
-            try:
-                parsed = datetime.fromisoformat(stamp)
-            except ValueError:
-                continue
-            return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    return None
 
 
 def _api_error_name(exc: Exception) -> str:
