@@ -9,12 +9,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PRE_COMMIT = shutil.which("pre-commit") or str(Path(os.sys.executable).parent / "pre-commit")
+PRE_COMMIT = shutil.which("pre-commit") or str(Path(sys.executable).parent / "pre-commit")
 
 CLEAN = """\
 # gpu-audit: ignore[job-runtime-cap] SkyPilot managed jobs have no runtime cap; the budget alarm covers it
