@@ -53,8 +53,9 @@ _LEGACY_TYPES = {
     "complex_model_m_v100": ("V100", 4),
     "complex_model_l_v100": ("V100", 8),
 }
-_GCS = re.compile(r"gs://[A-Za-z0-9._\-]+(?:/[^\s\"',;]*)?")
-_GCS_FUSE = re.compile(r"(?<![\w/])/gcs/([A-Za-z0-9._\-]+)(/[^\s\"',;]*)?")
+# A URI ends at a template or format placeholder (`{run}`, `$RUN`): what follows is not known.
+_GCS = re.compile(r"gs://[A-Za-z0-9._\-]+(?:/[^\s\"',;{$]*)?")
+_GCS_FUSE = re.compile(r"(?<![\w/])/gcs/([A-Za-z0-9._\-]+)(/[^\s\"',;{$]*)?")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 
 
