@@ -13,6 +13,9 @@ from gpu_audit.model import ScanResult
 REPORTERS: dict[str, str] = {
     "table": "gpu_audit.report.table",
     "json": "gpu_audit.report.json",
+    "markdown": "gpu_audit.report.markdown",
+    "sarif": "gpu_audit.report.sarif",
+    "csv": "gpu_audit.report.csv",
 }
 
 

@@ -63,3 +63,23 @@ def total_savings(findings: list[Finding]) -> float:
         key = id(finding.resource)
         best[key] = max(best.get(key, 0.0), saving)
     return round(sum(best.values()), 2)
+
+
+def best_savings(findings: list[Finding]) -> list[Finding]:
+    """Per resource, the open finding with the largest priced saving (> 0), largest first.
+
+    Charts and top-N lists attribute each resource's saving to this one finding, so their
+    parts add up to `monthly_savings_usd`.
+    """
+    best: dict[int, Finding] = {}
+    for finding in findings:
+        saving = finding.monthly_savings_usd
+        if not finding.is_open or not saving or saving <= 0:
+            continue
+        key = id(finding.resource)
+        current = best.get(key)
+        if current is None or saving > (current.monthly_savings_usd or 0.0):
+            best[key] = finding
+    return sorted(
+        best.values(), key=lambda f: (-(f.monthly_savings_usd or 0.0), f.resource.location)
+    )

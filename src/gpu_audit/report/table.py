@@ -1,9 +1,20 @@
-"""Terminal table: findings by severity, with monthly cost and savings, and a summary line."""
+"""Terminal table: open findings by severity with monthly cost and savings, then what was set
+aside (waived, suppressed, not evaluated), coverage gaps and a summary line.
+
+Values from the cloud or a file are stripped of control characters, so a tag value cannot move
+the cursor or recolour the terminal.
+"""
 
 from __future__ import annotations
 
-from gpu_audit.model import Finding, ScanResult, Severity
-from gpu_audit.report.summary import Summary, summarize
+import re
+from collections import Counter
+
+from gpu_audit.model import Finding, Kind, ScanResult, Severity
+from gpu_audit.report.summary import Summary, summarize, total_savings
+
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+HEADERS = ["rule", "resource", "type", "GPU", "$/month", "saving/month", "found"]
 
 
 def render(result: ScanResult) -> str:
@@ -15,17 +26,52 @@ def render(result: ScanResult) -> str:
         group = [f for f in open_findings if f.severity is severity]
         if not group:
             continue
-        lines.append(f"{severity.label.upper()} ({len(group)})")
+        saving = total_savings(group)
+        lines.append(f"{severity.label.upper()} ({len(group)}; savings {_money(saving)}/month)")
         rows = [_row(f) for f in sorted(group, key=_order)]
-        headers = ["rule", "resource", "type", "GPU", "$/month", "saving/month", "found"]
-        lines.append(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
+        lines.append(tabulate(rows, headers=HEADERS, tablefmt="simple", disable_numparse=True))
         lines.append("")
-    for gap in result.coverage_gaps:
-        lines.append(f"coverage gap: {gap.provider} {gap.scope}: {gap.error}: {gap.message}")
-    for skipped in result.input_errors:
-        lines.append(f"error: {skipped.reason}")
+    if not open_findings:
+        lines += ["No open findings.", ""]
+    lines += _set_aside(result)
+    lines += _problems(result)
     lines.append(summary_line(summarize(result)))
     return "\n".join(lines) + "\n"
+
+
+def _set_aside(result: ScanResult) -> list[str]:
+    lines: list[str] = []
+    waived = Counter(f.rule_id for f in result.findings if f.waiver is not None)
+    suppressed = Counter(f.rule_id for f in result.findings if f.suppressed is not None)
+    if waived:
+        lines.append("waived: " + _counts(waived))
+    if suppressed:
+        lines.append("suppressed inline: " + _counts(suppressed))
+    expired = [w for w in result.waivers if w.state.value == "expired" and w.matched]
+    for status in expired:
+        waiver = status.waiver
+        lines.append(
+            f"expired waiver: {clean(waiver.rule)} ({clean(waiver.owner, 40)}, "
+            f"{waiver.expires:%Y-%m-%d}) no longer applies to {status.matched} findings"
+        )
+    if result.not_evaluated:
+        missing = Counter(n.missing.split(" ", 1)[0] for n in result.not_evaluated)
+        lines.append("not evaluated (missing data): " + _counts(missing))
+    return [*lines, ""] if lines else []
+
+
+def _problems(result: ScanResult) -> list[str]:
+    lines = [
+        f"COVERAGE GAP: {clean(g.provider)} {clean(g.scope)}: {clean(g.error)}: "
+        f"{clean(g.message, 120)}"
+        for g in result.coverage_gaps
+    ]
+    lines += [f"error: {clean(s.reason, 200)}" for s in result.input_errors]
+    return [*lines, ""] if lines else []
+
+
+def _counts(counter: Counter[str]) -> str:
+    return ", ".join(f"{n} {clean(name)}" for name, n in counter.most_common())
 
 
 def _order(finding: Finding) -> tuple[float, str]:
@@ -35,26 +81,25 @@ def _order(finding: Finding) -> tuple[float, str]:
 def _row(finding: Finding) -> list[str]:
     resource = finding.resource
     gpu = resource.gpu
-    gpus = f"{gpu.count or '?'}× {gpu.model}" if gpu.model else "-"
-    location = (
-        resource.location
-        if resource.kind.value == "instance"
-        else (f"{resource.source.path}:{finding.line}")
-    )
+    gpus = f"{gpu.count or '?'}× {clean(gpu.model)}" if gpu.model else "-"
+    location = resource.location
+    if resource.kind is Kind.JOB and resource.source.path:
+        location = f"{resource.source.path}:{finding.line or resource.source.line or '?'}"
     return [
-        finding.rule_id,
-        _clip(location, 60),
-        resource.instance_type or "-",
+        clean(finding.rule_id),
+        clean(location, 60),
+        clean(resource.instance_type or "-"),
         gpus,
         _money(resource.monthly_cost_usd),
         _money(finding.monthly_savings_usd),
-        _clip(finding.actual, 60),
+        clean(finding.actual, 60),
     ]
 
 
-def _clip(text: str, width: int) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+def clean(text: object, width: int = 80) -> str:
+    """One line, no control characters, at most `width` characters."""
+    flat = " ".join(_CONTROLS.sub(" ", str(text)).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _money(value: float | None) -> str:

@@ -1,0 +1,81 @@
+"""Make any value from the cloud or a file inert in GitHub-flavoured Markdown and Mermaid."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+# Every line break CommonMark or a browser honours, and the other C0/C1 controls: one space each.
+_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+# ASCII punctuation with a meaning somewhere in GFM (emphasis, code, links, tables, headings,
+# strikethrough, autolinks, images, entities); backslash-escaping any of it is always legal.
+_MARKUP = re.compile(r"([\\`*_\[\]|#~!$])")
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_CHART_UNSAFE = re.compile(r"[^A-Za-z0-9 ._,:/@()+-]+")
+
+
+def inline(value: object, limit: int = 200) -> str:
+    """One line of literal text for a table cell, heading or paragraph.
+
+    Line breaks become spaces (so a value cannot end a table row or start a heading), Markdown
+    punctuation is backslash-escaped (so `|` cannot add a cell, a backtick cannot open code and
+    `[x](y)` cannot become a link), and `<`, `>`, `&` become entities (so no raw HTML survives).
+    Long values are clipped before escaping, so an escape is never cut in half.
+    """
+    if value is None:
+        return "–"
+    text = " ".join(_BREAKS.sub(" ", str(value)).split())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return _escape(text)
+
+
+def _escape(text: str) -> str:
+    text = _MARKUP.sub(r"\\\1", text)
+    return re.sub(r"[&<>]", lambda m: _ENTITIES[m.group()], text)
+
+
+def prose(value: object, limit: int = 600) -> str:
+    """Like `inline`, but an author's paired backticks stay code spans (for remediation text).
+
+    Outside tables a code span is inert: its content has no backtick (the split guarantees it)
+    and no line break (`inline`'s whitespace folding runs first), so it cannot end early.
+    """
+    if value is None:
+        return "–"
+    text = " ".join(_BREAKS.sub(" ", str(value)).split())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: escape all of it
+        return _escape(text)
+    return "".join(
+        f"`{part}`" if i % 2 == 1 and part.strip() else _escape(f"`{part}`" if i % 2 else part)
+        for i, part in enumerate(parts)
+    )
+
+
+def row(cells: Sequence[str]) -> str:
+    """A GFM table row from cells that are already escaped (by `inline`) or our own literals."""
+    return "| " + " | ".join(cells) + " |"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], align: str = "") -> list[str]:
+    """Header, delimiter and body rows; `align` has one letter per column: l, r or c."""
+    marks = {"l": ":---", "r": "---:", "c": ":---:"}
+    delimiter = [
+        marks.get(align[i], "---") if i < len(align) else "---" for i in range(len(headers))
+    ]
+    return [row(headers), row(delimiter), *(row(cells) for cells in rows)]
+
+
+def chart_label(value: object, limit: int = 40) -> str:
+    """A Mermaid label between double quotes: only characters that cannot end the string,
+    the statement or the code fence around it."""
+    text = _CHART_UNSAFE.sub("_", " ".join(_BREAKS.sub(" ", str(value)).split()))
+    return (text[: limit - 1] + "…" if len(text) > limit else text) or "_"
+
+
+def money(value: float | None) -> str:
+    """Dollars, with the sign escaped: GitHub reads a pair of `$` on one line as inline math."""
+    return "–" if value is None else f"\\${value:,.0f}"

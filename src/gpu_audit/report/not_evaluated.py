@@ -1,0 +1,81 @@
+"""Not-evaluated records counted by rule and missing field, each with how to supply the field."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from gpu_audit.model import Kind, NotEvaluated
+
+_METRICS = {
+    "aws": "install the CloudWatch agent with its `nvidia_gpu` metrics (namespace `CWAgent`, "
+    "`nvidia_smi_utilization_gpu`, dimension `InstanceId`) in the AMI or launch template",
+    "gcp": "install the Ops Agent with NVIDIA GPU metrics (`agent.googleapis.com/gpu/utilization`; "
+    "DCGM for GKE) on the VM image",
+}
+# (field, provider) first, then (field, kind), then (field, None); `tags.*` is handled apart.
+_HINTS: dict[tuple[str, str | None], str] = {
+    ("utilization.gpu_p95", "aws"): _METRICS["aws"],
+    ("utilization.gpu_avg", "aws"): _METRICS["aws"],
+    ("utilization.window_hours", "aws"): _METRICS["aws"],
+    ("utilization.gpu_p95", "gcp"): _METRICS["gcp"],
+    ("utilization.gpu_avg", "gcp"): _METRICS["gcp"],
+    ("utilization.window_hours", "gcp"): _METRICS["gcp"],
+    (
+        "utilization.gpu_p95",
+        None,
+    ): "report GPU utilization (an agent exporting NVIDIA/DCGM metrics)",
+    (
+        "utilization.gpu_avg",
+        None,
+    ): "report GPU utilization (an agent exporting NVIDIA/DCGM metrics)",
+    ("data.regions", "aws"): "set the `data-bucket` tag to the S3 bucket the instance reads, "
+    "and allow `s3:GetBucketLocation` on it",
+    ("data.regions", "gcp"): "set the `data-bucket` label to the GCS bucket the VM reads, "
+    "and allow `storage.buckets.get` on it",
+    ("data.regions", "job"): "name the data (bucket URIs in the job's inputs or mounts) so its "
+    "region can be looked up",
+    ("data.regions", None): "record the data buckets and their regions (`data.regions`)",
+    ("data.uris", None): "record the buckets the resource reads (`data-bucket` tag or label)",
+    ("region", "job"): "pin a region in the job config (for example SkyPilot `resources.region`)",
+    ("region", None): "record the region the resource runs in",
+    ("gpu.model", None): "this accelerator sits outside the NVIDIA GPU class ladder; "
+    "waive the rule for it or scope the rule with `where`",
+    ("gpu.count", "job"): "give the GPU count literally, not through a template variable",
+    ("gpu.count", None): "use an instance type the catalog knows (`gpu-audit catalog lookup`)",
+    ("capacity", None): "record the provisioning model (spot, on-demand or reserved)",
+    ("uptime_hours", None): "record the launch time (`launched_at`)",
+    ("monthly_cost_usd", None): "use an instance type and region the price catalog knows",
+    ("limits.max_runtime_hours", "job"): "set a runtime cap in the job config",
+    ("checkpoint.uri", "job"): "set the checkpoint location in the job config",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    rule_id: str
+    missing: str  # as the engine reported it, e.g. `gpu.model (no class rank for Trainium)`
+    kind: str
+    provider: str
+    resources: int
+    hint: str
+
+
+def grouped(records: tuple[NotEvaluated, ...]) -> list[Gap]:
+    """Counts per (rule, missing, kind, provider), largest first, ties by rule and field."""
+    counts = Counter(
+        (n.rule_id, n.missing, n.resource.kind.value, n.resource.provider) for n in records
+    )
+    gaps = [Gap(*key, count, hint(key[1], key[3], key[2])) for key, count in counts.items()]
+    return sorted(gaps, key=lambda g: (-g.resources, g.rule_id, g.missing, g.provider))
+
+
+def hint(missing: str, provider: str, kind: str = Kind.INSTANCE.value) -> str:
+    """How to supply a missing field; Markdown from this module (no input is interpolated)."""
+    field = missing.split(" ", 1)[0]
+    for key in ((field, provider), (field, kind), (field, None)):
+        if key in _HINTS:
+            return _HINTS[key]
+    if field.startswith("tags."):
+        return "set this tag (AWS) or label (GCP, Kubernetes, job config) on the resource"
+    return "supply this field in the source (or an inventory file) so the rule can judge it"

@@ -1,0 +1,193 @@
+"""SARIF 2.1.0 for code scanning: rules from the policies, one result per finding.
+
+Job findings point at the offending key (`physicalLocation`, a URI relative to `%SRCROOT%`,
+the working directory); instance findings name the resource (`logicalLocations`). Waived and
+inline-suppressed findings stay in the log with a `suppressions` entry, as SARIF intends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path, PurePath
+from typing import Any
+from urllib.parse import quote
+
+from gpu_audit import __version__
+from gpu_audit.model import Finding, Kind, RuleInfo, ScanResult, Severity
+from gpu_audit.report.markdown_text import prose
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://github.com/gpu-audit/gpu-audit"
+SRCROOT = "%SRCROOT%"
+FINGERPRINT_KEY = "gpuAuditFinding/v1"
+_LEVELS = {
+    Severity.CRITICAL: "error",
+    Severity.HIGH: "error",
+    Severity.MEDIUM: "warning",
+    Severity.LOW: "note",
+    Severity.INFO: "note",
+}
+
+
+def render(result: ScanResult) -> str:
+    return json.dumps(log(result, Path.cwd()), indent=2, ensure_ascii=False) + "\n"
+
+
+def log(result: ScanResult, root: Path) -> dict[str, Any]:
+    """The SARIF log; job paths are made relative to `root` where they lie under it."""
+    rules = list(result.rules)
+    index = {rule.id: i for i, rule in enumerate(rules)}
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "gpu-audit",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": [_rule(rule) for rule in rules],
+            }
+        },
+        "originalUriBaseIds": {
+            SRCROOT: {"description": {"text": "The directory gpu-audit ran in."}}
+        },
+        "invocations": [_invocation(result, root)],
+        "results": [_result(f, index.get(f.rule_id), root) for f in result.findings],
+        "columnKind": "unicodeCodePoints",
+    }
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def _rule(rule: RuleInfo) -> dict[str, Any]:
+    help_text = rule.remediation or rule.title
+    tags = ["gpu", "cost", *(f"target:{t.value}" for t in rule.targets)]
+    if rule.savings:
+        tags.append(f"savings:{rule.savings}")
+    out: dict[str, Any] = {
+        "id": rule.id,
+        "name": "".join(part.capitalize() for part in rule.id.split("-")),
+        "shortDescription": {"text": rule.title},
+        "fullDescription": {"text": rule.description or rule.title},
+        "help": {"text": help_text, "markdown": prose(help_text)},
+        "defaultConfiguration": {"level": _LEVELS[rule.severity]},
+        "properties": {"severity": rule.severity.label, "tags": tags},
+    }
+    if rule.aliases:
+        out["deprecatedIds"] = list(rule.aliases)
+    return out
+
+
+def _result(finding: Finding, rule_index: int | None, root: Path) -> dict[str, Any]:
+    resource = finding.resource
+    out: dict[str, Any] = {
+        "ruleId": finding.rule_id,
+        "level": _LEVELS[finding.severity],
+        "message": {"text": finding.message},
+        "locations": [_location(finding, root)],
+        "partialFingerprints": {FINGERPRINT_KEY: fingerprint(finding, root)},
+        "properties": {
+            "severity": finding.severity.label,
+            "field": finding.field,
+            "expected": finding.expected,
+            "actual": finding.actual,
+            "monthlySavingsUsd": finding.monthly_savings_usd,
+            "monthlyCostUsd": resource.monthly_cost_usd,
+            "instanceType": resource.instance_type,
+            "gpu": {"model": resource.gpu.model, "count": resource.gpu.count},
+        },
+    }
+    if rule_index is not None:
+        out["ruleIndex"] = rule_index
+    suppressions = _suppressions(finding)
+    if suppressions:
+        out["suppressions"] = suppressions
+    return out
+
+
+def _location(finding: Finding, root: Path) -> dict[str, Any]:
+    resource = finding.resource
+    if resource.kind is Kind.JOB and resource.source.path:
+        physical: dict[str, Any] = {"artifactLocation": artifact(resource.source.path, root)}
+        line = finding.line or resource.source.line
+        if line and line >= 1:
+            physical["region"] = {"startLine": line}
+        logical = {"name": resource.name or resource.id, "kind": "object"}
+        logical["fullyQualifiedName"] = f"{resource.provider}/{logical['name']}"
+        return {"physicalLocation": physical, "logicalLocations": [logical]}
+    return {
+        "logicalLocations": [
+            {"name": resource.id, "fullyQualifiedName": resource.location, "kind": "resource"}
+        ]
+    }
+
+
+def artifact(path: str, root: Path) -> dict[str, Any]:
+    """A relative `%SRCROOT%` URI for paths under `root`, an absolute file URI for others."""
+    pure = Path(path)
+    if not pure.is_absolute():
+        return {"uri": _uri(PurePath(os.path.normpath(path))), "uriBaseId": SRCROOT}
+    try:
+        return {"uri": _uri(pure.relative_to(root)), "uriBaseId": SRCROOT}
+    except ValueError:
+        return {"uri": pure.as_uri()}
+
+
+def _uri(path: PurePath) -> str:
+    return quote(path.as_posix(), safe="/")
+
+
+def _invocation(result: ScanResult, root: Path) -> dict[str, Any]:
+    """Inputs that were skipped and clouds that were not read, as tool notifications."""
+    notes: list[dict[str, Any]] = []
+    for skipped in result.skipped:
+        physical: dict[str, Any] = {"artifactLocation": artifact(skipped.path, root)}
+        if skipped.line and skipped.line >= 1:
+            physical["region"] = {"startLine": skipped.line}
+        notes.append(
+            {
+                "level": "error" if skipped.error else "note",
+                "message": {"text": skipped.reason},
+                "locations": [{"physicalLocation": physical}],
+            }
+        )
+    for gap in result.coverage_gaps:
+        notes.append(
+            {
+                "level": "error",
+                "message": {"text": f"{gap.provider} {gap.scope}: {gap.error}: {gap.message}"},
+            }
+        )
+    return {
+        "executionSuccessful": not result.input_errors and not result.partial,
+        "toolExecutionNotifications": notes,
+    }
+
+
+def _suppressions(finding: Finding) -> list[dict[str, Any]]:
+    if finding.waiver is not None:
+        waiver = finding.waiver
+        expires = f", expires {waiver.expires:%Y-%m-%d}" if waiver.expires else ""
+        return [
+            {
+                "kind": "external",
+                "status": "accepted",
+                "justification": f"{waiver.reason} (owner {waiver.owner}{expires})",
+                "properties": {"owner": waiver.owner, "source": waiver.source},
+            }
+        ]
+    if finding.suppressed is not None:
+        return [{"kind": "inSource", "status": "accepted", "justification": finding.suppressed}]
+    return []
+
+
+def fingerprint(finding: Finding, root: Path) -> str:
+    """Stable across runs: rule, resource identity and field; never lines or times."""
+    resource = finding.resource
+    if resource.kind is Kind.JOB and resource.source.path:
+        where = artifact(resource.source.path, root)["uri"]
+        identity = f"job:{where}#{resource.source.document or 0}:{resource.name or ''}"
+    else:
+        identity = f"{resource.kind.value}:{resource.location}"
+    text = "\0".join([finding.rule_id, identity, finding.field or ""])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]

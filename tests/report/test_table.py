@@ -1,0 +1,46 @@
+"""The terminal table: grouped by severity, cost and savings, set-aside counts, gaps, summary."""
+
+from __future__ import annotations
+
+from gpu_audit.model import ScanResult
+from gpu_audit.report import table
+from gpu_audit.report.summary import summarize
+
+
+def test_groups_by_severity_and_ends_with_the_summary(demo: ScanResult) -> None:
+    text = table.render(demo)
+    lines = text.splitlines()
+    assert lines[0].startswith("HIGH (20; savings $")
+    assert text.index("HIGH (") < text.index("MEDIUM (")
+    assert "$/month" in lines[1] and "saving/month" in lines[1]
+    assert "waived: 4 gpu-class-cap, 1 idle-gpu" in text
+    assert "expired waiver: gpu-class-cap,spot-for-training" in text
+    assert lines[-1] == table.summary_line(summarize(demo))
+    assert lines[-1].startswith(
+        "37 findings (20 high, 17 medium); 39 resources; GPU spend $374,686/month"
+    )
+
+
+def test_gaps_and_errors_are_called_out(hostile: ScanResult) -> None:
+    text = table.render(hostile)
+    assert "COVERAGE GAP: aws account" in text
+    assert "error: " in text
+    assert "PARTIAL: 1 coverage gaps" in text.splitlines()[-1]
+
+
+def test_control_characters_never_reach_the_terminal(hostile: ScanResult) -> None:
+    from dataclasses import replace
+
+    evil = "\x1b[2J\x1b]0;pwned\x07name\rover"
+    finding = hostile.findings[0]
+    bent = replace(finding, resource=replace(finding.resource, id=evil, tags={"team": evil}))
+    text = table.render(replace(hostile, findings=(bent, *hostile.findings[1:])))
+    assert "\x1b" not in text and "\x07" not in text and "\r" not in text
+
+
+def test_no_findings() -> None:
+    from tests.report.test_registry import EMPTY
+
+    text = table.render(EMPTY)
+    assert text.startswith("No open findings.")
+    assert text.splitlines()[-1].startswith("0 findings; 0 resources")
