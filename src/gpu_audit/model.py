@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import IntEnum, StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 
 class Kind(StrEnum):
@@ -170,16 +170,24 @@ class WaiverState(StrEnum):
     EXPIRED = "expired"
 
 
+class Explainer(Protocol):
+    """A compiled requirement, which says on demand what it expected and what it found."""
+
+    def describe(self) -> str: ...
+
+    def failures(self, resource: Resource) -> list[tuple[str, str, str]]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
+    """A rule a resource fails. What was expected and found is worked out when a report asks,
+    so a scan of 100k resources does not build strings that only a count will use."""
+
     rule_id: str
     severity: Severity
     title: str
-    message: str
     resource: Resource
-    expected: str
-    actual: str
-    field: str | None
+    requirement: Explainer
     line: int | None
     monthly_savings_usd: float | None
     remediation: str | None
@@ -190,6 +198,29 @@ class Finding:
     def is_open(self) -> bool:
         """A finding that counts: neither waived nor suppressed inline."""
         return self.waiver is None and self.suppressed is None
+
+    def _failures(self) -> list[tuple[str, str, str]]:
+        return self.requirement.failures(self.resource)
+
+    @property
+    def field(self) -> str | None:
+        failures = self._failures()
+        return failures[0][0] if failures else None
+
+    @property
+    def expected(self) -> str:
+        return "; ".join(f[1] for f in self._failures()) or self.requirement.describe()
+
+    @property
+    def actual(self) -> str:
+        return "; ".join(f[2] for f in self._failures()) or "condition does not hold"
+
+    @property
+    def message(self) -> str:
+        failures = self._failures()
+        expected = "; ".join(f[1] for f in failures) or self.requirement.describe()
+        actual = "; ".join(f[2] for f in failures) or "condition does not hold"
+        return f"{self.title}: expected {expected}; found {actual}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,7 +80,7 @@ class Condition:
 
 
 class Leaf(Condition):
-    __slots__ = ("field", "operand_text", "operator", "other")
+    __slots__ = ("description", "field", "operand_text", "operator", "other")
 
     def __init__(
         self,
@@ -95,13 +95,14 @@ class Leaf(Condition):
         self.operator = operator
         self.operand_text = operand_text
         self.other = other
+        symbol = {"eq": "=", "ne": "≠", "lt": "<", "lte": "≤", "gt": ">", "gte": "≥"}
+        if operator in ("present", "absent"):
+            self.description = f"{field.name} {operand_text}"
+        else:
+            self.description = f"{field.name} {symbol.get(operator, operator)} {operand_text}"
 
     def describe(self) -> str:
-        symbol = {"eq": "=", "ne": "≠", "lt": "<", "lte": "≤", "gt": ">", "gte": "≥"}
-        if self.operator in ("present", "absent"):
-            return f"{self.field.name} {self.operand_text}"
-        op = symbol.get(self.operator, self.operator)
-        return f"{self.field.name} {op} {self.operand_text}"
+        return self.description
 
     def failures(self, resource: Resource) -> list[tuple[str, str, str]]:
         if self.test(resource) is not False:
@@ -155,6 +156,21 @@ def _all(parts: tuple[Condition, ...]) -> Test:
     tests = tuple(p.test for p in parts)
     if len(tests) == 1:
         return tests[0]
+    if len(tests) == 2:
+        first, second = tests
+
+        def both(resource: Resource) -> Verdict:
+            a = first(resource)
+            if a is False:
+                return False
+            b = second(resource)
+            if b is False:
+                return False
+            if a is True:
+                return b
+            return a
+
+        return both
 
     def run(resource: Resource) -> Verdict:
         unknown: str | None = None
@@ -307,6 +323,10 @@ def _leaf(spec: FieldSpec, op: str, operand: Any, at: tuple[Any, Any], where: Lo
 
         return Leaf(any_item, spec, op, text, None)
 
+    fast = None if absent_is_known else _fast_test(spec, op, operand)
+    if fast is not None:
+        return Leaf(fast, spec, op, text, None)
+
     def simple(resource: Resource) -> Verdict:
         value = get(resource)
         if value is None and not absent_is_known:
@@ -314,6 +334,46 @@ def _leaf(spec: FieldSpec, op: str, operand: Any, at: tuple[Any, Any], where: Lo
         return check(value, None)
 
     return Leaf(simple, spec, op, text, None)
+
+
+def _fast_test(spec: FieldSpec, op: str, operand: Any) -> Test | None:
+    """One closure for the hot operators, saving a call per check; same verdicts as `simple`."""
+    get, name = spec.getter, spec.name
+    if op == "eq" and spec.type in ("enum", "bool"):
+        expected = operand
+
+        def eq(resource: Resource) -> Verdict:
+            value = get(resource)
+            return name if value is None else value == expected
+
+        return eq
+    if op == "in" and spec.type == "enum":
+        members = frozenset(str(item) for item in operand)
+
+        def within(resource: Resource) -> Verdict:
+            value = get(resource)
+            return name if value is None else value in members
+
+        return within
+    if op in _ORDERING and spec.type == "number" and not isinstance(operand, bool):
+        bound = _ordered(spec, operand, _never)
+        compare = {
+            "lt": float.__lt__,
+            "lte": float.__le__,
+            "gt": float.__gt__,
+            "gte": float.__ge__,
+        }[op]
+
+        def ordered(resource: Resource) -> Verdict:
+            value = get(resource)
+            return name if value is None else compare(float(value), float(bound))
+
+        return ordered
+    return None
+
+
+def _never(message: str) -> PolicyError:
+    return PolicyError(message)  # pragma: no cover - operands were validated by `_value_test`
 
 
 def _ladder_class(operand: Any, fail: Callable[[str], PolicyError]) -> int:

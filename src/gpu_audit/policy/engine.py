@@ -34,29 +34,41 @@ class Evaluation:
 
 def evaluate(resources: Iterable[Resource], policy: Policy, now: datetime) -> Evaluation:
     """Every rule over every resource it targets; O(resources × rules) with compiled conditions."""
-    by_kind = {kind: tuple(r for r in policy.rules if kind in r.info.targets) for kind in Kind}
-    targets = {rule.info.id: _downsize_target(rule) for rule in policy.rules}
+    plans = {
+        kind: tuple(
+            (
+                rule,
+                rule.info.id,
+                rule.where.test if rule.where else None,
+                rule.require.test,
+                _downsize_target(rule),
+            )
+            for rule in policy.rules
+            if kind in rule.info.targets
+        )
+        for kind in Kind
+    }
     findings: list[Finding] = []
     not_evaluated: list[NotEvaluated] = []
     matched: dict[int, int] = {}
+    waivers = bool(policy.waivers)
     for resource in resources:
-        for rule in by_kind[resource.kind]:
-            where = rule.where
+        for rule, rule_id, where, require, downsize_to in plans[resource.kind]:
             if where is not None:
-                scoped = where.test(resource)
+                scoped = where(resource)
                 if scoped is False:
                     continue
                 if scoped is not True:
-                    not_evaluated.append(NotEvaluated(rule.info.id, resource, scoped))
+                    not_evaluated.append(NotEvaluated(rule_id, resource, scoped))
                     continue
-            verdict = rule.require.test(resource)
+            verdict = require(resource)
             if verdict is True:
                 continue
             if verdict is not False:
-                not_evaluated.append(NotEvaluated(rule.info.id, resource, verdict))
+                not_evaluated.append(NotEvaluated(rule_id, resource, verdict))
                 continue
-            finding = _finding(rule, resource, targets[rule.info.id])
-            findings.append(_waive(finding, policy, now, matched))
+            finding = _finding(rule, resource, downsize_to)
+            findings.append(_waive(finding, policy, now, matched) if waivers else finding)
     statuses = tuple(
         WaiverStatus(w.waiver, waiver_state(w.waiver, now), matched.get(index, 0))
         for index, w in enumerate(policy.waivers)
@@ -71,26 +83,24 @@ def waiver_state(waiver: Waiver, now: datetime) -> WaiverState:
 
 
 def _finding(rule: Rule, resource: Resource, downsize_to: str | None) -> Finding:
-    failures = rule.require.failures(resource)
-    field = failures[0][0] if failures else None
-    expected = "; ".join(f[1] for f in failures) or rule.require.describe()
-    actual = "; ".join(f[2] for f in failures) or "condition does not hold"
-    line = resource.source.key_lines.get(field, resource.source.line) if field else None
-    line = line if line is not None else resource.source.line
+    line = resource.source.line
+    if resource.source.key_lines:  # a job file: point at the offending key
+        failures = rule.require.failures(resource)
+        if failures:
+            line = resource.source.key_lines.get(failures[0][0], line)
     info = rule.info
     return Finding(
         rule_id=info.id,
         severity=info.severity,
         title=info.title,
-        message=f"{info.title}: expected {expected}; found {actual}",
         resource=resource,
-        expected=expected,
-        actual=actual,
-        field=field,
+        requirement=rule.require,
         line=line,
         monthly_savings_usd=_savings(info.savings, resource, downsize_to),
         remediation=info.remediation,
-        suppressed=_suppression(resource, info.id, info.aliases, line),
+        suppressed=_suppression(resource, info.id, info.aliases, line)
+        if resource.source.suppressions
+        else None,
     )
 
 
