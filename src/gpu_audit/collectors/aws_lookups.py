@@ -33,7 +33,10 @@ class GpuLookup:
 def gpu_from_info(info: dict[str, Any]) -> Gpu | None:
     """A `Gpu` from DescribeInstanceTypes' `GpuInfo`; None when the type lists no GPUs."""
     gpus = info.get("Gpus") or []
-    count = sum(int(g.get("Count") or 0) for g in gpus)
+    # A fractional GPU (g6f: a 1/8 L4) reports Count 0 and LogicalGpuCount 1; it is GPU capacity.
+    count = sum(int(g.get("Count") or 0) for g in gpus) or sum(
+        int(g.get("LogicalGpuCount") or 0) for g in gpus
+    )
     if not gpus or count == 0:
         return None
     first = gpus[0]
@@ -68,13 +71,14 @@ class InstanceTypes:
             else:
                 missing.append(name)
         for start in range(0, len(missing), _DESCRIBE_BATCH):
-            found = self._describe(ec2, missing[start : start + _DESCRIBE_BATCH])
+            found = self.describe(ec2, missing[start : start + _DESCRIBE_BATCH])
             with self._lock:
                 self._known.update(found)
             answer.update(found)
         return answer
 
-    def _describe(self, ec2: Any, names: list[str]) -> dict[str, GpuLookup]:
+    def describe(self, ec2: Any, names: list[str]) -> dict[str, GpuLookup]:
+        """Asks `DescribeInstanceTypes` about `names`; a failure degrades to the family rule."""
         from botocore.exceptions import BotoCoreError, ClientError
 
         try:
@@ -86,7 +90,7 @@ class InstanceTypes:
                 # One unknown name fails the whole call: ask for each type alone.
                 found: dict[str, GpuLookup] = {}
                 for name in names:
-                    found.update(self._describe(ec2, [name]))
+                    found.update(self.describe(ec2, [name]))
                 return found
             return {name: _by_family(name, f"DescribeInstanceTypes: {code}") for name in names}
         except BotoCoreError as exc:

@@ -51,7 +51,7 @@ class Sessions:
         self._lock = threading.Lock()
         self.base = self._observed(botocore.session.Session())
         self.config = Config(
-            retries={"mode": "adaptive", "max_attempts": settings.max_attempts},
+            retries={"mode": "adaptive", "total_max_attempts": settings.max_attempts},
             connect_timeout=settings.connect_timeout,
             read_timeout=settings.read_timeout,
             max_pool_connections=max(10, settings.concurrency),

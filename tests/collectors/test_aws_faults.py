@@ -1,0 +1,91 @@
+"""Fault injection: one region throttled or failing behind a proxy in front of moto; secrets stay out."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from gpu_audit.cli import main
+from gpu_audit.collectors.aws import AwsCollector
+from gpu_audit.model import CoverageGap, Resource
+from gpu_audit.settings import AwsSettings, Settings
+
+# The values conftest sets in the environment (conftest modules are not imported by name).
+ACCESS_KEY = "AKIAGPUAUDITTEST0001"
+SECRET_KEY = "gpu-audit-test-secret-never-printed"
+SESSION_TOKEN = "gpu-audit-test-session-token-never-printed"
+REGIONS = ("eu-west-1", "us-east-1", "us-west-2")
+
+
+def fleet_in_three_regions(fleet: Any) -> dict[str, str]:
+    ids = {}
+    for region in REGIONS:
+        (ids[region],) = fleet.launch(region, "g5.xlarge", tags={"workload": "training"})
+    fleet.utilization("us-east-1", ids["us-east-1"], [1, 2, 1])
+    return ids
+
+
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [(503, "RequestLimitExceeded"), (500, "InternalError"), (403, "AuthFailure")],
+)
+def test_a_failing_region_is_a_gap_and_the_rest_completes(
+    aws_fleet: Any, faulty_proxy: Any, monkeypatch: pytest.MonkeyPatch, status: int, code: str
+) -> None:
+    ids = fleet_in_three_regions(aws_fleet)
+    faulty_proxy.failing["eu-west-1"] = (status, code)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", faulty_proxy.url)
+    config = Settings(aws=replace(AwsSettings(regions=REGIONS, max_attempts=2)))
+
+    items = list(AwsCollector(config).collect())
+
+    gaps = [i for i in items if isinstance(i, CoverageGap)]
+    resources = {i.id: i for i in items if isinstance(i, Resource)}
+    assert [(g.scope, g.account, g.region, g.error) for g in gaps] == [
+        ("account/region", "123456789012", "eu-west-1", code)
+    ]
+    assert set(resources) == {ids["us-east-1"], ids["us-west-2"]}
+    assert resources[ids["us-east-1"]].utilization.gpu_p95 == 2
+    # Throttling and 5xx are retried (adaptive mode) up to max_attempts; 403 is not.
+    assert faulty_proxy.refused == (1 if status == 403 else 2)
+    # The proxy echoed the access key id in its error message: the gap must not carry it.
+    assert ACCESS_KEY not in gaps[0].message and "[redacted]" in gaps[0].message
+
+
+def test_cli_exits_3_and_prints_no_credentials(
+    aws_fleet: Any,
+    faulty_proxy: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ids = fleet_in_three_regions(aws_fleet)
+    faulty_proxy.failing["us-west-2"] = (503, "Throttling")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", faulty_proxy.url)
+    config = tmp_path / ".gpu-audit.yaml"
+    config.write_text("aws:\n  max_attempts: 2\n  window_hours: 12\n")
+    caplog.set_level(logging.INFO)  # every logger at INFO, ours at DEBUG (set last: handler level)
+    caplog.set_level(logging.DEBUG, logger="gpu_audit")
+
+    args = ["scan", "--provider", "aws", "--config", str(config), "--format", "json"]
+    for region in REGIONS:
+        args += ["--region", region]
+    result = CliRunner().invoke(main, args)
+
+    assert result.exit_code == 3, result.output
+    report = json.loads(result.stdout)
+    assert {r["id"] for r in report["resources"]} == {ids["eu-west-1"], ids["us-east-1"]}
+    assert [(g["region"], g["error"]) for g in report["coverage_gaps"]] == [
+        ("us-west-2", "Throttling")
+    ]
+    assert "incomplete: aws account/region: Throttling" in result.stderr
+    everything = result.output + result.stderr + "\n".join(r.getMessage() for r in caplog.records)
+    assert any(r.name.startswith("gpu_audit") for r in caplog.records)
+    for secret in (ACCESS_KEY, SECRET_KEY, SESSION_TOKEN):
+        assert secret not in everything
