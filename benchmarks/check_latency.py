@@ -1,0 +1,199 @@
+"""Wall time of `gpu-audit check` beside `yamllint` on the same 30 and 1,000 generated job files.
+
+    .venv/bin/python benchmarks/check_latency.py [--runs 5] [--no-record]
+
+yamllint is installed into benchmarks/.work/yamllint-venv on first use (git-ignored). Each tool is
+run as its console script in a fresh process, as pre-commit runs it; the median of the runs is
+reported, and the `## check latency` section of benchmarks/README.md is rewritten with the results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+WORK = HERE / ".work"
+README = HERE / "README.md"
+SIZES = (30, 1000)
+ANALYSIS_MARKERS = ("\n### where the time goes", "\n## ")
+VENV_BIN = Path(sys.executable).parent
+
+SKYPILOT = """\
+name: train-{i}
+num_nodes: {nodes}
+resources:
+  accelerators: {gpu}:{count}
+  use_spot: {spot}
+  infra: aws/us-east-1
+  labels:
+    team: team-{team}
+file_mounts:
+  /data: s3://bucket-{team}/train
+run: torchrun train.py
+"""
+KUBERNETES = """\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: job-{i}
+  labels:
+    team: team-{team}
+spec:
+  runPolicy:
+    activeDeadlineSeconds: 86400
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: {nodes}
+      template:
+        spec:
+          nodeSelector:
+            cloud.google.com/gke-accelerator: nvidia-l4
+          containers:
+            - name: pytorch
+              image: example.com/train:{i}
+              resources:
+                limits:
+                  nvidia.com/gpu: {count}
+"""
+RAY = """\
+cluster_name: cluster-{i}
+max_workers: {nodes}
+provider:
+  type: aws
+  region: us-west-2
+available_node_types:
+  head:
+    node_config:
+      InstanceType: m5.xlarge
+  gpu:
+    max_workers: {nodes}
+    node_config:
+      InstanceType: g5.12xlarge
+head_node_type: head
+"""
+DSTACK = """\
+type: task
+name: task-{i}
+nodes: {nodes}
+commands:
+  - python train.py
+resources:
+  gpu: {gpu}:{count}
+spot_policy: {policy}
+max_duration: 12h
+"""
+TEMPLATES = ((SKYPILOT, ".yaml"), (KUBERNETES, ".yaml"), (RAY, ".yaml"), (DSTACK, ".dstack.yml"))
+GPUS = ("A100", "H100", "L4", "T4", "A10G")
+
+
+def generate(count: int) -> list[str]:
+    folder = WORK / f"jobs-{count}"
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(count):
+        template, suffix = TEMPLATES[i % len(TEMPLATES)]
+        text = template.format(
+            i=i,
+            nodes=1 + i % 4,
+            gpu=GPUS[i % len(GPUS)],
+            count=(1, 2, 4, 8)[i % 4],
+            spot=("true", "false")[i % 2],
+            policy=("spot", "on-demand", "auto")[i % 3],
+            team=i % 7,
+        )
+        path = folder / f"job-{i:04d}{suffix}"
+        path.write_text(text)
+        paths.append(str(path))
+    return paths
+
+
+def yamllint() -> str:
+    venv = WORK / "yamllint-venv"
+    binary = venv / "bin" / "yamllint"
+    if not binary.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "yamllint"]
+        subprocess.run(pip, check=True)
+    return str(binary)
+
+
+def timed(command: list[str], runs: int) -> tuple[float, int]:
+    times = []
+    code = 0
+    for _ in range(runs):
+        started = time.perf_counter()
+        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - started)
+        code = done.returncode
+    return statistics.median(times), code
+
+
+def version(command: list[str]) -> str:
+    done = subprocess.run([*command, "--version"], capture_output=True, text=True)
+    return (done.stdout or done.stderr).strip().splitlines()[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--no-record", action="store_true", help="do not rewrite README.md")
+    args = parser.parse_args()
+    gpu_audit = str(VENV_BIN / "gpu-audit")
+    lint = yamllint()
+    rows = []
+    for size in SIZES:
+        files = generate(size)
+        ours, our_code = timed([gpu_audit, "check", "--format", "json", *files], args.runs)
+        theirs, _ = timed([lint, *files], args.runs)
+        rows.append((size, ours, theirs, our_code))
+        print(f"{size:>5} files: gpu-audit check {ours:.3f} s, yamllint {theirs:.3f} s")
+    startup, _ = timed([gpu_audit, "--version"], args.runs)
+    print(f"gpu-audit --version (startup) {startup:.3f} s")
+    if not args.no_record:
+        record(rows, startup, args.runs, version([lint]))
+
+
+def record(rows: list[tuple[int, float, float, int]], startup: float, runs: int, lint: str) -> None:
+    lines = [
+        "## check latency",
+        "",
+        "`benchmarks/check_latency.py`: wall time of `gpu-audit check --format json FILES`",
+        "and of `yamllint FILES` on the same generated job files (SkyPilot, Kubeflow PyTorchJob,",
+        f"Ray cluster launcher and dstack in turn), median of {runs} runs, each a fresh process",
+        "as pre-commit runs it. Target: gpu-audit check at most yamllint's time.",
+        f"{lint}; Python {platform.python_version()}; {platform.machine()}, {_cores()} cores.",
+        "",
+        "| files | gpu-audit check | yamllint | ratio |",
+        "|---:|---:|---:|---:|",
+    ]
+    for size, ours, theirs, _ in rows:
+        lines.append(f"| {size:,} | {ours:.3f} s | {theirs:.3f} s | {ours / theirs:.2f}× |")
+    lines += ["", f"`gpu-audit --version` alone (interpreter, CLI start-up): {startup:.3f} s.", ""]
+    section = "\n".join(lines)
+    text = README.read_text() if README.exists() else "# Benchmarks\n"
+    start = text.find("## check latency")
+    if start == -1:
+        text = text.rstrip("\n") + "\n\n" + section
+    else:
+        # The hand-written analysis under `### where the time goes` is kept across runs.
+        ends = [i for i in (text.find(m, start + 1) for m in ANALYSIS_MARKERS) if i != -1]
+        end = min(ends) if ends else -1
+        text = text[:start] + section + (text[end + 1 :] if end != -1 else "")
+    README.write_text(text)
+    print(f"recorded in {README}")
+
+
+def _cores() -> int:
+    import os
+
+    return os.cpu_count() or 1
+
+
+if __name__ == "__main__":
+    main()
