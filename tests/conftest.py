@@ -14,7 +14,9 @@ NOW = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
 
 
 @pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Keep the policy-validation cache and config discovery out of the developer's home."""
     home = tmp_path_factory.getbasetemp() / "home"
     home.mkdir(exist_ok=True)
