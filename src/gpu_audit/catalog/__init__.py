@@ -222,8 +222,17 @@ def _per_gpu_table() -> dict[str, PriceQuote]:
             exact_region=False,
         )
         current = best.get(spec.gpu_model)
-        if current is None or (current.on_demand or 0) > (per.on_demand or 0):
+        if current is None:
             best[spec.gpu_model] = per
+            continue
+        # The cheapest on-demand and the cheapest spot GPU-hour may come from different sizes.
+        if per.on_demand is not None and (current.on_demand or 0) > per.on_demand:
+            current = replace(
+                current, on_demand=per.on_demand, source=per.source, region=per.region
+            )
+        if per.spot is not None and (current.spot is None or current.spot > per.spot):
+            current = replace(current, spot=per.spot)
+        best[spec.gpu_model] = current
     for (item, region), quote in _price_index().quotes.items():
         if item.startswith("gpu:") and region == REFERENCE_REGION["gcp"] and quote.on_demand:
             best.setdefault(item[4:], replace(quote, exact_region=False))
