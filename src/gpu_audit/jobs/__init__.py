@@ -111,7 +111,9 @@ def _load_file(path: str) -> tuple[list[Resource], Skipped | None]:
     reason = _no_job_reason(documents, recognised)
     if note:
         line = helm.first_template_line(text)
-        reason = f"a Helm/Go template ({{{{ }}}} on line {line}) read with its values missing: {reason}"
+        reason = (
+            f"a Helm/Go template ({{{{ }}}} on line {line}) read with its values missing: {reason}"
+        )
         reason += "; check the output of `helm template` instead"
     return [], Skipped(path, reason)
 
