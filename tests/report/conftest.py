@@ -157,6 +157,30 @@ def jobs_scan() -> ScanResult:
     return relative_policies(audit(resources, load_policy(None), NOW, scope, skipped=skipped))
 
 
+CHECK_FILES = (
+    "fixtures/jobs/skypilot/any-of-alternatives.yaml",
+    "fixtures/jobs/skypilot/serve-on-demand.yaml",
+    "fixtures/jobs/kubernetes/pytorchjob-spot.yaml",
+    "fixtures/jobs/sagemaker/tuning-no-early-stopping.yaml",
+    "fixtures/jobs/not-jobs/docker-compose.yaml",
+)
+
+
+def check_scan() -> ScanResult:
+    """What `gpu-audit check CHECK_FILES` judges (cwd=ROOT), as of the fixed NOW."""
+    from gpu_audit.jobs import load_jobs
+
+    loaded = load_jobs(CHECK_FILES)
+    scope = Scope(command="check", files=CHECK_FILES)
+    result = audit(loaded.resources, load_policy(None), NOW, scope, skipped=loaded.skipped)
+    return relative_policies(result)
+
+
+@pytest.fixture
+def checked(in_root: Path) -> ScanResult:
+    return check_scan()
+
+
 @pytest.fixture
 def jobs() -> ScanResult:
     return jobs_scan()

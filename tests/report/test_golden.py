@@ -11,10 +11,10 @@ from importlib import import_module
 import pytest
 
 from gpu_audit.report import REPORTERS, render
-from tests.report.conftest import GOLDEN, demo_scan, jobs_scan
+from tests.report.conftest import GOLDEN, check_scan, demo_scan, jobs_scan
 
 EXTENSIONS = {"table": "txt", "json": "json", "markdown": "md", "sarif": "sarif", "csv": "csv"}
-SCANS = {"demo": demo_scan, "jobs": jobs_scan}
+SCANS = {"demo": demo_scan, "jobs": jobs_scan, "check": check_scan}
 
 
 @pytest.fixture(autouse=True)

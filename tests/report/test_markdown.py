@@ -148,3 +148,10 @@ def test_chart_labels_cannot_close_the_string_or_fence() -> None:
     label = chart_label(HOSTILE)
     assert not set(label) & set('"`#;\n<>[]|&\\')
     assert len(chart_label("a" * 100)) == 40
+
+
+def test_job_fixtures_are_well_formed(checked: ScanResult) -> None:
+    text = markdown.render(checked)
+    assert_well_formed(text, checked)
+    for finding in checked.findings:
+        assert f"{finding.resource.source.path}:{finding.line}" in text

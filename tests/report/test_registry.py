@@ -26,8 +26,12 @@ def test_registry_is_the_cli_choice() -> None:
 
 @pytest.mark.parametrize("format_name", sorted(REPORTERS))
 def test_renders_everything(
-    format_name: str, demo: ScanResult, jobs: ScanResult, hostile: ScanResult
+    format_name: str,
+    demo: ScanResult,
+    jobs: ScanResult,
+    checked: ScanResult,
+    hostile: ScanResult,
 ) -> None:
-    for result in (demo, jobs, hostile, EMPTY):
+    for result in (demo, jobs, checked, hostile, EMPTY):
         text = render(format_name, result)
         assert isinstance(text, str) and text.endswith("\n")

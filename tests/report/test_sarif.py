@@ -121,3 +121,18 @@ def test_fingerprints_ignore_lines_and_time(jobs: ScanResult, in_root: Path) -> 
 def test_hostile_values_validate(hostile: ScanResult, in_root: Path) -> None:
     run = run_of(hostile, in_root)
     assert run["invocations"][0]["executionSuccessful"] is False
+
+
+def test_job_fixtures_point_at_their_keys(checked: ScanResult, in_root: Path) -> None:
+    run = run_of(checked, in_root)
+    locations = {
+        (r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]): r[
+            "locations"
+        ][0]["physicalLocation"]["region"]["startLine"]
+        for r in run["results"]
+    }
+    for finding in checked.findings:
+        uri = finding.resource.source.path
+        assert locations[(finding.rule_id, uri)] >= 1
+        assert finding.line is not None
+    assert all(not uri.startswith("/") for _, uri in locations)

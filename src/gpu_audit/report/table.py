@@ -54,6 +54,9 @@ def _set_aside(result: ScanResult) -> list[str]:
             f"expired waiver: {clean(waiver.rule)} ({clean(waiver.owner, 40)}, "
             f"{waiver.expires:%Y-%m-%d}) no longer applies to {status.matched} findings"
         )
+    passed_over = len(result.skipped) - len(result.input_errors)
+    if passed_over:
+        lines.append(f"skipped: {passed_over} inputs hold no GPU job")
     if result.not_evaluated:
         missing = Counter(n.missing.split(" ", 1)[0] for n in result.not_evaluated)
         lines.append("not evaluated (missing data): " + _counts(missing))
@@ -87,7 +90,7 @@ def _row(finding: Finding) -> list[str]:
         location = f"{resource.source.path}:{finding.line or resource.source.line or '?'}"
     return [
         clean(finding.rule_id),
-        clean(location, 60),
+        clean(location, 60, tail=True),
         clean(resource.instance_type or "-"),
         gpus,
         _money(resource.monthly_cost_usd),
@@ -96,10 +99,13 @@ def _row(finding: Finding) -> list[str]:
     ]
 
 
-def clean(text: object, width: int = 80) -> str:
-    """One line, no control characters, at most `width` characters."""
+def clean(text: object, width: int = 80, tail: bool = False) -> str:
+    """One line, no control characters, at most `width` characters; `tail` keeps the end
+    (a location's id or `:line`) and clips the start."""
     flat = " ".join(_CONTROLS.sub(" ", str(text)).split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    if len(flat) <= width:
+        return flat
+    return "…" + flat[-(width - 1) :] if tail else flat[: width - 1] + "…"
 
 
 def _money(value: float | None) -> str:
