@@ -8,7 +8,7 @@ It answers the three read calls the collector makes, in the documented JSON shap
 - `GET /storage/v1/b/{bucket}`: a `storage#bucket` resource.
 
 Faults are injected per project (`forbidden`, `missing`, `unavailable` = how many 503s come
-before success, `monitoring_forbidden`) and per bucket (`forbidden_buckets`). Every request is
+before success, `monitoring_forbidden`, `monitoring_unavailable`) and per bucket (`forbidden_buckets`). Every request is
 recorded, so tests can check that only reads were made.
 """
 
@@ -48,6 +48,7 @@ class FakeGcp:
     forbidden_buckets: set[str] = field(default_factory=set)
     monitoring_forbidden: set[str] = field(default_factory=set)
     unreachable_zones: dict[str, set[str]] = field(default_factory=dict)
+    monitoring_unavailable: dict[str, int] = field(default_factory=dict)
     requests: list[Recorded] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -189,6 +190,16 @@ class _Handler(BaseHTTPRequestHandler):
                 "Permission monitoring.timeSeries.list denied (or the resource may not exist)."
             )
             self._send(403, _error(403, message, "forbidden", "PERMISSION_DENIED"))
+            return
+        with fake.lock:
+            left = fake.monitoring_unavailable.get(project, 0)
+            if left:
+                fake.monitoring_unavailable[project] = left - 1
+        if left:
+            body = _error(
+                503, "The service is currently unavailable.", "backendError", "UNAVAILABLE"
+            )
+            self._send(503, body)
             return
         required = ("filter", "interval.startTime", "interval.endTime")
         if any(key not in query for key in required):

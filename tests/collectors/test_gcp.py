@@ -380,3 +380,12 @@ def test_an_unreachable_zone_is_a_gap_and_the_rest_of_the_project_completes(
     ]
     found = by_name(items)
     assert "notebook-g2" not in found and "serve-t4-1" in found
+
+
+def test_a_monitoring_503_is_retried(fake: FakeGcp, endpoint: str) -> None:
+    fake.monitoring_unavailable[PROD] = 1
+    t4 = by_name(collect(PROD))["serve-t4-1"]
+    assert t4.utilization.gpu_p95 == 100.0
+    assert t4.source.note is None
+    # the 503, then 5 pages of 2 of the 10 series
+    assert len([r for r in fake.requests if r.path.endswith("/timeSeries")]) == 6
