@@ -121,3 +121,14 @@ def test_every_dual_region_is_two_regions_in_one_geography() -> None:
     for name, pair in DUAL_REGIONS.items():
         assert len(pair) == 2, name
         assert pair[0].split("-")[0] == pair[1].split("-")[0], name
+
+
+def test_a_bare_host_override_means_https_for_rest_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPU_AUDIT_GCS_ENDPOINT", "storage.internal:8443")
+    assert endpoint("GPU_AUDIT_GCS_ENDPOINT").base("x") == "https://storage.internal:8443"
+    monkeypatch.setenv("GPU_AUDIT_GCS_ENDPOINT", "http://127.0.0.1:9000/")
+    assert endpoint("GPU_AUDIT_GCS_ENDPOINT").base("x") == "http://127.0.0.1:9000"
+    monkeypatch.delenv("GPU_AUDIT_GCS_ENDPOINT")
+    assert endpoint("GPU_AUDIT_GCS_ENDPOINT").base("https://storage.googleapis.com") == (
+        "https://storage.googleapis.com"
+    )

@@ -70,6 +70,12 @@ class Endpoint:
     url: str | None
     anonymous: bool = False
 
+    def base(self, default: str) -> str:
+        """The URL prefix for a plain REST call; a bare host means https, as for the GCE client."""
+        if self.url is None:
+            return default
+        return self.url if "://" in self.url else f"https://{self.url}"
+
 
 def endpoint(env: str) -> Endpoint:
     url = os.environ.get(env, "").strip().rstrip("/") or None
@@ -152,7 +158,7 @@ class _Apis:
         credentials = None
         if not (gce.anonymous and monitoring.anonymous and gcs.anonymous):
             credentials = _default_credentials()
-        buckets = BucketLocations(gcs.url or DEFAULT_GCS, settings.timeout)
+        buckets = BucketLocations(gcs.base(DEFAULT_GCS), settings.timeout)
         return cls(compute_v1, gce, monitoring, gcs, credentials, buckets)
 
     def credentials_for(self, api: Endpoint) -> Any:
@@ -257,6 +263,8 @@ class _ProjectScan:
         )
         instances: list[Any] = []
         unreachable: dict[str, str] = {}  # zone → message; repeated on every page
+        # An api_endpoint with a scheme keeps it (`http://` for a local fake); the REST transport
+        # applies its url_scheme ("https") only to a bare host.
         with compute_v1.InstancesClient(
             transport="rest",
             client_options=ClientOptions(api_endpoint=gce.url) if gce.url else None,
@@ -292,7 +300,7 @@ class _ProjectScan:
         return session
 
     def _utilization(self, session: Any, notes: list[str]) -> dict[str, Utilization]:
-        base = self.apis.monitoring.url or DEFAULT_MONITORING
+        base = self.apis.monitoring.base(DEFAULT_MONITORING)
         try:
             return fetch_utilization(
                 session,
