@@ -25,9 +25,13 @@ def run(*args: str) -> tuple[int, str, str]:
 
 
 def test_demo_scan_exits_1_on_high_findings_and_0_with_fail_on_none() -> None:
-    code, out, _ = run("scan", "--inventory", DEMO, "--policy", DEMO_POLICY)
+    code, out, _ = run("scan", "--inventory", DEMO, "--policy", DEMO_POLICY, "--format", "table")
     assert code == 1
     assert "HIGH" in out and "findings" in out.splitlines()[-1]
+    code, out, _ = run("scan", "--inventory", DEMO, "--policy", DEMO_POLICY)  # not a TTY: text
+    assert code == 1
+    first = out.splitlines()[0]
+    assert first.startswith("aws/111122223333/us-east-1/i-") and ": high " in first
     code, _, _ = run("scan", "--inventory", DEMO, "--policy", DEMO_POLICY, "--fail-on", "none")
     assert code == 0
 
@@ -76,7 +80,7 @@ def test_several_reports_from_one_scan(tmp_path: Path) -> None:
     )
     assert code == 0 and stdout == ""
     assert json.loads(out_json.read_text())["version"] == 1
-    assert "findings" in out_table.read_text()
+    assert "findings" in out_table.read_text()  # text: --output with no --format, not a TTY
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "r.txt"]  # no temp files left
 
 

@@ -15,7 +15,7 @@ from gpu_audit.errors import ConfigError, GpuAuditError
 from gpu_audit.model import ScanResult, Severity
 
 F = TypeVar("F", bound=Callable[..., Any])
-FORMATS = ("table", "json", "markdown", "sarif", "csv")
+FORMATS = ("table", "text", "json", "markdown", "sarif", "csv")
 FAIL_ON = ("info", "low", "medium", "high", "critical", "none")
 
 
@@ -76,7 +76,7 @@ def output_options(func: F) -> F:
             "fmt",
             type=click.Choice(FORMATS),
             default=None,
-            help="Output format for stdout or --output (default: table).",
+            help="Output format (default: table on a terminal, text otherwise).",
         ),
         click.option("--output", "-o", metavar="PATH", help="Write the report here (atomically)."),
         click.option(
@@ -172,7 +172,7 @@ def _finish(result: ScanResult, options: dict[str, Any], configured: str | None)
     from gpu_audit.report.table import summary_line
     from gpu_audit.report.writer import write_atomic
 
-    fmt = options["fmt"] or "table"
+    fmt = options["fmt"] or ("table" if sys.stdout.isatty() else "text")
     for name, path in options["reports"]:
         write_atomic(path, render(name, result))
     if options["output"]:

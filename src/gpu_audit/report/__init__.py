@@ -12,6 +12,7 @@ from gpu_audit.model import ScanResult
 
 REPORTERS: dict[str, str] = {
     "table": "gpu_audit.report.table",
+    "text": "gpu_audit.report.text",
     "json": "gpu_audit.report.json",
     "markdown": "gpu_audit.report.markdown",
     "sarif": "gpu_audit.report.sarif",
