@@ -13,7 +13,14 @@ import pytest
 from gpu_audit.report import REPORTERS, render
 from tests.report.conftest import GOLDEN, check_scan, demo_scan, jobs_scan
 
-EXTENSIONS = {"table": "txt", "text": "log", "json": "json", "markdown": "md", "sarif": "sarif", "csv": "csv"}
+EXTENSIONS = {
+    "table": "txt",
+    "text": "log",
+    "json": "json",
+    "markdown": "md",
+    "sarif": "sarif",
+    "csv": "csv",
+}
 SCANS = {"demo": demo_scan, "jobs": jobs_scan, "check": check_scan}
 
 

@@ -155,3 +155,15 @@ def test_job_fixtures_are_well_formed(checked: ScanResult) -> None:
     assert_well_formed(text, checked)
     for finding in checked.findings:
         assert f"{finding.resource.source.path}:{finding.line}" in text
+
+
+def test_long_rule_tables_are_capped(demo: ScanResult) -> None:
+    from dataclasses import replace
+
+    from gpu_audit.report import markdown_detail
+
+    spot = [f for f in demo.findings if f.rule_id == "spot-for-training"]
+    many = tuple(spot * 10)
+    text = markdown.render(replace(demo, findings=many))
+    assert_well_formed(text, demo)
+    assert f"… and {len(many) - markdown_detail.ROWS_PER_RULE} more findings" in text

@@ -11,6 +11,7 @@ from gpu_audit.report import not_evaluated as missing
 from gpu_audit.report.markdown_text import inline, money, prose, table
 from gpu_audit.report.summary import total_savings
 
+ROWS_PER_RULE = 50  # a runbook page stays readable; the CSV and JSON reports list every finding
 _WAIVER_HEADINGS = {
     WaiverState.ACTIVE: "Active",
     WaiverState.EXPIRING: "Expiring within 30 days",
@@ -80,7 +81,9 @@ def _rule_section(rule_id: str, rule: RuleInfo | None, findings: list[Finding]) 
             inline(f.actual, 160),
             status(f),
         ]
-        for f in sorted(findings, key=lambda f: (not f.is_open, -(f.monthly_savings_usd or 0.0)))
+        for f in sorted(findings, key=lambda f: (not f.is_open, -(f.monthly_savings_usd or 0.0)))[
+            :ROWS_PER_RULE
+        ]
     ]
     headers = [
         "Resource",
@@ -92,7 +95,14 @@ def _rule_section(rule_id: str, rule: RuleInfo | None, findings: list[Finding]) 
         "Found",
         "Status",
     ]
-    return [*lines, "", *table(headers, rows, align="llllrrll")]
+    lines += ["", *table(headers, rows, align="llllrrll")]
+    if len(findings) > ROWS_PER_RULE:
+        lines += [
+            "",
+            f"… and {len(findings) - ROWS_PER_RULE} more findings of this rule, with smaller "
+            "savings: see the CSV or JSON report.",
+        ]
+    return lines
 
 
 def _gpu(finding: Finding) -> str:
