@@ -136,6 +136,10 @@ def test_inline_escapes() -> None:
     assert inline(None) == "–"
     assert inline("x" * 300, 10) == "x" * 9 + "…"
     assert inline("\\") == "\\\\"
+    assert (
+        inline("https://x.example www.y.example s3://b")
+        == "https\\://x.example www\\.y.example s3\\://b"
+    )
 
 
 def test_prose_keeps_code_spans_but_nothing_else() -> None:

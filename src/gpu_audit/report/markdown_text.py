@@ -11,6 +11,9 @@ _BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 # strikethrough, autolinks, images, entities); backslash-escaping any of it is always legal.
 _MARKUP = re.compile(r"([\\`*_\[\]|#~!$])")
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+# GitHub turns bare `scheme://…` and `www.…` into links (its autolink extension fires on the `:`
+# and on `www.`); an escaped `:` or `.` is plain text to it and reads the same once rendered.
+_AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9]):(?=//)|(?<=\bwww)\.")
 _CHART_UNSAFE = re.compile(r"[^A-Za-z0-9 ._,:/@()+-]+")
 
 
@@ -32,6 +35,7 @@ def inline(value: object, limit: int = 200) -> str:
 
 def _escape(text: str) -> str:
     text = _MARKUP.sub(r"\\\1", text)
+    text = _AUTOLINK.sub(lambda m: "\\" + m.group(), text)
     return re.sub(r"[&<>]", lambda m: _ENTITIES[m.group()], text)
 
 
