@@ -80,15 +80,16 @@ def _rule(rule: RuleInfo) -> dict[str, Any]:
 
 def _result(finding: Finding, rule_index: int | None, root: Path) -> dict[str, Any]:
     resource = finding.resource
+    field = finding.field  # worked out on demand from the requirement: ask once
     out: dict[str, Any] = {
         "ruleId": finding.rule_id,
         "level": _LEVELS[finding.severity],
         "message": {"text": finding.message},
         "locations": [_location(finding, root)],
-        "partialFingerprints": {FINGERPRINT_KEY: fingerprint(finding, root)},
+        "partialFingerprints": {FINGERPRINT_KEY: fingerprint(finding, root, field)},
         "properties": {
             "severity": finding.severity.label,
-            "field": finding.field,
+            "field": field,
             "expected": finding.expected,
             "actual": finding.actual,
             "monthlySavingsUsd": finding.monthly_savings_usd,
@@ -181,7 +182,7 @@ def _suppressions(finding: Finding) -> list[dict[str, Any]]:
     return []
 
 
-def fingerprint(finding: Finding, root: Path) -> str:
+def fingerprint(finding: Finding, root: Path, field: str | None = None) -> str:
     """Stable across runs: rule, resource identity and field; never lines or times."""
     resource = finding.resource
     if resource.kind is Kind.JOB and resource.source.path:
@@ -189,5 +190,6 @@ def fingerprint(finding: Finding, root: Path) -> str:
         identity = f"job:{where}#{resource.source.document or 0}:{resource.name or ''}"
     else:
         identity = f"{resource.kind.value}:{resource.location}"
-    text = "\0".join([finding.rule_id, identity, finding.field or ""])
+    field = field if field is not None else finding.field
+    text = "\0".join([finding.rule_id, identity, field or ""])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
