@@ -170,11 +170,13 @@ def _finish(result: ScanResult, options: dict[str, Any], configured: str | None)
     from gpu_audit.report import render
     from gpu_audit.report.summary import summarize
     from gpu_audit.report.table import summary_line
-    from gpu_audit.report.writer import write_atomic
 
     fmt = options["fmt"] or ("table" if sys.stdout.isatty() else "text")
-    for name, path in options["reports"]:
-        write_atomic(path, render(name, result))
+    if options["reports"] or options["output"]:
+        from gpu_audit.report.writer import write_atomic  # tempfile: ~15 ms a hook need not pay
+
+        for name, path in options["reports"]:
+            write_atomic(path, render(name, result))
     if options["output"]:
         write_atomic(options["output"], render(fmt, result))
     elif options["quiet"]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
 from typing import Any
 
 from gpu_audit.errors import ConfigError, InputError
@@ -53,34 +52,38 @@ class Settings:
     source: str | None = None  # the config file these came from
 
 
-def discover(start: Path | None = None) -> Path | None:
+def discover(start: str | None = None) -> str | None:
     """The nearest `.gpu-audit.yaml` from the working directory upwards, else the user's file."""
-    here = (start or Path.cwd()).resolve()
-    for directory in (here, *here.parents):
+    here = os.path.realpath(start or os.getcwd())
+    while True:
         for name in CONFIG_NAMES:
-            candidate = directory / name
-            if candidate.is_file():
+            candidate = os.path.join(here, name)
+            if os.path.isfile(candidate):
                 return candidate
-    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(Path.home(), ".config")
-    user = Path(xdg) / "gpu-audit" / "config.yaml"
-    return user if user.is_file() else None
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    user = os.path.join(xdg, "gpu-audit", "config.yaml")
+    return user if os.path.isfile(user) else None
 
 
 def load_settings(path: str | None, discover_default: bool = True) -> Settings:
     """Settings from `path`, or the discovered file, or the defaults."""
-    found = Path(path) if path else (discover() if discover_default else None)
+    found = path if path else (discover() if discover_default else None)
     if found is None:
         return Settings()
     try:
-        documents = load_documents(str(found), read_text(str(found)))
+        documents = load_documents(found, read_text(found))
     except InputError as exc:
         raise ConfigError(str(exc)) from exc
     data = documents[0].data if documents else None
     if data is None:
-        return Settings(source=str(found))
+        return Settings(source=found)
     if not isinstance(data, LineMap):
         raise ConfigError(f"{found}:1: config: expected a mapping with aws:, gcp:, policies:")
-    return _build(str(found), data)
+    return _build(found, data)
 
 
 def _build(path: str, data: LineMap) -> Settings:
@@ -93,8 +96,8 @@ def _build(path: str, data: LineMap) -> Settings:
     policies = data.get("policies") or ()
     if isinstance(policies, str):
         policies = (policies,)
-    base = Path(path).parent
-    resolved = tuple(p if p == "runbook" else str(base / p) for p in policies)
+    base = os.path.dirname(path)
+    resolved = tuple(p if p == "runbook" else os.path.join(base, p) for p in policies)
     fail_on = data.get("fail_on", data.get("fail-on"))
     return Settings(aws=aws, gcp=gcp, policies=resolved, fail_on=fail_on, source=path)
 

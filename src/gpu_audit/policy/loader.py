@@ -7,13 +7,11 @@ that do not exist). Every error is one line: `file:line: rule 'id': key: message
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
+import zlib
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from gpu_audit import __version__
@@ -61,18 +59,22 @@ class _Layer:
     versions: list[str]
 
 
-def builtin_pack_path(name: str) -> Path:
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def builtin_pack_path(name: str) -> str:
     """The shipped pack: inside the wheel, or `policies/` beside `src/` in a checkout."""
-    packaged = resources.files("gpu_audit").joinpath("policies", f"{name}.yaml")
-    if packaged.is_file():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parents[3] / "policies" / f"{name}.yaml"
+    packaged = os.path.join(_HERE, os.pardir, "policies", f"{name}.yaml")
+    if os.path.isfile(packaged):
+        return os.path.normpath(packaged)
+    checkout = os.path.join(_HERE, os.pardir, os.pardir, os.pardir, "policies", f"{name}.yaml")
+    return os.path.normpath(checkout)
 
 
 def load_policy(paths: list[str] | tuple[str, ...] | None) -> Policy:
     """Load and layer policy files in order; with none given, the shipped runbook pack."""
     layer = _Layer({}, [], [], [])
-    for path in paths or [str(builtin_pack_path("runbook"))]:
+    for path in paths or [builtin_pack_path("runbook")]:
         _apply_file(layer, path, stack=())
     aliases: dict[str, str] = {}
     for rule in layer.rules.values():
@@ -94,9 +96,8 @@ def load_policy(paths: list[str] | tuple[str, ...] | None) -> Policy:
 
 def _resolve(base: str, relative_to: str) -> str:
     if base in BUILTIN_PACKS:
-        return str(builtin_pack_path(base))
-    candidate = Path(relative_to).parent / base
-    return str(candidate)
+        return builtin_pack_path(base)
+    return os.path.join(os.path.dirname(relative_to), base)
 
 
 def _apply_file(layer: _Layer, path: str, stack: tuple[str, ...]) -> None:
@@ -130,7 +131,15 @@ def _apply_file(layer: _Layer, path: str, stack: tuple[str, ...]) -> None:
         layer.waivers.append(_compile_waiver(path, index, raw))
     layer.files.append(path)
     revision = data.get("revision")
-    layer.versions.append(f"{Path(path).name}@{revision if revision else digest[:12]}")
+    layer.versions.append(f"{os.path.basename(path)}@{revision if revision else digest}")
+
+
+def content_key(text: str) -> str:
+    """A short key for a file's content: names the policy version in reports and keys the
+    validation cache (CRC-32 and length: hashlib's OpenSSL import would cost every commit ~5 ms,
+    and a collision would only skip the schema layer; the semantic checks always run)."""
+    data = text.encode("utf-8")
+    return f"{zlib.crc32(data):08x}{len(data):x}"
 
 
 def _read_policy(path: str) -> tuple[LineMap, str]:
@@ -144,7 +153,7 @@ def _read_policy(path: str) -> tuple[LineMap, str]:
             f"{path}:1: policy: expected one YAML mapping with 'version: 1' and 'rules'"
         )
     data = documents[0].data
-    digest = hashlib.sha256(text.encode()).hexdigest()
+    digest = content_key(text)
     if not _known_valid(digest):
         _validate_schema(path, data)
         _remember_valid(digest)
@@ -154,25 +163,27 @@ def _read_policy(path: str) -> tuple[LineMap, str]:
 # -- structure: the JSON Schema, skipped for content already validated by this version -------------
 
 
-def _cache_dir() -> Path:
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(root) / "gpu-audit" / f"policy-ok-{__version__}"
+def _cache_dir() -> str:
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(root, "gpu-audit", f"policy-ok-{__version__}")
 
 
 def _known_valid(digest: str) -> bool:
-    return (_cache_dir() / digest).exists()
+    return os.path.exists(os.path.join(_cache_dir(), digest))
 
 
 def _remember_valid(digest: str) -> None:
     try:
-        _cache_dir().mkdir(parents=True, exist_ok=True)
-        (_cache_dir() / digest).touch()
+        os.makedirs(_cache_dir(), exist_ok=True)
+        with open(os.path.join(_cache_dir(), digest), "w"):
+            pass
     except OSError:
         pass  # a read-only home only costs the next run a schema validation
 
 
 def policy_schema() -> dict[str, Any]:
-    text = resources.files("gpu_audit.policy").joinpath("schema.json").read_text("utf-8")
+    with open(os.path.join(_HERE, "schema.json"), encoding="utf-8") as handle:
+        text = handle.read()
     schema: dict[str, Any] = json.loads(text)
     return schema
 
