@@ -164,7 +164,8 @@ def main() -> None:
     for size in SIZES:
         files = generate(size)
         # Exactly as pre-commit runs the hook: filenames, default options, stdout not a TTY.
-        ours, theirs, our_code = alternating([gpu_audit, "check", *files], [lint, *files], args.runs)
+        command = [gpu_audit, "check", *files]
+        ours, theirs, our_code = alternating(command, [lint, *files], args.runs)
         rows.append((size, ours, theirs, our_code))
         print(f"{size:>5} files: gpu-audit check {ours:.3f} s, yamllint {theirs:.3f} s")
     startup = statistics.median(timed([gpu_audit, "--version"])[0] for _ in range(args.runs))
@@ -177,8 +178,9 @@ def record(rows: list[tuple[int, float, float, int]], startup: float, runs: int,
     lines = [
         "## check latency",
         "",
-        "`benchmarks/check_latency.py`: wall time of `gpu-audit check FILES` (as pre-commit runs it)",
-        "and of `yamllint FILES` on the same generated job files (SkyPilot, Kubeflow PyTorchJob,",
+        "`benchmarks/check_latency.py`: wall time of `gpu-audit check FILES` (default options,",
+        "as pre-commit runs it) and of `yamllint FILES` on the same generated job files (SkyPilot,",
+        "Kubeflow PyTorchJob,",
         f"Ray cluster launcher and dstack in turn), median of {runs} runs, each a fresh process",
         "as pre-commit runs it. Target: gpu-audit check at most yamllint's time.",
         f"{lint}; Python {platform.python_version()}; {platform.machine()}, {_cores()} cores.",

@@ -98,11 +98,15 @@ def main() -> None:
     enrich_cpu = statistics.median(t[1] for t in enrich_times)
     eval_wall = statistics.median(t[0] for t in eval_times)
     eval_cpu = statistics.median(t[1] for t in eval_times)
-    print(f"python {sys.version.split()[0]}, {args.resources:,} resources, "
-          f"{len(policy.rules)} rules, {checks:,} rule checks, median of {args.repeat}")
+    print(
+        f"python {sys.version.split()[0]}, {args.resources:,} resources, "
+        f"{len(policy.rules)} rules, {checks:,} rule checks, median of {args.repeat}"
+    )
     print(f"enrich:   {enrich_wall:.3f} s wall, {enrich_cpu:.3f} s CPU")
-    print(f"evaluate: {eval_wall:.3f} s wall, {eval_cpu:.3f} s CPU "
-          f"({checks / eval_wall:,.0f} rule checks/s)")
+    print(
+        f"evaluate: {eval_wall:.3f} s wall, {eval_cpu:.3f} s CPU "
+        f"({checks / eval_wall:,.0f} rule checks/s)"
+    )
     print(f"total:    {enrich_wall + eval_wall:.3f} s wall, {enrich_cpu + eval_cpu:.3f} s CPU")
     print(f"findings: {len(result.findings):,}; not evaluated: {len(result.not_evaluated):,}")
     print(f"peak RSS: {peak_mib:.0f} MiB")

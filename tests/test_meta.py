@@ -27,25 +27,38 @@ def test_every_field_is_documented(field: str) -> None:
     assert f"| `{field}` |" in LANGUAGE_DOC
 
 
-@pytest.mark.parametrize(
-    "path", sorted((ROOT / "policies").rglob("*.yaml")), ids=lambda p: p.name
-)
+@pytest.mark.parametrize("path", sorted((ROOT / "policies").rglob("*.yaml")), ids=lambda p: p.name)
 def test_every_shipped_policy_validates(path: Path) -> None:
     policy = load_policy([str(path)])
     assert policy.rules
 
 
 def test_the_builtin_pack_is_the_checked_in_file() -> None:
-    assert Path(builtin_pack_path("runbook")).read_text() == (ROOT / "policies" / "runbook.yaml").read_text()
+    assert (
+        Path(builtin_pack_path("runbook")).read_text()
+        == (ROOT / "policies" / "runbook.yaml").read_text()
+    )
 
 
 @pytest.mark.slow
 def test_the_wheel_carries_the_pack_catalog_and_schemas(tmp_path: Path) -> None:
     """A plain `pip install` must find the default pack: build the wheel and look inside."""
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-         "-w", str(tmp_path), str(ROOT)],
-        capture_output=True, text=True, timeout=300, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     [wheel] = tmp_path.glob("gpu_audit-*.whl")

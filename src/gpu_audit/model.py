@@ -193,33 +193,44 @@ class Finding:
     remediation: str | None
     waiver: Waiver | None = None
     suppressed: str | None = None  # reason of an inline ignore comment
+    _explained: tuple[str | None, str, str] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
     def is_open(self) -> bool:
         """A finding that counts: neither waived nor suppressed inline."""
         return self.waiver is None and self.suppressed is None
 
-    def _failures(self) -> list[tuple[str, str, str]]:
-        return self.requirement.failures(self.resource)
+    def _explain(self) -> tuple[str | None, str, str]:
+        """(field, expected, actual), worked out on first use and kept: a pure function of the
+        finding's own values, so memoizing it does not change the frozen finding."""
+        if self._explained is None:
+            failures = self.requirement.failures(self.resource)
+            explained = (
+                failures[0][0] if failures else None,
+                "; ".join(f[1] for f in failures) or self.requirement.describe(),
+                "; ".join(f[2] for f in failures) or "condition does not hold",
+            )
+            object.__setattr__(self, "_explained", explained)
+            return explained
+        return self._explained
 
     @property
     def field(self) -> str | None:
-        failures = self._failures()
-        return failures[0][0] if failures else None
+        return self._explain()[0]
 
     @property
     def expected(self) -> str:
-        return "; ".join(f[1] for f in self._failures()) or self.requirement.describe()
+        return self._explain()[1]
 
     @property
     def actual(self) -> str:
-        return "; ".join(f[2] for f in self._failures()) or "condition does not hold"
+        return self._explain()[2]
 
     @property
     def message(self) -> str:
-        failures = self._failures()
-        expected = "; ".join(f[1] for f in failures) or self.requirement.describe()
-        actual = "; ".join(f[2] for f in failures) or "condition does not hold"
+        _, expected, actual = self._explain()
         return f"{self.title}: expected {expected}; found {actual}"
 
 
