@@ -57,7 +57,9 @@ _ENUMS: dict[str, Any] = {
     "capacity": Capacity,
     "workload": Workload,
 }
-KEYS = frozenset([*_SECTIONS, *_SCALARS, *_ENUMS, "provider", "tags", "launched_at", "source"])
+KEYS = frozenset(
+    [*_SECTIONS, *_SCALARS, *_ENUMS, "provider", "tags", "launched_at", "source", "note"]
+)
 
 
 class FieldProblem(ValueError):
@@ -97,6 +99,8 @@ def to_mapping(resource: Resource) -> dict[str, Any]:
     source = resource.source
     if source.path is not None:
         out["source"] = {"path": source.path, "line": source.line}
+    if source.note:
+        out["note"] = source.note  # what the collector or parser could not read, and why
     return out
 
 
@@ -155,8 +159,11 @@ def from_mapping(raw: Mapping[str, Any]) -> Resource:
     if raw.get("launched_at") is not None:
         values["launched_at"] = parse_time("launched_at", raw["launched_at"])
     source = raw.get("source")
+    note = str(raw["note"]) if raw.get("note") is not None else None
     if isinstance(source, Mapping) and source.get("path"):
-        values["source"] = SourceRef(path=str(source["path"]), line=source.get("line"))
+        values["source"] = SourceRef(path=str(source["path"]), line=source.get("line"), note=note)
+    elif note:
+        values["source"] = SourceRef(note=note)
     values["id"] = str(values.get("id", raw["id"]))
     return Resource(**values)
 
