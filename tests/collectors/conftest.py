@@ -4,6 +4,7 @@ a fleet builder that talks to it through boto3, and a fault-injecting proxy in f
 from __future__ import annotations
 
 import http.client
+import json
 import re
 import threading
 import urllib.request
@@ -147,6 +148,7 @@ class FaultyProxy:
     def __init__(self, upstream: str) -> None:
         self.upstream = urlsplit(upstream)
         self.failing: dict[str, tuple[int, str]] = {}  # region → (status, error code)
+        self.services: set[str] = set()  # only these signing names fail (empty: every service)
         self.refused = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -174,13 +176,18 @@ class FaultyProxy:
             def _relay(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 scope = _SCOPE.search(self.headers.get("Authorization", ""))
-                if scope and scope.group(1) in proxy.failing:
+                if (
+                    scope
+                    and scope.group(1) in proxy.failing
+                    and (not proxy.services or scope.group(2) in proxy.services)
+                ):
                     proxy.refused += 1
                     status, code = proxy.failing[scope.group(1)]
                     # Echo the caller's access key id, as some AWS errors do, to prove redaction.
                     key = re.search(r"Credential=([^/]+)/", self.headers["Authorization"])
                     message = f"Rate exceeded for {key.group(1) if key else '?'}"
-                    self._answer(status, _error_body(scope.group(2), code, message))
+                    kind = self.headers.get("Content-Type", "")
+                    self._answer(status, _error_body(scope.group(2), kind, code, message), kind)
                     return
                 upstream = http.client.HTTPConnection(
                     proxy.upstream.hostname or "127.0.0.1", proxy.upstream.port, timeout=60
@@ -197,9 +204,9 @@ class FaultyProxy:
                 self.wfile.write(payload)
                 upstream.close()
 
-            def _answer(self, status: int, body: bytes) -> None:
+            def _answer(self, status: int, body: bytes, kind: str) -> None:
                 self.send_response(status)
-                self.send_header("Content-Type", "text/xml")
+                self.send_header("Content-Type", kind if "json" in kind else "text/xml")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -209,7 +216,10 @@ class FaultyProxy:
         return Handler
 
 
-def _error_body(service: str, code: str, message: str) -> bytes:
+def _error_body(service: str, kind: str, code: str, message: str) -> bytes:
+    """An error in the protocol the request used: JSON (CloudWatch today), EC2 or query XML."""
+    if "json" in kind:
+        return json.dumps({"__type": code, "message": message}).encode()
     if service == "ec2":
         xml = (
             f"<Response><Errors><Error><Code>{code}</Code><Message>{message}</Message></Error>"

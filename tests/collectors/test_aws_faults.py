@@ -58,6 +58,25 @@ def test_a_failing_region_is_a_gap_and_the_rest_completes(
     assert ACCESS_KEY not in gaps[0].message and "[redacted]" in gaps[0].message
 
 
+def test_a_cloudwatch_failure_keeps_the_instances_and_adds_a_gap(
+    aws_fleet: Any, faulty_proxy: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = fleet_in_three_regions(aws_fleet)
+    faulty_proxy.failing["us-east-1"] = (500, "InternalFailure")
+    faulty_proxy.services = {"monitoring"}
+    monkeypatch.setenv("AWS_ENDPOINT_URL", faulty_proxy.url)
+    config = Settings(aws=replace(AwsSettings(regions=REGIONS, max_attempts=2)))
+
+    items = list(AwsCollector(config).collect())
+
+    gaps = [i for i in items if isinstance(i, CoverageGap)]
+    resources = {i.id: i for i in items if isinstance(i, Resource)}
+    assert set(resources) == set(ids.values())
+    assert resources[ids["us-east-1"]].utilization.gpu_p95 is None  # missing, not zero
+    assert [(g.region, g.error) for g in gaps] == [("us-east-1", "InternalFailure")]
+    assert "GetMetricData" in gaps[0].message
+
+
 def test_cli_exits_3_and_prints_no_credentials(
     aws_fleet: Any,
     faulty_proxy: Any,

@@ -132,27 +132,28 @@ class AwsCollector(Collector):
             ) from exc
         aws = self.settings.aws
         sessions = Sessions(aws, self.event_hooks)
-        org_gaps: list[CoverageGap] = []
-        found = list(targets(aws, lambda: self._organization(sessions, org_gaps)))
-        yield from org_gaps
-        needs_base = any(t.profile is None for t in found)
+        # Role ARNs, Organizations and the default chain all start from the base credentials.
+        needs_base = bool(aws.role_arns or aws.organization_role or not aws.profiles)
         if needs_base and not sessions.has_credentials():
             raise CollectorError(
                 "aws: no credentials found; set AWS_PROFILE or AWS_ACCESS_KEY_ID, "
                 "or pass --profile / --role-arn"
             )
-        self._remember_secrets(sessions.base)
+        self.remember_secrets(sessions.base)
+        org_gaps: list[CoverageGap] = []
+        found = list(targets(aws, lambda: self._organization(sessions, org_gaps)))
+        yield from org_gaps
         run = _Run(self, sessions, datetime.now(UTC))
         yield from run.execute(found)
 
     def _organization(self, sessions: Sessions, gaps: list[CoverageGap]) -> list[str]:
         try:
             return organization_accounts(sessions)
-        except Exception as exc:  # any failure here is a hole in the scan, not a crash
-            gaps.append(self._gap("organization", exc, None, None))
+        except aws_errors() as exc:  # a hole in the scan, not a crash
+            gaps.append(self.gap("organization", exc, None, None))
             return []
 
-    def _remember_secrets(self, session: Any) -> None:
+    def remember_secrets(self, session: Any) -> None:
         credentials = session.get_credentials()
         if credentials is None:
             return
@@ -165,7 +166,7 @@ class AwsCollector(Collector):
             text = text.replace(secret, "[redacted]")
         return _KEY_ID.sub("[redacted]", text)
 
-    def _gap(
+    def gap(
         self, scope: str, exc: BaseException, account: str | None, region: str | None
     ) -> CoverageGap:
         return CoverageGap(
@@ -176,6 +177,13 @@ class AwsCollector(Collector):
             account=account,
             region=region,
         )
+
+
+def aws_errors() -> tuple[type[Exception], ...]:
+    """What botocore raises for a failed call (service errors, transport, credentials, config)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    return (ClientError, BotoCoreError)
 
 
 def error_code(exc: BaseException) -> str:
@@ -201,6 +209,7 @@ class _Run:
         self.now = now
         self.types = InstanceTypes()
         self.buckets = BucketRegions()
+        self.errors = aws_errors()
 
     def execute(self, found: list[Target]) -> Iterator[Resource | CoverageGap]:
         done = total = instances = 0
@@ -237,17 +246,17 @@ class _Run:
                 sts = self.sessions.client(self.sessions.base, "sts", HOME_REGION)
                 answer = sts.assume_role(RoleArn=target.role_arn, RoleSessionName="gpu-audit")
                 session = self.sessions.derive(credentials=answer["Credentials"])
-                self.owner._remember_secrets(session)
+                self.owner.remember_secrets(session)
             elif target.profile:
                 session = self.sessions.derive(profile=target.profile)
-                self.owner._remember_secrets(session)
+                self.owner.remember_secrets(session)
             else:
                 session = self.sessions.base
             home = session.get_config_variable("region") or HOME_REGION
             account = hint or self._caller_account(session, home)
             regions = list(self.aws.regions) or self._enabled_regions(session, home)
-        except Exception as exc:  # auth, network, missing profile: this account is a gap
-            return self.owner._gap("account", exc, hint, None)
+        except self.errors as exc:  # auth, network, missing profile: this account is a gap
+            return self.owner.gap("account", exc, hint, None)
         self.owner._accounts.add(account)
         self.owner._regions.update(regions)
         return _Account(target, account, session, sorted(regions))
@@ -266,8 +275,8 @@ class _Run:
             ec2 = self.sessions.client(account.session, "ec2", region)
             raw = self._instances(ec2)
             specs = self.types.resolve(ec2, {i["InstanceType"] for _, i in raw})
-        except Exception as exc:  # throttled after retries, denied, endpoint down
-            return [self.owner._gap("account/region", exc, account.account_id, region)]
+        except self.errors as exc:  # throttled after retries, denied, endpoint down
+            return [self.owner.gap("account/region", exc, account.account_id, region)]
         gpu_instances = [(o, i) for o, i in raw if specs[i["InstanceType"]].gpu is not None]
         out: list[Resource | CoverageGap] = []
         usage: dict[str, Utilization] = {}
@@ -276,8 +285,8 @@ class _Run:
                 cloudwatch = self.sessions.client(account.session, "cloudwatch", region)
                 ids = [i["InstanceId"] for _, i in gpu_instances]
                 usage = fetch_utilization(cloudwatch, ids, self.aws, self.now)
-            except Exception as exc:
-                out.append(self.owner._gap("account/region", exc, account.account_id, region))
+            except self.errors as exc:
+                out.append(self.owner.gap("account/region", exc, account.account_id, region))
         for owner_id, instance in gpu_instances:
             lookup = specs[instance["InstanceType"]]
             out.append(self._resource(account, region, owner_id, instance, lookup, usage))
