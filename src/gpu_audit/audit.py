@@ -8,7 +8,7 @@ from datetime import datetime
 
 from gpu_audit.catalog.enrich import enrich
 from gpu_audit.model import CoverageGap, Resource, ScanResult, Scope, Skipped
-from gpu_audit.policy.engine import evaluate
+from gpu_audit.policy.engine import evaluate, paused_gc
 from gpu_audit.policy.loader import Policy
 
 
@@ -21,7 +21,8 @@ def audit(
     coverage_gaps: Iterable[CoverageGap] = (),
 ) -> ScanResult:
     """Judge resources as of `now`: the one function `scan` and `check` both call."""
-    enriched = tuple(enrich(r, now) for r in resources)
+    with paused_gc():
+        enriched = tuple(enrich(r, now) for r in resources)
     evaluation = evaluate(enriched, policy, now)
     scope = replace(scope, policy_files=policy.files, policy_versions=policy.versions)
     return ScanResult(

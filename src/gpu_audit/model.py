@@ -170,6 +170,19 @@ class WaiverState(StrEnum):
     EXPIRED = "expired"
 
 
+@dataclass(frozen=True, slots=True)
+class RuleInfo:
+    id: str
+    title: str
+    severity: Severity
+    targets: tuple[Kind, ...]
+    remediation: str | None
+    savings: str | None
+    description: str | None = None
+    source: str | None = None
+    aliases: tuple[str, ...] = ()
+
+
 class Explainer(Protocol):
     """A compiled requirement, which says on demand what it expected and what it found."""
 
@@ -183,19 +196,32 @@ class Finding:
     """A rule a resource fails. What was expected and found is worked out when a report asks,
     so a scan of 100k resources does not build strings that only a count will use."""
 
-    rule_id: str
-    severity: Severity
-    title: str
-    resource: Resource
+    rule: RuleInfo
     requirement: Explainer
+    resource: Resource
     line: int | None
     monthly_savings_usd: float | None
-    remediation: str | None
     waiver: Waiver | None = None
     suppressed: str | None = None  # reason of an inline ignore comment
     _explained: tuple[str | None, str, str] | None = field(
         default=None, init=False, repr=False, compare=False
     )
+
+    @property
+    def rule_id(self) -> str:
+        return self.rule.id
+
+    @property
+    def severity(self) -> Severity:
+        return self.rule.severity
+
+    @property
+    def title(self) -> str:
+        return self.rule.title
+
+    @property
+    def remediation(self) -> str | None:
+        return self.rule.remediation
 
     @property
     def is_open(self) -> bool:
@@ -263,19 +289,6 @@ class Skipped:
     reason: str
     error: bool = False
     line: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RuleInfo:
-    id: str
-    title: str
-    severity: Severity
-    targets: tuple[Kind, ...]
-    remediation: str | None
-    savings: str | None
-    description: str | None = None
-    source: str | None = None
-    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

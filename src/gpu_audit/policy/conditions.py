@@ -171,6 +171,25 @@ def _all(parts: tuple[Condition, ...]) -> Test:
             return a
 
         return both
+    if len(tests) == 3:
+        one, two, three = tests
+
+        def each(resource: Resource) -> Verdict:
+            a = one(resource)
+            if a is False:
+                return False
+            b = two(resource)
+            if b is False:
+                return False
+            c = three(resource)
+            if c is False:
+                return False
+            for verdict in (a, b, c):
+                if verdict is not True:
+                    return verdict
+            return True
+
+        return each
 
     def run(resource: Resource) -> Verdict:
         unknown: str | None = None
