@@ -40,7 +40,7 @@ class Evaluation:
 class _Plan:
     """One rule, ready for the hot loop: its tests, its finding template and its savings."""
 
-    __slots__ = ("aliases", "id", "info", "judge", "rule", "savings")
+    __slots__ = ("aliases", "id", "info", "judge", "requirement", "rule", "savings")
 
     def __init__(self, rule: Rule) -> None:
         info = rule.info
@@ -48,6 +48,7 @@ class _Plan:
         self.id = info.id
         self.aliases = info.aliases
         self.judge = _judge(rule)
+        self.requirement = rule.require
         self.savings = _saving(info.savings, _downsize_target(rule))
         self.info = info
 
@@ -91,7 +92,12 @@ def _evaluate(resources: Iterable[Resource], policy: Policy, now: datetime) -> E
             if verdict is not False:
                 not_evaluated.append(NotEvaluated(plan.id, resource, str(verdict)))
                 continue
-            finding = _finding(plan, resource)
+            source = resource.source
+            if source.key_lines or source.suppressions:
+                finding = _job_finding(plan, resource)
+            else:  # an instance: no key lines, no inline comments (the common, hot case)
+                saving = plan.savings(resource) if plan.savings else None
+                finding = Finding(plan.info, plan.requirement, resource, source.line, saving)
             findings.append(_waive(finding, policy, now, matched) if waivers else finding)
     statuses = tuple(
         WaiverStatus(w.waiver, waiver_state(w.waiver, now), matched.get(index, 0))
@@ -139,7 +145,7 @@ def _judge(rule: Rule) -> Judge:
 
     def remembered(resource: Resource) -> bool | str | None:
         base = values(resource) if values is not None else None
-        key = (base, *[resource.tags.get(k) for k in tag_keys]) if tag_keys else base
+        key = (base, *map(resource.tags.get, tag_keys)) if tag_keys else base
         try:
             return memo[key]
         except KeyError:
@@ -157,7 +163,8 @@ def waiver_state(waiver: Waiver, now: datetime) -> WaiverState:
     return WaiverState.EXPIRING if waiver.expires >= now else WaiverState.EXPIRED
 
 
-def _finding(plan: _Plan, resource: Resource) -> Finding:
+def _job_finding(plan: _Plan, resource: Resource) -> Finding:
+    """A finding in a job file points at the offending key and honours inline suppressions."""
     source = resource.source
     line = source.line
     suppressed = None
@@ -169,7 +176,7 @@ def _finding(plan: _Plan, resource: Resource) -> Finding:
         suppressed = _suppression(resource, plan.id, plan.aliases, line)
     return Finding(
         rule=plan.info,
-        requirement=plan.rule.require,
+        requirement=plan.requirement,
         resource=resource,
         line=line,
         monthly_savings_usd=plan.savings(resource) if plan.savings else None,
