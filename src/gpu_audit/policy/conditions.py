@@ -80,7 +80,7 @@ class Condition:
 
 
 class Leaf(Condition):
-    __slots__ = ("description", "field", "operand_text", "operator", "other")
+    __slots__ = ("description", "field", "operand_text", "operand_value", "operator", "other")
 
     def __init__(
         self,
@@ -94,6 +94,7 @@ class Leaf(Condition):
         self.field = field
         self.operator = operator
         self.operand_text = operand_text
+        self.operand_value: Any = None  # the compiled operand, for code generation
         self.other = other
         symbol = {"eq": "=", "ne": "≠", "lt": "<", "lte": "≤", "gt": ">", "gte": "≥"}
         if operator in ("present", "absent"):
@@ -342,17 +343,21 @@ def _leaf(spec: FieldSpec, op: str, operand: Any, at: tuple[Any, Any], where: Lo
 
         return Leaf(any_item, spec, op, text, None)
 
-    fast = None if absent_is_known else _fast_test(spec, op, operand)
-    if fast is not None:
-        return Leaf(fast, spec, op, text, None)
-
     def simple(resource: Resource) -> Verdict:
         value = get(resource)
         if value is None and not absent_is_known:
             return name
         return check(value, None)
 
-    return Leaf(simple, spec, op, text, None)
+    fast = None if absent_is_known else _fast_test(spec, op, operand)
+    leaf = Leaf(fast or simple, spec, op, text, None)
+    if op in ("in", "not-in"):
+        leaf.operand_value = frozenset(_scalar(spec, item, fail) for item in operand)
+    elif op in _ORDERING:
+        leaf.operand_value = _ordered(spec, operand, fail)
+    elif op in ("eq", "ne"):
+        leaf.operand_value = _scalar(spec, operand, fail)
+    return leaf
 
 
 def _fast_test(spec: FieldSpec, op: str, operand: Any) -> Test | None:

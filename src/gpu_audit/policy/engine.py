@@ -23,6 +23,7 @@ from gpu_audit.model import (
     WaiverState,
     WaiverStatus,
 )
+from gpu_audit.policy.codegen import compile_judge
 from gpu_audit.policy.conditions import Condition, Group, Leaf
 from gpu_audit.policy.fields import TAG_PREFIX, field_spec
 from gpu_audit.policy.loader import CompiledWaiver, Policy, Rule
@@ -119,18 +120,7 @@ def _judge(rule: Rule) -> Judge:
     the same verdict for the same values, and a fleet repeats a few hundred combinations of
     them: such rules look their verdict up by those values, computed once per combination.
     """
-    where = rule.where.test if rule.where else None
-    require = rule.require.test
-
-    def judge(resource: Resource) -> bool | str | None:
-        if where is not None:
-            scoped = where(resource)
-            if scoped is False:
-                return None
-            if scoped is not True:
-                return scoped
-        verdict = require(resource)
-        return None if verdict is True else verdict
+    judge = compile_judge(rule.where, rule.require)
 
     names = set(rule.require.fields) | set(rule.where.fields if rule.where else ())
     specs = [field_spec(name) for name in sorted(names)]
