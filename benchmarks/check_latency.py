@@ -178,11 +178,11 @@ def record(rows: list[tuple[int, float, float, int]], startup: float, runs: int,
     lines = [
         "## check latency",
         "",
-        "`benchmarks/check_latency.py`: wall time of `gpu-audit check FILES` (default options,",
-        "as pre-commit runs it) and of `yamllint FILES` on the same generated job files (SkyPilot,",
-        "Kubeflow PyTorchJob,",
-        f"Ray cluster launcher and dstack in turn), median of {runs} runs, each a fresh process",
-        "as pre-commit runs it. Target: gpu-audit check at most yamllint's time.",
+        "`benchmarks/check_latency.py`: wall time of `gpu-audit check FILES` (default options, as",
+        "pre-commit runs it) and of `yamllint FILES` on the same generated job files (SkyPilot,",
+        "Kubeflow PyTorchJob, Ray cluster launcher and dstack in turn), each a fresh process, the",
+        f"two alternating, median of {runs} runs. gpu-audit is byte-compiled first, as",
+        "`pip install` does. Target: gpu-audit check at most yamllint's time.",
         f"{lint}; Python {platform.python_version()}; {platform.machine()}, {_cores()} cores.",
         "",
         "| files | gpu-audit check | yamllint | ratio |",
@@ -200,7 +200,7 @@ def record(rows: list[tuple[int, float, float, int]], startup: float, runs: int,
         # The hand-written analysis under `### where the time goes` is kept across runs.
         ends = [i for i in (text.find(m, start + 1) for m in ANALYSIS_MARKERS) if i != -1]
         end = min(ends) if ends else -1
-        text = text[:start] + section + (text[end + 1 :] if end != -1 else "")
+        text = text[:start] + section + ("\n" + text[end + 1 :] if end != -1 else "")
     README.write_text(text)
     print(f"recorded in {README}")
 
