@@ -178,3 +178,11 @@ def test_console_script_version() -> None:
         check=False,
     )
     assert done.returncode == 0 and done.stdout.startswith("gpu-audit, version ")
+
+
+def test_account_without_a_role_template_is_a_usage_error() -> None:
+    code, _, err = run(
+        "scan", "--provider", "aws", "--region", "us-east-1", "--account", "123456789012"
+    )
+    assert code == 2
+    assert "--account fills the {account} placeholder of a --role-arn template" in err

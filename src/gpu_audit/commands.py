@@ -39,9 +39,12 @@ def run_scan(options: dict[str, Any]) -> tuple[ScanResult, Settings]:
         gaps.extend(inventory.coverage_gaps)
         if inventory.captured_at:
             captured.append(inventory.captured_at)
+    scanned: list[Scope] = []
     for provider in options["providers"]:
-        for item in _collector(provider, settings).collect():
+        collector = _collector(provider, settings)
+        for item in collector.collect():
             (gaps if isinstance(item, CoverageGap) else resources).append(item)
+        scanned.append(collector.scope())  # every account and region read, GPUs or not
     if options["now_text"]:
         now = now_from(options["now_text"])
     elif captured and not options["providers"]:
@@ -51,8 +54,16 @@ def run_scan(options: dict[str, Any]) -> tuple[ScanResult, Settings]:
     scope = Scope(
         command="scan",
         providers=unique([*(r.provider for r in resources), *options["providers"]]),
-        accounts=unique([*(r.account or "" for r in resources), *(g.account or "" for g in gaps)]),
-        regions=unique(sorted({r.region or "" for r in resources})),
+        accounts=unique(
+            [
+                *(a for s in scanned for a in s.accounts),
+                *(r.account or "" for r in resources),
+                *(g.account or "" for g in gaps),
+            ]
+        ),
+        regions=unique(
+            sorted({*(x for s in scanned for x in s.regions), *(r.region or "" for r in resources)})
+        ),
         files=tuple(options["inventories"]),
     )
     return audit(resources, policy, now, scope, coverage_gaps=gaps), settings
@@ -79,6 +90,11 @@ def _with_flags(settings: Settings, options: dict[str, Any]) -> Settings:
     if options["role_arns"]:
         aws = replace(aws, role_arns=tuple(options["role_arns"]))
     if options["accounts"]:
+        if not any("{account}" in arn for arn in aws.role_arns):
+            raise ConfigError(
+                "--account fills the {account} placeholder of a --role-arn template "
+                "(for example arn:aws:iam::{account}:role/gpu-audit); none was given"
+            )
         aws = replace(aws, accounts=tuple(options["accounts"]))
     if options["org_role"]:
         aws = replace(aws, organization_role=options["org_role"])
