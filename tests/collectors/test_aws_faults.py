@@ -103,7 +103,8 @@ def test_cli_exits_3_and_prints_no_credentials(
     assert [(g["region"], g["error"]) for g in report["coverage_gaps"]] == [
         ("us-west-2", "Throttling")
     ]
-    assert "incomplete: aws account/region: Throttling" in result.stderr
+    assert "incomplete: aws 123456789012/us-west-2: Throttling" in result.stderr
+    assert {"us-east-1", "eu-west-1"} <= set(report["scope"]["regions"])
     everything = result.output + result.stderr + "\n".join(r.getMessage() for r in caplog.records)
     assert any(r.name.startswith("gpu_audit") for r in caplog.records)
     for secret in (ACCESS_KEY, SECRET_KEY, SESSION_TOKEN):
