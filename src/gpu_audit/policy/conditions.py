@@ -8,21 +8,27 @@ is *absent* (a known state), never missing.
 
 from __future__ import annotations
 
-import fnmatch
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import datetime
 from typing import Any
 
-from gpu_audit.catalog import canonical_gpu, gpu_class
-from gpu_audit.catalog.gpus import ladder
+from gpu_audit.catalog import canonical_gpu
 from gpu_audit.errors import PolicyError
 from gpu_audit.model import Resource
 from gpu_audit.policy.fields import FieldSpec, field_spec
-
-Verdict = bool | str  # True, False, or the missing field (unknown)
-Test = Callable[[Resource], Verdict]
+from gpu_audit.policy.operators import (
+    ORDERING,
+    Test,
+    Verdict,
+    fast_test,
+    field_test,
+    ladder_class,
+    ordered_operand,
+    rank_test,
+    scalar,
+    value_test,
+)
 
 COMBINATORS = ("all", "any", "not")
 OPERATORS: dict[str, str] = {
@@ -43,10 +49,6 @@ OPERATORS: dict[str, str] = {
     "in-field": "is one of the values of another (list) field: `region: {in-field: data.regions}`",
     "eq-field": "equals another field: `region: {eq-field: checkpoint.region}`",
 }
-_ORDERING = {"lt", "lte", "gt", "gte"}
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([mhd])\s*$")
-_UNIT_HOURS = {"m": 1 / 60, "h": 1.0, "d": 24.0}
-_RANKS = {g.name: g.rank for g in ladder()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,13 +303,13 @@ def _leaf(spec: FieldSpec, op: str, operand: Any, at: tuple[Any, Any], where: Lo
         other = field_spec(str(operand)) if isinstance(operand, str) else None
         if other is None:
             raise fail(f"'{op}' takes a field name; unknown field '{operand}'")
-        check = _field_test(op, other)
+        check = field_test(op, other)
     elif op in ("at-most", "at-least"):
         if spec.type != "gpu":
             raise fail(f"'{op}' applies to gpu.model only")
-        check = _rank_test(op, _ladder_class(operand, fail), name)
+        check = rank_test(op, ladder_class(operand, fail), name)
     else:
-        check = _value_test(spec, op, operand, fail)
+        check = value_test(spec, op, operand, fail)
 
     if isinstance(operand, list):
         text = "[" + ", ".join(map(show, operand)) + "]"
@@ -349,173 +351,15 @@ def _leaf(spec: FieldSpec, op: str, operand: Any, at: tuple[Any, Any], where: Lo
             return name
         return check(value, None)
 
-    fast = None if absent_is_known else _fast_test(spec, op, operand)
+    fast = None if absent_is_known else fast_test(spec, op, operand)
     leaf = Leaf(fast or simple, spec, op, text, None)
     if op in ("in", "not-in"):
-        leaf.operand_value = frozenset(_scalar(spec, item, fail) for item in operand)
-    elif op in _ORDERING:
-        leaf.operand_value = _ordered(spec, operand, fail)
+        leaf.operand_value = frozenset(scalar(spec, item, fail) for item in operand)
+    elif op in ORDERING:
+        leaf.operand_value = ordered_operand(spec, operand, fail)
     elif op in ("eq", "ne"):
-        leaf.operand_value = _scalar(spec, operand, fail)
+        leaf.operand_value = scalar(spec, operand, fail)
     return leaf
-
-
-def _fast_test(spec: FieldSpec, op: str, operand: Any) -> Test | None:
-    """One closure for the hot operators, saving a call per check; same verdicts as `simple`."""
-    get, name = spec.getter, spec.name
-    if op == "eq" and spec.type in ("enum", "bool"):
-        expected = operand
-
-        def eq(resource: Resource) -> Verdict:
-            value = get(resource)
-            return name if value is None else value == expected
-
-        return eq
-    if op == "in" and spec.type == "enum":
-        members = frozenset(str(item) for item in operand)
-
-        def within(resource: Resource) -> Verdict:
-            value = get(resource)
-            return name if value is None else value in members
-
-        return within
-    if op in _ORDERING and spec.type == "number" and not isinstance(operand, bool):
-        bound = _ordered(spec, operand, _never)
-        compare = {
-            "lt": float.__lt__,
-            "lte": float.__le__,
-            "gt": float.__gt__,
-            "gte": float.__ge__,
-        }[op]
-
-        def ordered(resource: Resource) -> Verdict:
-            value = get(resource)
-            return name if value is None else compare(float(value), float(bound))
-
-        return ordered
-    return None
-
-
-def _never(message: str) -> PolicyError:
-    return PolicyError(message)  # pragma: no cover - operands were validated by `_value_test`
-
-
-def _ladder_class(operand: Any, fail: Callable[[str], PolicyError]) -> int:
-    found = gpu_class(str(operand)) if isinstance(operand, str) else None
-    if found is None:
-        raise fail(f"unknown GPU class '{operand}'")
-    if found.rank is None:
-        raise fail(f"'{found.name}' is outside the GPU class ladder; name it with 'in' instead")
-    return found.rank
-
-
-def _rank_test(op: str, limit: int, name: str) -> Callable[[Any, Any], Verdict]:
-    def check(value: Any, _: Any) -> Verdict:
-        rank = _RANKS.get(value)
-        if rank is None:
-            found = gpu_class(value)
-            rank = found.rank if found else None
-        if rank is None:
-            return f"{name} (no class rank for {value})"
-        return rank <= limit if op == "at-most" else rank >= limit
-
-    return check
-
-
-def _field_test(op: str, other: FieldSpec) -> Callable[[Any, Any], Verdict]:
-    if op == "eq-field":
-        return lambda value, target: value == target
-    if other.type == "list":
-        return lambda value, target: value in target
-    return lambda value, target: value == target
-
-
-def _value_test(
-    spec: FieldSpec, op: str, operand: Any, fail: Callable[[str], PolicyError]
-) -> Callable[[Any, Any], Verdict]:
-    if op == "regex":
-        try:
-            pattern = re.compile(str(operand))
-        except re.error as exc:
-            raise fail(f"invalid regex: {exc}") from exc
-        return lambda value, _: value is not None and pattern.search(str(value)) is not None
-    if op == "glob":
-        regex = re.compile(fnmatch.translate(str(operand)))
-        return lambda value, _: value is not None and regex.match(str(value)) is not None
-    if op in ("in", "not-in"):
-        if not isinstance(operand, list) or not operand:
-            raise fail(f"'{op}' takes a non-empty list")
-        members = frozenset(_scalar(spec, item, fail) for item in operand)
-        if op == "in":
-            return lambda value, _: value in members
-        return lambda value, _: value not in members
-    if op in _ORDERING:
-        if spec.type not in ("number", "datetime"):
-            raise fail(f"'{op}' needs a number or date field; '{spec.name}' is {spec.type}")
-        bound = _ordered(spec, operand, fail)
-        return {
-            "lt": lambda value, _: value is not None and value < bound,
-            "lte": lambda value, _: value is not None and value <= bound,
-            "gt": lambda value, _: value is not None and value > bound,
-            "gte": lambda value, _: value is not None and value >= bound,
-        }[op]
-    expected = _scalar(spec, operand, fail)
-    if op == "eq":
-        return lambda value, _: value == expected
-    if op == "ne":
-        return lambda value, _: value != expected
-    raise fail(f"unknown operator '{op}'")  # pragma: no cover - OPERATORS is checked first
-
-
-def _scalar(spec: FieldSpec, operand: Any, fail: Callable[[str], PolicyError]) -> Any:
-    if isinstance(operand, Mapping | list):
-        raise fail("expected a scalar value")
-    if spec.type == "gpu":
-        found = gpu_class(str(operand))
-        if found is None:
-            raise fail(f"unknown GPU class '{operand}'")
-        return found.name
-    if spec.type == "enum":
-        text = str(operand)
-        if spec.choices and text not in spec.choices:
-            raise fail(f"'{text}' is not one of {', '.join(sorted(spec.choices))}")
-        return text
-    if spec.type == "number":
-        return _ordered(spec, operand, fail)
-    if spec.type == "bool":
-        if not isinstance(operand, bool):
-            raise fail("expected true or false")
-        return operand
-    if spec.type == "datetime":
-        return _ordered(spec, operand, fail)
-    if isinstance(operand, bool):
-        return "true" if operand else "false"
-    return str(operand)
-
-
-def _ordered(spec: FieldSpec, operand: Any, fail: Callable[[str], PolicyError]) -> Any:
-    if spec.type == "datetime":
-        if isinstance(operand, datetime):
-            return operand if operand.tzinfo else operand.replace(tzinfo=UTC)
-        if isinstance(operand, date):
-            return datetime(operand.year, operand.month, operand.day, tzinfo=UTC)
-        try:
-            parsed = datetime.fromisoformat(str(operand))
-        except ValueError as exc:
-            raise fail(f"expected an ISO date, got '{operand}'") from exc
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    if isinstance(operand, bool):
-        raise fail(f"expected a number, got {operand}")
-    if isinstance(operand, int | float):
-        return operand
-    duration = _DURATION.match(str(operand))
-    if duration and spec.unit:
-        hours = float(duration.group(1)) * _UNIT_HOURS[duration.group(2)]
-        return hours * 60 if spec.unit == "minutes" else hours
-    if duration:
-        raise fail(f"'{spec.name}' is not a duration; give a plain number")
-    hint = " or a duration like 30m, 24h, 7d" if spec.unit else ""
-    raise fail(f"expected a number{hint}, got '{operand}'")
 
 
 def _suggest(name: str) -> str:
