@@ -18,24 +18,23 @@ automated stopping spec. `baseOutputDirectory` is where Vertex points `AIP_CHECK
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from typing import Any
 
-from gpu_audit.catalog import canonical_gpu, class_rank, instance_spec
+from gpu_audit.catalog import canonical_gpu, instance_spec
 from gpu_audit.jobs.interface import JobDraft, JobFormat, as_bool, as_number
-from gpu_audit.model import Capacity, Resource
-from gpu_audit.yamlsrc import Document, LineList, LineMap, is_templated
+from gpu_audit.jobs.vertex_pools import (
+    Pools,
+    put,
+    set_gpus,
+    set_outputs,
+    set_strategy,
+    set_timeout,
+    text,
+    worker_pools,
+)
+from gpu_audit.model import Resource
+from gpu_audit.yamlsrc import Document, LineMap, is_templated
 
-_STRATEGY = {
-    "SPOT": Capacity.SPOT,
-    "LOW_COST": Capacity.SPOT,  # deprecated: "potential use of spot resources"
-    "STANDARD": Capacity.ON_DEMAND,
-    "ON_DEMAND": Capacity.ON_DEMAND,
-    "STRATEGY_UNSPECIFIED": Capacity.ON_DEMAND,
-    "FLEX_START": Capacity.ON_DEMAND,  # Dynamic Workload Scheduler: queued, on-demand priced
-    "RESERVATION": Capacity.RESERVED,
-}
 _STOPPING_SPECS = (
     "decayCurveStoppingSpec",
     "medianAutomatedStoppingSpec",
@@ -54,31 +53,6 @@ _LEGACY_TYPES = {
     "complex_model_l_v100": ("V100", 8),
 }
 # A URI ends at a template or format placeholder (`{run}`, `$RUN`): what follows is not known.
-_GCS = re.compile(r"gs://[A-Za-z0-9._\-]+(?:/[^\s\"',;{$]*)?")
-_GCS_FUSE = re.compile(r"(?<![\w/])/gcs/([A-Za-z0-9._\-]+)(/[^\s\"',;{$]*)?")
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
-
-
-@dataclass
-class _Pools:
-    """GPUs summed over worker pools, with the line of the key each came from."""
-
-    count: int | None = 0
-    models: list[tuple[str, int | None]] | None = None
-    machine_type: tuple[Any, int | None] | None = None
-    count_line: int | None = None
-    unknown: bool = False  # a templated machine or accelerator: it may have GPUs
-
-    def add(self, model: str | None, gpus: int | None, line: int | None) -> None:
-        if self.models is None:
-            self.models = []
-        if model:
-            self.models.append((model, line))
-        if self.count is not None and gpus is not None:
-            self.count += gpus
-        else:
-            self.count = None
-        self.count_line = self.count_line or line
 
 
 def _job_spec(data: dict[Any, Any]) -> tuple[Any, str]:
@@ -131,16 +105,16 @@ def _legacy_markers(legacy: dict[Any, Any]) -> bool:
 
 
 def _custom(document: Document, path: str, data: Any, spec: Any, kind: str) -> list[Resource]:
-    draft = JobDraft("vertex", path, document, name=_text(data.get("displayName")))
-    pools = _worker_pools(spec.get("workerPoolSpecs"), spec.line_of("workerPoolSpecs"))
-    if not _set_gpus(draft, pools):
+    draft = JobDraft("vertex", path, document, name=text(data.get("displayName")))
+    pools = worker_pools(spec.get("workerPoolSpecs"), spec.line_of("workerPoolSpecs"))
+    if not set_gpus(draft, pools):
         return []
     notes: list[str] = []
     scheduling = spec.get("scheduling")
     if isinstance(scheduling, LineMap):
-        _strategy(draft, scheduling.get("strategy"), scheduling.line_of("strategy"))
-        _timeout(draft, scheduling.get("timeout"), scheduling.line_of("timeout"))
-    _outputs(draft, spec, pools)
+        set_strategy(draft, scheduling.get("strategy"), scheduling.line_of("strategy"))
+        set_timeout(draft, scheduling.get("timeout"), scheduling.line_of("timeout"))
+    set_outputs(draft, spec, pools)
     labels = data.get("labels")
     if isinstance(labels, dict):
         for key, value in labels.items():
@@ -153,157 +127,10 @@ def _custom(document: Document, path: str, data: Any, spec: Any, kind: str) -> l
     return [draft.build()]
 
 
-def _worker_pools(value: Any, line: int) -> _Pools:
-    pools = _Pools()
-    entries: list[tuple[Any, int]]
-    if isinstance(value, LineList):
-        entries = list(zip(value, value.item_lines, strict=False))
-    elif isinstance(value, dict):
-        entries = [(value, line)]  # a single pool written as a mapping
-    else:
-        entries = []
-    for pool, _ in entries:
-        if not isinstance(pool, LineMap) or not pool:
-            continue  # `{}` keeps a pool index free in the list
-        machine = pool.get("machineSpec")
-        if not isinstance(machine, LineMap):
-            continue
-        replicas_line = pool.line_of("replicaCount") if "replicaCount" in pool else None
-        replicas = as_number(pool.get("replicaCount", 1))
-        machine_type = machine.get("machineType")
-        if pools.machine_type is None or (pools.machine_type[0] is None and machine_type):
-            pools.machine_type = (machine_type, machine.line_of("machineType"))
-        accelerator = machine.get("acceleratorType")
-        accel_line = machine.line_of("acceleratorType") if "acceleratorType" in machine else None
-        per_machine: int | None
-        model: str | None
-        if accelerator is not None and str(accelerator) != "ACCELERATOR_TYPE_UNSPECIFIED":
-            if is_templated(accelerator):
-                pools.unknown = True
-                pools.add(None, None, accel_line)
-                continue
-            model = canonical_gpu(str(accelerator)) or str(accelerator)
-            count = as_number(machine.get("acceleratorCount", 1))
-            per_machine = int(count) if count is not None else None
-            count_line = (
-                machine.line_of("acceleratorCount") if "acceleratorCount" in machine else accel_line
-            )
-        else:
-            if not isinstance(machine_type, str) or is_templated(machine_type):
-                pools.unknown = pools.unknown or machine_type is not None
-                continue
-            spec = instance_spec(machine_type)
-            if spec is None:
-                continue  # a CPU-only pool
-            model, per_machine = canonical_gpu(spec.gpu_model) or spec.gpu_model, spec.gpu_count
-            accel_line = count_line = machine.line_of("machineType")
-        gpus = (
-            per_machine * int(replicas)
-            if per_machine is not None and replicas is not None
-            else None
-        )
-        pools.add(model, gpus, accel_line)
-        pools.count_line = pools.count_line or (
-            replicas_line if replicas_line and gpus else count_line
-        )
-    return pools
-
-
-def _set_gpus(draft: JobDraft, pools: _Pools) -> bool:
-    """Fill instance type and GPUs; False when no pool has GPUs (a CPU job)."""
-    if pools.machine_type is not None:
-        machine_type, line = pools.machine_type
-        _put(draft, "instance_type", machine_type if isinstance(machine_type, str) else None, line)
-    if pools.models is None:
-        return pools.unknown
-    models = pools.models
-    if not models and pools.count_line is not None:
-        draft.lines["gpu.model"] = pools.count_line  # a templated accelerator
-    if models:
-        model, line = max(
-            models, key=lambda m: (class_rank(m[0]) is not None, class_rank(m[0]) or 0)
-        )
-        _put(draft, "gpu.model", model, line)
-        if len({m for m, _ in models}) > 1:
-            draft.note = "pools mix " + ", ".join(sorted({m for m, _ in models}))
-    _put(draft, "gpu.count", pools.count or None, pools.count_line)
-    return True
-
-
-def _strategy(draft: JobDraft, value: Any, line: int) -> None:
-    if value is None:
-        return
-    capacity = _STRATEGY.get(str(value).upper()) if not is_templated(value) else None
-    _put(draft, "capacity", capacity, line)
-    if capacity is None:
-        draft.values["capacity"] = None  # templated or unknown: missing, not the default
-
-
-def _timeout(draft: JobDraft, value: Any, line: int) -> None:
-    if value is None:
-        return
-    seconds: float | None = None
-    if isinstance(value, str) and (match := _DURATION.match(value)):
-        seconds = float(match.group(1))
-    else:
-        seconds = as_number(value)
-    _put(draft, "limits.max_runtime_hours", None if seconds is None else seconds / 3600, line)
-
-
-def _outputs(draft: JobDraft, spec: LineMap, pools: _Pools) -> None:
-    uris: list[str] = []
-    base = spec.get("baseOutputDirectory")
-    base_line: int | None = None
-    if isinstance(base, LineMap) and "outputUriPrefix" in base:
-        prefix = base.get("outputUriPrefix")
-        base_line = base.line_of("outputUriPrefix")
-        _put(draft, "checkpoint.uri", _text(prefix), base_line)
-        if _text(prefix):
-            uris.append(str(prefix))
-    first_arg_line: int | None = None
-    for pool in _pool_list(spec.get("workerPoolSpecs")):
-        for container_key in ("containerSpec", "pythonPackageSpec"):
-            container = pool.get(container_key)
-            if isinstance(container, LineMap):
-                for key in ("args", "command", "env", "packageUris"):
-                    if key in container and _gcs_uris(container.get(key), uris):
-                        first_arg_line = first_arg_line or container.line_of(key)
-    _put(draft, "data.uris", list(dict.fromkeys(uris)) or None, base_line or first_arg_line)
-
-
-def _pool_list(value: Any) -> list[LineMap]:
-    if isinstance(value, LineMap):
-        return [value]
-    if isinstance(value, list):
-        return [pool for pool in value if isinstance(pool, LineMap)]
-    return []
-
-
-def _gcs_uris(value: Any, into: list[str], budget: int = 500) -> bool:
-    """Collect gs:// URIs (and gcsfuse `/gcs/bucket/…` paths) from args and env values."""
-    found = False
-    stack = [value]
-    while stack and budget > 0:
-        budget -= 1
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(reversed(item))
-        elif isinstance(item, str) and not is_templated(item):
-            for match in _GCS.finditer(item):
-                into.append(match.group(0).rstrip("/."))
-                found = True
-            for match in _GCS_FUSE.finditer(item):
-                into.append(f"gs://{match.group(1)}{match.group(2) or ''}".rstrip("/."))
-                found = True
-    return found
-
-
 def _study(draft: JobDraft, data: LineMap, notes: list[str]) -> None:
     if "maxTrialCount" in data:
         trials = as_number(data.get("maxTrialCount"))
-        _put(
+        put(
             draft,
             "hpo.max_trials",
             int(trials) if trials is not None else None,
@@ -313,9 +140,9 @@ def _study(draft: JobDraft, data: LineMap, notes: list[str]) -> None:
     if isinstance(study, LineMap):
         stopping = next((key for key in _STOPPING_SPECS if key in study), None)
         if stopping is not None:
-            _put(draft, "hpo.early_stopping", True, study.line_of(stopping))
+            put(draft, "hpo.early_stopping", True, study.line_of(stopping))
         else:
-            _put(draft, "hpo.early_stopping", False)  # no automated stopping spec: trials run out
+            put(draft, "hpo.early_stopping", False)  # no automated stopping spec: trials run out
     parallel = as_number(data.get("parallelTrialCount"))
     notes.append(
         "GPUs per trial" + (f"; up to {int(parallel)} trials in parallel" if parallel else "")
@@ -325,9 +152,9 @@ def _study(draft: JobDraft, data: LineMap, notes: list[str]) -> None:
 def _legacy(document: Document, path: str, data: LineMap) -> list[Resource]:
     """An AI Platform (pre-Vertex) training job: master + workers of legacy or GCE machine types."""
     job = data["trainingInput"]
-    name = _text(data.get("jobId"))
+    name = text(data.get("jobId"))
     draft = JobDraft("vertex", path, document, name=name)
-    pools = _Pools()
+    pools = Pools()
     tier = str(job.get("scaleTier", "")).upper()
     if tier == "BASIC_GPU":
         pools.add("K80", 1, job.line_of("scaleTier"))  # one K80 worker
@@ -339,40 +166,40 @@ def _legacy(document: Document, path: str, data: LineMap) -> list[Resource]:
             ("evaluator", "evaluatorCount"),
         ):
             _legacy_role(job, role, count_key, pools, draft)
-    if not _set_gpus(draft, pools):
+    if not set_gpus(draft, pools):
         return []
-    _put(
+    put(
         draft,
         "region",
-        _text(job.get("region")),
+        text(job.get("region")),
         job.line_of("region") if "region" in job else None,
     )
     scheduling = job.get("scheduling")
     if isinstance(scheduling, LineMap):
-        _timeout(draft, scheduling.get("maxRunningTime"), scheduling.line_of("maxRunningTime"))
+        set_timeout(draft, scheduling.get("maxRunningTime"), scheduling.line_of("maxRunningTime"))
     output = job.get("jobDir")
-    if _text(output):
-        _put(draft, "checkpoint.uri", output, job.line_of("jobDir"))
-        _put(draft, "data.uris", [output], job.line_of("jobDir"))
+    if text(output):
+        put(draft, "checkpoint.uri", output, job.line_of("jobDir"))
+        put(draft, "data.uris", [output], job.line_of("jobDir"))
     hyper = job.get("hyperparameters")
     if isinstance(hyper, LineMap):
         if "maxTrials" in hyper:
             trials = as_number(hyper.get("maxTrials"))
-            _put(
+            put(
                 draft,
                 "hpo.max_trials",
                 int(trials) if trials is not None else None,
                 hyper.line_of("maxTrials"),
             )
         if "enableTrialEarlyStopping" in hyper:
-            _put(
+            put(
                 draft,
                 "hpo.early_stopping",
                 as_bool(hyper.get("enableTrialEarlyStopping")),
                 hyper.line_of("enableTrialEarlyStopping"),
             )
         else:
-            _put(draft, "hpo.early_stopping", False)
+            put(draft, "hpo.early_stopping", False)
     labels = data.get("labels")
     if isinstance(labels, dict):
         for key, value in labels.items():
@@ -382,7 +209,7 @@ def _legacy(document: Document, path: str, data: LineMap) -> list[Resource]:
 
 
 def _legacy_role(
-    job: LineMap, role: str, count_key: str | None, pools: _Pools, draft: JobDraft
+    job: LineMap, role: str, count_key: str | None, pools: Pools, draft: JobDraft
 ) -> None:
     machines = 1
     if count_key is not None:
@@ -411,17 +238,17 @@ def _legacy_role(
             pools.unknown = True
         return
     if pools.machine_type is None:
-        pools.machine_type = (_text(machine_type), job.line_of(type_key) if machine_type else line)
+        pools.machine_type = (text(machine_type), job.line_of(type_key) if machine_type else line)
     pools.add(model, int(per * machines) if per is not None else None, line)
 
 
 def _launcher(document: Document, path: str, data: LineMap) -> list[Resource]:
     """Vertex sample launcher variables: `nodes` × `gpus_per_node` `gpu_type` on `machine_type`."""
-    draft = JobDraft("vertex", path, document, name=_text(data.get("job_prefix")))
+    draft = JobDraft("vertex", path, document, name=text(data.get("job_prefix")))
     machine_line = data.line_of("machine_type")
-    _put(draft, "instance_type", _text(data.get("machine_type")), machine_line)
+    put(draft, "instance_type", text(data.get("machine_type")), machine_line)
     gpu_type = data.get("gpu_type")
-    _put(
+    put(
         draft,
         "gpu.model",
         None if is_templated(gpu_type) else canonical_gpu(gpu_type) or gpu_type,
@@ -430,23 +257,11 @@ def _launcher(document: Document, path: str, data: LineMap) -> list[Resource]:
     per = as_number(data.get("gpus_per_node"))
     nodes = as_number(data.get("nodes", 1))
     if per is not None and nodes is not None:
-        _put(draft, "gpu.count", int(per * nodes), data.line_of("gpus_per_node"))
+        put(draft, "gpu.count", int(per * nodes), data.line_of("gpus_per_node"))
     if "strategy" in data:
-        _strategy(draft, data.get("strategy"), data.line_of("strategy"))
+        set_strategy(draft, data.get("strategy"), data.line_of("strategy"))
     for key, field in (("region", "region"), ("zone", "zone")):
         if key in data:
-            _put(draft, field, _text(data.get(key)), data.line_of(key))
+            put(draft, field, text(data.get(key)), data.line_of(key))
     draft.note = "Vertex launcher variables (a sample's wrapper config)"
     return [draft.build()]
-
-
-def _put(draft: JobDraft, field: str, value: Any, line: int | None = None) -> None:
-    """Set a field; a key that is present but unusable stays missing and keeps its line."""
-    if value is None and line is not None:
-        draft.lines[field] = line
-    else:
-        draft.set(field, value, line)
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value.strip() and not is_templated(value) else None

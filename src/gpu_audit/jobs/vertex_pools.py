@@ -1,0 +1,212 @@
+"""Vertex AI worker pools and the fields around them: GPUs, scheduling, outputs, bucket URIs."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_audit.catalog import canonical_gpu, class_rank, instance_spec
+from gpu_audit.jobs.interface import JobDraft, as_number
+from gpu_audit.model import Capacity
+from gpu_audit.yamlsrc import LineList, LineMap, is_templated
+
+_STRATEGY = {
+    "SPOT": Capacity.SPOT,
+    "LOW_COST": Capacity.SPOT,  # deprecated: "potential use of spot resources"
+    "STANDARD": Capacity.ON_DEMAND,
+    "ON_DEMAND": Capacity.ON_DEMAND,
+    "STRATEGY_UNSPECIFIED": Capacity.ON_DEMAND,
+    "FLEX_START": Capacity.ON_DEMAND,  # Dynamic Workload Scheduler: queued, on-demand priced
+    "RESERVATION": Capacity.RESERVED,
+}
+
+
+_GCS = re.compile(r"gs://[A-Za-z0-9._\-]+(?:/[^\s\"',;{$]*)?")
+
+
+_GCS_FUSE = re.compile(r"(?<![\w/])/gcs/([A-Za-z0-9._\-]+)(/[^\s\"',;{$]*)?")
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+
+
+@dataclass
+class Pools:
+    """GPUs summed over worker pools, with the line of the key each came from."""
+
+    count: int | None = 0
+    models: list[tuple[str, int | None]] | None = None
+    machine_type: tuple[Any, int | None] | None = None
+    count_line: int | None = None
+    unknown: bool = False  # a templated machine or accelerator: it may have GPUs
+
+    def add(self, model: str | None, gpus: int | None, line: int | None) -> None:
+        if self.models is None:
+            self.models = []
+        if model:
+            self.models.append((model, line))
+        if self.count is not None and gpus is not None:
+            self.count += gpus
+        else:
+            self.count = None
+        self.count_line = self.count_line or line
+
+
+def worker_pools(value: Any, line: int) -> Pools:
+    pools = Pools()
+    entries: list[tuple[Any, int]]
+    if isinstance(value, LineList):
+        entries = list(zip(value, value.item_lines, strict=False))
+    elif isinstance(value, dict):
+        entries = [(value, line)]  # a single pool written as a mapping
+    else:
+        entries = []
+    for pool, _ in entries:
+        if not isinstance(pool, LineMap) or not pool:
+            continue  # `{}` keeps a pool index free in the list
+        machine = pool.get("machineSpec")
+        if not isinstance(machine, LineMap):
+            continue
+        replicas_line = pool.line_of("replicaCount") if "replicaCount" in pool else None
+        replicas = as_number(pool.get("replicaCount", 1))
+        machine_type = machine.get("machineType")
+        if pools.machine_type is None or (pools.machine_type[0] is None and machine_type):
+            pools.machine_type = (machine_type, machine.line_of("machineType"))
+        accelerator = machine.get("acceleratorType")
+        accel_line = machine.line_of("acceleratorType") if "acceleratorType" in machine else None
+        per_machine: int | None
+        model: str | None
+        if accelerator is not None and str(accelerator) != "ACCELERATOR_TYPE_UNSPECIFIED":
+            if is_templated(accelerator):
+                pools.unknown = True
+                pools.add(None, None, accel_line)
+                continue
+            model = canonical_gpu(str(accelerator)) or str(accelerator)
+            count = as_number(machine.get("acceleratorCount", 1))
+            per_machine = int(count) if count is not None else None
+            count_line = (
+                machine.line_of("acceleratorCount") if "acceleratorCount" in machine else accel_line
+            )
+        else:
+            if not isinstance(machine_type, str) or is_templated(machine_type):
+                pools.unknown = pools.unknown or machine_type is not None
+                continue
+            spec = instance_spec(machine_type)
+            if spec is None:
+                continue  # a CPU-only pool
+            model, per_machine = canonical_gpu(spec.gpu_model) or spec.gpu_model, spec.gpu_count
+            accel_line = count_line = machine.line_of("machineType")
+        gpus = (
+            per_machine * int(replicas)
+            if per_machine is not None and replicas is not None
+            else None
+        )
+        pools.add(model, gpus, accel_line)
+        pools.count_line = pools.count_line or (
+            replicas_line if replicas_line and gpus else count_line
+        )
+    return pools
+
+
+def set_gpus(draft: JobDraft, pools: Pools) -> bool:
+    """Fill instance type and GPUs; False when no pool has GPUs (a CPU job)."""
+    if pools.machine_type is not None:
+        machine_type, line = pools.machine_type
+        put(draft, "instance_type", machine_type if isinstance(machine_type, str) else None, line)
+    if pools.models is None:
+        return pools.unknown
+    models = pools.models
+    if not models and pools.count_line is not None:
+        draft.lines["gpu.model"] = pools.count_line  # a templated accelerator
+    if models:
+        model, line = max(
+            models, key=lambda m: (class_rank(m[0]) is not None, class_rank(m[0]) or 0)
+        )
+        put(draft, "gpu.model", model, line)
+        if len({m for m, _ in models}) > 1:
+            draft.note = "pools mix " + ", ".join(sorted({m for m, _ in models}))
+    put(draft, "gpu.count", pools.count or None, pools.count_line)
+    return True
+
+
+def set_strategy(draft: JobDraft, value: Any, line: int) -> None:
+    if value is None:
+        return
+    capacity = _STRATEGY.get(str(value).upper()) if not is_templated(value) else None
+    put(draft, "capacity", capacity, line)
+    if capacity is None:
+        draft.values["capacity"] = None  # templated or unknown: missing, not the default
+
+
+def set_timeout(draft: JobDraft, value: Any, line: int) -> None:
+    if value is None:
+        return
+    seconds: float | None = None
+    if isinstance(value, str) and (match := _DURATION.match(value)):
+        seconds = float(match.group(1))
+    else:
+        seconds = as_number(value)
+    put(draft, "limits.max_runtime_hours", None if seconds is None else seconds / 3600, line)
+
+
+def set_outputs(draft: JobDraft, spec: LineMap, pools: Pools) -> None:
+    uris: list[str] = []
+    base = spec.get("baseOutputDirectory")
+    base_line: int | None = None
+    if isinstance(base, LineMap) and "outputUriPrefix" in base:
+        prefix = base.get("outputUriPrefix")
+        base_line = base.line_of("outputUriPrefix")
+        put(draft, "checkpoint.uri", text(prefix), base_line)
+        if text(prefix):
+            uris.append(str(prefix))
+    first_arg_line: int | None = None
+    for pool in pool_list(spec.get("workerPoolSpecs")):
+        for container_key in ("containerSpec", "pythonPackageSpec"):
+            container = pool.get(container_key)
+            if isinstance(container, LineMap):
+                for key in ("args", "command", "env", "packageUris"):
+                    if key in container and gcs_uris(container.get(key), uris):
+                        first_arg_line = first_arg_line or container.line_of(key)
+    put(draft, "data.uris", list(dict.fromkeys(uris)) or None, base_line or first_arg_line)
+
+
+def pool_list(value: Any) -> list[LineMap]:
+    if isinstance(value, LineMap):
+        return [value]
+    if isinstance(value, list):
+        return [pool for pool in value if isinstance(pool, LineMap)]
+    return []
+
+
+def gcs_uris(value: Any, into: list[str], budget: int = 500) -> bool:
+    """Collect gs:// URIs (and gcsfuse `/gcs/bucket/…` paths) from args and env values."""
+    found = False
+    stack = [value]
+    while stack and budget > 0:
+        budget -= 1
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+        elif isinstance(item, str) and not is_templated(item):
+            for match in _GCS.finditer(item):
+                into.append(match.group(0).rstrip("/."))
+                found = True
+            for match in _GCS_FUSE.finditer(item):
+                into.append(f"gs://{match.group(1)}{match.group(2) or ''}".rstrip("/."))
+                found = True
+    return found
+
+
+def put(draft: JobDraft, field: str, value: Any, line: int | None = None) -> None:
+    """Set a field; a key that is present but unusable stays missing and keeps its line."""
+    if value is None and line is not None:
+        draft.lines[field] = line
+    else:
+        draft.set(field, value, line)
+
+
+def text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() and not is_templated(value) else None
