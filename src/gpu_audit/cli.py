@@ -12,7 +12,7 @@ import click
 
 from gpu_audit import __version__
 from gpu_audit.errors import ConfigError, GpuAuditError
-from gpu_audit.model import CoverageGap, ScanResult, Severity
+from gpu_audit.model import ScanResult, Severity
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = ("table", "text", "json", "markdown", "sarif", "csv")
@@ -186,7 +186,7 @@ def _finish(result: ScanResult, options: dict[str, Any], configured: str | None)
     for skipped in result.input_errors:
         click.echo(f"gpu-audit: error: {skipped.reason}", err=True)
     for gap in result.coverage_gaps:
-        click.echo(f"gpu-audit: incomplete: {gap_label(gap)}: {gap.error}: {gap.message}", err=True)
+        click.echo(f"gpu-audit: incomplete: {gap.location}: {gap.error}: {gap.message}", err=True)
     fail_on = options["fail_on"] or configured or "high"
     if fail_on not in FAIL_ON:
         raise ConfigError(f"fail_on: '{fail_on}' is not one of {', '.join(FAIL_ON)}")
@@ -265,12 +265,6 @@ def catalog_lookup(names: tuple[str, ...], region: str | None) -> None:
     for name in unknown:
         click.echo(f"gpu-audit: {name}: not in the catalog", err=True)
     sys.exit(ExitCode.ERROR if unknown else ExitCode.OK)
-
-
-def gap_label(gap: CoverageGap) -> str:
-    """`aws 123456789012/us-west-2`: which account, project or region could not be read."""
-    where = "/".join(part for part in (gap.account, gap.region) if part)
-    return f"{gap.provider} {where or gap.scope}"
 
 
 def now_from(text: str | None) -> datetime:

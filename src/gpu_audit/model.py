@@ -280,6 +280,14 @@ class CoverageGap:
     account: str | None = None
     region: str | None = None
 
+    @property
+    def location(self) -> str:
+        """What could not be read: `aws 123456789012/us-west-2`, `gcp project ml-prod`."""
+        if self.account and self.region:
+            return f"{self.provider} {self.account}/{self.region}"
+        named = [v for v in (self.account, self.region) if v and v not in self.scope]
+        return " ".join([self.provider, self.scope, *named])
+
 
 @dataclass(frozen=True, slots=True)
 class Skipped:

@@ -25,11 +25,7 @@ def clean(text: object) -> str:
 def render(result: ScanResult) -> str:
     lines = [_line(f) for f in _ordered(result.findings) if f.is_open]
     for gap in result.coverage_gaps:
-        where = "/".join(clean(p) for p in (gap.provider, gap.account, gap.region) if p)
-        lines.append(
-            f"{where if gap.account or gap.region else where + ' ' + clean(gap.scope)}: "
-            f"incomplete: {clean(gap.error)}: {clean(gap.message)}"
-        )
+        lines.append(f"{clean(gap.location)}: incomplete: {clean(gap.error)}: {clean(gap.message)}")
     lines.append(summary_text(result))
     return "\n".join(lines) + "\n"
 
