@@ -21,7 +21,6 @@ from gpu_audit.policy.operators import (
     ORDERING,
     Test,
     Verdict,
-    fast_test,
     field_test,
     ladder_class,
     ordered_operand,
@@ -159,40 +158,6 @@ def _all(parts: tuple[Condition, ...]) -> Test:
     tests = tuple(p.test for p in parts)
     if len(tests) == 1:
         return tests[0]
-    if len(tests) == 2:
-        first, second = tests
-
-        def both(resource: Resource) -> Verdict:
-            a = first(resource)
-            if a is False:
-                return False
-            b = second(resource)
-            if b is False:
-                return False
-            if a is True:
-                return b
-            return a
-
-        return both
-    if len(tests) == 3:
-        one, two, three = tests
-
-        def each(resource: Resource) -> Verdict:
-            a = one(resource)
-            if a is False:
-                return False
-            b = two(resource)
-            if b is False:
-                return False
-            c = three(resource)
-            if c is False:
-                return False
-            for verdict in (a, b, c):
-                if verdict is not True:
-                    return verdict
-            return True
-
-        return each
 
     def run(resource: Resource) -> Verdict:
         unknown: str | None = None
@@ -351,8 +316,7 @@ def _leaf(spec: FieldSpec, op: str, operand: Any, at: tuple[Any, Any], where: Lo
             return name
         return check(value, None)
 
-    fast = None if absent_is_known else fast_test(spec, op, operand)
-    leaf = Leaf(fast or simple, spec, op, text, None)
+    leaf = Leaf(simple, spec, op, text, None)
     if op in ("in", "not-in"):
         leaf.operand_value = frozenset(scalar(spec, item, fail) for item in operand)
     elif op in ORDERING:
