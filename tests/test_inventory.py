@@ -88,3 +88,13 @@ def test_json_inventory_errors_name_the_index(tmp_path: Path) -> None:
     path.write_text('{"resources": [')
     with pytest.raises(InputError, match=r"inv.json:1:16: invalid JSON"):
         load_inventory(str(path))
+
+
+def test_hostile_json_ends_in_one_message(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(InputError, match="nested too deeply"):
+        load_inventory(str(path))
+    path.write_bytes(b"\x00\x01binary")
+    with pytest.raises(InputError, match="binary content"):
+        load_inventory(str(path))

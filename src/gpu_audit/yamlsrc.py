@@ -111,16 +111,16 @@ _LineLoader.add_constructor("tag:yaml.org,2002:omap", _seq)
 _LineLoader.add_multi_constructor("!", _tagged)
 
 
-def read_text(path: str, raw: bytes | None = None) -> str:
+def read_text(path: str, raw: bytes | None = None, limit: int = MAX_BYTES) -> str:
     """Read a file as UTF-8 text, refusing what is too large, binary or undecodable."""
     try:
         if raw is None:
             with open(path, "rb") as handle:
-                raw = handle.read(MAX_BYTES + 1)
+                raw = handle.read(limit + 1)
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    if len(raw) > MAX_BYTES:
-        raise InputError(f"{path}: file is larger than {MAX_BYTES // (1024 * 1024)} MB; refused")
+    if len(raw) > limit:
+        raise InputError(f"{path}: file is larger than {limit // (1024 * 1024)} MB; refused")
     if b"\x00" in raw[:8192]:
         raise InputError(f"{path}: binary content (NUL bytes); not a YAML or JSON file")
     try:

@@ -49,20 +49,14 @@ def load_inventory(path: str) -> Inventory:
 def _read(path: str) -> Any:
     if path.lower().endswith(".json"):
         # Large snapshots are JSON: the json module is ~20× faster than YAML with line numbers.
+        text = read_text(path, limit=MAX_INVENTORY_BYTES)
         try:
-            with open(path, "rb") as handle:
-                raw = handle.read(MAX_INVENTORY_BYTES + 1)
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-        if len(raw) > MAX_INVENTORY_BYTES:
-            raise InputError(f"{path}: inventory larger than 512 MB; refused")
-        try:
-            return json.loads(raw)
+            return json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from exc
-        except UnicodeDecodeError as exc:
-            raise InputError(f"{path}: not UTF-8 text ({exc.reason})") from exc
-    documents = load_documents(path, read_text(path))
+        except RecursionError as exc:
+            raise InputError(f"{path}: JSON nested too deeply") from exc
+    documents = load_documents(path, read_text(path, limit=MAX_INVENTORY_BYTES))
     if len(documents) != 1:
         raise InputError(f"{path}: inventory: expected exactly one YAML document")
     return documents[0].data
