@@ -186,3 +186,11 @@ def test_account_without_a_role_template_is_a_usage_error() -> None:
     )
     assert code == 2
     assert "--account fills the {account} placeholder of a --role-arn template" in err
+
+
+def test_config_typos_are_located_with_a_suggestion(tmp_path: Path) -> None:
+    config = tmp_path / ".gpu-audit.yaml"
+    config.write_text("aws:\n  regoins: [us-east-1]\n")
+    code, _, err = run("scan", "--inventory", DEMO, "--config", str(config))
+    assert code == 2
+    assert f"{config}:2: config: aws.regoins: unknown key (did you mean 'regions'?)" in err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from difflib import get_close_matches
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -115,7 +116,9 @@ def _section(path: str, data: LineMap, name: str, kind: Any) -> Any:
         attr = str(key).replace("-", "_")
         line = raw.line_of(key)
         if attr not in types:
-            raise ConfigError(f"{path}:{line}: config: {name}.{key}: unknown key")
+            close = get_close_matches(attr, list(types), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ConfigError(f"{path}:{line}: config: {name}.{key}: unknown key{hint}")
         values[attr] = _coerce(path, line, f"{name}.{key}", value, types[attr])
     return replace(defaults, **values)
 
