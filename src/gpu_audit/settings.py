@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from difflib import get_close_matches
 from dataclasses import dataclass, field, fields, replace
+from difflib import get_close_matches
 from typing import Any
 
 from gpu_audit.errors import ConfigError, InputError
