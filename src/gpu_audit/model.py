@@ -330,7 +330,6 @@ class ScanResult:
     skipped: tuple[Skipped, ...] = ()
     coverage_gaps: tuple[CoverageGap, ...] = ()
     waivers: tuple[WaiverStatus, ...] = ()
-    previous: Mapping[str, Any] | None = field(default=None)
 
     @property
     def partial(self) -> bool:
