@@ -194,3 +194,16 @@ def test_config_typos_are_located_with_a_suggestion(tmp_path: Path) -> None:
     code, _, err = run("scan", "--inventory", DEMO, "--config", str(config))
     assert code == 2
     assert f"{config}:2: config: aws.regoins: unknown key (did you mean 'regions'?)" in err
+
+
+def test_a_flag_of_a_provider_not_scanned_is_refused() -> None:
+    code, _, err = run("scan", "--inventory", DEMO, "--provider", "aws", "--project", "research")
+    assert code == 2
+    assert "--project applies to --provider gcp, which this scan does not read" in err
+
+
+def test_scan_help_lists_every_provider_flag_once() -> None:
+    code, out, _ = run("scan", "--help")
+    assert code == 0
+    for flag in ("--region", "--profile", "--role-arn", "--org-role", "--project", "--window"):
+        assert out.count(f"  {flag} ") + out.count(f"  {flag}\n") == 1, flag

@@ -21,16 +21,16 @@ from gcp_fixtures import (
 )
 from gcp_server import FakeGcp, serve
 
-from gpu_audit.collectors.gcp import (
+from gpu_audit.collectors.gcp.collector import (
     GCE_ENDPOINT_ENV,
     GCS_ENDPOINT_ENV,
     MONITORING_ENDPOINT_ENV,
     GcpCollector,
 )
+from gpu_audit.collectors.gcp.settings import GcpSettings
 from gpu_audit.collectors.interface import Progress
 from gpu_audit.errors import CollectorError
 from gpu_audit.model import Capacity, CoverageGap, Resource, State, Workload
-from gpu_audit.settings import GcpSettings, Settings
 
 ENDPOINT_ENVS = (GCE_ENDPOINT_ENV, MONITORING_ENDPOINT_ENV, GCS_ENDPOINT_ENV)
 
@@ -48,8 +48,8 @@ def endpoint(fake: FakeGcp, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         yield url
 
 
-def settings(*projects: str, **gcp: object) -> Settings:
-    return Settings(gcp=replace(GcpSettings(projects=projects, timeout=5.0), **gcp))  # type: ignore[arg-type]
+def settings(*projects: str, **gcp: object) -> GcpSettings:
+    return replace(GcpSettings(projects=projects, timeout=5.0), **gcp)  # type: ignore[arg-type]
 
 
 def collect(*projects: str, **gcp: object) -> list[Resource | CoverageGap]:
@@ -307,6 +307,7 @@ def test_a_project_that_stays_unavailable_is_a_gap_after_bounded_retries(
     assert elapsed < 5.0
 
 
+@pytest.mark.server
 def test_connection_refused_is_a_gap(monkeypatch: pytest.MonkeyPatch) -> None:
     with serve(FakeGcp()) as url:
         pass  # the port is closed again: nothing listens there now
@@ -349,7 +350,7 @@ def test_scope_names_projects_and_regions_seen(endpoint: str) -> None:
 
 def test_no_projects_is_a_collector_error() -> None:
     with pytest.raises(CollectorError, match="no projects"):
-        list(GcpCollector(Settings()).collect())
+        list(GcpCollector(GcpSettings()).collect())
 
 
 def test_missing_credentials_is_a_collector_error(

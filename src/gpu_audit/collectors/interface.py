@@ -5,9 +5,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from gpu_audit.model import CoverageGap, Resource, Scope
-from gpu_audit.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,9 +20,10 @@ class Progress:
 
 
 ProgressCallback = Callable[[Progress], None]
+S = TypeVar("S")  # the provider's settings section
 
 
-class Collector(ABC):
+class Collector(ABC, Generic[S]):
     """Enumerates one provider's GPU capacity, read-only.
 
     `collect` yields a `Resource` per GPU instance (translated at this edge; no provider payload
@@ -32,7 +33,7 @@ class Collector(ABC):
 
     name: str
 
-    def __init__(self, settings: Settings, progress: ProgressCallback | None = None) -> None:
+    def __init__(self, settings: S, progress: ProgressCallback | None = None) -> None:
         self.settings = settings
         self.progress = progress
 

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from gpu_audit.collectors.gcp_instances import (
+from gpu_audit.collectors.gcp.instances import (
     STATES,
     capacity_of,
     gpu_of,
@@ -29,13 +29,14 @@ from gpu_audit.collectors.gcp_instances import (
     launched_at,
     workload_of,
 )
-from gpu_audit.collectors.gcp_rest import (
+from gpu_audit.collectors.gcp.rest import (
     TRANSIENT_STATUSES,
     BucketLocations,
     RestError,
     bucket_refs,
     fetch_utilization,
 )
+from gpu_audit.collectors.gcp.settings import GcpSettings
 from gpu_audit.collectors.interface import Collector, Progress, ProgressCallback
 from gpu_audit.errors import CollectorError
 from gpu_audit.model import (
@@ -47,7 +48,6 @@ from gpu_audit.model import (
     SourceRef,
     Utilization,
 )
-from gpu_audit.settings import GcpSettings, Settings
 
 GCE_ENDPOINT_ENV = "GPU_AUDIT_GCE_ENDPOINT"
 MONITORING_ENDPOINT_ENV = "GPU_AUDIT_GCP_MONITORING_ENDPOINT"
@@ -92,12 +92,12 @@ def _is_loopback(url: str) -> bool:
         return False
 
 
-class GcpCollector(Collector):
+class GcpCollector(Collector[GcpSettings]):
     """Compute Engine instances with GPUs, one project per work item on a bounded thread pool."""
 
     name = "gcp"
 
-    def __init__(self, settings: Settings, progress: ProgressCallback | None = None) -> None:
+    def __init__(self, settings: GcpSettings, progress: ProgressCallback | None = None) -> None:
         super().__init__(settings, progress)
         self._regions: set[str] = set()
 
@@ -105,22 +105,22 @@ class GcpCollector(Collector):
         return Scope(
             command="scan",
             providers=(self.name,),
-            accounts=tuple(self.settings.gcp.projects),
+            accounts=tuple(self.settings.projects),
             regions=tuple(sorted(self._regions)),
         )
 
     def collect(self) -> Iterator[Resource | CoverageGap]:
-        projects = tuple(dict.fromkeys(self.settings.gcp.projects))
+        projects = tuple(dict.fromkeys(self.settings.projects))
         if not projects:
             raise CollectorError(
                 "gcp: no projects to scan: pass --project or set gcp.projects in .gpu-audit.yaml"
             )
-        apis = _Apis.connect(self.settings.gcp)
+        apis = _Apis.connect(self.settings)
         now = datetime.now(UTC)
         found = 0
-        workers = max(1, min(self.settings.gcp.concurrency, len(projects)))
+        workers = max(1, min(self.settings.concurrency, len(projects)))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gcp") as pool:
-            scans = [_ProjectScan(self.settings.gcp, apis, project, now) for project in projects]
+            scans = [_ProjectScan(self.settings, apis, project, now) for project in projects]
             futures = [pool.submit(scan.run) for scan in scans]
             for done, future in enumerate(as_completed(futures), start=1):
                 for item in future.result():

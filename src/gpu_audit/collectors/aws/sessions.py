@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpu_audit import __version__
-from gpu_audit.settings import AwsSettings
+from gpu_audit.collectors.aws.settings import AwsSettings
 
 if TYPE_CHECKING:
     import botocore.session

@@ -26,15 +26,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from gpu_audit.collectors.aws_lookups import (
+from gpu_audit.collectors.aws.lookups import (
     BucketRegions,
     GpuLookup,
     InstanceTypes,
     bucket_name,
     bucket_uri,
 )
-from gpu_audit.collectors.aws_metrics import fetch_utilization
-from gpu_audit.collectors.aws_sessions import (
+from gpu_audit.collectors.aws.metrics import fetch_utilization
+from gpu_audit.collectors.aws.sessions import (
     HOME_REGION,
     EventHook,
     Sessions,
@@ -42,6 +42,7 @@ from gpu_audit.collectors.aws_sessions import (
     organization_accounts,
     targets,
 )
+from gpu_audit.collectors.aws.settings import AwsSettings
 from gpu_audit.collectors.interface import Collector, Progress, ProgressCallback
 from gpu_audit.errors import CollectorError
 from gpu_audit.model import (
@@ -57,7 +58,6 @@ from gpu_audit.model import (
     Utilization,
     Workload,
 )
-from gpu_audit.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -96,14 +96,14 @@ class _Account:
             return self._s3
 
 
-class AwsCollector(Collector):
+class AwsCollector(Collector[AwsSettings]):
     """Scans EC2 for GPU instances; see the module docstring for the mapping rules."""
 
     name = PROVIDER
 
     def __init__(
         self,
-        settings: Settings,
+        settings: AwsSettings,
         progress: ProgressCallback | None = None,
         *,
         event_hooks: tuple[EventHook, ...] = (),
@@ -130,7 +130,7 @@ class AwsCollector(Collector):
             raise CollectorError(
                 "aws: boto3 is not installed; install the aws extra: pip install 'gpu-audit[aws]'"
             ) from exc
-        aws = self.settings.aws
+        aws = self.settings
         sessions = Sessions(aws, self.event_hooks)
         # Role ARNs, Organizations and the default chain all start from the base credentials.
         needs_base = bool(aws.role_arns or aws.organization_role or not aws.profiles)
@@ -204,7 +204,7 @@ class _Run:
 
     def __init__(self, owner: AwsCollector, sessions: Sessions, now: datetime) -> None:
         self.owner = owner
-        self.aws = owner.settings.aws
+        self.aws = owner.settings
         self.sessions = sessions
         self.now = now
         self.types = InstanceTypes()
