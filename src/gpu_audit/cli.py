@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from enum import IntEnum
@@ -19,6 +21,14 @@ from gpu_audit.settings import FAIL_ON, Settings, load_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = ("table", "text", "json", "markdown", "sarif", "csv")
+OUTPUT_EXTENSIONS = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".json": "json",
+    ".sarif": "sarif",
+    ".csv": "csv",
+    ".txt": "text",
+}
 
 
 class ExitCode(IntEnum):
@@ -78,7 +88,8 @@ def output_options(func: F) -> F:
             "fmt",
             type=click.Choice(FORMATS),
             default=None,
-            help="Output format (default: table on a terminal, text otherwise).",
+            help="Output format (default: from the --output extension, else table on a "
+            "terminal and text otherwise).",
         ),
         click.option("--output", "-o", metavar="PATH", help="Write the report here (atomically)."),
         click.option(
@@ -213,7 +224,7 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
     from gpu_audit.report.summary import summarize
     from gpu_audit.report.table import summary_line
 
-    fmt = options["fmt"] or ("table" if sys.stdout.isatty() else "text")
+    fmt = options["fmt"] or format_for(options["output"], sys.stdout.isatty())
     if options["reports"] or options["output"]:
         from gpu_audit.report.writer import write_atomic  # tempfile: ~15 ms a hook need not pay
 
@@ -224,6 +235,8 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
     elif options["quiet"]:
         click.echo(summary_line(summarize(result)))
     else:
+        if result.coverage_gaps and fmt in ("table", "text"):
+            click.echo(incomplete_notice(result))  # before any "No open findings"
         click.echo(render(fmt, result), nl=False)
     for skipped in result.input_errors:
         click.echo(f"gpu-audit: error: {skipped.reason}", err=True)
@@ -304,6 +317,24 @@ def catalog_lookup(names: tuple[str, ...], region: str | None) -> None:
     for name in unknown:
         click.echo(f"gpu-audit: {name}: not in the catalog", err=True)
     sys.exit(ExitCode.ERROR if unknown else ExitCode.OK)
+
+
+def format_for(output: str | None, terminal: bool) -> str:
+    """The report format an output path's extension names; else table on a terminal, or text."""
+    extension = os.path.splitext(output or "")[1].lower()
+    return OUTPUT_EXTENSIONS.get(extension) or ("table" if terminal else "text")
+
+
+def incomplete_notice(result: ScanResult) -> str:
+    gaps = result.coverage_gaps
+    by_provider = ", ".join(
+        f"{p}: {n}" for p, n in sorted(Counter(g.provider for g in gaps).items())
+    )
+    noun = "coverage gap" if len(gaps) == 1 else "coverage gaps"
+    return (
+        f"INCOMPLETE SCAN: {len(gaps)} {noun} ({by_provider}); what follows covers only "
+        "what could be read (the gaps are listed at the end)."
+    )
 
 
 def now_from(text: str | None) -> datetime | None:

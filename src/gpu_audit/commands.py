@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gpu_audit.audit import audit
+from gpu_audit.collectors.interface import Progress, ProviderUnavailable
+from gpu_audit.collectors.redact import redact_urls
 from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.errors import ConfigError
 from gpu_audit.model import CoverageGap, Resource, ScanResult, Scope
@@ -56,11 +58,7 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
             captured.append(inventory.captured_at)
     scanned: list[Scope] = []
     for name in request.providers:
-        progress = _progress(name) if sys.stderr.isatty() else None
-        collector = PROVIDERS[name].create(settings.section(name), progress)
-        for item in collector.collect():
-            (gaps if isinstance(item, CoverageGap) else resources).append(item)
-        scanned.append(collector.scope())  # every account and region read, GPUs or not
+        scanned.append(_read_provider(name, settings, resources, gaps))
     if request.now is not None:
         now = request.now
     elif captured and not request.providers:
@@ -83,6 +81,27 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
         files=request.inventories,
     )
     return audit(resources, policy, now, scope, coverage_gaps=gaps)
+
+
+def _read_provider(
+    name: str, settings: Settings, resources: list[Resource], gaps: list[CoverageGap]
+) -> Scope:
+    """One provider's resources and gaps (URLs redacted); no credentials is one gap, not an exit."""
+    progress = _progress(name) if sys.stderr.isatty() else None
+    collector = PROVIDERS[name].create(settings.section(name), progress)
+    try:
+        for item in collector.collect():
+            if isinstance(item, CoverageGap):
+                gaps.append(replace(item, message=redact_urls(item.message)))
+            else:
+                resources.append(item)
+    except ProviderUnavailable as exc:
+        message = str(exc).removeprefix(f"{name}: ")
+        gaps.append(CoverageGap(name, "provider", exc.code, redact_urls(message)))
+    finally:
+        if progress is not None:
+            sys.stderr.write("\n")
+    return collector.scope()  # every account and region read, GPUs or not
 
 
 def run_check(request: CheckRequest, settings: Settings) -> ScanResult:
@@ -125,12 +144,14 @@ def unique(values: Iterable[str]) -> tuple[str, ...]:
 
 
 def _progress(provider: str) -> Any:
-    def show(progress: Any) -> None:
-        end = "\n" if progress.done >= progress.total else ""
-        sys.stderr.write(
-            f"\r[{provider}] {progress.done}/{progress.total} work items, "
-            f"{progress.found} GPU instances{end}"
-        )
+    """A one-line status on a terminal's stderr, rewritten in place from the first call on."""
+
+    def show(progress: Progress) -> None:
+        text = f"[{provider}] {progress.done}/{progress.total} work items"
+        text += f", {progress.found} GPU instances"
+        if progress.phase:
+            text += f"; {progress.phase}"
+        sys.stderr.write(f"\r\x1b[K{text}")
         sys.stderr.flush()
 
     return show

@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from gpu_audit.collectors.aws.collector import AwsCollector, error_code, workload_of
+from gpu_audit.collectors.aws.collector import AwsCollector
 from gpu_audit.collectors.aws.lookups import InstanceTypes, bucket_name, bucket_uri, gpu_from_info
 from gpu_audit.collectors.aws.metrics import metric_period, percentile, summarize
+from gpu_audit.collectors.aws.scan import error_code, workload_of
 from gpu_audit.collectors.aws.settings import AwsSettings
 from gpu_audit.model import Gpu, Utilization, Workload
 

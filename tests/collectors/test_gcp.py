@@ -21,14 +21,14 @@ from gcp_fixtures import (
 )
 from gcp_server import FakeGcp, serve
 
-from gpu_audit.collectors.gcp.collector import (
+from gpu_audit.collectors.gcp.collector import GcpCollector
+from gpu_audit.collectors.gcp.connect import (
     GCE_ENDPOINT_ENV,
     GCS_ENDPOINT_ENV,
     MONITORING_ENDPOINT_ENV,
-    GcpCollector,
 )
 from gpu_audit.collectors.gcp.settings import GcpSettings
-from gpu_audit.collectors.interface import Progress
+from gpu_audit.collectors.interface import Progress, ProviderUnavailable
 from gpu_audit.errors import CollectorError
 from gpu_audit.model import Capacity, CoverageGap, Resource, State, Workload
 
@@ -334,7 +334,8 @@ def test_progress_ticks_once_per_project(endpoint: str) -> None:
     ticks: list[Progress] = []
     collector = GcpCollector(settings(PROD, RESEARCH, FORBIDDEN, concurrency=2), ticks.append)
     found = sum(isinstance(i, Resource) for i in collector.collect())
-    assert [t.done for t in ticks] == [1, 2, 3]
+    assert [t.phase for t in ticks[:2]] == ["reading credentials", "listing instances"]
+    assert [t.done for t in ticks[2:]] == [1, 2, 3]
     assert {t.total for t in ticks} == {3}
     assert ticks[-1].found == found == 8
 
@@ -353,14 +354,14 @@ def test_no_projects_is_a_collector_error() -> None:
         list(GcpCollector(GcpSettings()).collect())
 
 
-def test_missing_credentials_is_a_collector_error(
+def test_missing_credentials_file_is_named_with_its_cause(
     monkeypatch: pytest.MonkeyPatch, tmp_path: object
 ) -> None:
     for env in ENDPOINT_ENVS:
         monkeypatch.delenv(env, raising=False)
     monkeypatch.setenv(GCE_ENDPOINT_ENV, "https://compute.example.com")  # not loopback: ADC needed
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", f"{tmp_path}/absent.json")
-    with pytest.raises(CollectorError, match="Application Default Credentials"):
+    with pytest.raises(ProviderUnavailable, match=r"absent\.json: cannot read it: No such file"):
         list(GcpCollector(settings(PROD)).collect())
 
 

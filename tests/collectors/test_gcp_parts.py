@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from gpu_audit.collectors.gcp.collector import endpoint
+from gpu_audit.collectors.gcp.connect import endpoint
 from gpu_audit.collectors.gcp.rest import (
     DUAL_REGIONS,
     MULTI_REGIONS,

@@ -10,3 +10,9 @@ CONCURRENCY = Option(
 WINDOW = Option(
     "--window", "window_hours", "Utilization window, hours.", kind=float, bounds=(1, 24 * 90)
 )
+
+# Seconds one API call may take before it is retried or becomes a gap; providers map it onto
+# their own field (AWS `read_timeout`, GCP `timeout`).
+TIMEOUT = Option(
+    "--timeout", "timeout", "Seconds to wait for each API call.", kind=float, bounds=(0.1, 600)
+)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gpu_audit.collectors.aws.settings import AwsSettings
-from gpu_audit.collectors.options import CONCURRENCY, WINDOW
+from gpu_audit.collectors.options import CONCURRENCY, TIMEOUT, WINDOW
 from gpu_audit.collectors.provider import Option, Provider
 from gpu_audit.errors import ConfigError
 
@@ -14,6 +16,9 @@ _METRICS = (
 
 
 def _check(aws: AwsSettings) -> None:
+    from gpu_audit.collectors.aws.regions import check_regions
+
+    check_regions(aws.regions)
     if aws.accounts and not any("{account}" in arn for arn in aws.role_arns):
         raise ConfigError(
             "--account fills the {account} placeholder of a --role-arn template "
@@ -37,6 +42,7 @@ PROVIDER = Provider(
         Option("--org-role", "organization_role", "Role name assumed in every AWS account."),
         CONCURRENCY,
         WINDOW,
+        replace(TIMEOUT, setting="read_timeout"),
     ),
     factory="gpu_audit.collectors.aws.collector:AwsCollector",
     requires="boto3",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpu_audit.collectors.gcp.settings import GcpSettings
-from gpu_audit.collectors.options import CONCURRENCY, WINDOW
+from gpu_audit.collectors.options import CONCURRENCY, TIMEOUT, WINDOW
 from gpu_audit.collectors.provider import Option, Provider
 
 _METRICS = (
@@ -18,6 +18,7 @@ PROVIDER = Provider(
         Option("--project", "projects", "GCP project (repeatable).", multiple=True),
         CONCURRENCY,
         WINDOW,
+        TIMEOUT,
     ),
     factory="gpu_audit.collectors.gcp.collector:GcpCollector",
     requires="google.cloud.compute_v1",

@@ -1,0 +1,277 @@
+"""AWS work items: open each account, then scan each (account × region) on a bounded pool."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from gpu_audit.collectors.aws.lookups import (
+    BucketRegions,
+    GpuLookup,
+    InstanceTypes,
+    bucket_name,
+    bucket_uri,
+)
+from gpu_audit.collectors.aws.metrics import fetch_utilization
+from gpu_audit.collectors.aws.sessions import HOME_REGION, Sessions, Target
+from gpu_audit.collectors.interface import Progress
+from gpu_audit.model import (
+    Capacity,
+    CoverageGap,
+    DataRef,
+    Gpu,
+    Kind,
+    Resource,
+    SourceRef,
+    State,
+    Utilization,
+    Workload,
+)
+
+if TYPE_CHECKING:
+    from gpu_audit.collectors.aws.collector import AwsCollector
+
+log = logging.getLogger(__name__)
+
+PROVIDER = "aws"
+_LIVE_STATES = ["pending", "running", "stopping", "stopped"]
+_STATES = {
+    "pending": State.PENDING,
+    "running": State.RUNNING,
+    "stopping": State.STOPPED,
+    "stopped": State.STOPPED,
+}
+_CAPACITY = {
+    None: Capacity.ON_DEMAND,
+    "spot": Capacity.SPOT,
+    "capacity-block": Capacity.RESERVED,
+    "scheduled": Capacity.RESERVED,
+}
+
+
+@dataclass
+class Account:
+    """An account that answered: its id, session, regions to scan and a lazily made S3 client."""
+
+    target: Target
+    account_id: str
+    session: Any
+    regions: list[str]
+    _s3: Any = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def s3(self, sessions: Sessions) -> Any:
+        with self._lock:
+            if self._s3 is None:
+                self._s3 = sessions.client(self.session, "s3", HOME_REGION)
+            return self._s3
+
+
+def aws_errors() -> tuple[type[Exception], ...]:
+    """What botocore raises for a failed call (service errors, transport, credentials, config)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    return (ClientError, BotoCoreError)
+
+
+def error_code(exc: BaseException) -> str:
+    """The AWS error code of a ClientError, else the exception's class name."""
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        code = response.get("Error", {}).get("Code")
+        if code:
+            return str(code)
+        status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        if status:
+            return f"HTTP{status}"
+    return type(exc).__name__
+
+
+class Run:
+    """One scan: opens accounts, then scans (account × region) items as they become known."""
+
+    def __init__(self, owner: AwsCollector, sessions: Sessions, now: datetime) -> None:
+        self.owner = owner
+        self.aws = owner.settings
+        self.sessions = sessions
+        self.now = now
+        self.types = InstanceTypes()
+        self.buckets = BucketRegions()
+        self.errors = aws_errors()
+
+    def execute(self, found: list[Target]) -> Iterator[Resource | CoverageGap]:
+        done = total = instances = 0
+        opening = len(found)
+        pool = ThreadPoolExecutor(max(1, self.aws.concurrency), thread_name_prefix="gpu-audit-aws")
+        pending: set[Future[Any]] = set()
+        try:
+            for target in found:
+                pending.add(pool.submit(self._open, target))
+            self.owner.tick(Progress(0, 0, 0, f"opening {_accounts(opening)}"))
+            while pending:
+                ready, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in ready:
+                    pending.discard(future)
+                    result = future.result()
+                    if isinstance(result, CoverageGap):
+                        opening -= result.scope == "account"
+                        yield result
+                    elif isinstance(result, Account):
+                        opening -= 1
+                        for region in result.regions:
+                            pending.add(pool.submit(self._scan, result, region))
+                            total += 1
+                    else:
+                        done += 1
+                        for item in result:
+                            instances += isinstance(item, Resource)
+                            yield item
+                    phase = f"opening {_accounts(opening)}" if opening else ""
+                    self.owner.tick(Progress(done, total, instances, phase))
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _open(self, target: Target) -> Account | CoverageGap:
+        hint = target.account_hint
+        try:
+            if target.role_arn:
+                sts = self.sessions.client(self.sessions.base, "sts", HOME_REGION)
+                answer = sts.assume_role(RoleArn=target.role_arn, RoleSessionName="gpu-audit")
+                session = self.sessions.derive(credentials=answer["Credentials"])
+                self.owner.remember_secrets(session)
+            elif target.profile:
+                session = self.sessions.derive(profile=target.profile)
+                self.owner.remember_secrets(session)
+            else:
+                session = self.sessions.base
+            home = session.get_config_variable("region") or HOME_REGION
+            account = hint or self._caller_account(session, home)
+            regions = list(self.aws.regions) or self._enabled_regions(session, home)
+        except self.errors as exc:  # auth, network, missing profile: this account is a gap
+            gap = self.owner.gap("account", exc, hint, None)
+            return gap if hint else replace(gap, message=f"{target.label}: {gap.message}")
+        self.owner._accounts.add(account)
+        self.owner._regions.update(regions)
+        return Account(target, account, session, sorted(regions))
+
+    def _caller_account(self, session: Any, region: str) -> str:
+        sts = self.sessions.client(session, "sts", region)
+        return str(sts.get_caller_identity()["Account"])
+
+    def _enabled_regions(self, session: Any, region: str) -> list[str]:
+        ec2 = self.sessions.client(session, "ec2", region)
+        return [r["RegionName"] for r in ec2.describe_regions()["Regions"]]
+
+    def _scan(self, account: Account, region: str) -> list[Resource | CoverageGap]:
+        started = time.perf_counter()
+        try:
+            ec2 = self.sessions.client(account.session, "ec2", region)
+            raw = self._instances(ec2)
+            specs = self.types.resolve(ec2, {i["InstanceType"] for _, i in raw})
+        except self.errors as exc:  # throttled after retries, denied, endpoint down
+            return [self.owner.gap("account/region", exc, account.account_id, region)]
+        gpu_instances = [(o, i) for o, i in raw if specs[i["InstanceType"]].gpu is not None]
+        out: list[Resource | CoverageGap] = []
+        usage: dict[str, Utilization] = {}
+        if gpu_instances:
+            try:
+                cloudwatch = self.sessions.client(account.session, "cloudwatch", region)
+                ids = [i["InstanceId"] for _, i in gpu_instances]
+                usage = fetch_utilization(cloudwatch, ids, self.aws, self.now)
+            except self.errors as exc:
+                out.append(self.owner.gap("account/region", exc, account.account_id, region))
+        for owner_id, instance in gpu_instances:
+            lookup = specs[instance["InstanceType"]]
+            out.append(self._resource(account, region, owner_id, instance, lookup, usage))
+        log.debug(
+            "aws %s/%s: %d GPU instances of %d in %.2fs",
+            account.account_id,
+            region,
+            len(gpu_instances),
+            len(raw),
+            time.perf_counter() - started,
+        )
+        return out
+
+    def _instances(self, ec2: Any) -> list[tuple[str, dict[str, Any]]]:
+        paginator = ec2.get_paginator("describe_instances")
+        pages = paginator.paginate(
+            Filters=[{"Name": "instance-state-name", "Values": _LIVE_STATES}],
+            PaginationConfig={"PageSize": 1000},
+        )
+        return [
+            (reservation.get("OwnerId", ""), instance)
+            for page in pages
+            for reservation in page.get("Reservations", [])
+            for instance in reservation.get("Instances", [])
+        ]
+
+    def _resource(
+        self,
+        account: Account,
+        region: str,
+        owner_id: str,
+        instance: dict[str, Any],
+        lookup: GpuLookup,
+        usage: dict[str, Utilization],
+    ) -> Resource:
+        tags = {t["Key"]: t.get("Value", "") for t in instance.get("Tags", []) if "Key" in t}
+        notes = [lookup.note] if lookup.note else []
+        data = self._data(account, tags.get(self.aws.data_bucket_tag), notes)
+        launched = instance.get("LaunchTime")
+        state = (instance.get("State") or {}).get("Name")
+        return Resource(
+            kind=Kind.INSTANCE,
+            provider=PROVIDER,
+            id=instance["InstanceId"],
+            name=tags.get("Name"),
+            account=owner_id or account.account_id,
+            region=region,
+            zone=(instance.get("Placement") or {}).get("AvailabilityZone"),
+            instance_type=instance["InstanceType"],
+            state=_STATES.get(state or ""),
+            capacity=_CAPACITY.get(instance.get("InstanceLifecycle"), Capacity.UNKNOWN),
+            gpu=lookup.gpu or Gpu(),
+            tags=tags,
+            workload=workload_of(tags.get(self.aws.workload_tag)),
+            launched_at=launched.astimezone(UTC) if isinstance(launched, datetime) else None,
+            utilization=usage.get(instance["InstanceId"], Utilization()),
+            data=data,
+            source=SourceRef(note="; ".join(notes) or None),
+        )
+
+    def _data(self, account: Account, tag: str | None, notes: list[str]) -> DataRef:
+        references = [part.strip() for part in (tag or "").split(",") if part.strip()]
+        if not references:
+            return DataRef()
+        regions: set[str] = set()
+        failed = []
+        for reference in references:
+            bucket = bucket_name(reference)
+            where = self.buckets.locate(account.s3(self.sessions), account.account_id, bucket)
+            if where.region is None:
+                failed.append(f"{bucket} ({where.error})")
+            else:
+                regions.add(where.region)
+        if failed:
+            notes.append("data-bucket region unknown: " + ", ".join(failed))
+        uris = tuple(bucket_uri(r) for r in references)
+        return DataRef(uris=uris, regions=None if failed else tuple(sorted(regions)))
+
+
+def workload_of(value: str | None) -> Workload:
+    """The workload named by a tag value; unknown when absent or unrecognised."""
+    try:
+        return Workload((value or "").strip().lower())
+    except ValueError:
+        return Workload.UNKNOWN
+
+
+def _accounts(count: int) -> str:
+    return f"{count} account" + ("" if count == 1 else "s")
