@@ -246,3 +246,11 @@ def test_an_explicit_format_wins_over_the_extension(tmp_path: Path) -> None:
     out = tmp_path / "audit.md"
     run("scan", "--inventory", DEMO, "-o", str(out), "--format", "json", "--fail-on", "none")
     assert json.loads(out.read_text())["findings"]
+
+
+@pytest.mark.parametrize("group", [[], ["policies"], ["catalog"]])
+def test_help_lists_commands_without_truncating_them(group: list[str]) -> None:
+    code, out, _ = run(*group, "--help")
+    assert code == 0
+    listing = out.split("Commands:", 1)[1]
+    assert "..." not in listing, listing

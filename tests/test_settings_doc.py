@@ -51,3 +51,11 @@ def test_the_doc_lists_every_key_and_no_other() -> None:
 def test_each_provider_key_shows_its_type_default_and_flag() -> None:
     for key, row in _code_keys().items():
         assert ROWS[key] == row, key
+
+
+def test_the_docs_name_one_aws_role() -> None:
+    """permissions.md creates `gpu-audit-reader`; every other page must use that name."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    stray = [p.name for p in pages if re.search(r"role/gpu-audit-read\b", p.read_text())]
+    assert not stray
+    assert "role/gpu-audit-reader" in (ROOT / "docs" / "permissions.md").read_text()

@@ -156,7 +156,7 @@ def provider_options(func: F) -> F:
     return func
 
 
-@main.command()
+@main.command(short_help="Audit live GPU capacity or a saved inventory.")
 @click.option(
     "--inventory",
     "inventories",
@@ -202,7 +202,7 @@ def scan(
     _finish(run_scan(request, settings), options, settings)
 
 
-@main.command()
+@main.command(short_help="Lint ML job configs before they launch (pre-commit hook).")
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
 @output_options
 def check(files: tuple[str, ...], **options: Any) -> None:
@@ -211,7 +211,12 @@ def check(files: tuple[str, ...], **options: Any) -> None:
 
     settings = _settings(options)
     request = CheckRequest(files, options["policies"], options["config_path"])
-    _finish(run_check(request, settings), options, settings)
+    result = run_check(request, settings)
+    if os.environ.get("PRE_COMMIT") and not options["output"]:
+        # pre-commit may split a very large commit into several runs, each printing a summary.
+        noun = "file" if len(files) == 1 else "files"
+        click.echo(f"gpu-audit check: this run covers {len(files)} staged {noun}", err=True)
+    _finish(result, options, settings)
 
 
 def _settings(options: dict[str, Any]) -> Settings:
@@ -250,7 +255,7 @@ def policies() -> None:
     """Validate and list policies."""
 
 
-@policies.command("validate")
+@policies.command("validate", short_help="Validate policy files.")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 def policies_validate(files: tuple[str, ...]) -> None:
     """Validate policy files: schema, then fields, operators, GPU classes and ids."""
@@ -289,7 +294,7 @@ def catalog() -> None:
     """Look up instance types and GPU classes."""
 
 
-@catalog.command("lookup")
+@catalog.command("lookup", short_help="GPU, memory, class and prices of instance types.")
 @click.argument("names", nargs=-1, required=True)
 @click.option("--region", help="Price in this region (default: the cloud's reference region).")
 def catalog_lookup(names: tuple[str, ...], region: str | None) -> None:

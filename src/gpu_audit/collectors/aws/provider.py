@@ -22,7 +22,7 @@ def _check(aws: AwsSettings) -> None:
     if aws.accounts and not any("{account}" in arn for arn in aws.role_arns):
         raise ConfigError(
             "--account fills the {account} placeholder of a --role-arn template "
-            "(for example arn:aws:iam::{account}:role/gpu-audit); none was given"
+            "(for example arn:aws:iam::{account}:role/gpu-audit-reader); none was given"
         )
 
 
