@@ -6,6 +6,7 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from enum import IntEnum
 from typing import Any, TypeVar
@@ -126,21 +127,26 @@ def main() -> None:
 
 
 def _provider_flags() -> list[Option]:
-    """Every provider's flags once; flags several providers share come after the others."""
+    """Every provider's flags once (choices merged); flags several providers share come last."""
     owners: dict[str, list[str]] = {}
-    first: dict[str, Option] = {}
+    merged: dict[str, Option] = {}
     for name, provider in PROVIDERS.items():
         for option in provider.options:
             owners.setdefault(option.flag, []).append(name)
-            first.setdefault(option.flag, option)
-    return sorted(first.values(), key=lambda o: len(owners[o.flag]) > 1)
+            known = merged.setdefault(option.flag, option)
+            if option.choices:
+                choices = tuple(dict.fromkeys([*known.choices, *option.choices]))
+                merged[option.flag] = replace(known, choices=choices)
+    return sorted(merged.values(), key=lambda o: len(owners[o.flag]) > 1)
 
 
 def provider_options(func: F) -> F:
     """The `scan` flags the registry's providers declare (no SDK is imported for this)."""
     for option in reversed(_provider_flags()):
         kind: Any = None
-        if option.kind is int:
+        if option.choices:
+            kind = click.Choice(option.choices)
+        elif option.kind is int:
             low, high = option.bounds or (0, 2**31)
             kind = click.IntRange(int(low), int(high))
         elif option.kind is float:

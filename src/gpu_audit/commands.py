@@ -10,6 +10,7 @@ from typing import Any
 
 from gpu_audit.audit import audit
 from gpu_audit.collectors.interface import Progress, ProviderUnavailable
+from gpu_audit.collectors.provider import Provider
 from gpu_audit.collectors.redact import redact_urls
 from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.errors import ConfigError
@@ -116,27 +117,46 @@ def run_check(request: CheckRequest, settings: Settings) -> ScanResult:
 
 
 def with_flags(settings: Settings, request: ScanRequest) -> Settings:
-    """Each selected provider's section overlaid by the flags it declares; stray flags refused."""
+    """Each selected provider's section overlaid by the flags it declares; stray flags refused.
+
+    A flag with choices (say `--service`, declared by several providers with their own choices)
+    gives each provider the values it knows; a value no selected provider knows is refused.
+    """
     given = dict(request.flags)
     sections = dict(settings.providers)
-    taken: set[str] = set()
+    used: dict[str, set[Any]] = {flag: set() for flag in given}
     for name in request.providers:
         provider = PROVIDERS[name]
-        values = {o.setting: given[o.flag] for o in provider.options if o.flag in given}
-        taken.update(o.flag for o in provider.options if o.flag in given)
+        values: dict[str, Any] = {}
+        for option in (o for o in provider.options if o.flag in given):
+            value = given[option.flag]
+            if option.choices:
+                value = tuple(v for v in value if v in option.choices)
+                if not value:
+                    continue
+            values[option.setting] = value
+            used[option.flag].update(value if option.multiple else (value,))
         section = replace(sections[name], **values)
         if provider.check is not None:
             provider.check(section)
         sections[name] = section
-    for flag in given:
-        if flag not in taken:
-            owners = [n for n, p in PROVIDERS.items() if any(o.flag == flag for o in p.options)]
+    for flag, value in given.items():
+        stray = [
+            v for v in (value if isinstance(value, tuple) else (value,)) if v not in used[flag]
+        ]
+        if stray:
+            owners = [n for n, p in PROVIDERS.items() if _knows(p, flag, stray[0])]
+            what = flag if not used[flag] else f"{flag} {stray[0]}"
             raise ConfigError(
-                f"{flag} applies to "
+                f"{what} applies to "
                 + " or ".join(f"--provider {n}" for n in owners)
                 + ", which this scan does not read"
             )
     return replace(settings, providers=sections)
+
+
+def _knows(provider: Provider, flag: str, value: Any) -> bool:
+    return any(o.flag == flag and (not o.choices or value in o.choices) for o in provider.options)
 
 
 def unique(values: Iterable[str]) -> tuple[str, ...]:

@@ -74,12 +74,7 @@ def _build(path: str, data: LineMap) -> Settings:
     known = [*PROVIDERS, *SHARED_KEYS]
     for key in data:
         if str(key).replace("-", "_") not in known:
-            close = get_close_matches(str(key), known, n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
-            raise ConfigError(
-                f"{path}:{data.line_of(key)}: config: {key}: unknown key "
-                f"({hint}valid keys: {', '.join(known)})"
-            )
+            raise ConfigError(f"{path}:{data.line_of(key)}: config: {_unknown(str(key), known)}")
     sections = {
         name: _section(path, data, name, provider.settings) for name, provider in PROVIDERS.items()
     }
@@ -114,11 +109,15 @@ def _section(path: str, data: LineMap, name: str, kind: Any) -> Any:
         attr = str(key).replace("-", "_")
         line = raw.line_of(key)
         if attr not in types:
-            close = get_close_matches(attr, list(types), n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise ConfigError(f"{path}:{line}: config: {name}.{key}: unknown key{hint}")
+            raise ConfigError(f"{path}:{line}: config: {name}.{_unknown(str(key), list(types))}")
         values[attr] = _coerce(path, line, f"{name}.{key}", value, types[attr])
     return replace(defaults, **values)
+
+
+def _unknown(key: str, known: list[str]) -> str:
+    close = get_close_matches(key.replace("-", "_"), known, n=1)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    return f"{key}: unknown key{hint}; valid keys: {', '.join(known)}"
 
 
 def _coerce(path: str, line: int, key: str, value: Any, kind: type) -> Any:

@@ -6,14 +6,17 @@ import importlib
 import subprocess
 import sys
 import tomllib
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 
 import pytest
 from tests.conftest import ROOT
 
 from gpu_audit.collectors.interface import Collector
-from gpu_audit.collectors.provider import Provider
+from gpu_audit.collectors.provider import Option, Provider
 from gpu_audit.collectors.registry import PROVIDERS
+from gpu_audit.commands import ScanRequest, with_flags
+from gpu_audit.errors import ConfigError
+from gpu_audit.settings import Settings
 
 PERMISSIONS_DOC = (ROOT / "docs" / "permissions.md").read_text()
 EXTRAS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
@@ -38,11 +41,11 @@ def test_every_flag_fills_a_field_of_its_section(name: str) -> None:
 
 
 def test_a_flag_shared_by_providers_is_declared_alike() -> None:
-    """The CLI shows a shared flag once; only the settings field it fills may differ."""
+    """The CLI shows a shared flag once; only its settings field and choices may differ."""
     seen: dict[str, object] = {}
     for provider in PROVIDERS.values():
         for option in provider.options:
-            alike = replace(option, setting="")
+            alike = replace(option, setting="", choices=())
             assert seen.setdefault(option.flag, alike) == alike, option.flag
 
 
@@ -66,3 +69,25 @@ def test_the_cli_and_the_registry_import_no_cloud_sdk() -> None:
     loaded = set(done.stdout.split())
     assert not {m for m in loaded if m.split(".")[0] in {"boto3", "botocore", "google"}}
     assert not {m for m in loaded if m.endswith(".collector")}
+
+
+@dataclass(frozen=True)
+class _ServiceSettings:
+    services: tuple[str, ...] = ()
+
+
+def test_a_shared_flag_with_choices_reaches_each_provider_as_its_own_values(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """How `--service` will work for SageMaker (aws) and Vertex (gcp): each gets its own values."""
+    for name, choices in (("east", ("ec2", "sagemaker")), ("west", ("compute", "vertex"))):
+        option = Option("--service", "services", "Services.", multiple=True, choices=choices)
+        provider = Provider(name, _ServiceSettings, (option,), "x:Y", "x", name)
+        monkeypatch.setitem(PROVIDERS, name, provider)
+    settings = Settings(providers={"east": _ServiceSettings(), "west": _ServiceSettings()})
+    flags = (("--service", ("sagemaker", "vertex")),)
+    applied = with_flags(settings, ScanRequest(providers=("east", "west"), flags=flags))
+    assert applied.section("east").services == ("sagemaker",)
+    assert applied.section("west").services == ("vertex",)
+    with pytest.raises(ConfigError, match="--service vertex applies to --provider west, which"):
+        with_flags(settings, ScanRequest(providers=("east",), flags=flags))

@@ -16,7 +16,8 @@ class Option:
     """A `scan` flag that overrides one field of a provider's settings section.
 
     Two providers may declare the same flag (`--concurrency`); the CLI shows it once and the
-    value goes to every selected provider that declares it. A flag only other providers declare
+    value goes to every selected provider that declares it (only `setting` and `choices` may
+    differ between their declarations). A flag only other providers declare
     is an error, so `--project` with `--provider aws` alone is refused, not ignored.
     """
 
@@ -27,6 +28,9 @@ class Option:
     kind: type = str  # str, int or float
     bounds: tuple[float, float] | None = None  # inclusive range for int/float
     metavar: str | None = None
+    # Allowed values (multiple=True): a flag several providers declare with their own choices
+    # shows their union, and each provider receives only the values among its own.
+    choices: tuple[str, ...] = ()
 
     @property
     def dest(self) -> str:
