@@ -73,7 +73,7 @@ def test_an_unknown_top_level_key_lists_the_valid_ones(tmp_path: Path) -> None:
         load_settings(str(config))
     assert str(caught.value) == (
         f"{config}:2: config: awss: unknown key (did you mean 'aws'?); "
-        "valid keys: aws, gcp, policies, fail_on"
+        "valid keys: aws, gcp, policies, fail_on, workload_patterns"
     )
 
 
@@ -92,3 +92,36 @@ def test_tests_keep_out_of_the_real_cache() -> None:
     cache = os.environ["XDG_CACHE_HOME"]
     assert not os.path.realpath(cache).startswith(os.path.realpath(real))
     assert os.path.isdir(os.path.join(cache, "gpu-audit"))
+
+
+def test_workload_patterns_from_the_settings_file_name_the_workload(tmp_path: Path) -> None:
+    inventory = tmp_path / "inv.yaml"
+    inventory.write_text(
+        "captured_at: 2026-11-20T00:00:00Z\n"
+        "resources:\n"
+        "  - {provider: aws, id: i-1, name: llm-pretrain-7, instance_type: p4d.24xlarge,\n"
+        "     state: running, capacity: on-demand, region: us-east-1}\n"
+    )
+    config = tmp_path / "settings.yaml"
+    args = ["scan", "--inventory", str(inventory), "--config", str(config), "--format", "json"]
+    config.write_text("fail_on: none\n")
+    before = CliRunner().invoke(main, args)
+    config.write_text("fail_on: none\nworkload_patterns:\n  training: ['*pretrain*']\n")
+    after = CliRunner().invoke(main, args)
+    assert (
+        '"spot-for-training"'
+        not in before.stdout.split('"findings"')[1].split('"not_evaluated"')[0]
+    )
+    assert "workload training inferred from the name (pattern '*pretrain*')" in after.stdout
+    assert '"rule_id": "spot-for-training"' in after.stdout
+
+
+def test_an_unknown_workload_in_the_patterns_is_located(tmp_path: Path) -> None:
+    config = tmp_path / "settings.yaml"
+    config.write_text("workload_patterns:\n  notebook: ['*jupyter*']\n  trainig: ['*train*']\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(str(config))
+    assert str(caught.value) == (
+        f"{config}:3: config: workload_patterns.trainig: unknown workload "
+        "(did you mean 'training'?); valid: training, inference, notebook"
+    )

@@ -81,7 +81,8 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
         ),
         files=request.inventories,
     )
-    return audit(resources, policy, now, scope, coverage_gaps=gaps)
+    patterns = settings.workload_patterns
+    return audit(resources, policy, now, scope, coverage_gaps=gaps, workload_patterns=patterns)
 
 
 def _read_provider(
@@ -113,7 +114,10 @@ def run_check(request: CheckRequest, settings: Settings) -> ScanResult:
     loaded = load_jobs(request.files)
     scope = Scope(command="check", providers=(), files=request.files)
     now = datetime.now(UTC)
-    return audit(loaded.resources, policy, now, scope, skipped=loaded.skipped)
+    patterns = settings.workload_patterns
+    return audit(
+        loaded.resources, policy, now, scope, skipped=loaded.skipped, workload_patterns=patterns
+    )
 
 
 def with_flags(settings: Settings, request: ScanRequest) -> Settings:

@@ -10,11 +10,13 @@ from typing import Any
 
 from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.errors import ConfigError, InputError
+from gpu_audit.model import Workload
+from gpu_audit.workload import DEFAULT_PATTERNS
 from gpu_audit.yamlsrc import LineMap, load_documents, read_text
 
 CONFIG_NAMES = (".gpu-audit.yaml", ".gpu-audit.yml")
 FAIL_ON = ("info", "low", "medium", "high", "critical", "none")
-SHARED_KEYS = ("policies", "fail_on")
+SHARED_KEYS = ("policies", "fail_on", "workload_patterns")
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +26,10 @@ class Settings:
     providers: Mapping[str, Any] = field(default_factory=lambda: _defaults())
     policies: tuple[str, ...] = ()
     fail_on: str | None = None  # one of FAIL_ON, checked when the file is read
+    # workload → name globs for resources whose source does not say; replaces the defaults
+    workload_patterns: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: dict(DEFAULT_PATTERNS)
+    )
     source: str | None = None  # the config file these came from
 
     def section(self, provider: str) -> Any:
@@ -93,7 +99,31 @@ def _build(path: str, data: LineMap) -> Settings:
             f"{path}:{data.line_of(fail_key)}: config: fail_on: {fail_on!r} is not one of "
             f"{', '.join(FAIL_ON)}"
         )
-    return Settings(sections, policies=resolved, fail_on=fail_on, source=path)
+    patterns = _patterns(path, data)
+    return Settings(sections, resolved, fail_on, patterns, source=path)
+
+
+def _patterns(path: str, data: LineMap) -> Mapping[str, tuple[str, ...]]:
+    key = "workload_patterns" if "workload_patterns" in data else "workload-patterns"
+    raw = data.get(key)
+    if raw is None:
+        return dict(DEFAULT_PATTERNS)
+    line = data.line_of(key)
+    if not isinstance(raw, LineMap):
+        raise ConfigError(f"{path}:{line}: config: workload_patterns: expected a mapping")
+    workloads = [w.value for w in Workload if w is not Workload.UNKNOWN]
+    patterns = {}
+    for name, globs in raw.items():
+        key = f"workload_patterns.{name}"
+        if name not in workloads:
+            close = get_close_matches(str(name), workloads, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ConfigError(
+                f"{path}:{raw.line_of(name)}: config: {key}: unknown workload{hint}; "
+                f"valid: {', '.join(workloads)}"
+            )
+        patterns[str(name)] = _coerce(path, raw.line_of(name), key, globs, tuple)
+    return patterns
 
 
 def _section(path: str, data: LineMap, name: str, kind: Any) -> Any:
