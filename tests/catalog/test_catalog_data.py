@@ -5,7 +5,13 @@ from __future__ import annotations
 import csv
 from importlib import resources
 
-from gpu_audit.catalog import REFERENCE_REGION, gpu_class, instance_types, normalise_type
+from gpu_audit.catalog import (
+    RATE_CARDS,
+    REFERENCE_REGION,
+    gpu_class,
+    instance_types,
+    normalise_type,
+)
 
 # Types with no on-demand price in their cloud's reference region, and why (docs/catalog.md).
 NO_REFERENCE_PRICE = {
@@ -50,7 +56,8 @@ def test_price_rows_are_unique_and_name_known_items() -> None:
     assert len(keys) == len(set(keys))
     known = {normalise_type(spec.instance_type) for spec in instance_types()}
     for row in rows:
-        item = row["item"]
+        card, separator, rest = row["item"].partition(":")
+        item = rest if separator and card in RATE_CARDS else row["item"]
         if item.startswith("gpu:"):
             assert gpu_class(item[4:]) is not None and row["cloud"] == "gcp", row
         elif item.startswith("n1-"):
@@ -63,7 +70,9 @@ def test_every_instance_type_has_a_reference_region_price() -> None:
     priced = {
         normalise_type(row["item"])
         for row in _rows("prices.csv")
-        if row["region"] == REFERENCE_REGION[row["cloud"]] and row["on_demand_usd_hr"]
+        if row["region"] == REFERENCE_REGION[row["cloud"]]
+        and row["on_demand_usd_hr"]
+        and ":" not in row["item"].removeprefix("gpu:")  # the plain price, not a rate card
     }
     unpriced = {
         normalise_type(spec.instance_type)

@@ -51,10 +51,29 @@ def test_a_failing_region_is_a_gap_and_the_rest_completes(
     ]
     assert set(resources) == {ids["us-east-1"], ids["us-west-2"]}
     assert resources[ids["us-east-1"]].utilization.gpu_p95 == 2
-    # Throttling and 5xx are retried (adaptive mode) up to max_attempts; 403 is not.
-    assert faulty_proxy.refused == (1 if status == 403 else 2)
+    # Throttling and 5xx are retried (adaptive mode) up to max_attempts; 403 is not. EC2 and
+    # SageMaker both fail: one gap, naming both.
+    assert faulty_proxy.refused == (1 if status == 403 else 2) * 2
+    assert "; sagemaker: " in gaps[0].message
     # The proxy echoed the access key id in its error message: the gap must not carry it.
     assert ACCESS_KEY not in gaps[0].message and "[redacted]" in gaps[0].message
+
+
+def test_a_sagemaker_failure_keeps_ec2_and_adds_a_gap(
+    aws_fleet: Any, faulty_proxy: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = fleet_in_three_regions(aws_fleet)
+    faulty_proxy.failing["us-west-2"] = (403, "AccessDeniedException")
+    faulty_proxy.services = {"sagemaker"}
+    monkeypatch.setenv("AWS_ENDPOINT_URL", faulty_proxy.url)
+
+    items = list(AwsCollector(AwsSettings(regions=REGIONS, max_attempts=2)).collect())
+
+    resources = {i.id for i in items if isinstance(i, Resource)}
+    assert resources == set(ids.values())
+    gaps = [i for i in items if isinstance(i, CoverageGap)]
+    assert [(g.region, g.error) for g in gaps] == [("us-west-2", "AccessDeniedException")]
+    assert gaps[0].message.startswith("sagemaker: ")
 
 
 def test_a_cloudwatch_failure_keeps_the_instances_and_adds_a_gap(

@@ -3,7 +3,9 @@
 The data files in `data/` are loaded once, on first use, into dictionaries:
 - `instances.csv`: one row per GPU instance type (AWS, GCP, Azure), with GPUs per instance.
 - `prices.csv`: on-demand and spot hourly prices per (item, region), each with `as_of` and `source`.
-  An item is an instance type, or `gpu:<MODEL>` for GPUs billed per attached accelerator (GCP N1).
+  An item is an instance type, or `gpu:<MODEL>` for GPUs billed per attached accelerator (GCP N1);
+  either may carry a managed service's rate card as a prefix (`sagemaker:ml.g5.xlarge`,
+  `vertex:gpu:T4`), since SageMaker and Vertex AI bill their own rates.
 """
 
 from __future__ import annotations
@@ -28,7 +30,22 @@ __all__ = [
     "ladder",
     "normalise_type",
     "price",
+    "rate_cards",
 ]
+
+# Managed services' rate cards: a price row's item `<card>:<item>`. SageMaker hosting rows
+# override the SageMaker card where real-time inference is billed differently.
+RATE_CARDS = ("sagemaker", "sagemaker-hosting", "vertex")
+
+
+def rate_cards(service: str | None, workload: str | None) -> tuple[str, ...]:
+    """The rate cards a resource of this service and workload is billed on, most specific first."""
+    if service == "sagemaker":
+        return ("sagemaker-hosting", "sagemaker") if workload == "inference" else ("sagemaker",)
+    if service == "vertex":
+        return ("vertex",)
+    return ()
+
 
 # Where a region is not priced, the reference region of its cloud is used and the quote says so.
 REFERENCE_REGION = {"aws": "us-east-1", "gcp": "us-central1", "azure": "eastus"}
@@ -98,6 +115,9 @@ class _PriceIndex:
 
 
 def _item_key(item: str) -> str:
+    card, separator, rest = item.partition(":")
+    if separator and card in RATE_CARDS:
+        return f"{card}:{_item_key(rest)}"
     return item if item.startswith("gpu:") else normalise_type(item)
 
 
@@ -158,12 +178,30 @@ def price(
     region: str | None = None,
     gpu_model: str | None = None,
     gpu_count: int | None = None,
+    cards: tuple[str, ...] = (),
 ) -> PriceQuote | None:
     """Hourly on-demand and spot price of an instance type (plus attached GPUs, for GCP N1).
 
     A region that is not priced falls back to the cloud's reference region (`exact_region=False`).
     With no instance type, the GPUs alone are priced per GPU-hour (see `gpu_hour_price`).
+    `cards` (see `rate_cards`) are tried first, in order; a type no card prices gets the plain
+    EC2 or Compute Engine price.
     """
+    if instance_type:
+        for card in cards:
+            found = _price_on(f"{card}:", instance_type, region, gpu_model, gpu_count)
+            if found is not None:
+                return found
+    return _price_on("", instance_type, region, gpu_model, gpu_count)
+
+
+def _price_on(
+    card: str,
+    instance_type: str | None,
+    region: str | None,
+    gpu_model: str | None,
+    gpu_count: int | None,
+) -> PriceQuote | None:
     if not instance_type:
         if gpu_model and gpu_count:
             per_gpu = gpu_hour_price(gpu_model)
@@ -172,12 +210,12 @@ def price(
     key = normalise_type(instance_type)
     spec = _instances().get(key)
     cloud = spec.cloud if spec else None
-    host = _quote(key, region, cloud)
+    host = _quote(card + key, region, cloud)
     if host is None or spec is not None or not (gpu_model and gpu_count):
         return host
     # A host without built-in GPUs (GCP N1) plus attached accelerators billed per GPU.
     model = canonical_gpu(gpu_model)
-    attached = _quote(f"gpu:{model}", region, "gcp") if model else None
+    attached = _quote(f"{card}gpu:{model}", region, "gcp") if model else None
     if attached is None:
         return None
     return PriceQuote(

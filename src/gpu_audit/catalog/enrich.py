@@ -6,7 +6,7 @@ from dataclasses import fields
 from datetime import datetime
 from functools import lru_cache
 
-from gpu_audit.catalog import gpu_class, instance_spec, price
+from gpu_audit.catalog import gpu_class, instance_spec, price, rate_cards
 from gpu_audit.model import Capacity, Gpu, Kind, Price, Resource, State
 
 HOURS_PER_MONTH = 730.0
@@ -16,6 +16,7 @@ _BILLED = (State.RUNNING, State.PENDING, State.DEFINED)
 def enrich(resource: Resource, now: datetime) -> Resource:
     """Fields the source left missing, derived from the catalog; what the source gave is kept."""
     gpu, quote = _catalog_facts(
+        rate_cards(resource.service, resource.workload.value),
         resource.kind,
         resource.instance_type,
         resource.region,
@@ -55,6 +56,7 @@ def _copy(resource: Resource, **changes: object) -> Resource:
 
 @lru_cache(maxsize=16384)
 def _catalog_facts(
+    cards: tuple[str, ...],
     kind: Kind,
     instance_type: str | None,
     region: str | None,
@@ -64,7 +66,7 @@ def _catalog_facts(
 ) -> tuple[Gpu, Price]:
     """GPU spec and prices for one combination; fleets repeat a few hundred of them at most."""
     full = _gpu(gpu, instance_type)
-    return full, _price(kind, instance_type, region, capacity, full, given)
+    return full, _price(cards, kind, instance_type, region, capacity, full, given)
 
 
 def _gpu(gpu: Gpu, instance_type: str | None) -> Gpu:
@@ -85,6 +87,7 @@ def _gpu(gpu: Gpu, instance_type: str | None) -> Gpu:
 
 
 def _price(
+    cards: tuple[str, ...],
     kind: Kind,
     instance_type: str | None,
     region: str | None,
@@ -96,9 +99,10 @@ def _price(
         return given
     spec = instance_spec(instance_type)
     instances = 1
-    if kind is Kind.JOB and spec and gpu.count and spec.gpu_count:
+    # A job, or a managed service's endpoint or cluster, may hold several instances.
+    if (kind is Kind.JOB or cards) and spec and gpu.count and spec.gpu_count:
         instances = max(1, round(gpu.count / spec.gpu_count))  # nodes × replicas
-    quote = price(instance_type, region, gpu.model, gpu.count)
+    quote = price(instance_type, region, gpu.model, gpu.count, cards)
     if quote is None and kind is Kind.JOB and gpu.model and gpu.count:
         quote = price(None, region, gpu.model, gpu.count)  # the GPUs alone, per GPU-hour
         instances = 1

@@ -1,8 +1,8 @@
-"""GPU utilization from CloudWatch `GetMetricData`: one query per instance, 500 queries a call.
+"""GPU utilization from CloudWatch `GetMetricData`: one query per series, 500 queries a call.
 
-Each instance gets one `MetricStat` query, `Stat: Average`, over the window in periods of
-`metric_period(window)` seconds (hourly for windows of 12 h or more). From the returned period
-averages the collector takes:
+Each EC2 instance, SageMaker training host and endpoint variant gets one `MetricStat` query,
+`Stat: Average`, over the window in periods of `metric_period(window)` seconds (hourly for
+windows of 12 h or more). From the returned period averages the collector takes:
 - `gpu_avg`: their mean (the window average when the agent reports at a steady rate);
 - `gpu_p95`: their 95th percentile, nearest rank ("the GPU was this busy in the top 5% of hours").
 CloudWatch's own `p95` extended statistic would need a second query per instance and is not
@@ -13,7 +13,8 @@ An instance with no datapoints gets no utilization at all: missing, never zero.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -46,42 +47,68 @@ def summarize(values: Sequence[float], window_hours: float) -> Utilization:
     )
 
 
-def _queries(instance_ids: Sequence[str], settings: AwsSettings, period: int) -> list[Any]:
+@dataclass(frozen=True, slots=True)
+class Series:
+    """One CloudWatch metric to read for a resource; several series of one key are pooled.
+
+    `per` divides every value: SageMaker's GPUUtilization is summed over an instance's GPUs
+    (0-100 × GPUs), so dividing by the GPUs per instance gives a per-GPU percentage.
+    """
+
+    key: str  # the resource it belongs to: an instance id, a job or endpoint ARN
+    namespace: str
+    metric: str
+    dimensions: tuple[tuple[str, str], ...]
+    per: float = 1.0
+
+
+def instance_series(instance_ids: Sequence[str], settings: AwsSettings) -> list[Series]:
+    """The CloudWatch agent's GPU metric for each EC2 instance."""
+    return [
+        Series(
+            instance_id,
+            settings.metric_namespace,
+            settings.metric_name,
+            ((settings.metric_dimension, instance_id),),
+        )
+        for instance_id in instance_ids
+    ]
+
+
+def _queries(batch: Sequence[Series], offset: int, period: int) -> list[Any]:
     return [
         {
-            "Id": f"q{index}",
+            "Id": f"q{offset + index}",
             "MetricStat": {
                 "Metric": {
-                    "Namespace": settings.metric_namespace,
-                    "MetricName": settings.metric_name,
-                    "Dimensions": [{"Name": settings.metric_dimension, "Value": instance_id}],
+                    "Namespace": series.namespace,
+                    "MetricName": series.metric,
+                    "Dimensions": [{"Name": n, "Value": v} for n, v in series.dimensions],
                 },
                 "Period": period,
                 "Stat": "Average",
             },
             "ReturnData": True,
         }
-        for index, instance_id in enumerate(instance_ids)
+        for index, series in enumerate(batch)
     ]
 
 
-def _batches(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
 def fetch_utilization(
-    cloudwatch: Any, instance_ids: Sequence[str], settings: AwsSettings, now: datetime
+    cloudwatch: Any, series: Sequence[Series], window: float, now: datetime
 ) -> dict[str, Utilization]:
-    """Utilization per instance id, for those with datapoints in the window ending at `now`."""
-    window = settings.window_hours
+    """Utilization per series key, for those with datapoints in the window ending at `now`.
+
+    Every series of a region goes into the same `GetMetricData` calls, 500 queries each.
+    """
     period = metric_period(window)
     start = now - timedelta(hours=window)
-    found: dict[str, Utilization] = {}
-    for batch in _batches(list(instance_ids), MAX_QUERIES):
+    pooled: dict[str, list[float]] = {}
+    for offset in range(0, len(series), MAX_QUERIES):
+        batch = series[offset : offset + MAX_QUERIES]
         values: dict[str, list[float]] = {}
         request: dict[str, Any] = {
-            "MetricDataQueries": _queries(batch, settings, period),
+            "MetricDataQueries": _queries(batch, offset, period),
             "StartTime": start,
             "EndTime": now,
         }
@@ -93,8 +120,8 @@ def fetch_utilization(
             if not token:
                 break
             request["NextToken"] = token
-        for index, instance_id in enumerate(batch):
-            usage = summarize(values.get(f"q{index}", []), window)
-            if usage.gpu_avg is not None:
-                found[instance_id] = usage
-    return found
+        for index, one in enumerate(batch):
+            scaled = [min(100.0, v / one.per) for v in values.get(f"q{offset + index}", [])]
+            if scaled:
+                pooled.setdefault(one.key, []).extend(scaled)
+    return {key: summarize(found, window) for key, found in pooled.items()}

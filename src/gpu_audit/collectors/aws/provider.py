@@ -11,12 +11,23 @@ from gpu_audit.errors import ConfigError
 
 _METRICS = (
     "install the CloudWatch agent with its `nvidia_gpu` metrics (namespace `CWAgent`, "
-    "`nvidia_smi_utilization_gpu`, dimension `InstanceId`) in the AMI or launch template"
+    "`nvidia_smi_utilization_gpu`, dimension `InstanceId`) in the AMI or launch template; "
+    "SageMaker notebook instances publish no GPU metric"
 )
+
+
+SERVICES = ("ec2", "sagemaker")
 
 
 def _check(aws: AwsSettings) -> None:
     from gpu_audit.collectors.aws.regions import check_regions
+
+    unknown = [s for s in aws.services if s not in SERVICES]
+    if unknown or not aws.services:
+        raise ConfigError(
+            f"aws.services: '{unknown[0] if unknown else ''}' is not a service; "
+            f"choose among {', '.join(SERVICES)}"
+        )
 
     check_regions(aws.regions)
     if aws.accounts and not any("{account}" in arn for arn in aws.role_arns):
@@ -40,6 +51,13 @@ PROVIDER = Provider(
         ),
         Option("--account", "accounts", "Account id filling {account}.", multiple=True),
         Option("--org-role", "organization_role", "Role name assumed in every AWS account."),
+        Option(
+            "--service",
+            "services",
+            "Service to scan (repeatable; default: every service of the provider).",
+            multiple=True,
+            choices=SERVICES,
+        ),
         CONCURRENCY,
         WINDOW,
         replace(TIMEOUT, setting="read_timeout"),

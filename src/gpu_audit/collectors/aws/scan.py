@@ -18,7 +18,9 @@ from gpu_audit.collectors.aws.lookups import (
     bucket_name,
     bucket_uri,
 )
-from gpu_audit.collectors.aws.metrics import fetch_utilization
+from gpu_audit.collectors.aws.metrics import fetch_utilization, instance_series
+from gpu_audit.collectors.aws.sagemaker import read_region
+from gpu_audit.collectors.aws.sagemaker_map import Found, SageMakerMapper
 from gpu_audit.collectors.aws.sessions import HOME_REGION, Sessions, Target
 from gpu_audit.collectors.interface import Progress
 from gpu_audit.model import (
@@ -170,34 +172,63 @@ class Run:
 
     def _scan(self, account: Account, region: str) -> list[Resource | CoverageGap]:
         started = time.perf_counter()
-        try:
-            ec2 = self.sessions.client(account.session, "ec2", region)
-            raw = self._instances(ec2)
-            specs = self.types.resolve(ec2, {i["InstanceType"] for _, i in raw})
-        except self.errors as exc:  # throttled after retries, denied, endpoint down
-            return [self.owner.gap("account/region", exc, account.account_id, region)]
-        gpu_instances = [(o, i) for o, i in raw if specs[i["InstanceType"]].gpu is not None]
         out: list[Resource | CoverageGap] = []
+        found: list[Found] = []
+        if "ec2" in self.aws.services:
+            try:
+                found += self._ec2(account, region)
+            except self.errors as exc:  # throttled after retries, denied, endpoint down
+                out.append(self.owner.gap("account/region", exc, account.account_id, region))
+        if "sagemaker" in self.aws.services:
+            try:
+                sagemaker = self.sessions.client(account.session, "sagemaker", region)
+                mapper = SageMakerMapper(
+                    self.aws,
+                    account.account_id,
+                    region,
+                    lambda uris, notes: self._data(account, ",".join(uris), notes),
+                )
+                found += read_region(sagemaker, mapper)
+            except self.errors as exc:  # EC2's finding stays; the same failure is one gap
+                gap = self.owner.gap("account/region", exc, account.account_id, region)
+                same = [g for g in out if isinstance(g, CoverageGap) and g.error == gap.error]
+                if same:
+                    merged = f"{same[0].message}; sagemaker: {gap.message}"
+                    out[out.index(same[0])] = replace(same[0], message=merged)
+                else:
+                    out.append(replace(gap, message=f"sagemaker: {gap.message}"))
         usage: dict[str, Utilization] = {}
-        if gpu_instances:
+        series = [s for item in found for s in item.series]
+        if series:
             try:
                 cloudwatch = self.sessions.client(account.session, "cloudwatch", region)
-                ids = [i["InstanceId"] for _, i in gpu_instances]
-                usage = fetch_utilization(cloudwatch, ids, self.aws, self.now)
+                usage = fetch_utilization(cloudwatch, series, self.aws.window_hours, self.now)
             except self.errors as exc:
                 out.append(self.owner.gap("account/region", exc, account.account_id, region))
-        for owner_id, instance in gpu_instances:
-            lookup = specs[instance["InstanceType"]]
-            out.append(self._resource(account, region, owner_id, instance, lookup, usage))
+        for item in found:
+            measured = usage.get(item.resource.id)
+            out.append(replace(item.resource, utilization=measured) if measured else item.resource)
         log.debug(
-            "aws %s/%s: %d GPU instances of %d in %.2fs",
+            "aws %s/%s: %d GPU resources in %.2fs",
             account.account_id,
             region,
-            len(gpu_instances),
-            len(raw),
+            len(found),
             time.perf_counter() - started,
         )
         return out
+
+    def _ec2(self, account: Account, region: str) -> list[Found]:
+        ec2 = self.sessions.client(account.session, "ec2", region)
+        raw = self._instances(ec2)
+        specs = self.types.resolve(ec2, {i["InstanceType"] for _, i in raw})
+        found = []
+        for owner_id, instance in raw:
+            lookup = specs[instance["InstanceType"]]
+            if lookup.gpu is None:
+                continue
+            resource = self._resource(account, region, owner_id, instance, lookup)
+            found.append(Found(resource, tuple(instance_series([resource.id], self.aws))))
+        return found
 
     def _instances(self, ec2: Any) -> list[tuple[str, dict[str, Any]]]:
         paginator = ec2.get_paginator("describe_instances")
@@ -219,7 +250,6 @@ class Run:
         owner_id: str,
         instance: dict[str, Any],
         lookup: GpuLookup,
-        usage: dict[str, Utilization],
     ) -> Resource:
         tags = {t["Key"]: t.get("Value", "") for t in instance.get("Tags", []) if "Key" in t}
         notes = [lookup.note] if lookup.note else []
@@ -229,6 +259,7 @@ class Run:
         return Resource(
             kind=Kind.INSTANCE,
             provider=PROVIDER,
+            service="ec2",
             id=instance["InstanceId"],
             name=tags.get("Name"),
             account=owner_id or account.account_id,
@@ -241,7 +272,6 @@ class Run:
             tags=tags,
             workload=workload_of(tags.get(self.aws.workload_tag)),
             launched_at=launched.astimezone(UTC) if isinstance(launched, datetime) else None,
-            utilization=usage.get(instance["InstanceId"], Utilization()),
             data=data,
             source=SourceRef(note="; ".join(notes) or None),
         )

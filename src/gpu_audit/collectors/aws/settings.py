@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class AwsSettings:
+    services: tuple[str, ...] = ("ec2", "sagemaker")  # what to enumerate in each region
     profiles: tuple[str, ...] = ()
     role_arns: tuple[str, ...] = ()  # ARNs, or a template with an {account} placeholder
     accounts: tuple[str, ...] = ()  # fills {account} in role_arns
@@ -19,6 +20,9 @@ class AwsSettings:
     metric_name: str = "nvidia_smi_utilization_gpu"
     metric_dimension: str = "InstanceId"
     window_hours: float = 24.0
+    # SageMaker publishes GPUUtilization summed over an instance's GPUs (0-100 × GPUs).
+    sagemaker_training_namespace: str = "/aws/sagemaker/TrainingJobs"
+    sagemaker_endpoint_namespace: str = "/aws/sagemaker/Endpoints"
     connect_timeout: float = 5.0
     read_timeout: float = 20.0
     max_attempts: int = 5
