@@ -6,6 +6,10 @@ It answers the three read calls the collector makes, in the documented JSON shap
   scopes with nothing on a page carry the `NO_RESULTS_ON_PAGE` warning, as the real API does.
 - `GET /v3/projects/{p}/timeSeries`: `ListTimeSeriesResponse`, `series_page_size` series a page.
 - `GET /storage/v1/b/{bucket}`: a `storage#bucket` resource.
+- Vertex AI (`GPU_AUDIT_VERTEX_ENDPOINT`): `GET /v1/projects/{p}/locations` and
+  `GET /v1/projects/{p}/locations/{l}/{customJobs|hyperparameterTuningJobs|endpoints|
+  persistentResources}`, `vertex_page_size` items a page, honouring `filter=state="..."`;
+  faults per (project, location): `vertex_forbidden`, `vertex_unavailable` (503s before success).
 
 Faults are injected per project (`forbidden`, `missing`, `unavailable` = how many 503s come
 before success, `monitoring_forbidden`, `monitoring_unavailable`) and per bucket (`forbidden_buckets`). Every request is
@@ -49,6 +53,11 @@ class FakeGcp:
     monitoring_forbidden: set[str] = field(default_factory=set)
     unreachable_zones: dict[str, set[str]] = field(default_factory=dict)
     monitoring_unavailable: dict[str, int] = field(default_factory=dict)
+    # project → location → collection (`customJobs`, …) → items
+    vertex: dict[str, dict[str, dict[str, list[dict[str, Any]]]]] = field(default_factory=dict)
+    vertex_page_size: int = 2
+    vertex_forbidden: set[tuple[str, str]] = field(default_factory=set)
+    vertex_unavailable: dict[tuple[str, str], int] = field(default_factory=dict)
     requests: list[Recorded] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -145,6 +154,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._series(parts[2], query)
         elif parts[:3] == ["storage", "v1", "b"] and len(parts) == 4:
             self._bucket(parts[3])
+        elif parts[:2] == ["v1", "projects"] and parts[3:] == ["locations"]:
+            found = sorted(fake.vertex.get(parts[2], {}))
+            locations = [
+                {"name": f"projects/{parts[2]}/locations/{at}", "locationId": at} for at in found
+            ]
+            self._send(200, {"locations": locations} if locations else {})
+        elif parts[:2] == ["v1", "projects"] and parts[3] == "locations" and len(parts) == 6:
+            self._vertex(parts[2], parts[4], parts[5], query)
         else:
             self._send(404, _error(404, f"no route for {path}", "notFound", "NOT_FOUND"))
 
@@ -215,6 +232,31 @@ class _Handler(BaseHTTPRequestHandler):
         body: dict[str, Any] = {"timeSeries": chunk, "unit": "%"} if chunk else {}
         if start + fake.series_page_size < len(series):
             body["nextPageToken"] = str(start + fake.series_page_size)
+        self._send(200, body)
+
+    def _vertex(self, project: str, location: str, collection: str, query: Any) -> None:
+        fake = self.server.fake
+        if (project, location) in fake.vertex_forbidden:
+            message = f"Permission 'aiplatform.{collection}.list' denied on resource"
+            self._send(403, _error(403, message, "forbidden", "PERMISSION_DENIED"))
+            return
+        with fake.lock:
+            left = fake.vertex_unavailable.get((project, location), 0)
+            if left:
+                fake.vertex_unavailable[(project, location)] = left - 1
+        if left:
+            self._send(503, _error(503, "unavailable", "backendError", "UNAVAILABLE"))
+            return
+        items = fake.vertex.get(project, {}).get(location, {}).get(collection, [])
+        wanted = query.get("filter", [""])[0]
+        if wanted:
+            state = wanted.split("=", 1)[1].strip('"')
+            items = [i for i in items if i.get("state") == state]
+        size = min(int(query.get("pageSize", ["100"])[0]), fake.vertex_page_size)
+        start = int(query.get("pageToken", ["0"])[0])
+        body: dict[str, Any] = {collection: items[start : start + size]} if items else {}
+        if start + size < len(items):
+            body["nextPageToken"] = str(start + size)
         self._send(200, body)
 
     def _bucket(self, name: str) -> None:

@@ -23,7 +23,12 @@ from tests.conftest import FIXTURES
 from gpu_audit.cli import main
 
 DEMO = str(FIXTURES / "inventory" / "demo.yaml")
-GCP_ENVS = ("GPU_AUDIT_GCE_ENDPOINT", "GPU_AUDIT_GCP_MONITORING_ENDPOINT", "GPU_AUDIT_GCS_ENDPOINT")
+GCP_ENVS = (
+    "GPU_AUDIT_GCE_ENDPOINT",
+    "GPU_AUDIT_GCP_MONITORING_ENDPOINT",
+    "GPU_AUDIT_GCS_ENDPOINT",
+    "GPU_AUDIT_VERTEX_ENDPOINT",
+)
 
 
 def closed_port() -> int:

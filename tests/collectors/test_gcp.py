@@ -26,13 +26,14 @@ from gpu_audit.collectors.gcp.connect import (
     GCE_ENDPOINT_ENV,
     GCS_ENDPOINT_ENV,
     MONITORING_ENDPOINT_ENV,
+    VERTEX_ENDPOINT_ENV,
 )
 from gpu_audit.collectors.gcp.settings import GcpSettings
 from gpu_audit.collectors.interface import Progress, ProviderUnavailable
 from gpu_audit.errors import CollectorError
 from gpu_audit.model import Capacity, CoverageGap, Resource, State, Workload
 
-ENDPOINT_ENVS = (GCE_ENDPOINT_ENV, MONITORING_ENDPOINT_ENV, GCS_ENDPOINT_ENV)
+ENDPOINT_ENVS = (GCE_ENDPOINT_ENV, MONITORING_ENDPOINT_ENV, GCS_ENDPOINT_ENV, VERTEX_ENDPOINT_ENV)
 
 
 @pytest.fixture
@@ -317,7 +318,9 @@ def test_connection_refused_is_a_gap(monkeypatch: pytest.MonkeyPatch) -> None:
     items = collect(PROD, RESEARCH, max_attempts=2)
     assert time.monotonic() - started < 5.0
     assert all(isinstance(i, CoverageGap) for i in items)
-    assert sorted(g.account or "" for g in items if isinstance(g, CoverageGap)) == [RESEARCH, PROD]
+    # Compute Engine and Vertex AI both refused: a gap each, per project.
+    gaps = sorted(g.account or "" for g in items if isinstance(g, CoverageGap))
+    assert gaps == [RESEARCH, RESEARCH, PROD, PROD]
     assert all("ConnectionError" in g.error for g in items if isinstance(g, CoverageGap))
 
 

@@ -14,7 +14,12 @@ from gcp_fixtures import FORBIDDEN, PROD, RESEARCH, scenario
 from gcp_server import serve
 
 GPU_AUDIT = Path(sys.executable).with_name("gpu-audit")
-ENVS = ("GPU_AUDIT_GCE_ENDPOINT", "GPU_AUDIT_GCP_MONITORING_ENDPOINT", "GPU_AUDIT_GCS_ENDPOINT")
+ENVS = (
+    "GPU_AUDIT_GCE_ENDPOINT",
+    "GPU_AUDIT_GCP_MONITORING_ENDPOINT",
+    "GPU_AUDIT_GCS_ENDPOINT",
+    "GPU_AUDIT_VERTEX_ENDPOINT",
+)
 
 pytestmark = [
     pytest.mark.slow,

@@ -1,7 +1,7 @@
-"""GCP collector: Compute Engine GPU VMs per project, with capacity, labels, utilization, data.
+"""GCP collector: Compute Engine GPU VMs and Vertex AI GPU capacity per project.
 
-Read-only: `instances.aggregatedList` (compute), `timeSeries.list` (monitoring) and
-`buckets.get` (storage).
+Read-only: `instances.aggregatedList` (compute), `timeSeries.list` (monitoring),
+`buckets.get` (storage) and Vertex AI's list calls (see `vertex.py`).
 google-cloud-compute takes ~2 s to import, so every google import happens inside `collect`.
 
 A resource's `id` is the instance's relative resource name, `projects/P/zones/Z/instances/NAME`:
@@ -37,6 +37,7 @@ from gpu_audit.collectors.gcp.rest import (
     fetch_utilization,
 )
 from gpu_audit.collectors.gcp.settings import GcpSettings
+from gpu_audit.collectors.gcp.vertex import VertexScan
 from gpu_audit.collectors.interface import Collector, Progress, ProgressCallback
 from gpu_audit.errors import CollectorError
 from gpu_audit.model import (
@@ -133,10 +134,18 @@ class _ProjectScan:
     def run(self) -> list[Resource | CoverageGap]:
         from google.auth.exceptions import GoogleAuthError
 
+        found: list[Resource | CoverageGap] = []
         try:
-            return self._read()
+            if "gce" in self.gcp.services:
+                found += self._read()
+            if "vertex" in self.gcp.services:
+                vertex = self.apis.vertex
+                found += VertexScan(
+                    self.gcp, vertex, self.project, lambda: self._session(vertex)
+                ).run()
         except GoogleAuthError as exc:  # token refresh failed: no network, revoked credentials
-            return [self._gap(type(exc).__name__, _one_line(str(exc)))]
+            found.append(self._gap(type(exc).__name__, _one_line(str(exc))))
+        return found
 
     def _read(self) -> list[Resource | CoverageGap]:
         import requests
@@ -245,6 +254,7 @@ class _ProjectScan:
         return Resource(
             kind=Kind.INSTANCE,
             provider="gcp",
+            service="gce",
             id=f"projects/{self.project}/zones/{zone}/instances/{instance.name}",
             name=instance.name,
             account=self.project,

@@ -17,6 +17,7 @@ from gpu_audit.errors import CollectorError
 GCE_ENDPOINT_ENV = "GPU_AUDIT_GCE_ENDPOINT"
 MONITORING_ENDPOINT_ENV = "GPU_AUDIT_GCP_MONITORING_ENDPOINT"
 GCS_ENDPOINT_ENV = "GPU_AUDIT_GCS_ENDPOINT"
+VERTEX_ENDPOINT_ENV = "GPU_AUDIT_VERTEX_ENDPOINT"
 DEFAULT_MONITORING = "https://monitoring.googleapis.com"
 DEFAULT_GCS = "https://storage.googleapis.com"
 EXTRA_HINT = "install the gcp extra: pip install 'gpu-audit[gcp]'"
@@ -24,6 +25,7 @@ SCOPES = (
     "https://www.googleapis.com/auth/compute.readonly",
     "https://www.googleapis.com/auth/monitoring.read",
     "https://www.googleapis.com/auth/devstorage.read_only",
+    "https://www.googleapis.com/auth/cloud-platform.read-only",  # Vertex AI
 )
 PAGE_SIZE = 500  # aggregatedList's maximum maxResults
 
@@ -65,6 +67,7 @@ class Apis:
     gce: Endpoint
     monitoring: Endpoint
     gcs: Endpoint
+    vertex: Endpoint
     credentials: Any  # ADC, or None when every endpoint is a loopback override
     buckets: BucketLocations
 
@@ -79,11 +82,15 @@ class Apis:
             endpoint(MONITORING_ENDPOINT_ENV),
             endpoint(GCS_ENDPOINT_ENV),
         )
+        vertex = endpoint(VERTEX_ENDPOINT_ENV)
+        used = [monitoring, gcs]
+        used += [gce] if "gce" in settings.services else []
+        used += [vertex] if "vertex" in settings.services else []
         credentials = None
-        if not (gce.anonymous and monitoring.anonymous and gcs.anonymous):
+        if not all(api.anonymous for api in used):
             credentials = _default_credentials()
         buckets = BucketLocations(gcs.base(DEFAULT_GCS), settings.timeout)
-        return cls(compute_v1, gce, monitoring, gcs, credentials, buckets)
+        return cls(compute_v1, gce, monitoring, gcs, vertex, credentials, buckets)
 
     def credentials_for(self, api: Endpoint) -> Any:
         if api.anonymous:

@@ -5,17 +5,37 @@ from __future__ import annotations
 from gpu_audit.collectors.gcp.settings import GcpSettings
 from gpu_audit.collectors.options import CONCURRENCY, TIMEOUT, WINDOW
 from gpu_audit.collectors.provider import Option, Provider
+from gpu_audit.errors import ConfigError
 
 _METRICS = (
     "install the Ops Agent with NVIDIA GPU metrics (`agent.googleapis.com/gpu/utilization`; "
-    "DCGM for GKE) on the VM image"
+    "DCGM for GKE) on the VM image; Vertex AI jobs and endpoints are not measured yet"
 )
+
+SERVICES = ("gce", "vertex")
+
+
+def _check(gcp: GcpSettings) -> None:
+    unknown = [s for s in gcp.services if s not in SERVICES]
+    if unknown or not gcp.services:
+        raise ConfigError(
+            f"gcp.services: '{unknown[0] if unknown else ''}' is not a service; "
+            f"choose among {', '.join(SERVICES)}"
+        )
+
 
 PROVIDER = Provider(
     name="gcp",
     settings=GcpSettings,
     options=(
         Option("--project", "projects", "GCP project (repeatable).", multiple=True),
+        Option(
+            "--service",
+            "services",
+            "Service to scan (repeatable; default: every service of the provider).",
+            multiple=True,
+            choices=SERVICES,
+        ),
         CONCURRENCY,
         WINDOW,
         TIMEOUT,
@@ -31,4 +51,5 @@ PROVIDER = Provider(
         "and allow `storage.buckets.get` on it",
     },
     permissions_heading="## GCP",
+    check=_check,
 )

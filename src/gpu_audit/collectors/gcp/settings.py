@@ -8,6 +8,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True, slots=True)
 class GcpSettings:
     projects: tuple[str, ...] = ()
+    services: tuple[str, ...] = ("gce", "vertex")
+    vertex_locations: tuple[str, ...] = ()  # empty: every location Vertex AI lists
     concurrency: int = 8
     workload_label: str = "workload"
     data_bucket_label: str = "data-bucket"
