@@ -31,7 +31,7 @@ def test_demo_scan_exits_1_on_high_findings_and_0_with_fail_on_none() -> None:
     code, out, _ = run("scan", "--inventory", DEMO, "--policy", DEMO_POLICY)  # not a TTY: text
     assert code == 1
     first = out.splitlines()[0]
-    assert first.startswith("aws/111122223333/us-east-1/i-") and ": high " in first
+    assert first.startswith("aws/111122223333/us-east-1/") and ": high " in first
     code, _, _ = run("scan", "--inventory", DEMO, "--policy", DEMO_POLICY, "--fail-on", "none")
     assert code == 0
 
@@ -51,7 +51,7 @@ def test_demo_json_is_judged_as_of_capture_time() -> None:
     assert code == 0
     report = json.loads(out)
     assert report["generated_at"] == "2026-11-20T06:00:00Z"
-    assert report["summary"]["resources"] == 39
+    assert report["summary"]["resources"] == 47
     assert report["summary"]["findings"] == sum(report["summary"]["by_severity"].values())
     assert report["summary"]["waived"] >= 3
     states = {w["state"] for w in report["waivers"]}

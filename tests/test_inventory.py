@@ -20,7 +20,7 @@ DEMO = str(FIXTURES / "inventory" / "demo.yaml")
 
 def test_demo_inventory_loads_with_capture_time() -> None:
     inventory = load_inventory(DEMO)
-    assert len(inventory.resources) == 39
+    assert len(inventory.resources) == 47
     assert inventory.captured_at == NOW
     providers = {r.provider for r in inventory.resources}
     assert providers == {"aws", "gcp"}

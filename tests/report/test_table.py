@@ -10,14 +10,14 @@ from gpu_audit.report.summary import summarize
 def test_groups_by_severity_and_ends_with_the_summary(demo: ScanResult) -> None:
     text = table.render(demo)
     lines = text.splitlines()
-    assert lines[0].startswith("HIGH (20; savings $")
+    assert lines[0].startswith("HIGH (28; savings $")
     assert text.index("HIGH (") < text.index("MEDIUM (")
     assert "$/month" in lines[1] and "saving/month" in lines[1]
     assert "waived: 4 gpu-class-cap, 1 idle-gpu" in text
     assert "expired waiver: gpu-class-cap,spot-for-training" in text
     assert lines[-1] == table.summary_line(summarize(demo))
     assert lines[-1].startswith(
-        "37 findings (20 high, 17 medium); 39 resources; GPU spend $374,686/month"
+        "47 findings (28 high, 19 medium); 47 resources; GPU spend $455,123/month"
     )
 
 
