@@ -2,28 +2,42 @@
 
 from __future__ import annotations
 
-import json
+import io
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
-from typing import Any
+from typing import Any, TextIO
 
-from gpu_audit import __version__
 from gpu_audit.canonical import to_mapping
 from gpu_audit.model import Finding, ScanResult, Waiver
+from gpu_audit.report import jsonstream
 from gpu_audit.report.summary import summarize
 
 SCHEMA_VERSION = 1
 
 
 def render(result: ScanResult) -> str:
-    return json.dumps(document(result), indent=2, ensure_ascii=False) + "\n"
+    buffer = io.StringIO()
+    write(result, buffer)
+    return buffer.getvalue()
+
+
+def write(result: ScanResult, stream: TextIO) -> None:
+    """The report to `stream`; findings and resources are encoded one at a time as written."""
+    jsonstream.dump(_document(result, lazy=True), stream)
 
 
 def document(result: ScanResult) -> dict[str, Any]:
+    """The report as plain data (what `write` writes, non-finite numbers aside)."""
+    return _document(result, lazy=False)
+
+
+def _document(result: ScanResult, lazy: bool) -> dict[str, Any]:
+    each: Callable[[Iterable[Any]], Iterable[Any]] = iter if lazy else list
     summary = summarize(result)
     scope = result.scope
     return {
         "version": SCHEMA_VERSION,
-        "tool": {"name": "gpu-audit", "version": __version__},
+        "tool": {"name": "gpu-audit", "version": result.tool_version},
         "generated_at": _iso(result.generated_at),
         "partial": result.partial,
         "scope": {
@@ -46,9 +60,9 @@ def document(result: ScanResult) -> dict[str, Any]:
             }
             for rule in result.rules
         ],
-        "findings": [_finding(f) for f in result.findings],
-        "resources": [to_mapping(r) for r in result.resources],
-        "not_evaluated": [
+        "findings": each(_finding(f) for f in result.findings),
+        "resources": each(to_mapping(r) for r in result.resources),
+        "not_evaluated": each(
             {
                 "rule_id": n.rule_id,
                 "resource_id": n.resource.id,
@@ -57,7 +71,7 @@ def document(result: ScanResult) -> dict[str, Any]:
                 "missing": n.missing,
             }
             for n in result.not_evaluated
-        ],
+        ),
         "skipped": [
             {"path": s.path, "reason": s.reason, "error": s.error, "line": s.line}
             for s in result.skipped
