@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable
+from typing import TextIO
 
 from gpu_audit.model import Finding, Kind, ScanResult
 
@@ -82,8 +83,12 @@ COLUMNS: dict[str, Callable[[Finding], str]] = {
 
 def render(result: ScanResult) -> str:
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
-    writer.writerow(COLUMNS)
-    for finding in result.findings:
-        writer.writerow([cell(finding) for cell in COLUMNS.values()])
+    write(result, buffer)
     return buffer.getvalue()
+
+
+def write(result: ScanResult, stream: TextIO) -> None:
+    writer = csv.writer(stream, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
+    writer.writerow(COLUMNS)
+    cells = tuple(COLUMNS.values())
+    writer.writerows([cell(finding) for cell in cells] for finding in result.findings)

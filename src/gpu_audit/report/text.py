@@ -8,7 +8,9 @@ stderr (the CLI prints them), not into the report.
 
 from __future__ import annotations
 
+import io
 import re
+from typing import TextIO
 
 from gpu_audit.model import Finding, Kind, ScanResult
 from gpu_audit.report.summary import summarize
@@ -23,14 +25,23 @@ def clean(text: object) -> str:
 
 
 def render(result: ScanResult) -> str:
-    lines = [_line(f) for f in _ordered(result.findings) if f.is_open]
+    buffer = io.StringIO()
+    write(result, buffer)
+    return buffer.getvalue()
+
+
+def write(result: ScanResult, stream: TextIO) -> None:
+    ordered = _ordered([f for f in result.findings if f.is_open])
+    for start in range(0, len(ordered), 4096):
+        stream.write("".join(_line(f) + "\n" for f in ordered[start : start + 4096]))
     for gap in result.coverage_gaps:
-        lines.append(f"{clean(gap.location)}: incomplete: {clean(gap.error)}: {clean(gap.message)}")
-    lines.append(summary_text(result))
-    return "\n".join(lines) + "\n"
+        stream.write(
+            f"{clean(gap.location)}: incomplete: {clean(gap.error)}: {clean(gap.message)}\n"
+        )
+    stream.write(summary_text(result) + "\n")
 
 
-def _ordered(findings: tuple[Finding, ...]) -> list[Finding]:
+def _ordered(findings: list[Finding]) -> list[Finding]:
     return sorted(
         findings,
         key=lambda f: (f.resource.source.path or "", f.line or 0, f.resource.location, f.rule_id),
