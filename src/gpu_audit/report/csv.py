@@ -1,7 +1,7 @@
 """CSV for spreadsheets: one row per finding, fixed columns (docs/reports.md), RFC 4180 quoting.
 
-Text cells that a spreadsheet would run as a formula (starting `=`, `+`, `-`, `@`, tab or CR)
-get a leading `'`, so a hostile tag value cannot become `=HYPERLINK(...)` in Excel.
+Every cell that a spreadsheet would run as a formula (starting `=`, `+`, `-`, `@`, tab or CR),
+whatever its column, gets a leading `'`, so a hostile value cannot become `=HYPERLINK(...)`.
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _text(value: object) -> str:
-    if value is None:
-        return ""
-    text = str(value)
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    return "" if value is None else str(value)
+
+
+def neutral(cell: str) -> str:
+    """The cell as a spreadsheet shows it literally: a formula start gets a leading `'`."""
+    return "'" + cell if cell.startswith(_FORMULA_START) else cell
 
 
 def _number(value: float | int | None) -> str:
@@ -91,4 +93,4 @@ def write(result: ScanResult, stream: TextIO) -> None:
     writer = csv.writer(stream, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
     writer.writerow(COLUMNS)
     cells = tuple(COLUMNS.values())
-    writer.writerows([cell(finding) for cell in cells] for finding in result.findings)
+    writer.writerows([neutral(cell(finding)) for cell in cells] for finding in result.findings)

@@ -8,6 +8,7 @@ from dataclasses import asdict
 from typing import Any, TextIO
 
 from gpu_audit.canonical import to_mapping
+from gpu_audit.fields import FIELDS
 from gpu_audit.model import Finding, ScanResult, Waiver
 from gpu_audit.report import jsonstream
 from gpu_audit.report.summary import summarize
@@ -61,7 +62,7 @@ def _document(result: ScanResult, lazy: bool) -> dict[str, Any]:
             for rule in result.rules
         ],
         "findings": each(_finding(f) for f in result.findings),
-        "resources": each(to_mapping(r) for r in result.resources),
+        "resources": each(_bounded(to_mapping(r)) for r in result.resources),
         "not_evaluated": each(
             {
                 "rule_id": n.rule_id,
@@ -133,8 +134,8 @@ def _finding(finding: Finding) -> dict[str, Any]:
             "instance_type": resource.instance_type,
             "gpu": {
                 "model": resource.gpu.model,
-                "count": resource.gpu.count,
-                "memory_gib": resource.gpu.memory_gib,
+                "count": _at_least_0(resource.gpu.count),
+                "memory_gib": _at_least_0(resource.gpu.memory_gib),
             },
             "source": source,
         },
@@ -142,8 +143,33 @@ def _finding(finding: Finding) -> dict[str, Any]:
         "field": finding.field,
         "expected": finding.expected,
         "actual": finding.actual,
-        "monthly_savings_usd": finding.monthly_savings_usd,
+        "monthly_savings_usd": _at_least_0(finding.monthly_savings_usd),
         "waiver": _waiver(finding.waiver) if finding.waiver else None,
         "suppressed": finding.suppressed,
         "remediation": finding.remediation,
     }
+
+
+# (section or None, key, minimum, maximum) of every bounded number in the resource mapping
+_BOUNDS = tuple(
+    (spec.group, spec.key, spec.minimum, spec.maximum)
+    for spec in FIELDS.values()
+    if spec.minimum is not None or spec.maximum is not None
+)
+
+
+def _bounded(mapping: dict[str, Any]) -> dict[str, Any]:
+    """The mapping with numbers outside their field's bounds as null, so the document always
+    validates (the input edge refuses such values; a report never carries one)."""
+    for group, key, low, high in _BOUNDS:
+        holder = mapping[group] if group else mapping
+        value = holder.get(key)
+        if value is not None and not (
+            (low is None or value >= low) and (high is None or value <= high)
+        ):
+            holder[key] = None
+    return mapping
+
+
+def _at_least_0(value: float | None) -> float | None:
+    return value if value is None or value >= 0 else None

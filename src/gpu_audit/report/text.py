@@ -9,19 +9,14 @@ stderr (the CLI prints them), not into the report.
 from __future__ import annotations
 
 import io
-import re
 from typing import TextIO
 
 from gpu_audit.model import Finding, Kind, ScanResult
+from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.summary import summarize
 
-# C0/C1 control characters (ESC sequences included) would let a tag value repaint a terminal.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def clean(text: object) -> str:
-    """One printable line: newlines and control characters from cloud or file values escaped."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+# Control and bidi characters would let a tag value repaint a terminal or forge a line.
+clean = terminal_safe
 
 
 def render(result: ScanResult) -> str:
@@ -57,7 +52,7 @@ def _line(finding: Finding) -> str:
     saving = finding.monthly_savings_usd
     money = f" (saves ${saving:,.0f}/month)" if saving else ""
     return (
-        f"{clean(where)}: {finding.severity.label} {finding.rule_id}: "
+        f"{clean(where)}: {finding.severity.label} {clean(finding.rule_id)}: "
         f"{clean(finding.message)}{money}"
     )
 
