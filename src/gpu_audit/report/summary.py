@@ -34,7 +34,7 @@ def summarize(result: ScanResult) -> Summary:
     for finding in open_findings:
         by_severity[finding.severity.label] += 1
     by_rule = dict(Counter(f.rule_id for f in open_findings).most_common())
-    costs = [r.monthly_cost_usd for r in result.resources if _usable(r.monthly_cost_usd)]
+    costs = [c for r in result.resources if _usable(c := r.monthly_cost_usd) and c is not None]
     return Summary(
         resources=len(result.resources),
         findings_open=len(open_findings),
