@@ -61,7 +61,9 @@ def _document(result: ScanResult, lazy: bool) -> dict[str, Any]:
             }
             for rule in result.rules
         ],
-        "findings": each(_finding(f) for f in result.findings),
+        "findings": (_finding_text(f) for f in result.findings)
+        if lazy
+        else [_finding(f) for f in result.findings],
         "resources": each(_bounded(to_mapping(r)) for r in result.resources),
         "not_evaluated": each(
             {
@@ -148,6 +150,43 @@ def _finding(finding: Finding) -> dict[str, Any]:
         "suppressed": finding.suppressed,
         "remediation": finding.remediation,
     }
+
+
+_S = jsonstream.scalar
+
+
+def _finding_text(finding: Finding) -> jsonstream.Raw:
+    """`_finding` encoded as it sits in the report's `findings` array, without building it: a
+    report of 100k resources has about 200k findings (a test holds the two to the same text)."""
+    resource = finding.resource
+    gpu = resource.gpu
+    path = resource.source.path
+    if path is None:
+        source, location = "null", resource.location
+    else:
+        source = f'{{\n{_P3}"path": {_S(path)},\n{_P3}"line": {_S(finding.line)}\n{_P2}}}'
+        location = f"{path}:{finding.line}"
+    waiver = "null" if not finding.waiver else jsonstream.text(_waiver(finding.waiver), _P1)
+    return jsonstream.Raw(
+        f'{{\n{_P1}"rule_id": {_S(finding.rule_id)},'
+        f'\n{_P1}"severity": {_S(finding.severity.label)},'
+        f'\n{_P1}"title": {_S(finding.title)},\n{_P1}"message": {_S(finding.message)},'
+        f'\n{_P1}"resource": {{\n{_P2}"id": {_S(resource.id)},\n{_P2}"name": {_S(resource.name)},'
+        f'\n{_P2}"kind": {_S(resource.kind.value)},\n{_P2}"provider": {_S(resource.provider)},'
+        f'\n{_P2}"account": {_S(resource.account)},\n{_P2}"region": {_S(resource.region)},'
+        f'\n{_P2}"instance_type": {_S(resource.instance_type)},\n{_P2}"gpu": {{'
+        f'\n{_P3}"model": {_S(gpu.model)},\n{_P3}"count": {_S(_at_least_0(gpu.count))},'
+        f'\n{_P3}"memory_gib": {_S(_at_least_0(gpu.memory_gib))}\n{_P2}}},'
+        f'\n{_P2}"source": {source}\n{_P1}}},\n{_P1}"location": {_S(location)},'
+        f'\n{_P1}"field": {_S(finding.field)},\n{_P1}"expected": {_S(finding.expected)},'
+        f'\n{_P1}"actual": {_S(finding.actual)},'
+        f'\n{_P1}"monthly_savings_usd": {_S(_at_least_0(finding.monthly_savings_usd))},'
+        f'\n{_P1}"waiver": {waiver},\n{_P1}"suppressed": {_S(finding.suppressed)},'
+        f'\n{_P1}"remediation": {_S(finding.remediation)}\n{_P0}}}'
+    )
+
+
+_P0, _P1, _P2, _P3 = (" " * n for n in (4, 6, 8, 10))  # depths inside `findings`
 
 
 # (section or None, key, minimum, maximum) of every bounded number in the resource mapping

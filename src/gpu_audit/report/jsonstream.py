@@ -19,6 +19,12 @@ _CONTAINERS = (dict, list, tuple, GeneratorType)
 _KEYS: dict[str, str] = {}  # escaped `"key": ` of the keys seen, a few dozen in a report
 
 
+class Raw(str):
+    """JSON text already encoded at its place in the document (an array item), written as is."""
+
+    __slots__ = ()
+
+
 def number(value: float) -> str:
     """A JSON number; `null` for NaN and infinity, which strict JSON parsers refuse."""
     return float.__repr__(value) if math.isfinite(value) else "null"
@@ -113,6 +119,8 @@ def _into(value: Any, pad: str, out: Write, flush: Callable[[], None]) -> None:
             kind = type(item)
             if kind is str:
                 out(lead + _ESCAPE(item))
+            elif kind is Raw:
+                out(lead + item)
             elif kind in _CONTAINERS:
                 out(lead)
                 _into(item, inner, out, flush)
