@@ -61,7 +61,7 @@ def test_non_finite_and_negative_numbers_never_reach_json_or_sarif(
     document = strict(render("json", result))
     test_json_schema.validate(result)  # the shipped schema, negatives and all
     resource = document["resources"][0]
-    assert resource["gpu"] == {"model": "A100-40GB", "count": None, "memory_gib": None}
+    assert resource["gpu"]["count"] is None and resource["gpu"]["memory_gib"] is None
     assert resource["utilization"]["gpu_p95"] is None and resource["monthly_cost_usd"] is None
     assert document["findings"][0]["monthly_savings_usd"] is None
     assert math.isfinite(document["summary"]["monthly_cost_usd"])
