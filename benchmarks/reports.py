@@ -140,6 +140,8 @@ def main() -> None:
                 if args.streamed:
                     argv = [sys.executable, "-c", STREAMED, str(source), name, out]
                 runs[name].append(measure(argv))
+                seconds, mib = runs[name][-1]
+                print(f"{name}: {seconds:.2f} s, {mib:.0f} MiB", file=sys.stderr, flush=True)
         sizes = {name: Path(folder, f"report.{name}").stat().st_size for name in formats}
     wall = {name: statistics.median(r[0] for r in rows) for name, rows in runs.items()}
     rss = {name: statistics.median(r[1] for r in rows) for name, rows in runs.items()}
