@@ -17,8 +17,7 @@ from typing import Any
 
 from gpu_audit.catalog import canonical_gpu, class_rank, instance_spec, instance_types
 from gpu_audit.errors import InputError
-from gpu_audit.jobs.interface import JobDraft
-from gpu_audit.yamlsrc import LineList, LineMap, Templated, is_templated, load_documents
+from gpu_audit.yamlsrc import LineList, LineMap, Templated, load_documents
 
 MAX_NODES = 200_000  # a bounded walk: alias-expanded documents can be large
 MAX_DEPTH = 64
@@ -71,24 +70,6 @@ def lookup(node: Any, name: str) -> tuple[Any, int | None]:
         if folded == wanted + ".$":
             return _JSONPATH, _line(node, key)
     return None, None
-
-
-_SHELL_VAR = re.compile(r"\$[A-Za-z_]\w*")
-
-
-def text(value: Any) -> str | None:
-    """A usable string value; None for absent, templated or `$VAR` (left for envsubst) values."""
-    if not isinstance(value, str) or not value.strip() or is_templated(value):
-        return None
-    return None if _SHELL_VAR.search(value) else value
-
-
-def put(draft: JobDraft, field: str, value: Any, line: int | None = None) -> None:
-    """Set a field; a key present but unusable (templated, `$VAR`) stays missing with its line."""
-    if value is None and line is not None:
-        draft.lines[field] = line
-    else:
-        draft.set(field, value, line)
 
 
 def has(node: Any, *names: str) -> bool:

@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 
 from gpu_audit.catalog import canonical_gpu
 from gpu_audit.jobs.gpus import GpuAsk, alternatives_note, largest
-from gpu_audit.jobs.interface import JobDraft, JobFormat, as_bool
+from gpu_audit.jobs.interface import JobDraft, JobFormat
+from gpu_audit.jobs.values import as_bool, unit_hours
 from gpu_audit.model import Capacity, Resource, Workload
 from gpu_audit.yamlsrc import Document, LineList, LineMap, is_templated
 
@@ -31,8 +32,6 @@ _MEMORY = re.compile(
     re.I,
 )
 _COUNT = re.compile(r"^(?P<low>\d+)?\s*(?P<range>\.\.)?\s*(?P<high>\d+)?$")
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])", re.I)
-_UNIT_HOURS = {"s": 1 / 3600, "m": 1 / 60, "h": 1, "d": 24, "w": 168}
 
 
 @dataclass
@@ -46,16 +45,12 @@ class _GpuSpec:
 class Dstack(JobFormat):
     name: ClassVar[str] = "dstack"
 
-    def detect(self, document: Document, path: str) -> bool:
+    def parse(self, document: Document, path: str) -> list[Resource] | None:
         data = document.data
-        return (
-            isinstance(data, dict)
-            and data.get("type") in _TYPES
-            and any(key in data for key in _MARKERS)
-        )
-
-    def parse(self, document: Document, path: str) -> list[Resource]:
-        data: LineMap = document.data
+        if not isinstance(data, LineMap) or data.get("type") not in _TYPES:
+            return None
+        if not any(key in data for key in _MARKERS):
+            return None
         resources = data.get("resources")
         if not isinstance(resources, LineMap) or resources.get("gpu") is None:
             return []
@@ -68,10 +63,9 @@ class Dstack(JobFormat):
             return []
         name = data.get("name")
         draft = JobDraft(self.name, path, document, name=None if name is None else str(name))
-        notes: list[str] = []
         per_node = high if high is not None else low
         if high is None:
-            notes.append(f"GPU count {low}.. has no upper bound; judged at {low}")
+            draft.add_note(f"GPU count {low}.. has no upper bound; judged at {low}")
         asks = [_ask(name_, spec, per_node, line) for name_ in spec.names] or [
             GpuAsk(None, per_node, line, "")
         ]
@@ -79,13 +73,13 @@ class Dstack(JobFormat):
         assert chosen is not None
         draft.set("gpu.model", chosen.model, line)
         if len(asks) > 1:
-            notes.append(alternatives_note(asks, chosen) or "")
+            draft.add_note(alternatives_note(asks, chosen))
         nodes = _nodes(data)
         count = None if chosen.count is None or nodes is None else int(chosen.count * nodes)
         draft.set("gpu.count", count, line)
         if spec.memory and spec.memory[0]:
             draft.set("gpu.memory_gib", spec.memory[0], line)
-        _capacity(draft, data, notes)
+        _capacity(draft, data)
         draft.set("workload", _TYPES[data["type"]], data.line_of("type"))
         _duration(draft, data)
         regions = data.get("regions")
@@ -94,13 +88,12 @@ class Dstack(JobFormat):
         if isinstance(regions, list) and len(regions) == 1:
             draft.set("region", str(regions[0]), data.line_of("regions"))
         elif isinstance(regions, list) and regions:
-            notes.append("regions " + ", ".join(map(str, regions)))
+            draft.add_note("regions " + ", ".join(map(str, regions)))
         _volumes(draft, data)
         tags = data.get("tags")
         if isinstance(tags, dict):
             for key, value in tags.items():
                 draft.tag(key, value)
-        draft.note = "; ".join(n for n in notes if n) or None
         return [draft.build()]
 
 
@@ -181,7 +174,7 @@ def _nodes(data: LineMap) -> int | None:
     return 1
 
 
-def _capacity(draft: JobDraft, data: LineMap, notes: list[str]) -> None:
+def _capacity(draft: JobDraft, data: LineMap) -> None:
     if "spot_policy" not in data:
         return  # dstack's default is on-demand
     policy, line = data["spot_policy"], data.line_of("spot_policy")
@@ -190,7 +183,7 @@ def _capacity(draft: JobDraft, data: LineMap, notes: list[str]) -> None:
         draft.set("capacity", Capacity.SPOT, line)
     elif text == "auto":
         draft.set("capacity", Capacity.SPOT, line)
-        notes.append("spot_policy auto: spot, falling back to on-demand")
+        draft.add_note("spot_policy auto: spot, falling back to on-demand")
     elif text == "on-demand":
         draft.set("capacity", Capacity.ON_DEMAND, line)
     else:
@@ -204,12 +197,7 @@ def _duration(draft: JobDraft, data: LineMap) -> None:
     if value is False or as_bool(value) is False or str(value).strip().lower() == "off":
         draft.set("limits.max_runtime_hours", None, line)  # explicitly uncapped
         return
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        draft.set("limits.max_runtime_hours", value / 3600, line)
-        return
-    parts = _DURATION.findall(str(value))
-    hours = sum(float(n) * _UNIT_HOURS[u.lower()] for n, u in parts) if parts else None
-    draft.set("limits.max_runtime_hours", hours, line)
+    draft.set("limits.max_runtime_hours", unit_hours(value), line)
 
 
 def _volumes(draft: JobDraft, data: LineMap) -> None:

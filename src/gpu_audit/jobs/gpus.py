@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from gpu_audit.catalog import canonical_gpu, class_rank, instance_spec
-from gpu_audit.jobs.interface import as_number
+from gpu_audit.jobs.values import as_number
 
 
 @dataclass(frozen=True, slots=True)

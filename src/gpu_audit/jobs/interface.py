@@ -24,17 +24,16 @@ from gpu_audit.yamlsrc import Document, is_templated
 
 
 class JobFormat(ABC):
-    """One job-config format. `detect` is cheap and content-based; `parse` maps to the model."""
+    """One job-config format: `parse` both recognises a document and maps it to the model."""
 
     name: ClassVar[str]
 
     @abstractmethod
-    def detect(self, document: Document, path: str) -> bool:
-        """Does this document look like this format? Judge by content, never by file name alone."""
+    def parse(self, document: Document, path: str) -> list[Resource] | None:
+        """One Resource per GPU job in the document; [] for a recognised config with no GPUs.
 
-    @abstractmethod
-    def parse(self, document: Document, path: str) -> list[Resource]:
-        """One Resource per GPU job in the document; [] for a recognised config with no GPUs."""
+        None when the document is not of this format. Judge by content, never by file name alone.
+        """
 
 
 @dataclass
@@ -63,6 +62,28 @@ class JobDraft:
         if value is None or is_templated(value):
             return
         self.values[field] = value
+
+    def put(self, field: str, value: Any, line: int | None = None) -> None:
+        """`set`, but a key present with no usable value (None, templated) keeps its line."""
+        if value is None and line is not None:
+            self.lines[field] = line
+        else:
+            self.set(field, value, line)
+
+    def mark(self, field: str, line: int | None) -> None:
+        """Point `field`'s findings at this line without giving it a value."""
+        if line is not None:
+            self.lines[field] = line
+
+    def unknown(self, field: str, line: int | None = None) -> None:
+        """The config states this field, but not in a way we can read: missing, not the default."""
+        self.mark(field, line)
+        self.values[field] = None
+
+    def add_note(self, note: str | None) -> None:
+        """Add to the note shown with the job's findings (`; ` between notes); None adds nothing."""
+        if note:
+            self.note = f"{self.note}; {note}" if self.note else note
 
     def tag(self, key: Any, value: Any) -> None:
         if key is None or value is None or is_templated(key) or is_templated(value):
@@ -110,36 +131,3 @@ class JobDraft:
             hpo=Hpo(v.get("hpo.max_trials"), v.get("hpo.early_stopping")),
             source=source,
         )
-
-
-_TRUE = {"true", "yes", "on", "1", "y"}
-_FALSE = {"false", "no", "off", "0", "n"}
-
-
-def as_bool(value: Any) -> bool | None:
-    """`true`, `"true"`, `yes`, `"Yes"`, 1 → True; templated or unknown text → None (missing)."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return bool(value)
-    if isinstance(value, str) and not is_templated(value):
-        text = value.strip().lower()
-        if text in _TRUE:
-            return True
-        if text in _FALSE:
-            return False
-    return None
-
-
-def as_number(value: Any) -> float | None:
-    """A number, or a numeric string; anything else (templated, text) → None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return value
-    if isinstance(value, str) and not is_templated(value):
-        try:
-            return float(value.strip())
-        except ValueError:
-            return None
-    return None

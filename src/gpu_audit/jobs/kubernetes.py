@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from gpu_audit.jobs.gpus import GpuAsk, alternatives_note, instance_ask, largest
-from gpu_audit.jobs.interface import JobDraft, JobFormat, as_number
+from gpu_audit.jobs.interface import JobDraft, JobFormat
+from gpu_audit.jobs.values import as_number, seconds_to_hours
 from gpu_audit.model import Capacity, Resource, Workload
 from gpu_audit.yamlsrc import Document, LineMap, is_templated
 
@@ -65,17 +66,13 @@ class _Workload:
 class Kubernetes(JobFormat):
     name: ClassVar[str] = "kubernetes"
 
-    def detect(self, document: Document, path: str) -> bool:
+    def parse(self, document: Document, path: str) -> list[Resource] | None:
         data = document.data
-        return (
-            isinstance(data, dict)
-            and isinstance(data.get("apiVersion"), str)
-            and isinstance(data.get("kind"), str)
-        )
-
-    def parse(self, document: Document, path: str) -> list[Resource]:
-        data: LineMap = document.data
-        kind, api = str(data["kind"]), str(data["apiVersion"])
+        if not isinstance(data, LineMap):
+            return None
+        kind, api = data.get("kind"), data.get("apiVersion")
+        if not isinstance(kind, str) or not isinstance(api, str):
+            return None
         spec = data.get("spec")
         if not isinstance(spec, LineMap):
             return []
@@ -97,8 +94,8 @@ class Kubernetes(JobFormat):
             for key, value in labels.items():
                 draft.tag(key, value)
         _buckets(draft, [g for g, _ in gpu_groups])
-        notes = [draft.note] if draft.note else []
-        draft.note = "; ".join(notes + work.notes) or None
+        for note in work.notes:
+            draft.add_note(note)
         return [draft.build()]
 
 
@@ -346,7 +343,7 @@ def _placement(draft: JobDraft, groups: list[_Group]) -> None:
     chosen = largest(asks)
     if chosen is not None:
         draft.set("gpu.model", chosen.model, chosen.line)
-        draft.note = alternatives_note(asks, chosen)
+        draft.add_note(alternatives_note(asks, chosen))
     if all(capacity is Capacity.SPOT for capacity, _ in capacities):
         draft.set("capacity", Capacity.SPOT, capacities[0][1])
     else:
@@ -378,9 +375,7 @@ def _deadline(draft: JobDraft, work: _Workload, metadata: LineMap) -> None:
                 deadline = (pod["activeDeadlineSeconds"], pod.line_of("activeDeadlineSeconds"))
                 break
     if deadline is not None:
-        seconds = as_number(deadline[0])
-        hours = None if seconds is None else seconds / 3600
-        draft.set("limits.max_runtime_hours", hours, deadline[1])
+        draft.set("limits.max_runtime_hours", seconds_to_hours(deadline[0]), deadline[1])
 
 
 _CSI_SCHEMES = {"gcsfuse.csi.storage.gke.io": "gs", "s3.csi.aws.com": "s3"}

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from gpu_audit.jobs.gpus import GpuAsk, gpu_instance, instance_ask, whole
-from gpu_audit.jobs.interface import JobDraft, JobFormat, as_bool, as_number
+from gpu_audit.jobs.interface import JobDraft, JobFormat
+from gpu_audit.jobs.values import as_bool, as_number
 from gpu_audit.model import Capacity, Resource
 from gpu_audit.yamlsrc import Document, LineMap, is_templated
 
@@ -29,20 +30,10 @@ class _NodeType:
 class RayCluster(JobFormat):
     name: ClassVar[str] = "ray"
 
-    def detect(self, document: Document, path: str) -> bool:
+    def parse(self, document: Document, path: str) -> list[Resource] | None:
         data = document.data
-        if not isinstance(data, dict):
-            return False
-        if isinstance(data.get("available_node_types"), dict):
-            return True
-        if isinstance(data.get("worker_node_types"), list) and "head_node_type" in data:
-            return True  # Anyscale compute config
-        provider = data.get("provider")
-        legacy = any(key in data for key in ("head_node", "worker_nodes", "cluster_name"))
-        return isinstance(provider, dict) and "type" in provider and legacy
-
-    def parse(self, document: Document, path: str) -> list[Resource]:
-        data: LineMap = document.data
+        if not isinstance(data, LineMap) or not _is_cluster(data):
+            return None
         cluster = data.get("cluster_name")
         resources = []
         for node in _node_types(data):
@@ -66,6 +57,16 @@ class RayCluster(JobFormat):
             _tags(draft, node.config)
             resources.append(draft.build())
         return resources
+
+
+def _is_cluster(data: LineMap) -> bool:
+    if isinstance(data.get("available_node_types"), dict):
+        return True
+    if isinstance(data.get("worker_node_types"), list) and "head_node_type" in data:
+        return True  # Anyscale compute config
+    provider = data.get("provider")
+    legacy = any(key in data for key in ("head_node", "worker_nodes", "cluster_name"))
+    return isinstance(provider, dict) and "type" in provider and legacy
 
 
 def _map(value: Any) -> LineMap | None:
@@ -176,7 +177,7 @@ def _capacity(draft: JobDraft, node: _NodeType) -> None:
         chosen = {True: Capacity.SPOT, False: Capacity.ON_DEMAND, None: Capacity.UNKNOWN}
         draft.set("capacity", chosen[use_spot], node.spec.line_of("use_spot"))
         if use_spot and as_bool(node.spec.get("fallback_to_ondemand")):
-            draft.note = "spot, falling back to on-demand when spot is short"
+            draft.add_note("spot, falling back to on-demand when spot is short")
 
 
 def _location(draft: JobDraft, data: LineMap) -> None:

@@ -12,7 +12,8 @@ from gpu_audit.jobs.gpus import (
     parse_name_count,
     whole,
 )
-from gpu_audit.jobs.interface import JobDraft, JobFormat, as_bool, as_number
+from gpu_audit.jobs.interface import JobDraft, JobFormat
+from gpu_audit.jobs.values import as_bool, as_number
 from gpu_audit.model import Capacity, Resource, Workload
 from gpu_audit.yamlsrc import Document, LineList, LineMap, is_templated
 
@@ -46,15 +47,12 @@ class _Candidate:
 class SkyPilot(JobFormat):
     name: ClassVar[str] = "skypilot"
 
-    def detect(self, document: Document, path: str) -> bool:
+    def parse(self, document: Document, path: str) -> list[Resource] | None:
         data = document.data
-        if not isinstance(data, dict) or not data.keys() <= _TASK_KEYS:
-            return False
-        has_work = any(key in data for key in ("resources", "run", "setup", "num_nodes"))
-        return has_work
-
-    def parse(self, document: Document, path: str) -> list[Resource]:
-        data: LineMap = document.data
+        if not isinstance(data, LineMap) or not data.keys() <= _TASK_KEYS:
+            return None
+        if not any(key in data for key in ("resources", "run", "setup", "num_nodes")):
+            return None
         draft = JobDraft(self.name, path, document, name=_text(data.get("name")))
         resources = data.get("resources")
         base = resources if isinstance(resources, LineMap) else LineMap(data.line_of("resources"))
@@ -75,7 +73,7 @@ class SkyPilot(JobFormat):
             draft.set("gpu.count", total, chosen.line)
         if chosen.memory_gib:
             draft.set("gpu.memory_gib", chosen.memory_gib, chosen.line)
-        draft.note = alternatives_note([ask for ask, _ in options], chosen)
+        draft.add_note(alternatives_note([ask for ask, _ in options], chosen))
         instance_type, line = candidate.get("instance_type")
         if instance_type is not None:
             draft.set("instance_type", _text(instance_type), line)
@@ -183,8 +181,7 @@ def _capacity(draft: JobDraft, candidates: list[_Candidate], ordered: bool) -> N
     if spot:
         draft.set("capacity", Capacity.SPOT, spot[0])
         if any(flag is False for flag, _ in flags):
-            extra = "spot, with an on-demand alternative as fallback"
-            draft.note = f"{draft.note}; {extra}" if draft.note else extra
+            draft.add_note("spot, with an on-demand alternative as fallback")
     elif any(flag is None for flag, _ in considered):  # `use_spot: ${SPOT}`
         unknown = next(line for flag, line in considered if flag is None)
         draft.set("capacity", Capacity.UNKNOWN, unknown)
