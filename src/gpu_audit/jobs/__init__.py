@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from gpu_audit.errors import InputError
 from gpu_audit.jobs import helm
+from gpu_audit.jobs.azureml import AzureML
 from gpu_audit.jobs.batch import Batch
 from gpu_audit.jobs.dstack import Dstack
 from gpu_audit.jobs.interface import JobFormat
@@ -39,6 +40,7 @@ FORMATS: dict[str, JobFormat] = {
     "kubernetes": Kubernetes(),
     "dstack": Dstack(),
     "ray": RayCluster(),
+    "azureml": AzureML(),
     "skypilot": SkyPilot(),
 }
 
@@ -156,10 +158,6 @@ def _no_job_reason(documents: list[Document], recognised: list[str]) -> str:
     if recognised:
         names = ", ".join(sorted(set(recognised)))
         return f"a {names} config that requests no GPUs"
-    for document in documents:
-        data = document.data
-        if isinstance(data, dict) and "azureml" in str(data.get("$schema", "")).lower():
-            return "an Azure ML job: not a supported format yet"
     return "not a job config of a supported format (" + ", ".join(FORMATS) + ")"
 
 

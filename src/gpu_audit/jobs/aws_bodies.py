@@ -104,6 +104,13 @@ class Found:
     parent: Any  # the mapping holding the body (a CloudFormation resource, a CRD), if any
     trail: tuple[Any, ...] = ()  # the keys from the document's root to the body
 
+    @property
+    def line(self) -> int | None:
+        """The line of the key holding the body: a CloudFormation logical id, a state's name."""
+        if self.trail and isinstance(self.parent, LineMap) and self.trail[-1] in self.parent:
+            return self.parent.line_of(self.trail[-1])
+        return None
+
     def scoped(self) -> Refs:
         """The parameter defaults in scope, with a fresh record of which ones a parse used."""
         return Refs(cfn=self.refs.cfn, pipeline=self.refs.pipeline)

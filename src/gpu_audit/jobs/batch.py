@@ -2,7 +2,8 @@
 
 A **job definition** becomes a Resource with the GPUs it requests (`resourceRequirements` of type
 GPU, × nodes for multi-node ranges), `timeout.attemptDurationSeconds` as its runtime cap, and its
-`tags`. It names no capacity: spot or on-demand is decided by the compute environment of the
+`tags`. A **SubmitJob request** is read the same way when its overrides ask for GPUs. Neither
+names a capacity: spot or on-demand is decided by the compute environment of the
 queue it is submitted to, so `capacity` stays missing (not the on-demand default), and so does the
 GPU model unless a node range lists `instanceTypes`.
 
@@ -60,6 +61,11 @@ def _is_container_properties(node: Any) -> bool:
     return has(node, "image") and has(node, "resourceRequirements")
 
 
+def _is_submit_job(node: Any) -> bool:
+    """A SubmitJob request body (`aws batch submit-job --cli-input-json`, a Step Functions task)."""
+    return has(node, "jobQueue") and has(node, "jobDefinition") and not has(node, "type")
+
+
 def _is_compute_environment(node: Any) -> bool:
     resources, _ = lookup(node, "computeResources")
     return isinstance(resources, dict) and has(resources, "type", "instanceTypes")
@@ -81,6 +87,8 @@ class Batch(JobFormat):
             body = each.body.get("Properties") if _is_cfn_resource(each.body) else each.body
             if _is_compute_environment(body):
                 resources.extend(_compute_environment(document, path, each, body))
+            elif _is_submit_job(body):
+                resources.extend(_submit_job(document, path, each, body))
             elif _is_job_definition(body) or _is_container_properties(body):
                 resources.extend(_job_definition(document, path, each, body))
         return resources
@@ -94,8 +102,10 @@ def _bodies(document: Document, path: str) -> list[Found]:
         return [Found(data, Refs(), None, ())] if isinstance(data, LineMap) else []
     if "Resources" in data and isinstance(data.get("Resources"), dict):
         return search(data, path, _is_cfn_resource)
-    if _is_job_definition(data) or _is_compute_environment(data):
+    if _is_job_definition(data) or _is_compute_environment(data) or _is_submit_job(data):
         return [Found(data, Refs(), None, ())] if isinstance(data, LineMap) else []
+    if "States" in data:  # a Step Functions definition with `batch:submitJob` tasks
+        return search(data, path, _is_submit_job)
     return []
 
 
@@ -111,6 +121,7 @@ def _name(body: Any, key: str, found: Found) -> str | None:
 def _job_definition(document: Document, path: str, found: Found, body: Any) -> list[Resource]:
     refs = found.scoped()
     draft = JobDraft("batch", path, document, name=_name(body, "jobDefinitionName", found))
+    draft.anchor = found.line
     draft.add_note("capacity comes from the job queue's compute environment")
     nodes, _ = lookup(body, "nodeProperties")
     if nodes is not None:
@@ -136,6 +147,33 @@ def _job_definition(document: Document, path: str, found: Found, body: Any) -> l
     if propagate is True:
         draft.add_note("tags propagate to the ECS tasks")
     draft.unknown("capacity")  # the queue's compute environment decides
+    return [draft.build()]
+
+
+def _submit_job(document: Document, path: str, found: Found, body: Any) -> list[Resource]:
+    """A SubmitJob request: GPUs only when its overrides ask for them (else its definition's)."""
+    refs = found.scoped()
+    draft = JobDraft("batch", path, document, name=_name(body, "jobName", found))
+    draft.anchor = found.line
+    draft.add_note("a SubmitJob request: GPUs from its overrides; capacity from its job queue")
+    overrides, _ = lookup(body, "containerOverrides")
+    gpus = _container_gpus(draft, overrides, refs, 1) if overrides is not None else None
+    if gpus is None:
+        nodes, _ = lookup(body, "nodeOverrides")
+        for override, _ in items(lookup(nodes, "nodePropertyOverrides")[0]):
+            container, _ = lookup(override, "containerOverrides")
+            gpus = gpus or _container_gpus(draft, container, refs, 1)
+    if gpus is None:
+        eks, _ = lookup(body, "eksPropertiesOverride")
+        gpus = _eks_gpus(draft, eks)
+    if not gpus:
+        return []  # the job definition decides the GPUs: audit that file
+    timeout, _ = lookup(body, "timeout")
+    seconds, line = lookup(timeout, "attemptDurationSeconds")
+    if line is not None:
+        draft.put("limits.max_runtime_hours", seconds_to_hours(refs.resolve(seconds)), line)
+    _tags(draft, lookup(body, "tags")[0])
+    draft.unknown("capacity")
     return [draft.build()]
 
 
@@ -232,6 +270,7 @@ def _eks_gpus(draft: JobDraft, eks: Any) -> bool | None:
 def _compute_environment(document: Document, path: str, found: Found, body: Any) -> list[Resource]:
     refs = found.scoped()
     draft = JobDraft("batch", path, document, name=_name(body, "computeEnvironmentName", found))
+    draft.anchor = found.line
     resources, _ = lookup(body, "computeResources")
     kind, kind_line = lookup(resources, "type")
     kind = refs.resolve(kind)

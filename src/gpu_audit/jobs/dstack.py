@@ -3,6 +3,8 @@
 `resources.gpu` is read in all its forms: `A100:80GB:8`, `H100:8`, `24GB..`, `1..8`,
 `A10G,A100:2`, `nvidia:24GB`, `v5litepod-8`, an integer, or a mapping with `name`, `memory`
 and `count`. Ranges are judged by the most they allow; an open count range by its lower bound.
+Capacity: `reservation` (reserved), `spot_policy` (default on-demand, per dstack's reference).
+Workload: by `type`; a task whose commands only start an IDE is a notebook. Checkpoints: volumes.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any, ClassVar
 from gpu_audit.catalog import canonical_gpu
 from gpu_audit.jobs.gpus import GpuAsk, alternatives_note, largest
 from gpu_audit.jobs.interface import JobDraft, JobFormat
+from gpu_audit.jobs.scripts import commands, ide_only, says_checkpoint, under, written_paths
 from gpu_audit.jobs.values import as_bool, unit_hours
 from gpu_audit.model import Capacity, Resource, Workload
 from gpu_audit.yamlsrc import Document, LineList, LineMap, is_templated
@@ -80,7 +83,7 @@ class Dstack(JobFormat):
         if spec.memory and spec.memory[0]:
             draft.set("gpu.memory_gib", spec.memory[0], line)
         _capacity(draft, data)
-        draft.set("workload", _TYPES[data["type"]], data.line_of("type"))
+        _workload(draft, data)
         _duration(draft, data)
         regions = data.get("regions")
         if isinstance(regions, str):
@@ -175,8 +178,14 @@ def _nodes(data: LineMap) -> int | None:
 
 
 def _capacity(draft: JobDraft, data: LineMap) -> None:
+    reservation = data.get("reservation")
+    if isinstance(reservation, str) and reservation.strip() and not is_templated(reservation):
+        draft.set("capacity", Capacity.RESERVED, data.line_of("reservation"))
+        draft.add_note(f"runs in reservation {reservation}")
+        return
     if "spot_policy" not in data:
-        return  # dstack's default is on-demand
+        draft.set("capacity", Capacity.ON_DEMAND)  # dstack's documented default: on-demand
+        return
     policy, line = data["spot_policy"], data.line_of("spot_policy")
     text = str(policy).strip().lower()
     if text == "spot":
@@ -186,8 +195,8 @@ def _capacity(draft: JobDraft, data: LineMap) -> None:
         draft.add_note("spot_policy auto: spot, falling back to on-demand")
     elif text == "on-demand":
         draft.set("capacity", Capacity.ON_DEMAND, line)
-    else:
-        draft.set("capacity", Capacity.UNKNOWN, line)
+    else:  # templated or misspelt: missing, located
+        draft.unknown("capacity", line)
 
 
 def _duration(draft: JobDraft, data: LineMap) -> None:
@@ -200,8 +209,20 @@ def _duration(draft: JobDraft, data: LineMap) -> None:
     draft.set("limits.max_runtime_hours", unit_hours(value), line)
 
 
+def _workload(draft: JobDraft, data: LineMap) -> None:
+    workload = _TYPES[data["type"]]
+    if workload is Workload.TRAINING and ide_only(commands(data.get("commands"))):
+        draft.set("workload", Workload.NOTEBOOK, data.line_of("commands"))
+        draft.add_note("a dev box: its commands only start an IDE or notebook server")
+        return
+    draft.set("workload", workload, data.line_of("type"))
+
+
 def _volumes(draft: JobDraft, data: LineMap) -> None:
+    """A volume is the checkpoint location when its path or name says so, or the commands
+    write to its path with a framework flag or a copy; the note names the evidence."""
     volumes = data.get("volumes")
+    writes = written_paths(commands(data.get("commands")))
     for index, volume in enumerate(volumes if isinstance(volumes, list) else []):
         if isinstance(volume, dict):
             name, path = volume.get("name"), str(volume.get("path", ""))
@@ -209,7 +230,20 @@ def _volumes(draft: JobDraft, data: LineMap) -> None:
             name, path = volume.split(":", 1)
         else:
             continue
-        if name and any(word in path.lower() for word in ("checkpoint", "ckpt")):
+        if not name or is_templated(name):
+            continue
+        evidence = None
+        if says_checkpoint(path):
+            evidence = f"the mount path {path}"
+        elif says_checkpoint(str(name)):
+            evidence = f"the volume name {name}"
+        else:
+            evidence = next(
+                (f"{how} writing to {path}" for p, how in writes if under(p, path)), None
+            )
+        if evidence:
             line = volumes.item_lines[index] if isinstance(volumes, LineList) else None
             draft.set("checkpoint.uri", f"volume:{name}", line)
+            if not says_checkpoint(path):
+                draft.add_note(f"checkpoint location from {evidence}")
             return

@@ -6,9 +6,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from gpu_audit.catalog import canonical_gpu
+from gpu_audit.jobs.gpus import gpu_name
 from gpu_audit.model import (
-    Capacity,
     Checkpoint,
     DataRef,
     Gpu,
@@ -21,6 +20,18 @@ from gpu_audit.model import (
     Workload,
 )
 from gpu_audit.yamlsrc import Document, is_templated
+
+# Fields a finding may name while the config leaves them out: with no key to point at, such a
+# finding points at the resource's own line (`JobDraft.anchor`), when the parser knows it.
+ANCHORED = (
+    "capacity",
+    "checkpoint.uri",
+    "limits.max_runtime_hours",
+    "region",
+    "data.uris",
+    "hpo.max_trials",
+    "hpo.early_stopping",
+)
 
 
 class JobFormat(ABC):
@@ -42,7 +53,8 @@ class JobDraft:
 
     `set("capacity", Capacity.SPOT, line)` records the value and that `capacity` findings point at
     `line`. Templated values (`${VAR}`, `{{ x }}`, `!Ref`) are ignored: the field stays missing,
-    but its line is still kept so a finding can point at it.
+    but its line is still kept so a finding can point at it. No field has a default here: a
+    parser sets a platform's default itself, only where the platform documents it.
     """
 
     provider: str
@@ -55,6 +67,7 @@ class JobDraft:
         self.lines: dict[str, int] = {}
         self.tags: dict[str, str] = {}
         self.note: str | None = None
+        self.anchor: int | None = None  # the resource's own line in a larger document
 
     def set(self, field: str, value: Any, line: int | None = None) -> None:
         if line is not None and value is not None:  # an absent field has no line to point at
@@ -80,6 +93,11 @@ class JobDraft:
         self.mark(field, line)
         self.values[field] = None
 
+    def default(self, field: str, value: Any) -> None:
+        """The platform's documented default, for a field the config does not state at all."""
+        if field not in self.values and field not in self.lines:
+            self.values[field] = value
+
     def add_note(self, note: str | None) -> None:
         """Add to the note shown with the job's findings (`; ` between notes); None adds nothing."""
         if note:
@@ -97,16 +115,20 @@ class JobDraft:
         v = self.values
         model = v.get("gpu.model")
         gpu = Gpu(
-            model=canonical_gpu(model) or model if isinstance(model, str) else None,
+            model=gpu_name(model) if isinstance(model, str) else None,
             count=v.get("gpu.count"),
             memory_gib=v.get("gpu.memory_gib"),
         )
         uris = v.get("data.uris")
+        lines = dict(self.lines)
+        if self.anchor is not None:  # a finding about an unstated field points at the resource
+            for name in ANCHORED:
+                lines.setdefault(name, self.anchor)
         source = SourceRef(
             path=self.path,
             line=self.document.line,
             document=self.document.index,
-            key_lines=dict(self.lines),
+            key_lines=lines,
             suppressions=suppressions or {},
             note=self.note,
         )
@@ -121,7 +143,7 @@ class JobDraft:
             zone=v.get("zone"),
             instance_type=v.get("instance_type"),
             state=State.DEFINED,
-            capacity=v.get("capacity", Capacity.ON_DEMAND),
+            capacity=v.get("capacity"),  # no default: a parser states the platform's own
             gpu=gpu,
             tags=dict(self.tags),
             workload=Workload(workload),

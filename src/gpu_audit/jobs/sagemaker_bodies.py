@@ -29,6 +29,9 @@ def set_resources(draft: JobDraft, body: Any, refs: Refs, count_key: str) -> boo
     """Instance type and GPUs × instances; False when the instance type is known to have no GPU."""
     config, config_line = lookup(body, "ResourceConfig")
     config = refs.resolve(config)
+    plan, plan_line = lookup(config, "TrainingPlanArn")
+    if plan_line is not None and literal(refs.resolve(plan)):
+        draft.set("capacity", Capacity.RESERVED, plan_line)  # a training plan's reserved capacity
     groups, _ = lookup(config, "InstanceGroups")
     if groups:
         return _instance_groups(draft, groups, refs)
@@ -37,6 +40,8 @@ def set_resources(draft: JobDraft, body: Any, refs: Refs, count_key: str) -> boo
     instance_type = refs.resolve(instance_type)
     count, count_line = lookup(source, count_key)
     count = as_number(refs.resolve(count)) if count is not None else 1
+    if count == 0:
+        return False  # no instances, no GPUs (a `--generate-cli-skeleton` file)
     instance_type = literal(instance_type)
     draft.put("instance_type", instance_type, type_line or config_line)
     if instance_type is None:
@@ -92,8 +97,8 @@ def _instance_groups(draft: JobDraft, groups: Any, refs: Refs) -> bool:
 
 def set_spot(draft: JobDraft, body: Any, refs: Refs) -> None:
     value, line = lookup(body, "EnableManagedSpotTraining")
-    if line is None:
-        return  # absent: on-demand, the documented default
+    if line is None or draft.get("capacity") is Capacity.RESERVED:
+        return  # absent: on-demand, the documented default (set by `finish`)
     flag = as_bool(refs.resolve(value))
     if flag is None:
         draft.unknown("capacity", line)  # templated: missing, not the on-demand default
@@ -176,6 +181,9 @@ def set_tags(draft: JobDraft, body: Any) -> None:
 
 
 def finish(draft: JobDraft, refs: Refs) -> Resource:
+    # CreateTrainingJob: no EnableManagedSpotTraining is on-demand; endpoints and notebook
+    # instances have no spot option at all.
+    draft.default("capacity", Capacity.ON_DEMAND)
     if refs.used:
         draft.add_note("parameter defaults used: " + ", ".join(dict.fromkeys(refs.used)))
     return draft.build()

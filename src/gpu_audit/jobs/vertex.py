@@ -8,12 +8,16 @@ Recognised shapes:
 - a legacy AI Platform job or its `--config` file (`trainingInput` with `scaleTier`,
   `masterType`/`masterConfig.acceleratorConfig`, `workerCount`, `hyperparameters.maxTrials`);
 - the flat launcher variables of Vertex sample notebooks (`machine_type`, `gpu_type`,
-  `gpus_per_node`, `nodes`, `strategy`).
+  `gpus_per_node`, `nodes`, `strategy`);
+- any of the job shapes in the Python SDK's snake_case, and model deployments to an endpoint
+  (`dedicatedResources`): vertex_sdk.py.
 
 GPUs are summed over the worker pools (`acceleratorCount` × `replicaCount`, or the catalog's
 GPUs for machine types with built-in GPUs) and judged by the largest class. Defaults: no
-`scheduling.strategy` is STANDARD (on-demand); tuning studies stop trials early only with an
-automated stopping spec. `baseOutputDirectory` is where Vertex points `AIP_CHECKPOINT_DIR`.
+`scheduling.strategy` is STANDARD (on-demand, per the CustomJobSpec reference); a pool's
+`reservationAffinity` with a specific reservation is reserved; tuning studies stop trials early
+only with an automated stopping spec. `baseOutputDirectory` is where Vertex points
+`AIP_CHECKPOINT_DIR`.
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ from gpu_audit.jobs.vertex_pools import (
     set_timeout,
     worker_pools,
 )
-from gpu_audit.model import Resource
+from gpu_audit.jobs.vertex_sdk import camel, deployment, is_snake_job
+from gpu_audit.model import Capacity, Resource, Workload
 from gpu_audit.yamlsrc import Document, LineMap, is_templated
 
 _STOPPING_SPECS = (
@@ -81,6 +86,11 @@ class Vertex(JobFormat):
         data = document.data
         if not isinstance(data, LineMap) or ("apiVersion" in data and "kind" in data):
             return None
+        if is_snake_job(data) or "dedicated_resources" in data or "deployed_model" in data:
+            data = camel(data)
+        endpoint = deployment(data)
+        if endpoint is not None:
+            return _endpoint(document, path, data, endpoint)
         spec, kind = _job_spec(data)
         if spec is not None:
             return _custom(document, path, data, spec, kind)
@@ -88,6 +98,31 @@ class Vertex(JobFormat):
         if isinstance(legacy, dict) and (_legacy_markers(legacy) or _is_launcher(data)):
             return _legacy(document, path, data)
         return _launcher(document, path, data) if _is_launcher(data) else None
+
+
+def _endpoint(document: Document, path: str, data: LineMap, resources: LineMap) -> list[Resource]:
+    """A model deployed to an endpoint: inference on `maxReplicaCount` (else min) machines."""
+    model = data.get("deployedModel")
+    name = text(model.get("displayName")) if isinstance(model, LineMap) else None
+    draft = JobDraft("vertex", path, document, name=name or text(data.get("displayName")))
+    replicas = resources.get("maxReplicaCount", resources.get("minReplicaCount", 1))
+    pool = LineMap(resources.line)
+    pool["machineSpec"] = resources["machineSpec"]
+    pool.key_lines["machineSpec"] = resources.line_of("machineSpec")
+    pool["replicaCount"] = replicas
+    key = "maxReplicaCount" if "maxReplicaCount" in resources else "minReplicaCount"
+    pool.key_lines["replicaCount"] = resources.line_of(key)
+    if not set_gpus(draft, worker_pools(pool, resources.line)):
+        return []
+    draft.set("workload", Workload.INFERENCE, resources.line)
+    spot = as_bool(resources.get("spot"))
+    if spot is not None:
+        draft.set(
+            "capacity", Capacity.SPOT if spot else Capacity.ON_DEMAND, resources.line_of("spot")
+        )
+    draft.default("capacity", Capacity.ON_DEMAND)  # `spot` defaults to false
+    draft.add_note("a model deployment: GPUs of its maximum replica count")
+    return [draft.build()]
 
 
 def _legacy_markers(legacy: dict[Any, Any]) -> bool:
@@ -113,6 +148,7 @@ def _custom(document: Document, path: str, data: Any, spec: Any, kind: str) -> l
         _study(draft, data)
     if kind == "CustomJobSpec":
         draft.add_note("a CustomJobSpec: region and labels are given on the command line")
+    draft.default("capacity", Capacity.ON_DEMAND)  # no `scheduling.strategy`: STANDARD
     return [draft.build()]
 
 
@@ -190,6 +226,7 @@ def _legacy(document: Document, path: str, data: LineMap) -> list[Resource]:
         for key, value in labels.items():
             draft.tag(key, value)
     draft.add_note("legacy AI Platform training job")
+    draft.default("capacity", Capacity.ON_DEMAND)  # AI Platform Training had no spot option
     return [draft.build()]
 
 
@@ -248,4 +285,5 @@ def _launcher(document: Document, path: str, data: LineMap) -> list[Resource]:
         if key in data:
             draft.put(field, text(data.get(key)), data.line_of(key))
     draft.add_note("Vertex launcher variables (a sample's wrapper config)")
+    draft.default("capacity", Capacity.ON_DEMAND)  # no strategy: STANDARD, as in the CustomJob
     return [draft.build()]

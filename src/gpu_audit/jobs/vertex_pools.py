@@ -38,6 +38,7 @@ class Pools:
     machine_type: tuple[Any, int | None] | None = None
     count_line: int | None = None
     unknown: bool = False  # a templated machine or accelerator: it may have GPUs
+    reserved: int | None = None  # the line of a pool's specific-reservation affinity
 
     def add(self, model: str | None, gpus: int | None, line: int | None) -> None:
         if self.models is None:
@@ -66,6 +67,10 @@ def worker_pools(value: Any, line: int) -> Pools:
         machine = pool.get("machineSpec")
         if not isinstance(machine, LineMap):
             continue
+        affinity = machine.get("reservationAffinity")
+        kind = affinity.get("reservationAffinityType") if isinstance(affinity, LineMap) else None
+        if isinstance(affinity, LineMap) and str(kind).upper() in _RESERVED:
+            pools.reserved = pools.reserved or affinity.line_of("reservationAffinityType")
         replicas_line = pool.line_of("replicaCount") if "replicaCount" in pool else None
         replicas = as_number(pool.get("replicaCount", 1))
         machine_type = machine.get("machineType")
@@ -107,8 +112,13 @@ def worker_pools(value: Any, line: int) -> Pools:
     return pools
 
 
+_RESERVED = {"SPECIFIC_RESERVATION", "ANY_RESERVATION"}
+
+
 def set_gpus(draft: JobDraft, pools: Pools) -> bool:
     """Fill instance type and GPUs; False when no pool has GPUs (a CPU job)."""
+    if pools.reserved is not None:
+        draft.set("capacity", Capacity.RESERVED, pools.reserved)
     if pools.machine_type is not None:
         machine_type, line = pools.machine_type
         draft.put("instance_type", machine_type if isinstance(machine_type, str) else None, line)

@@ -43,6 +43,16 @@ _HINTS: dict[tuple[str, str | None], str] = {
     "waive the rule for it or scope the rule with `where`",
     ("gpu.count", "job"): "give the GPU count literally, not through a template variable",
     ("gpu.count", None): "use an instance type the catalog knows (`gpu-audit catalog lookup`)",
+    ("capacity", "kubernetes"): "state it in the GPU pod template: a `karpenter.sh/capacity-type` "
+    "nodeSelector (or `cloud.google.com/gke-spot`, `eks.amazonaws.com/capacityType`, "
+    "`kubernetes.azure.com/scalesetpriority`), or a toleration of the spot nodes' taint",
+    ("capacity", "batch"): "the job queue's compute environment sets it (`computeResources.type`); "
+    "check that file",
+    ("capacity", "ray"): "set the node type's market (`InstanceMarketOptions`, GCP `scheduling`, "
+    "Anyscale `market_type`); on Kubernetes, in the pod templates",
+    ("capacity", "azureml"): "set `queue_settings.job_tier` on a serverless job; otherwise the "
+    "compute cluster's `tier` decides it",
+    ("capacity", "job"): "state the capacity in the job config (spot, on-demand or a reservation)",
     ("capacity", None): "record the provisioning model (spot, on-demand or reserved)",
     ("uptime_hours", None): "record the launch time (`launched_at`)",
     ("monthly_cost_usd", None): "use an instance type and region the price catalog knows",
