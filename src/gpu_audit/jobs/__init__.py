@@ -138,8 +138,8 @@ def _parse(document: Document, path: str) -> tuple[str, list[Resource]] | None:
                 f"{path}:{document.line}: {fmt.name} parser failed on this document "
                 f"({type(exc).__name__}: {exc}); please report this as a gpu-audit bug"
             ) from exc
-        if parsed is not None:
-            return fmt.name, parsed
+        if parsed is not None:  # zero GPUs is no GPU job, whatever the format (a CLI skeleton)
+            return fmt.name, [r for r in parsed if r.gpu.count != 0]
     return None
 
 
@@ -157,7 +157,8 @@ def _finish(
 def _no_job_reason(documents: list[Document], recognised: list[str]) -> str:
     if recognised:
         names = ", ".join(sorted(set(recognised)))
-        return f"a {names} config that requests no GPUs"
+        article = "an" if names[0] in "aeiou" else "a"
+        return f"{article} {names} config that requests no GPUs"
     return "not a job config of a supported format (" + ", ".join(FORMATS) + ")"
 
 

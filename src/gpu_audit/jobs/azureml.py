@@ -57,7 +57,9 @@ class AzureML(JobFormat):
         if kind == "pipeline" or isinstance(data.get("jobs"), LineMap):
             return _pipeline(document, path, data)
         if kind in ("command", "sweep"):
-            resource = _job(document, path, data, data, text(data.get("display_name")))
+            anchor = data.line_of("trial" if "trial" in data else "command")
+            name = text(data.get("display_name"))
+            resource = _job(document, path, data, data, name, None, anchor)
             return [resource] if resource is not None else []
         return []
 
@@ -117,7 +119,7 @@ def _job(
     found = body.get("trial")
     trial: LineMap = found if isinstance(found, LineMap) else body
     draft = JobDraft("azureml", path, document, name=name)
-    draft.anchor = anchor  # a pipeline step's own line
+    draft.anchor = anchor  # the job's command (or a pipeline step), not the `$schema` line
     compute = body.get("compute", default_compute)
     if not _gpus(draft, body, trial, compute):
         return None

@@ -100,6 +100,7 @@ def _experiment(draft: JobDraft, spec: LineMap) -> None:
         draft.set("hpo.early_stopping", True, spec.line_of("earlyStopping"))
     else:  # Katib's default: no early stopping, every trial runs to the end
         draft.set("hpo.early_stopping", False)
+        draft.mark("hpo.early_stopping", spec.line)
     parallel = as_number(spec.get("parallelTrialCount"))
     draft.add_note(
         "GPUs per trial" + (f"; up to {int(parallel)} trials in parallel" if parallel else "")
