@@ -102,7 +102,7 @@ def _check_verdicts(resource: Resource, want: dict[str, Any], where: str) -> Non
     if "verdicts" not in want and "finding_lines" not in want:
         return
     result = evaluate([resource], _runbook(), datetime(2026, 11, 20, 6, tzinfo=UTC))
-    failed = {f.rule.id: f.line for f in result.findings}
+    failed = {f.rule_id: f.line for f in result.findings}
     unknown = {n.rule_id for n in result.not_evaluated}
     for rule, verdict in (want.get("verdicts") or {}).items():
         got = "fail" if rule in failed else "not-evaluated" if rule in unknown else "pass"

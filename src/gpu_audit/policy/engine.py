@@ -12,6 +12,7 @@ from operator import attrgetter
 
 from gpu_audit.catalog import PriceQuote, gpu_hour_price
 from gpu_audit.catalog.enrich import HOURS_PER_MONTH
+from gpu_audit.fields import TAG_PREFIX, field_spec
 from gpu_audit.model import (
     Capacity,
     Finding,
@@ -23,9 +24,7 @@ from gpu_audit.model import (
     WaiverState,
     WaiverStatus,
 )
-from gpu_audit.policy.codegen import compile_judge
 from gpu_audit.policy.conditions import Condition, Group, Leaf
-from gpu_audit.policy.fields import TAG_PREFIX, field_spec
 from gpu_audit.policy.loader import CompiledWaiver, Policy, Rule
 
 EXPIRING_WITHIN = timedelta(days=30)
@@ -39,9 +38,9 @@ class Evaluation:
 
 
 class _Plan:
-    """One rule, ready for the hot loop: its tests, its finding template and its savings."""
+    """One rule, ready for the hot loop: its judge, its explanation and its savings."""
 
-    __slots__ = ("aliases", "id", "info", "judge", "requirement", "rule", "savings")
+    __slots__ = ("aliases", "id", "info", "judge", "rule", "savings")
 
     def __init__(self, rule: Rule) -> None:
         info = rule.info
@@ -49,9 +48,22 @@ class _Plan:
         self.id = info.id
         self.aliases = info.aliases
         self.judge = _judge(rule)
-        self.requirement = rule.require
         self.savings = _saving(info.savings, _downsize_target(rule))
         self.info = info
+
+    def finding(
+        self,
+        resource: Resource,
+        explained: Explanation,
+        line: int | None,
+        suppressed: str | None = None,
+    ) -> Finding:
+        info = self.info
+        saving = self.savings(resource) if self.savings else None
+        return Finding(
+            info.id, info.severity, info.title, resource, *explained, line, saving,
+            info.remediation, None, suppressed,
+        )  # fmt: skip
 
 
 @contextmanager
@@ -90,15 +102,15 @@ def _evaluate(resources: Iterable[Resource], policy: Policy, now: datetime) -> E
             verdict = plan.judge(resource)
             if verdict is None:
                 continue
-            if verdict is not False:
-                not_evaluated.append(NotEvaluated(plan.id, resource, str(verdict)))
+            if verdict.__class__ is str:
+                not_evaluated.append(NotEvaluated(plan.id, resource, verdict))
                 continue
+            explained: Explanation = verdict  # type: ignore[assignment]
             source = resource.source
             if source.key_lines or source.suppressions:
-                finding = _job_finding(plan, resource)
+                finding = _job_finding(plan, resource, explained)
             else:  # an instance: no key lines, no inline comments (the common, hot case)
-                saving = plan.savings(resource) if plan.savings else None
-                finding = Finding(plan.info, plan.requirement, resource, source.line, saving)
+                finding = plan.finding(resource, explained, source.line)
             findings.append(_waive(finding, policy, now, matched) if waivers else finding)
     statuses = tuple(
         WaiverStatus(w.waiver, waiver_state(w.waiver, now), matched.get(index, 0))
@@ -107,22 +119,45 @@ def _evaluate(resources: Iterable[Resource], policy: Policy, now: datetime) -> E
     return Evaluation(tuple(findings), tuple(not_evaluated), statuses)
 
 
-Judge = Callable[[Resource], "bool | str | None"]
+Explanation = tuple[str | None, str, str]  # (field, expected, actual) of a finding
+Judge = Callable[[Resource], "Explanation | str | None"]
 _DISCRETE = frozenset(["enum", "str", "gpu", "bool", "tag", "list"])
 _MEMO_LIMIT = 50_000  # distinct value combinations remembered per rule
 
 
 def _judge(rule: Rule) -> Judge:
-    """One call per rule and resource: None (out of scope, or passes), False (a finding), or
-    the missing field (not evaluated).
+    """One call per rule and resource: None (out of scope, or passes), the missing field's name
+    (not evaluated), or the finding's (field, expected, actual).
 
     A rule whose fields are all discrete (states, names, GPU classes, tags, bucket regions) gives
-    the same verdict for the same values, and a fleet repeats a few hundred combinations of
-    them: such rules look their verdict up by those values, computed once per combination.
+    the same verdict and explanation for the same values, and a fleet repeats a few hundred
+    combinations of them: such rules look the answer up by those values, worked out once each.
     """
-    judge = compile_judge(rule.where, rule.require)
+    scope, require = rule.where, rule.require
+    leaf = require.failure if isinstance(require, Leaf) else None
 
-    names = set(rule.require.fields) | set(rule.where.fields if rule.where else ())
+    def judge(resource: Resource) -> Explanation | str | None:
+        if scope is not None:
+            verdict = scope.test(resource)
+            if verdict is False:
+                return None
+            if verdict is not True:
+                return verdict
+        verdict = require.test(resource)
+        if verdict is True:
+            return None
+        if verdict is not False:
+            return verdict
+        if leaf is not None:  # most rules require one thing: it is known to fail
+            return leaf(resource)
+        failures = require.failures(resource)
+        return (
+            failures[0][0] if failures else None,
+            "; ".join(f[1] for f in failures) or require.describe(),
+            "; ".join(f[2] for f in failures) or "condition does not hold",
+        )
+
+    names = set(require.fields) | set(scope.fields if scope else ())
     specs = [field_spec(name) for name in sorted(names)]
     if not all(spec is not None and spec.type in _DISCRETE for spec in specs):
         return judge
@@ -131,9 +166,9 @@ def _judge(rule: Rule) -> Judge:
         name[len(TAG_PREFIX) :] for name in sorted(names) if name.startswith(TAG_PREFIX)
     )
     values = attrgetter(*attrs) if attrs else None
-    memo: dict[object, bool | str | None] = {}
+    memo: dict[object, Explanation | str | None] = {}
 
-    def remembered(resource: Resource) -> bool | str | None:
+    def remembered(resource: Resource) -> Explanation | str | None:
         base = values(resource) if values is not None else None
         key = (base, *map(resource.tags.get, tag_keys)) if tag_keys else base
         try:
@@ -153,25 +188,17 @@ def waiver_state(waiver: Waiver, now: datetime) -> WaiverState:
     return WaiverState.EXPIRING if waiver.expires >= now else WaiverState.EXPIRED
 
 
-def _job_finding(plan: _Plan, resource: Resource) -> Finding:
+def _job_finding(plan: _Plan, resource: Resource, explained: Explanation) -> Finding:
     """A finding in a job file points at the offending key and honours inline suppressions."""
     source = resource.source
     line = source.line
     suppressed = None
-    if source.key_lines:  # a job file: point at the offending key
-        failures = plan.rule.require.failures(resource)
-        if failures:
-            line = source.key_lines.get(failures[0][0], line)
+    field = explained[0]
+    if source.key_lines and field is not None:  # a job file: point at the offending key
+        line = source.key_lines.get(field, line)
     if source.suppressions:
         suppressed = _suppression(resource, plan.id, plan.aliases, line)
-    return Finding(
-        rule=plan.info,
-        requirement=plan.requirement,
-        resource=resource,
-        line=line,
-        monthly_savings_usd=plan.savings(resource) if plan.savings else None,
-        suppressed=suppressed,
-    )
+    return plan.finding(resource, explained, line, suppressed)
 
 
 def _suppression(
