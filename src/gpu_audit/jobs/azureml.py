@@ -12,7 +12,8 @@ location (Azure ML uploads outputs to the workspace's datastore).
 
 An **AmlCompute cluster** (`type: amlcompute`) is where the capacity decision lives, as a Batch
 compute environment is: `tier` (default `dedicated`, per the amlCompute YAML reference;
-`low_priority` → spot) and the GPUs of `size` × `max_instances`.
+`low_priority` → spot) and the GPU model of `size`; like a Batch compute environment it runs no
+job itself, so its GPU count and runtime cap stay missing.
 """
 
 from __future__ import annotations
@@ -72,18 +73,18 @@ def _cluster(document: Document, path: str, data: LineMap) -> list[Resource]:
     line = data.line_of("size")
     draft.set("instance_type", size, line)
     ask = instance_ask(size, line)
-    nodes = as_number(data.get("max_instances", 1))
-    if ask is not None:
+    if ask is not None:  # it runs no job itself: GPU count and runtime cap stay missing
         draft.set("gpu.model", ask.model, line)
-        if ask.count is not None and nodes is not None:
-            draft.set("gpu.count", int(ask.count * nodes), data.line_of("max_instances"))
     tier = str(data.get("tier", "dedicated")).lower().replace("-", "_")
     capacity = Capacity.SPOT if tier == "low_priority" else Capacity.ON_DEMAND
     draft.set("capacity", capacity, data.line_of("tier") if "tier" in data else None)
-    draft.set("workload", Workload.UNKNOWN)
+    draft.set("workload", Workload.TRAINING)  # clusters run jobs; endpoints have their own compute
     if "location" in data:
         draft.set("region", text(data.get("location")), data.line_of("location"))
     draft.add_note("a compute cluster: capacity and GPUs for the jobs sent to it")
+    nodes = as_number(data.get("max_instances"))
+    if nodes:
+        draft.add_note(f"up to {int(nodes)} nodes")
     _tags(draft, data)
     return [draft.build()]
 

@@ -52,8 +52,14 @@ _HINTS: dict[tuple[str, str | None], str] = {
     "Anyscale `market_type`); on Kubernetes, in the pod templates",
     ("capacity", "azureml"): "set `queue_settings.job_tier` on a serverless job; otherwise the "
     "compute cluster's `tier` decides it",
-    ("capacity", "job"): "state the capacity in the job config (spot, on-demand or a reservation)",
+    ("capacity", "job"): "state the capacity in the job config (SkyPilot `use_spot`, a "
+    "`karpenter.sh/capacity-type` or `cloud.google.com/gke-spot` nodeSelector on Kubernetes)",
     ("capacity", None): "record the provisioning model (spot, on-demand or reserved)",
+    (
+        "workload",
+        None,
+    ): "tag the resource with its workload (`training`, `inference` or `notebook`; "
+    "the `workload_tag` setting names the key), or add a name pattern under `workload_patterns`",
     ("uptime_hours", None): "record the launch time (`launched_at`)",
     ("monthly_cost_usd", None): "use an instance type and region the price catalog knows",
     ("limits.max_runtime_hours", "job"): "set a runtime cap in the job config",
