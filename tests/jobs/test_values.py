@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from gpu_audit.jobs import FORMATS
+from gpu_audit.jobs import FORMATS, load_jobs
 from gpu_audit.jobs.interface import JobDraft
 from gpu_audit.jobs.values import duration_hours, literal, seconds_to_hours, text, unit_hours
 from gpu_audit.model import Capacity
+from gpu_audit.report.not_evaluated import hint
 from gpu_audit.yamlsrc import load_documents
 
 
@@ -57,3 +60,17 @@ def test_parse_returns_none_for_other_formats() -> None:
     (document,) = load_documents("task.yaml", "resources: {accelerators: A100:1}\nrun: x\n")
     claims = {name for name, fmt in FORMATS.items() if fmt.parse(document, "task.yaml") is not None}
     assert claims == {"skypilot"}
+
+
+def test_unstated_kubernetes_capacity_says_how_to_state_it(tmp_path: Path) -> None:
+    """No capacity selector: capacity missing at the pod template, and the hint names one."""
+    path = tmp_path / "job.yaml"
+    path.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: t}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n        - name: c\n          resources:\n"
+        "            limits: {nvidia.com/gpu: 1}\n"
+    )
+    [resource] = load_jobs([str(path)]).resources
+    assert resource.capacity is None and resource.source.key_lines["capacity"] == 5
+    assert "karpenter.sh/capacity-type" in hint("capacity", "kubernetes", "job")
+    assert "compute environment" in hint("capacity", "batch", "job")
