@@ -117,5 +117,5 @@ def test_templated_values_are_missing_not_errors(tmp_path: Path) -> None:
     assert not load.skipped
     [resource] = load.resources
     assert resource.gpu.model is None and resource.gpu.count == 8
-    assert resource.capacity.value == "unknown"
+    assert resource.capacity is None  # missing: rules needing it are not evaluated
     assert resource.source.key_lines["capacity"] == 4
