@@ -42,8 +42,9 @@ def test_invalid_yaml_is_located(tmp_path: Path) -> None:
     reason, path = _check(
         tmp_path, "bad.yaml", "name: x\nresources:\n  accelerators: [A100\nrun: y\n"
     )
-    assert reason.startswith(f"{path}:4:"), reason
-    assert "invalid YAML" in reason
+    # The unclosed `[` on line 3 is where the broken construct starts; line 4 is where it broke.
+    assert reason.startswith(f"{path}:3:17: invalid YAML: a flow sequence starts here"), reason
+    assert "(line 4, column 4)" in reason
 
 
 def test_invalid_json_is_located(tmp_path: Path) -> None:
