@@ -118,15 +118,21 @@ def _tagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Templated:
     return Templated(f"!{suffix} …")
 
 
-def _binary(loader: yaml.SafeLoader, node: yaml.Node) -> str:
+def _binary(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
     return str(loader.construct_scalar(node))  # no value we read is binary: keep the text
 
 
-_OWN = {"map": _map, "set": _set, "seq": _seq, "omap": _seq, "pairs": _seq, "binary": _binary}
-for _tag, _construct in {
-    **_Loader.yaml_constructors,
-    **{f"tag:yaml.org,2002:{k}": v for k, v in _OWN.items()},
-}.items():
+_OWN: dict[str, Any] = {
+    "map": _map,
+    "set": _set,
+    "seq": _seq,
+    "omap": _seq,
+    "pairs": _seq,
+    "binary": _binary,
+}
+_CONSTRUCTORS: dict[str | None, Any] = dict(_Loader.yaml_constructors)
+_CONSTRUCTORS.update({f"tag:yaml.org,2002:{k}": v for k, v in _OWN.items()})
+for _tag, _construct in _CONSTRUCTORS.items():
     if _tag is not None:
         _LineLoader.add_constructor(_tag, yamlguard.guarded(_tag, _construct))
 _LineLoader.add_multi_constructor("!", _tagged)
