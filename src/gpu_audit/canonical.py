@@ -6,60 +6,15 @@ A mapping uses the data model's field names, nested as in the policy language (`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import Any
 
-from gpu_audit.model import (
-    Capacity,
-    Checkpoint,
-    DataRef,
-    Gpu,
-    Hpo,
-    Kind,
-    Limits,
-    Price,
-    Resource,
-    SourceRef,
-    State,
-    Utilization,
-    Workload,
-)
+from gpu_audit.fields import FIELDS, SECTIONS, FieldSpec, build_resource
+from gpu_audit.model import Kind, Resource, SourceRef
 
-_SECTIONS: dict[str, tuple[type, dict[str, str]]] = {
-    "gpu": (Gpu, {"model": "str", "count": "int", "memory_gib": "number"}),
-    "utilization": (
-        Utilization,
-        {"gpu_avg": "number", "gpu_p95": "number", "window_hours": "number"},
-    ),
-    "data": (DataRef, {"uris": "list", "regions": "list"}),
-    "checkpoint": (Checkpoint, {"uri": "str", "interval_minutes": "number"}),
-    "limits": (Limits, {"max_runtime_hours": "number", "budget_usd": "number"}),
-    "hpo": (Hpo, {"max_trials": "int", "early_stopping": "bool"}),
-    "price": (
-        Price,
-        {"hourly_usd": "number", "on_demand_hourly_usd": "number", "spot_hourly_usd": "number"},
-    ),
-}
-_SCALARS: dict[str, str] = {
-    "id": "str",
-    "name": "str",
-    "account": "str",
-    "region": "str",
-    "zone": "str",
-    "instance_type": "str",
-    "uptime_hours": "number",
-    "monthly_cost_usd": "number",
-}
-_ENUMS: dict[str, Any] = {
-    "kind": Kind,
-    "state": State,
-    "capacity": Capacity,
-    "workload": Workload,
-}
-KEYS = frozenset(
-    [*_SECTIONS, *_SCALARS, *_ENUMS, "provider", "tags", "launched_at", "source", "note"]
-)
+KEYS = frozenset([*(spec.name.partition(".")[0] for spec in FIELDS.values()), "source", "note"])
 
 
 class FieldProblem(ValueError):
@@ -70,50 +25,60 @@ class FieldProblem(ValueError):
         self.key = key
 
 
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value else None
+
+
+def _enum_value(value: Any) -> Any:
+    return None if value is None else value.value
+
+
+def _section_writer(keys: tuple[str, ...]) -> Any:
+    def write(section: Any) -> dict[str, Any]:
+        out = {}
+        for key in keys:
+            item = getattr(section, key)
+            out[key] = list(item) if isinstance(item, tuple) else item
+        return out
+
+    return write
+
+
+def _writers() -> list[tuple[str, Any]]:
+    """(top-level name, converter or None) in field order: the mapping's key order."""
+    plan: list[tuple[str, Any]] = []
+    for spec in FIELDS.values():
+        top = spec.name.partition(".")[0]
+        if spec.group is not None:
+            if not plan or plan[-1][0] != top:
+                keys = tuple(f.key for f in FIELDS.values() if f.group == top)
+                plan.append((top, _section_writer(keys)))
+        elif spec.type == "enum":
+            plan.append((top, _enum_value))
+        elif spec.type == "datetime":
+            plan.append((top, _iso))
+        elif spec.type == "tag":
+            plan.append((top, dict))
+        else:
+            plan.append((top, None))
+    return plan
+
+
+_WRITERS = _writers()
+
+
 def to_mapping(resource: Resource) -> dict[str, Any]:
     """The canonical mapping of a resource; missing values are null."""
-    out: dict[str, Any] = {
-        "kind": resource.kind.value,
-        "provider": resource.provider,
-        "id": resource.id,
-        "name": resource.name,
-        "account": resource.account,
-        "region": resource.region,
-        "zone": resource.zone,
-        "instance_type": resource.instance_type,
-        "state": resource.state.value if resource.state else None,
-        "capacity": resource.capacity.value if resource.capacity else None,
-        "gpu": _section(resource.gpu, "gpu"),
-        "tags": dict(resource.tags),
-        "workload": resource.workload.value,
-        "launched_at": _iso(resource.launched_at),
-        "uptime_hours": resource.uptime_hours,
-        "utilization": _section(resource.utilization, "utilization"),
-        "data": _section(resource.data, "data"),
-        "checkpoint": _section(resource.checkpoint, "checkpoint"),
-        "limits": _section(resource.limits, "limits"),
-        "hpo": _section(resource.hpo, "hpo"),
-        "price": _section(resource.price, "price"),
-        "monthly_cost_usd": resource.monthly_cost_usd,
-    }
+    out: dict[str, Any] = {}
+    for name, convert in _WRITERS:
+        value = getattr(resource, name)
+        out[name] = value if convert is None else convert(value)
     source = resource.source
     if source.path is not None:
         out["source"] = {"path": source.path, "line": source.line}
     if source.note:
         out["note"] = source.note  # what the collector or parser could not read, and why
     return out
-
-
-def _section(value: Any, name: str) -> dict[str, Any]:
-    out = {}
-    for key in _SECTIONS[name][1]:
-        item = getattr(value, key)
-        out[key] = list(item) if isinstance(item, tuple) else item
-    return out
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value else None
 
 
 def from_mapping(raw: Mapping[str, Any]) -> Resource:
@@ -126,46 +91,27 @@ def from_mapping(raw: Mapping[str, Any]) -> Resource:
     provider = raw.get("provider")
     if not isinstance(provider, str) or not provider:
         raise FieldProblem("provider", "every resource needs a provider (aws, gcp, …)")
-    values: dict[str, Any] = {"provider": provider}
-    for key, kind in _SCALARS.items():
-        if raw.get(key) is not None:
-            values[key] = _typed(key, raw[key], kind)
-    for key, enum in _ENUMS.items():
-        if raw.get(key) is not None:
-            try:
-                values[key] = enum(str(raw[key]))
-            except ValueError:
-                choices = ", ".join(m.value for m in enum)
-                raise FieldProblem(key, f"'{raw[key]}' is not one of {choices}") from None
-    values.setdefault("kind", Kind.INSTANCE)
-    for name, (cls, spec) in _SECTIONS.items():
+    values: dict[str, Any] = {}
+    for name in SECTIONS:
         section = raw.get(name)
-        if section is None:
-            continue
-        if not isinstance(section, Mapping):
+        if section is not None and not isinstance(section, Mapping):
             raise FieldProblem(name, "expected a mapping")
-        parts = {}
-        for key, item in section.items():
-            if key not in spec:
+        for key in section or ():
+            if f"{name}.{key}" not in FIELDS:
                 raise FieldProblem(f"{name}.{key}", f"unknown field '{name}.{key}'")
-            if item is not None:
-                parts[key] = _typed(f"{name}.{key}", item, spec[key])
-        values[name] = cls(**parts)
-    tags = raw.get("tags")
-    if tags is not None:
-        if not isinstance(tags, Mapping):
-            raise FieldProblem("tags", "expected a mapping of key: value")
-        values["tags"] = {str(k): "" if v is None else str(v) for k, v in tags.items()}
-    if raw.get("launched_at") is not None:
-        values["launched_at"] = parse_time("launched_at", raw["launched_at"])
-    source = raw.get("source")
+    for spec in FIELDS.values():
+        group, _, key = spec.name.partition(".")
+        value = raw.get(group) if spec.group is None else (raw.get(group) or {}).get(key)
+        if value is not None:
+            values[spec.name] = _typed(spec, value)
+    values.setdefault("kind", Kind.INSTANCE)
     note = str(raw["note"]) if raw.get("note") is not None else None
+    source = raw.get("source")
     if isinstance(source, Mapping) and source.get("path"):
         values["source"] = SourceRef(path=str(source["path"]), line=source.get("line"), note=note)
     elif note:
         values["source"] = SourceRef(note=note)
-    values["id"] = str(values.get("id", raw["id"]))
-    return Resource(**values)
+    return build_resource(values)
 
 
 def parse_time(key: str, value: Any) -> datetime:
@@ -180,16 +126,32 @@ def parse_time(key: str, value: Any) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def _typed(key: str, value: Any, kind: str) -> Any:
-    if kind == "str":
+def _typed(spec: FieldSpec, value: Any) -> Any:
+    key = spec.name
+    kind = spec.type
+    if kind == "enum" and spec.enum is not None:
+        try:
+            return spec.enum(str(value))
+        except ValueError:
+            choices = ", ".join(m.value for m in spec.enum)
+            raise FieldProblem(key, f"'{value}' is not one of {choices}") from None
+    if kind == "datetime":
+        return parse_time(key, value)
+    if kind == "tag":
+        if not isinstance(value, Mapping):
+            raise FieldProblem(key, "expected a mapping of key: value")
+        return {str(k): "" if v is None else str(v) for k, v in value.items()}
+    if kind in ("str", "gpu"):
         if isinstance(value, str | int) and not isinstance(value, bool):
             return str(value)
+        kind = "str"
+    elif kind == "number" and spec.integer:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return _bounded(spec, value)
+        kind = "int"
     elif kind == "number":
         if isinstance(value, int | float) and not isinstance(value, bool):
-            return value
-    elif kind == "int":
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
+            return _bounded(spec, value)
     elif kind == "bool":
         if isinstance(value, bool):
             return value
@@ -199,3 +161,14 @@ def _typed(key: str, value: Any, kind: str) -> Any:
         if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
             return tuple(value)
     raise FieldProblem(key, f"expected {kind}, got {type(value).__name__} {value!r}")
+
+
+def _bounded(spec: FieldSpec, value: float) -> float:
+    """A number within the field's bounds; NaN, infinity and impossible values are refused."""
+    if not math.isfinite(value):
+        raise FieldProblem(spec.name, f"expected a finite number, got {value}")
+    if spec.minimum is not None and value < spec.minimum:
+        raise FieldProblem(spec.name, f"{value:g} is below the minimum {spec.minimum:g}")
+    if spec.maximum is not None and value > spec.maximum:
+        raise FieldProblem(spec.name, f"{value:g} is above the maximum {spec.maximum:g}")
+    return value

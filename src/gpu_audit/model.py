@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import IntEnum, StrEnum
-from typing import Any, Protocol
+from typing import Any
 
 
 class Kind(StrEnum):
@@ -52,49 +52,113 @@ class Severity(IntEnum):
         return cls[text.strip().upper()]
 
 
+def canonical(
+    doc: str,
+    *,
+    sources: str,
+    type: str | None = None,
+    unit: str | None = None,
+    ordered: bool = False,
+    required: bool = False,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    default: Any = None,
+    factory: Any = None,
+) -> Any:
+    """Declare a canonical field: the one line that the field table (`gpu_audit.fields`), the
+    policy loader, the inventory reader, the JSON report schema and the docs derive from.
+
+    `type` overrides the type read from the annotation (`gpu` for a GPU class); `unit` makes
+    durations (`24h`, `30m`) convert to it; `ordered` lets rules compare by GPU class order;
+    `sources` says what fills the field; `minimum` and `maximum` bound a number (a value out of
+    them is impossible, and refused where it enters).
+    """
+    meta = {
+        "doc": doc,
+        "sources": sources,
+        "type": type,
+        "unit": unit,
+        "ordered": ordered,
+        "minimum": minimum,
+        "maximum": maximum,
+    }
+    if required:
+        return field(metadata=meta)
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
 @dataclass(frozen=True, slots=True)
 class Gpu:
-    model: str | None = None
-    count: int | None = None
-    memory_gib: float | None = None
+    model: str | None = canonical(
+        "canonical GPU class (`A100-80GB`, `H100`, `L4`)",
+        type="gpu",
+        ordered=True,
+        sources="catalog, API, job config",
+    )
+    count: int | None = canonical(
+        "GPUs per resource (× nodes or replicas for jobs)",
+        sources="catalog, API, job config",
+        minimum=0,
+    )
+    memory_gib: float | None = canonical("memory per GPU in GiB", sources="catalog", minimum=0)
 
 
 @dataclass(frozen=True, slots=True)
 class Utilization:
-    gpu_avg: float | None = None
-    gpu_p95: float | None = None
-    window_hours: float | None = None
+    gpu_avg: float | None = canonical(
+        "average GPU utilization % over the window", sources="metrics", minimum=0, maximum=100
+    )
+    gpu_p95: float | None = canonical(
+        "95th percentile GPU utilization %", sources="metrics", minimum=0, maximum=100
+    )
+    window_hours: float | None = canonical(
+        "the utilization window", unit="hours", sources="metrics", minimum=0
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class DataRef:
-    uris: tuple[str, ...] | None = None
-    regions: tuple[str, ...] | None = None
+    uris: tuple[str, ...] | None = canonical(
+        "buckets or URIs the resource reads and writes", sources="tag or label, job config"
+    )
+    regions: tuple[str, ...] | None = canonical(
+        "the regions of those buckets", sources="bucket look-up, job config"
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
-    uri: str | None = None
-    interval_minutes: float | None = None
+    uri: str | None = canonical("where the job checkpoints", sources="job config")
+    interval_minutes: float | None = canonical(
+        "how often the job checkpoints", unit="minutes", sources="job config", minimum=0
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    max_runtime_hours: float | None = None
-    budget_usd: float | None = None
+    max_runtime_hours: float | None = canonical(
+        "runtime cap", unit="hours", sources="job config", minimum=0
+    )
+    budget_usd: float | None = canonical("budget cap in USD", sources="job config, tag", minimum=0)
 
 
 @dataclass(frozen=True, slots=True)
 class Hpo:
-    max_trials: int | None = None
-    early_stopping: bool | None = None
+    max_trials: int | None = canonical("tuning-job trial cap", sources="job config", minimum=0)
+    early_stopping: bool | None = canonical("tuning-job early stopping", sources="job config")
 
 
 @dataclass(frozen=True, slots=True)
 class Price:
-    hourly_usd: float | None = None
-    on_demand_hourly_usd: float | None = None
-    spot_hourly_usd: float | None = None
+    hourly_usd: float | None = canonical(
+        "hourly price at the resource's capacity", sources="catalog", minimum=0
+    )
+    on_demand_hourly_usd: float | None = canonical(
+        "on-demand hourly price", sources="catalog", minimum=0
+    )
+    spot_hourly_usd: float | None = canonical("spot hourly price", sources="catalog", minimum=0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,32 +180,62 @@ class SourceRef:
     note: str | None = None
 
 
+_API = "API, inventory"
+
+
 @dataclass(frozen=True, slots=True)
 class Resource:
-    """One unit of GPU capacity: a running instance, or a job that would launch some."""
+    """One unit of GPU capacity: a running instance, or a job that would launch some.
 
-    kind: Kind
-    provider: str
-    id: str
-    name: str | None = None
-    account: str | None = None
-    region: str | None = None
-    zone: str | None = None
-    instance_type: str | None = None
-    state: State | None = None
-    capacity: Capacity | None = None
+    Every field but `source` is canonical: its declaration here is the field table's entry.
+    """
+
+    kind: Kind = canonical("`instance` or `job`", sources="collector or job parser", required=True)
+    provider: str = canonical(
+        "`aws`, `gcp`, … or the job format (`skypilot`, `kubernetes`, `sagemaker`, `vertex`, "
+        "`batch`, `ray`, `dstack`)",
+        sources="collector or job parser",
+        required=True,
+    )
+    id: str = canonical("instance id, self link or job name", sources=_API, required=True)
+    name: str | None = canonical("instance or job name", sources=_API)
+    account: str | None = canonical("AWS account id or GCP project", sources=_API)
+    region: str | None = canonical("region as the provider names it", sources=_API)
+    zone: str | None = canonical("availability zone or GCP zone", sources=_API)
+    instance_type: str | None = canonical(
+        "`p4d.24xlarge`, `a2-highgpu-1g`, `ml.g5.xlarge`", sources=_API
+    )
+    state: State | None = canonical(
+        "`running`, `stopped`, `pending`, `terminated`; `defined` for jobs", sources=_API
+    )
+    capacity: Capacity | None = canonical(
+        "`spot`, `on-demand`, `reserved`, `unknown`", sources="API, job config"
+    )
     gpu: Gpu = Gpu()
-    tags: Mapping[str, str] = field(default_factory=dict)
-    workload: Workload = Workload.UNKNOWN
-    launched_at: datetime | None = None
-    uptime_hours: float | None = None
+    tags: Mapping[str, str] = canonical(
+        "tag or label values, one flat map: `tags.<key>`",
+        type="tag",
+        sources="tags, labels",
+        factory=dict,
+    )
+    workload: Workload = canonical(
+        "`training`, `inference`, `notebook`, `unknown`",
+        sources="tag, job kind",
+        default=Workload.UNKNOWN,
+    )
+    launched_at: datetime | None = canonical("launch time (ISO 8601)", sources="API")
+    uptime_hours: float | None = canonical(
+        "hours since launch (derived when judged)", unit="hours", sources="derived", minimum=0
+    )
     utilization: Utilization = Utilization()
     data: DataRef = DataRef()
     checkpoint: Checkpoint = Checkpoint()
     limits: Limits = Limits()
     hpo: Hpo = Hpo()
     price: Price = Price()
-    monthly_cost_usd: float | None = None
+    monthly_cost_usd: float | None = canonical(
+        "hourly price × 730 while running (0 when stopped)", sources="derived", minimum=0
+    )
     source: SourceRef = SourceRef()
 
     @property
@@ -183,81 +277,32 @@ class RuleInfo:
     aliases: tuple[str, ...] = ()
 
 
-class Explainer(Protocol):
-    """A compiled requirement, which says on demand what it expected and what it found."""
-
-    def describe(self) -> str: ...
-
-    def failures(self, resource: Resource) -> list[tuple[str, str, str]]: ...
-
-
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """A rule a resource fails. What was expected and found is worked out when a report asks,
-    so a scan of 100k resources does not build strings that only a count will use."""
+    """A rule a resource fails, as plain values: the engine works out what was expected and what
+    was found, so reporters only read (and a result can be pickled or stored)."""
 
-    rule: RuleInfo
-    requirement: Explainer
+    rule_id: str
+    severity: Severity
+    title: str
     resource: Resource
+    field: str | None
+    expected: str
+    actual: str
     line: int | None
     monthly_savings_usd: float | None
+    remediation: str | None = None
     waiver: Waiver | None = None
     suppressed: str | None = None  # reason of an inline ignore comment
-    _explained: tuple[str | None, str, str] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
-
-    @property
-    def rule_id(self) -> str:
-        return self.rule.id
-
-    @property
-    def severity(self) -> Severity:
-        return self.rule.severity
-
-    @property
-    def title(self) -> str:
-        return self.rule.title
-
-    @property
-    def remediation(self) -> str | None:
-        return self.rule.remediation
 
     @property
     def is_open(self) -> bool:
         """A finding that counts: neither waived nor suppressed inline."""
         return self.waiver is None and self.suppressed is None
 
-    def _explain(self) -> tuple[str | None, str, str]:
-        """(field, expected, actual), worked out on first use and kept: a pure function of the
-        finding's own values, so memoizing it does not change the frozen finding."""
-        if self._explained is None:
-            failures = self.requirement.failures(self.resource)
-            explained = (
-                failures[0][0] if failures else None,
-                "; ".join(f[1] for f in failures) or self.requirement.describe(),
-                "; ".join(f[2] for f in failures) or "condition does not hold",
-            )
-            object.__setattr__(self, "_explained", explained)
-            return explained
-        return self._explained
-
-    @property
-    def field(self) -> str | None:
-        return self._explain()[0]
-
-    @property
-    def expected(self) -> str:
-        return self._explain()[1]
-
-    @property
-    def actual(self) -> str:
-        return self._explain()[2]
-
     @property
     def message(self) -> str:
-        _, expected, actual = self._explain()
-        return f"{self.title}: expected {expected}; found {actual}"
+        return f"{self.title}: expected {self.expected}; found {self.actual}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,19 +7,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from gpu_audit.catalog import canonical_gpu
-from gpu_audit.model import (
-    Capacity,
-    Checkpoint,
-    DataRef,
-    Gpu,
-    Hpo,
-    Kind,
-    Limits,
-    Resource,
-    SourceRef,
-    State,
-    Workload,
-)
+from gpu_audit.fields import build_resource
+from gpu_audit.model import Capacity, Kind, Resource, SourceRef, State, Workload
 from gpu_audit.yamlsrc import Document, is_templated
 
 
@@ -73,14 +62,13 @@ class JobDraft:
         return self.values.get(field)
 
     def build(self, suppressions: dict[int, dict[str, str]] | None = None) -> Resource:
-        v = self.values
-        model = v.get("gpu.model")
-        gpu = Gpu(
-            model=canonical_gpu(model) or model if isinstance(model, str) else None,
-            count=v.get("gpu.count"),
-            memory_gib=v.get("gpu.memory_gib"),
-        )
-        uris = v.get("data.uris")
+        values = dict(self.values)
+        model = values.get("gpu.model")
+        values["gpu.model"] = canonical_gpu(model) or model if isinstance(model, str) else None
+        if values.get("data.uris"):
+            values["data.uris"] = tuple(values["data.uris"])
+        else:
+            values.pop("data.uris", None)
         source = SourceRef(
             path=self.path,
             line=self.document.line,
@@ -89,25 +77,16 @@ class JobDraft:
             suppressions=suppressions or {},
             note=self.note,
         )
-        workload = v.get("workload", Workload.TRAINING)
-        return Resource(
+        values.setdefault("capacity", Capacity.ON_DEMAND)
+        values["workload"] = Workload(values.get("workload", Workload.TRAINING))
+        return build_resource(
+            values,
             kind=Kind.JOB,
             provider=self.provider,
             id=self.name or f"{self.path}#{self.document.index + 1}",
             name=self.name,
-            account=v.get("account"),
-            region=v.get("region"),
-            zone=v.get("zone"),
-            instance_type=v.get("instance_type"),
             state=State.DEFINED,
-            capacity=v.get("capacity", Capacity.ON_DEMAND),
-            gpu=gpu,
             tags=dict(self.tags),
-            workload=Workload(workload),
-            data=DataRef(uris=tuple(uris) if uris else None, regions=v.get("data.regions")),
-            checkpoint=Checkpoint(v.get("checkpoint.uri"), v.get("checkpoint.interval_minutes")),
-            limits=Limits(v.get("limits.max_runtime_hours"), v.get("limits.budget_usd")),
-            hpo=Hpo(v.get("hpo.max_trials"), v.get("hpo.early_stopping")),
             source=source,
         )
 

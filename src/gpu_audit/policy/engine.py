@@ -9,9 +9,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import lru_cache, partial
 from operator import attrgetter
+from typing import Any
 
 from gpu_audit.catalog import PriceQuote, gpu_hour_price
 from gpu_audit.catalog.enrich import HOURS_PER_MONTH
+from gpu_audit.fields import TAG_PREFIX, field_spec
 from gpu_audit.model import (
     Capacity,
     Finding,
@@ -23,9 +25,7 @@ from gpu_audit.model import (
     WaiverState,
     WaiverStatus,
 )
-from gpu_audit.policy.codegen import compile_judge
 from gpu_audit.policy.conditions import Condition, Group, Leaf
-from gpu_audit.policy.fields import TAG_PREFIX, field_spec
 from gpu_audit.policy.loader import CompiledWaiver, Policy, Rule
 
 EXPIRING_WITHIN = timedelta(days=30)
@@ -39,19 +39,37 @@ class Evaluation:
 
 
 class _Plan:
-    """One rule, ready for the hot loop: its tests, its finding template and its savings."""
+    """One rule, ready for the hot loop: its judge, its explanation and its savings."""
 
-    __slots__ = ("aliases", "id", "info", "judge", "requirement", "rule", "savings")
+    __slots__ = ("aliases", "explain", "id", "info", "judge", "rule", "savings")
 
     def __init__(self, rule: Rule) -> None:
         info = rule.info
         self.rule = rule
         self.id = info.id
         self.aliases = info.aliases
-        self.judge = _judge(rule)
-        self.requirement = rule.require
+        self.judge, self.explain = _judge(rule)
         self.savings = _saving(info.savings, _downsize_target(rule))
         self.info = info
+
+    def finding(
+        self, resource: Resource, line: int | None, suppressed: str | None = None
+    ) -> Finding:
+        info = self.info
+        field, expected, actual = self.explain(resource)
+        return Finding(
+            rule_id=info.id,
+            severity=info.severity,
+            title=info.title,
+            resource=resource,
+            field=field,
+            expected=expected,
+            actual=actual,
+            line=line,
+            monthly_savings_usd=self.savings(resource) if self.savings else None,
+            remediation=info.remediation,
+            suppressed=suppressed,
+        )
 
 
 @contextmanager
@@ -97,8 +115,7 @@ def _evaluate(resources: Iterable[Resource], policy: Policy, now: datetime) -> E
             if source.key_lines or source.suppressions:
                 finding = _job_finding(plan, resource)
             else:  # an instance: no key lines, no inline comments (the common, hot case)
-                saving = plan.savings(resource) if plan.savings else None
-                finding = Finding(plan.info, plan.requirement, resource, source.line, saving)
+                finding = plan.finding(resource, source.line)
             findings.append(_waive(finding, policy, now, matched) if waivers else finding)
     statuses = tuple(
         WaiverStatus(w.waiver, waiver_state(w.waiver, now), matched.get(index, 0))
@@ -108,41 +125,69 @@ def _evaluate(resources: Iterable[Resource], policy: Policy, now: datetime) -> E
 
 
 Judge = Callable[[Resource], "bool | str | None"]
+Explanation = tuple[str | None, str, str]  # (field, expected, actual)
+Explain = Callable[[Resource], Explanation]
 _DISCRETE = frozenset(["enum", "str", "gpu", "bool", "tag", "list"])
 _MEMO_LIMIT = 50_000  # distinct value combinations remembered per rule
 
 
-def _judge(rule: Rule) -> Judge:
+def _judge(rule: Rule) -> tuple[Judge, Explain]:
     """One call per rule and resource: None (out of scope, or passes), False (a finding), or
-    the missing field (not evaluated).
+    the missing field (not evaluated); and the (field, expected, actual) of a finding.
 
     A rule whose fields are all discrete (states, names, GPU classes, tags, bucket regions) gives
-    the same verdict for the same values, and a fleet repeats a few hundred combinations of
-    them: such rules look their verdict up by those values, computed once per combination.
+    the same verdict and explanation for the same values, and a fleet repeats a few hundred
+    combinations of them: such rules look both up by those values, worked out once each.
     """
-    judge = compile_judge(rule.where, rule.require)
+    scope, require = rule.where, rule.require
 
-    names = set(rule.require.fields) | set(rule.where.fields if rule.where else ())
+    def judge(resource: Resource) -> bool | str | None:
+        if scope is not None:
+            verdict = scope.test(resource)
+            if verdict is False:
+                return None
+            if verdict is not True:
+                return verdict
+        verdict = require.test(resource)
+        return None if verdict is True else verdict
+
+    def explain(resource: Resource) -> Explanation:
+        failures = require.failures(resource)
+        return (
+            failures[0][0] if failures else None,
+            "; ".join(f[1] for f in failures) or require.describe(),
+            "; ".join(f[2] for f in failures) or "condition does not hold",
+        )
+
+    names = set(require.fields) | set(scope.fields if scope else ())
     specs = [field_spec(name) for name in sorted(names)]
     if not all(spec is not None and spec.type in _DISCRETE for spec in specs):
-        return judge
+        return judge, explain
     attrs = [name for name in sorted(names) if not name.startswith(TAG_PREFIX)]
     tag_keys = tuple(
         name[len(TAG_PREFIX) :] for name in sorted(names) if name.startswith(TAG_PREFIX)
     )
     values = attrgetter(*attrs) if attrs else None
-    memo: dict[object, bool | str | None] = {}
 
-    def remembered(resource: Resource) -> bool | str | None:
+    def key_of(resource: Resource) -> object:
         base = values(resource) if values is not None else None
-        key = (base, *map(resource.tags.get, tag_keys)) if tag_keys else base
+        return (base, *map(resource.tags.get, tag_keys)) if tag_keys else base
+
+    return _remembered(judge, key_of), _remembered(explain, key_of)
+
+
+def _remembered(work: Callable[[Resource], Any], key_of: Callable[[Resource], object]) -> Any:
+    memo: dict[object, Any] = {}
+
+    def remembered(resource: Resource) -> Any:
+        key = key_of(resource)
         try:
             return memo[key]
         except KeyError:
-            verdict = judge(resource)
+            result = work(resource)
             if len(memo) < _MEMO_LIMIT:
-                memo[key] = verdict
-            return verdict
+                memo[key] = result
+            return result
 
     return remembered
 
@@ -159,19 +204,12 @@ def _job_finding(plan: _Plan, resource: Resource) -> Finding:
     line = source.line
     suppressed = None
     if source.key_lines:  # a job file: point at the offending key
-        failures = plan.rule.require.failures(resource)
-        if failures:
-            line = source.key_lines.get(failures[0][0], line)
+        field = plan.explain(resource)[0]
+        if field is not None:
+            line = source.key_lines.get(field, line)
     if source.suppressions:
         suppressed = _suppression(resource, plan.id, plan.aliases, line)
-    return Finding(
-        rule=plan.info,
-        requirement=plan.requirement,
-        resource=resource,
-        line=line,
-        monthly_savings_usd=plan.savings(resource) if plan.savings else None,
-        suppressed=suppressed,
-    )
+    return plan.finding(resource, line, suppressed)
 
 
 def _suppression(

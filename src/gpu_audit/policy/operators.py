@@ -12,8 +12,8 @@ from typing import Any
 from gpu_audit.catalog import gpu_class
 from gpu_audit.catalog.gpus import ladder
 from gpu_audit.errors import PolicyError
+from gpu_audit.fields import FieldSpec
 from gpu_audit.model import Resource
-from gpu_audit.policy.fields import FieldSpec
 
 Verdict = bool | str  # True, False, or the missing field (unknown)
 Test = Callable[[Resource], Verdict]

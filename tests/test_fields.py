@@ -1,0 +1,166 @@
+"""The field table is the one source: the model, the docs' field table and the report schema's
+resource part agree with it, and a field added to the model reaches every consumer."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from typing import Any
+
+from gpu_audit.canonical import KEYS, from_mapping, to_mapping
+from gpu_audit.fields import FIELDS, SECTIONS, build_resource, field_spec
+from gpu_audit.model import Kind, Resource
+from tests.conftest import ROOT
+
+_TYPE_NAMES = {
+    "str": "text",
+    "enum": "enum",
+    "gpu": "GPU class",
+    "list": "list",
+    "datetime": "date-time",
+    "bool": "boolean",
+    "tag": "text",
+}
+
+
+def doc_rows() -> list[str]:
+    """The docs' field table, as the table says it must read."""
+    rows = ["| field | type | meaning | filled by |", "|---|---|---|---|"]
+    for spec in FIELDS.values():
+        name = "tags.<key>" if spec.type == "tag" else spec.name
+        kind = spec.unit or ("integer" if spec.integer else _TYPE_NAMES.get(spec.type, "number"))
+        assert all(f"`{choice}`" in spec.doc for choice in spec.choices or ())
+        rows.append(f"| `{name}` | {kind} | {spec.doc} | {spec.sources} |")
+    return rows
+
+
+def _leaf_schema(spec: Any) -> dict[str, Any]:
+    if spec.type == "enum":
+        values: list[Any] = [member.value for member in spec.enum]
+        return {"enum": values if spec.required or spec.name == "workload" else [*values, None]}
+    if spec.type == "datetime":
+        return {"oneOf": [{"$ref": "#/$defs/time"}, {"type": "null"}]}
+    if spec.type == "list":
+        return {"oneOf": [{"$ref": "#/$defs/strings"}, {"type": "null"}]}
+    if spec.type == "tag":
+        return {"type": "object", "additionalProperties": {"type": "string"}}
+    base = {
+        "str": "string",
+        "gpu": "string",
+        "bool": "boolean",
+        "number": "integer" if spec.integer else "number",
+    }[spec.type]
+    out: dict[str, Any] = {"type": base if spec.required else [base, "null"]}
+    if spec.minimum is not None:
+        out["minimum"] = spec.minimum
+    if spec.maximum is not None:
+        out["maximum"] = spec.maximum
+    return out
+
+
+def resource_schema() -> dict[str, Any]:
+    """The JSON report schema's `resource` definition, as the field table says it must read."""
+    properties: dict[str, Any] = {}
+    for spec in FIELDS.values():
+        if spec.group is None:
+            properties[spec.name] = _leaf_schema(spec)
+            continue
+        section = properties.setdefault(
+            spec.group,
+            {"type": "object", "additionalProperties": False, "required": [], "properties": {}},
+        )
+        section["required"].append(spec.key)
+        section["properties"][spec.key] = _leaf_schema(spec)
+    return {
+        "type": "object",
+        "description": "A resource in the canonical field names of the policy language; "
+        "missing values are null.",
+        "additionalProperties": False,
+        "required": list(properties),
+        "properties": {
+            **properties,
+            "source": {
+                "$ref": "#/$defs/source",
+                "description": "Jobs only: the file and the document's first line.",
+            },
+            "note": {
+                "type": "string",
+                "description": "What the collector or parser could not read for this resource, "
+                "and why; absent when there is nothing to say.",
+            },
+        },
+    }
+
+
+def test_the_docs_field_table_is_the_field_table() -> None:
+    text = (ROOT / "docs" / "policy-language.md").read_text()
+    lines = text.splitlines()
+    start = lines.index("| field | type | meaning | filled by |")
+    end = lines.index("", start)
+    expected = "\n".join(doc_rows())
+    assert "\n".join(lines[start:end]) == expected, (
+        f"docs/policy-language.md should read:\n{expected}"
+    )
+
+
+def test_the_report_schema_resource_part_is_the_field_table() -> None:
+    schema = json.loads((ROOT / "src/gpu_audit/report/report-v1.schema.json").read_text())
+    expected = resource_schema()
+    assert schema["$defs"]["resource"] == expected, json.dumps(expected, indent=2)
+
+
+def test_every_model_attribute_is_in_the_table_and_back() -> None:
+    declared = set()
+    for field in fields(Resource):
+        if field.name == "source":
+            continue
+        if field.name in SECTIONS:
+            declared |= {f"{field.name}.{inner.name}" for inner in fields(SECTIONS[field.name])}
+        else:
+            declared.add(field.name)
+    assert declared == set(FIELDS)
+    assert {name.partition(".")[0] for name in FIELDS} | {"source", "note"} == KEYS
+
+
+def test_every_field_reaches_the_policy_language_and_the_inventory() -> None:
+    """A field declared once is known to rules and survives an inventory round trip."""
+    samples = {
+        "str": "x",
+        "gpu": "H100",
+        "number": 3,
+        "bool": True,
+        "list": ("us-east-1",),
+        "datetime": None,
+        "tag": None,
+        "enum": None,
+    }
+    values = {name: samples[spec.type] for name, spec in FIELDS.items() if samples[spec.type]}
+    values.update(kind=Kind.INSTANCE, provider="aws", id="i-1")
+    resource = build_resource(values)
+    assert from_mapping(to_mapping(resource)) == resource
+    for name, spec in FIELDS.items():
+        if spec.type != "tag":
+            assert field_spec(name) is spec
+            if name in values:
+                assert spec.getter(resource) == values[name]
+
+
+def test_the_inventory_refuses_numbers_the_table_bounds() -> None:
+    import math
+
+    import pytest
+
+    from gpu_audit.canonical import FieldProblem
+
+    base = {"kind": "instance", "provider": "aws", "id": "i-1"}
+    for key, section, value in [
+        ("gpu_avg", "utilization", 150),
+        ("gpu_avg", "utilization", -1),
+        ("count", "gpu", -8),
+        ("hourly_usd", "price", math.nan),
+        ("hourly_usd", "price", math.inf),
+    ]:
+        with pytest.raises(FieldProblem) as caught:
+            from_mapping({**base, section: {key: value}})
+        assert caught.value.key == f"{section}.{key}"
+    assert from_mapping({**base, "utilization": {"gpu_avg": 100}}).utilization.gpu_avg == 100
