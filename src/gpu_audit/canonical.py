@@ -15,6 +15,7 @@ from typing import Any
 
 from gpu_audit.fields import FIELDS, SECTIONS, FieldSpec, build_resource
 from gpu_audit.model import Kind, Resource, SourceRef
+from gpu_audit.yamlguard import printable
 
 KEYS = frozenset([*(spec.name.partition(".")[0] for spec in FIELDS.values()), "source", "note"])
 _REPR = reprlib.Repr()
@@ -97,7 +98,7 @@ def from_mapping(raw: Mapping[str, Any]) -> Resource:
 def read_mapping(raw: Mapping[str, Any]) -> tuple[Resource | None, list[FieldProblem]]:
     """A Resource from its canonical mapping, or None and every problem found (not just one)."""
     problems = [
-        FieldProblem(str(key), f"unknown field '{key}'{suggest(key, KEYS)}")
+        FieldProblem(printable(key), f"unknown field '{printable(key)}'{suggest(key, KEYS)}")
         for key in raw
         if key not in KEYS
     ]
@@ -115,10 +116,8 @@ def read_mapping(raw: Mapping[str, Any]) -> tuple[Resource | None, list[FieldPro
         inner = [spec.key for spec in FIELDS.values() if spec.group == name]
         for key in section or ():
             if f"{name}.{key}" not in FIELDS:
-                hint = suggest(key, inner)
-                problems.append(
-                    FieldProblem(f"{name}.{key}", f"unknown field '{name}.{key}'{hint}")
-                )
+                dotted, hint = f"{name}.{printable(key)}", suggest(key, inner)
+                problems.append(FieldProblem(dotted, f"unknown field '{dotted}'{hint}"))
     for spec in FIELDS.values():
         group, _, key = spec.name.partition(".")
         holder = raw if spec.group is None else raw.get(group)
@@ -161,8 +160,8 @@ def _source(raw: Mapping[str, Any], problems: list[FieldProblem]) -> SourceRef |
         return None
     for key in source:
         if key not in ("path", "line"):
-            hint = suggest(key, ("path", "line"))
-            problems.append(FieldProblem(f"source.{key}", f"unknown field 'source.{key}'{hint}"))
+            dotted, hint = f"source.{printable(key)}", suggest(key, ("path", "line"))
+            problems.append(FieldProblem(dotted, f"unknown field '{dotted}'{hint}"))
     path, line = source.get("path"), source.get("line")
     if path is not None and not isinstance(path, str):
         problems.append(FieldProblem("source.path", f"expected str, got {shown(path)}"))
@@ -194,7 +193,7 @@ def parse_time(key: str, value: Any) -> datetime:
     try:
         parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except ValueError:
-        raise FieldProblem(key, f"expected an ISO 8601 time, got '{value}'") from None
+        raise FieldProblem(key, f"expected an ISO 8601 time, got '{printable(value)}'") from None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
@@ -209,7 +208,8 @@ def _typed(spec: FieldSpec, value: Any) -> Any:
             if isinstance(value, Mapping | list | tuple):
                 raise FieldProblem(key, f"expected one of {choices}, got {shown(value)}") from None
             hint = suggest(value, (m.value for m in spec.enum))
-            raise FieldProblem(key, f"'{value}' is not one of {choices}{hint}") from None
+            message = f"'{printable(value)}' is not one of {choices}{hint}"
+            raise FieldProblem(key, message) from None
     if kind == "datetime":
         return parse_time(key, value)
     if kind == "tag":
@@ -217,7 +217,8 @@ def _typed(spec: FieldSpec, value: Any) -> Any:
             raise FieldProblem(key, "expected a mapping of key: value")
         for tag, item in value.items():
             if isinstance(item, Mapping | list | tuple | set):
-                raise FieldProblem(f"{key}.{tag}", f"expected a text value, got {shown(item)}")
+                problem = f"expected a text value, got {shown(item)}"
+                raise FieldProblem(f"{key}.{printable(tag)}", problem)
         return {str(k): "" if v is None else str(v) for k, v in value.items()}
     if kind in ("str", "gpu"):
         if isinstance(value, str | int) and not isinstance(value, bool):

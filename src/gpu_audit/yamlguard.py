@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
+import unicodedata
 from collections.abc import Callable, Iterator
 from types import GeneratorType
 from typing import Any
@@ -137,6 +138,23 @@ def one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+_UNPRINTABLE = frozenset(("Cc", "Cf", "Cs", "Co", "Zl", "Zp"))
+
+
+def printable(value: object, limit: int = 80) -> str:
+    """A value from a file as a message shows it: control, bidi and line-break characters escaped
+    (`\\x1b`, `\\u202e`) so it cannot add a line or restyle a terminal; long text clipped."""
+    text = str(value)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return "".join(
+        (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+        if unicodedata.category(c) in _UNPRINTABLE
+        else c
+        for c in text
+    )
+
+
 Constructor = Callable[[Any, yaml.Node], Any]
 
 
@@ -184,7 +202,7 @@ def check_kind(tag: str, node: yaml.Node) -> None:
 
 
 def _problem(tag: str, node: yaml.Node, exc: Exception) -> ValueProblem:
-    value = one_line(node.value)[:60] if isinstance(node, yaml.ScalarNode) else "…"
+    value = printable(node.value, 60) if isinstance(node, yaml.ScalarNode) else "…"
     short = tag.rsplit(":", 1)[-1]
     if short == "timestamp":
         why = str(exc) if isinstance(exc, ValueError) else "expected YYYY-MM-DD[Thh:mm:ss]"
