@@ -196,3 +196,11 @@ def test_a_bad_inventory_is_every_line_on_stderr_and_exit_2(tmp_path: Path) -> N
         f"gpu-audit: error: {path}:2: resource 'a': statee: unknown field 'statee' "
         "(did you mean 'state'?)",
     ]
+
+
+def test_keys_and_ids_from_the_file_cannot_add_a_line(tmp_path: Path) -> None:
+    text = 'resources:\n  - {provider: aws, id: "i-1\\n\\u202e", "col\\nour": red}\n"a\\nb": 1\n'
+    assert _problems(tmp_path, "inv.yaml", text) == [
+        "3: inventory: unknown key 'a\\x0ab'",
+        "2: resource 'i-1\\x0a\\u202e': col\\x0aour: unknown field 'col\\x0aour'",
+    ]

@@ -156,3 +156,48 @@ def test_check_reports_every_bad_file_and_judges_the_rest(tmp_path: Path) -> Non
     assert (
         f"gpu-audit: error: {os.devnull}: a character device, not a regular file; refused" in errors
     )
+
+
+def test_hex_integers_past_the_limit_are_refused() -> None:
+    assert _error("x: 0x" + "f" * 4000 + "\n").startswith(
+        "f.yaml:1:4: an integer of 4,002 characters is too long"
+    )
+
+
+def test_lone_json_surrogates_are_refused_where_they_are() -> None:
+    with pytest.raises(InputError, match=r"^f.json:2:9: invalid JSON: \\ud800 is half of a"):
+        load_json("f.json", '{\n  "a": "\\ud800"\n}')
+    assert load_json("f.json", '["\\ud83d\\ude00", "\\\\ud800"]') == ["\U0001f600", "\\ud800"]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        (
+            "d.dstack.yml",
+            "type: [task]\nresources: {gpu: A100}\n",
+            ":1: job format detection: a list",
+        ),
+        (
+            "cf.yaml",
+            "AWSTemplateFormatVersion: '2010-09-09'\nResources:\n  J:\n"
+            "    Type: [AWS::SageMaker::NotebookInstance]\n    Properties: {InstanceType: x}\n",
+            ":1: job format detection: a list or mapping where a name was expected",
+        ),
+        ("d.dstack.yml", "type: {'a\\nb': task}\n", ":1: job format detection: a list or mapping"),
+    ],
+)
+def test_a_list_where_a_name_was_expected_is_located(
+    tmp_path: Path, name: str, text: str, expected: str
+) -> None:
+    from gpu_audit.jobs import load_jobs
+
+    good = tmp_path / "good.sky.yaml"
+    good.write_text(GOOD)
+    bad = tmp_path / name
+    bad.write_text(text)
+    load = load_jobs([str(good), str(bad)])
+    assert [r.source.path for r in load.resources] == [str(good)]
+    errors = [s.reason for s in load.skipped if s.error]
+    [error] = errors
+    assert error.startswith(f"{bad}{expected}") and "\n" not in error, error

@@ -86,6 +86,29 @@ def where(path: str, mark: Any) -> str:
     return f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else path
 
 
+_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+    r"|(?<![89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+
+
+def lone_surrogate(path: str, text: str) -> None:
+    """Refuse a JSON `\\ud800` escape without its pair: it is no character and cannot be printed."""
+    if "\\u" not in text:
+        return
+    for match in _SURROGATE.finditer(text):
+        start = match.start()
+        backslashes = start - len(text[:start].rstrip("\\"))
+        if backslashes % 2:
+            continue  # `\\ud800`: an escaped backslash, then text
+        line = text.count("\n", 0, start) + 1
+        column = start - text.rfind("\n", 0, start)
+        raise InputError(
+            f"{path}:{line}:{column}: invalid JSON: {match.group()} is half of a UTF-16 "
+            "surrogate pair, not a character"
+        )
+
+
 def long_number(path: str, text: str) -> InputError | None:
     """The error for a number too long for Python to convert (4,300 digits), located; else None."""
     limit = sys.get_int_max_str_digits()
@@ -156,6 +179,8 @@ def printable(value: object, limit: int = 80) -> str:
 
 
 Constructor = Callable[[Any, yaml.Node], Any]
+# An integer Python could not print: more decimal digits than its conversion limit allows.
+_INT_BITS = int((sys.get_int_max_str_digits() or 4300) * 3.3219)
 
 
 def guarded(tag: str, construct: Constructor) -> Constructor:
@@ -164,6 +189,8 @@ def guarded(tag: str, construct: Constructor) -> Constructor:
     def run(loader: Any, node: yaml.Node) -> Any:
         try:
             value = construct(loader, node)
+            if isinstance(value, int) and value.bit_length() > _INT_BITS:
+                raise ValueError("too many digits")  # 0x… and 0o… escape Python's limit
         except (yaml.YAMLError, GpuAuditError, RecursionError):
             raise
         except Exception as exc:  # every construction failure becomes located
@@ -208,9 +235,10 @@ def _problem(tag: str, node: yaml.Node, exc: Exception) -> ValueProblem:
         why = str(exc) if isinstance(exc, ValueError) else "expected YYYY-MM-DD[Thh:mm:ss]"
         message = f"'{value}' is not a valid date or time ({one_line(why)}); quote it for text"
     elif short == "int" and "digits" in str(exc):
-        digits = sum(c.isdigit() for c in node.value)
+        size = len(node.value)
+        unit = "digits" if node.value.lstrip("+-").isdigit() else "characters"
         message = (
-            f"an integer of {digits:,} digits is too long "
+            f"an integer of {size:,} {unit} is too long "
             f"(the limit is {sys.get_int_max_str_digits():,} digits); refused"
         )
     elif short == "bool":

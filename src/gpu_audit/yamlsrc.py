@@ -232,6 +232,7 @@ def _is_json(path: str, text: str) -> bool:
 def load_json(path: str, text: str) -> Any:
     """Parse JSON with the json module; every failure is one located InputError."""
     yamlguard.check_json_depth(path, text)
+    yamlguard.lone_surrogate(path, text)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

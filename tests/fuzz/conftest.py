@@ -21,7 +21,7 @@ _QUIET = [
 ]
 settings.register_profile(
     "suite",
-    max_examples=int(os.environ.get("GPU_AUDIT_FUZZ_SUITE_EXAMPLES", "30")),
+    max_examples=int(os.environ.get("GPU_AUDIT_FUZZ_SUITE_EXAMPLES", "100")),
     derandomize=True,
     deadline=None,
     database=None,

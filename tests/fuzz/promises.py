@@ -8,6 +8,7 @@ every JSON and SARIF report parses strictly (no NaN/Infinity) and validates agai
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 from collections.abc import Iterator, Sequence
@@ -65,8 +66,9 @@ def check_run(result: Result, inputs: Sequence[str], fmt: str | None, text: str)
         raise Broken(f"exception escaped: {type(exc).__name__}: {exc}{where}") from exc
     if result.exit_code not in EXIT_CODES:
         raise Broken(f"exit code {result.exit_code}{where}")
-    for line in result.stderr.splitlines():
-        _check_line(line, inputs, where)
+    for problem, line in _message_problems(result.stderr, inputs):
+        if not _known(problem, line):
+            raise Broken(f"{problem}: {line!r}{where}")
     if result.exit_code == 2 and not result.stderr.strip():
         raise Broken(f"exit 2 without a message{where}")
     if fmt in ("json", "sarif") and result.stdout.strip():
@@ -74,17 +76,55 @@ def check_run(result: Result, inputs: Sequence[str], fmt: str | None, text: str)
         validate(fmt, document, where)
 
 
-def _check_line(line: str, inputs: Sequence[str], where: str) -> None:
-    if line.startswith("gpu-audit: incomplete: "):
-        return
-    message = line.removeprefix("gpu-audit: error: ")  # `policies validate` prints it bare
-    for path in inputs:
-        if message.startswith(f"{path}:"):
-            rest = message.removeprefix(f"{path}:")
-            if re.match(r"\d+(:\d+)?: \S", rest) or FILE_LEVEL.search(rest):
-                return
-            raise Broken(f"message names the file but no line: {line!r}{where}")
-    raise Broken(f"message names no input file: {line!r}{where}")
+def _message_problems(stderr: str, inputs: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """(problem, first line) for each stderr message that is not one located line."""
+    lines = stderr.splitlines()
+    starts = ("gpu-audit: ", *(f"{path}:" for path in inputs))
+    for index, line in enumerate(lines):
+        if not line.startswith(starts):
+            continue  # a continuation: reported with the line it continues
+        if index + 1 < len(lines) and not lines[index + 1].startswith(starts):
+            yield "message spans lines", line
+            continue
+        if line.startswith("gpu-audit: incomplete: "):
+            continue
+        message = line.removeprefix("gpu-audit: error: ")  # `policies validate` prints it bare
+        path = next((p for p in inputs if message.startswith(f"{p}:")), None)
+        if path is None:
+            yield "message names no input file", line
+            continue
+        rest = message.removeprefix(f"{path}:")
+        if not (re.match(r"\d+(:\d+)?: \S", rest) or FILE_LEVEL.search(rest)):
+            yield "message names the file but no line", line
+    if lines and not lines[0].startswith(starts):
+        yield "stderr line is not a gpu-audit message", lines[0]
+
+
+# Findings in another engineer's area, reported to the lead with a reproducer: tolerated by the
+# suite (a campaign logs them as known) until fixed; delete an entry when its fix lands.
+KNOWN: list[tuple[str, re.Pattern[str], str]] = [
+    (
+        "message spans lines",
+        re.compile(r"^(gpu-audit: error: )?\S+:\d+: (policy: |rule ')"),
+        "policy loader prints keys, operators and values raw (a key 'a\\nb'): issue 10.7, lead",
+    ),
+    (
+        "message names the file but no line",
+        re.compile(r": rule '[^']*': condition: must be a non-empty mapping"),
+        "policy loader: `require: {}` / an empty condition has no line: issue 10.6, lead",
+    ),
+]
+
+
+def _known(problem: str, line: str) -> bool:
+    for kind, pattern, owner in KNOWN:
+        if kind == problem and pattern.search(line):
+            log = os.environ.get("GPU_AUDIT_FUZZ_LOG")
+            if log:
+                with open(log, "a", encoding="utf-8") as out:
+                    out.write(json.dumps({"known": owner, "line": line}) + "\n")
+            return True
+    return False
 
 
 def strict_json(text: str, where: str) -> Any:

@@ -13,6 +13,7 @@ from typing import Any
 from gpu_audit.canonical import FieldProblem, parse_time, read_mapping, shown, suggest
 from gpu_audit.errors import InputError, InputErrors
 from gpu_audit.model import CoverageGap, Resource
+from gpu_audit.yamlguard import printable
 from gpu_audit.yamlsrc import LineList, LineMap, load_documents, load_json, read_text
 
 MAX_INVENTORY_BYTES = 512 * 1024 * 1024
@@ -91,7 +92,7 @@ def _inventory(path: str, data: Any, problems: list[tuple[Path, str]]) -> Invent
         for key in data:
             if key not in allowed:
                 hint = suggest(key, allowed)
-                problems.append(((key,), f"inventory: unknown key '{key}'{hint}"))
+                problems.append(((key,), f"inventory: unknown key '{printable(key)}'{hint}"))
         if data.get("version", 1) != 1:
             problems.append(
                 (("version",), f"inventory: version: expected 1, got {data['version']!r}")
@@ -128,7 +129,7 @@ def _resources(items: list[Any], top: Path, problems: list[tuple[Path, str]]) ->
             problems.append((where, f"{label}: expected a mapping of fields"))
             continue
         if isinstance(raw.get("id"), str | int) and not isinstance(raw.get("id"), bool):
-            label = f"resource '{raw['id']}'"
+            label = f"resource '{printable(raw['id'])}'"
         resource, found = read_mapping(raw)
         for problem in found:
             problems.append(
@@ -160,9 +161,8 @@ def _gaps(items: Any, problems: list[tuple[Path, str]]) -> Iterator[CoverageGap]
         values: dict[str, str | None] = {}
         for key, value in raw.items():
             if key not in GAP_KEYS:
-                problems.append(
-                    ((*at, key), f"{label}: unknown key '{key}'{suggest(key, GAP_KEYS)}")
-                )
+                hint = suggest(key, GAP_KEYS)
+                problems.append(((*at, key), f"{label}: unknown key '{printable(key)}'{hint}"))
             elif value is not None and not isinstance(value, str):
                 quote = (
                     " (quote it: an unquoted number loses leading zeros)"
