@@ -175,12 +175,12 @@ def test_gaps_and_top_level_keys_are_never_dropped(
 
 def test_json_errors_are_all_located(tmp_path: Path) -> None:
     resources = [
-        {"provider": "aws", "id": "a", "uptime_hours": float("inf")},
+        {"provider": "aws", "id": "a", "uptime_hours": -5},
         {"provider": "aws", "id": "b", "tags": {"team": ["x"]}, "gpu": {"count": 1.5}},
     ]
     text = json.dumps({"resources": resources}, indent=1)
     assert _problems(tmp_path, "inv.json", text) == [
-        "6: resource 'a': uptime_hours: expected a finite number, got inf",
+        "6: resource 'a': uptime_hours: -5 is below the minimum 0",
         "17: resource 'b': gpu.count: expected int, got float 1.5",
         "12: resource 'b': tags.team: expected a text value, got list ['x']",
     ]

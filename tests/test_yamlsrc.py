@@ -164,6 +164,14 @@ def test_hex_integers_past_the_limit_are_refused() -> None:
     )
 
 
+def test_json_nan_and_infinity_are_not_json() -> None:
+    """Python's json module accepts them; reports would carry them on (and no parser reads them)."""
+    with pytest.raises(InputError, match=r"^f.json:3:8: invalid JSON: NaN is not a JSON number$"):
+        load_json("f.json", '{\n  "a": "NaN",\n  "b": NaN\n}')
+    with pytest.raises(InputError, match=r"^f.json:1:5: invalid JSON: -Infinity is not a JSON"):
+        load_documents("f.json", "[1, -Infinity]")
+
+
 def test_lone_json_surrogates_are_refused_where_they_are() -> None:
     with pytest.raises(InputError, match=r"^f.json:2:9: invalid JSON: \\ud800 is half of a"):
         load_json("f.json", '{\n  "a": "\\ud800"\n}')
@@ -201,3 +209,40 @@ def test_a_list_where_a_name_was_expected_is_located(
     errors = [s.reason for s in load.skipped if s.error]
     [error] = errors
     assert error.startswith(f"{bad}{expected}") and "\n" not in error, error
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_every_reader_refuses_a_fifo(tmp_path: Path) -> None:
+    """Job file, inventory, policy, `extends:` target and settings file: each used to block."""
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)
+    good = tmp_path / "good.sky.yaml"
+    good.write_text(GOOD)
+    extends = tmp_path / "policy.yaml"
+    extends.write_text(f"version: 1\nextends: {fifo}\n")
+    cli = str(Path(sys.executable).with_name("gpu-audit"))
+    runs = {
+        "job": ["check", str(good), str(fifo)],
+        "inventory": ["scan", "--inventory", str(fifo)],
+        "policy": ["check", "--policy", str(fifo), str(good)],
+        "extends": ["check", "--policy", str(extends), str(good)],
+        "settings": ["check", "--config", str(fifo), str(good)],
+    }
+    for name, args in runs.items():
+        done = subprocess.run(
+            [cli, *args], capture_output=True, text=True, timeout=60, cwd=tmp_path
+        )
+        assert done.returncode == 2, (name, done)
+        assert f"{fifo}: a FIFO (named pipe), not a regular file; refused" in done.stderr, name
+        assert "Traceback" not in done.stderr, name
+
+
+def test_the_pure_python_parser_is_guarded_too() -> None:
+    """Without libyaml the pure parser is used: its composer recurses in Python instead."""
+    import yaml
+
+    from gpu_audit.yamlguard import check_yaml_depth
+
+    with pytest.raises(InputError, match=r"^f.yaml:2:103: nested more than 100 levels deep"):
+        check_yaml_depth("f.yaml", "a: 1\nx: " + "[" * 5000, yaml.SafeLoader)
+    check_yaml_depth("f.yaml", "x: " + "[" * 99 + "]" * 99, yaml.SafeLoader)

@@ -109,6 +109,16 @@ def lone_surrogate(path: str, text: str) -> None:
         )
 
 
+def constant_error(path: str, text: str, name: str) -> InputError:
+    """`NaN`, `Infinity` or `-Infinity` in a JSON file, located where first used (not in text)."""
+    for match in re.finditer(r'"(?:[^"\\\n]|\\.)*"|' + re.escape(name), text):
+        if match.group() == name:
+            line = text.count("\n", 0, match.start()) + 1
+            column = match.start() - text.rfind("\n", 0, match.start())
+            return InputError(f"{path}:{line}:{column}: invalid JSON: {name} is not a JSON number")
+    return InputError(f"{path}: invalid JSON: {name} is not a JSON number")
+
+
 def long_number(path: str, text: str) -> InputError | None:
     """The error for a number too long for Python to convert (4,300 digits), located; else None."""
     limit = sys.get_int_max_str_digits()

@@ -234,7 +234,9 @@ def load_json(path: str, text: str) -> Any:
     yamlguard.check_json_depth(path, text)
     yamlguard.lone_surrogate(path, text)
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_not_json)
+    except _NotJson as exc:
+        raise yamlguard.constant_error(path, text, str(exc)) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from exc
     except ValueError as exc:  # an integer past Python's 4,300-digit conversion limit
@@ -242,6 +244,14 @@ def load_json(path: str, text: str) -> Any:
         raise located or InputError(f"{path}: invalid JSON: {exc}") from exc
     except RecursionError as exc:
         raise InputError(f"{path}: {yamlguard.too_deep()}") from exc
+
+
+class _NotJson(ValueError):
+    pass
+
+
+def _not_json(name: str) -> Any:
+    raise _NotJson(name)  # NaN, Infinity: Python's json accepts them; JSON (RFC 8259) does not
 
 
 def _check_expansion(path: str, document: Document) -> None:
