@@ -73,7 +73,8 @@ def check_run(result: Result, inputs: Sequence[str], fmt: str | None, text: str)
         raise Broken(f"exit 2 without a message{where}")
     if fmt in ("json", "sarif") and result.stdout.strip():
         document = strict_json(result.stdout, where)
-        validate(fmt, document, where)
+        if document is not None:
+            validate(fmt, document, where)
 
 
 def _message_problems(stderr: str, inputs: Sequence[str]) -> Iterator[tuple[str, str]]:
@@ -109,6 +110,12 @@ KNOWN: list[tuple[str, re.Pattern[str], str]] = [
         "policy loader prints keys, operators and values raw (a key 'a\\nb'): issue 10.7, lead",
     ),
     (
+        "report contains a non-finite number",
+        re.compile(r"NaN|Infinity"),
+        "job parsers pass YAML .nan/.inf (and Vertex 'maxRunningTime: NaN') into reports: "
+        "issue 10.4, its owner",
+    ),
+    (
         "message names the file but no line",
         re.compile(r": rule '[^']*': condition: must be a non-empty mapping"),
         "policy loader: `require: {}` / an empty condition has no line: issue 10.6, lead",
@@ -127,12 +134,22 @@ def _known(problem: str, line: str) -> bool:
     return False
 
 
+class _NotJson(ValueError):
+    pass
+
+
 def strict_json(text: str, where: str) -> Any:
+    """The report, parsed as JSON parsers other than Python's do (no NaN, no Infinity)."""
+
     def refuse(name: str) -> Any:
-        raise Broken(f"report contains {name}, which JSON does not allow{where}")
+        raise _NotJson(name)
 
     try:
         return json.loads(text, parse_constant=refuse)
+    except _NotJson as exc:
+        if _known("report contains a non-finite number", str(exc)):
+            return None
+        raise Broken(f"report contains {exc}, which JSON does not allow{where}") from None
     except json.JSONDecodeError as exc:
         raise Broken(f"report is not JSON: {exc}{where}") from exc
 
