@@ -164,3 +164,45 @@ def test_the_inventory_refuses_numbers_the_table_bounds() -> None:
             from_mapping({**base, section: {key: value}})
         assert caught.value.key == f"{section}.{key}"
     assert from_mapping({**base, "utilization": {"gpu_avg": 100}}).utilization.gpu_avg == 100
+
+
+def test_the_schemas_know_every_kind() -> None:
+    kinds = [kind.value for kind in Kind]
+    report = json.loads((ROOT / "src/gpu_audit/report/report-v1.schema.json").read_text())
+    assert report["$defs"]["kind"]["enum"] == kinds
+    policy = json.loads((ROOT / "src/gpu_audit/policy/schema.json").read_text())
+    rule = policy["$defs"]["rule"]["properties"]
+    assert rule["targets"]["items"]["enum"] == kinds
+
+
+def write_derived() -> None:
+    """Rewrite the docs' field table and the report schema's resource part from the table:
+    `python -m tests.test_fields` after adding a field."""
+    doc = ROOT / "docs" / "policy-language.md"
+    lines = doc.read_text().split("\n")
+    start = lines.index("| field | type | meaning | filled by |")
+    lines[start : lines.index("", start)] = doc_rows()
+    doc.write_text("\n".join(lines))
+    path = ROOT / "src/gpu_audit/report/report-v1.schema.json"
+    text = path.read_text()
+    begin = text.index("{", text.index('\n    "resource": {'))
+    depth, end = 0, begin
+    for end in range(begin, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[end], 0)
+        if depth == 0:
+            break
+    path.write_text(text[:begin] + _compact(resource_schema(), "    ") + text[end + 1 :])
+
+
+def _compact(value: Any, indent: str) -> str:
+    """The schema file's style: one property a line where a property is long."""
+    if isinstance(value, dict) and any(
+        isinstance(v, dict) and len(json.dumps(v)) > 80 for v in value.values()
+    ):
+        items = [f"{indent}  {json.dumps(k)}: {_compact(v, indent + '  ')}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + f"\n{indent}}}"
+    return json.dumps(value, ensure_ascii=False)
+
+
+if __name__ == "__main__":
+    write_derived()

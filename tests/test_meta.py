@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gpu_audit.policy.conditions import COMBINATORS, OPERATORS
+from gpu_audit.policy.conditions import COMBINATORS
 from gpu_audit.policy.loader import builtin_pack_path, load_policy
+from gpu_audit.policy.operators import OPERATORS
 from tests.conftest import ROOT
 
 LANGUAGE_DOC = (ROOT / "docs" / "policy-language.md").read_text()

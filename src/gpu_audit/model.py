@@ -12,6 +12,7 @@ from typing import Any
 class Kind(StrEnum):
     INSTANCE = "instance"
     JOB = "job"
+    POD = "pod"  # a Kubernetes pod holding GPUs on a node
 
 
 class Capacity(StrEnum):
@@ -103,6 +104,9 @@ class Gpu:
         minimum=0,
     )
     memory_gib: float | None = canonical("memory per GPU in GiB", sources="catalog", minimum=0)
+    allocated: int | None = canonical(
+        "GPUs requested by the pods on a Kubernetes node", sources="Kubernetes API", minimum=0
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +155,21 @@ class Hpo:
 
 
 @dataclass(frozen=True, slots=True)
+class Estimate:
+    gpu_hours: float | None = canonical(
+        "GPU-hours of one run at the job's runtime cap", sources="derived", minimum=0
+    )
+    run_usd: float | None = canonical(
+        "cost of one run at the runtime cap, on the job's own capacity",
+        sources="derived",
+        minimum=0,
+    )
+    tuning_usd: float | None = canonical(
+        "worst-case cost of a tuning job (trials × one run)", sources="derived", minimum=0
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class Price:
     hourly_usd: float | None = canonical(
         "hourly price at the resource's capacity", sources="catalog", minimum=0
@@ -190,7 +209,9 @@ class Resource:
     Every field but `source` is canonical: its declaration here is the field table's entry.
     """
 
-    kind: Kind = canonical("`instance` or `job`", sources="collector or job parser", required=True)
+    kind: Kind = canonical(
+        "`instance`, `job` or `pod`", sources="collector or job parser", required=True
+    )
     provider: str = canonical(
         "`aws`, `gcp`, … or the job format (`skypilot`, `kubernetes`, `sagemaker`, `vertex`, "
         "`batch`, `ray`, `dstack`)",
@@ -198,8 +219,15 @@ class Resource:
         required=True,
     )
     id: str = canonical("instance id, self link or job name", sources=_API, required=True)
+    service: str | None = canonical(
+        "the service that bills the capacity: `ec2`, `sagemaker`, `gce`, `vertex`, `kubernetes`, …",
+        sources="collector, job parser",
+    )
     name: str | None = canonical("instance or job name", sources=_API)
     account: str | None = canonical("AWS account id or GCP project", sources=_API)
+    cluster: str | None = canonical(
+        "Kubernetes context or cluster name", sources="Kubernetes collector"
+    )
     region: str | None = canonical("region as the provider names it", sources=_API)
     zone: str | None = canonical("availability zone or GCP zone", sources=_API)
     instance_type: str | None = canonical(
@@ -233,6 +261,7 @@ class Resource:
     limits: Limits = Limits()
     hpo: Hpo = Hpo()
     price: Price = Price()
+    estimate: Estimate = Estimate()
     monthly_cost_usd: float | None = canonical(
         "hourly price × 730 while running (0 when stopped)", sources="derived", minimum=0
     )

@@ -9,7 +9,8 @@ import pytest
 
 from gpu_audit.canonical import from_mapping
 from gpu_audit.errors import PolicyError
-from gpu_audit.policy.conditions import OPERATORS, Located, compile_condition
+from gpu_audit.policy.conditions import Located, compile_condition
+from gpu_audit.policy.operators import OPERATORS
 from gpu_audit.yamlsrc import load_documents
 
 BASE: dict[str, Any] = {
@@ -61,6 +62,20 @@ def judge(text: str, resource: Any = RESOURCE) -> Any:
         ("gpu.model: {in: [H100, NVIDIA_A100_80GB]}", False),
         ("region: {in-field: data.regions}", True),
         ("zone: {eq-field: region}", "zone"),
+        ("utilization.gpu_avg: {lt-field: utilization.gpu_p95}", True),
+        ("utilization.gpu_avg: {lte-field: utilization.gpu_p95}", True),
+        ("utilization.gpu_avg: {gt-field: utilization.gpu_p95}", False),
+        ("utilization.gpu_avg: {gte-field: utilization.gpu_p95}", False),
+        ("uptime_hours: {gt-field: limits.max_runtime_hours}", "limits.max_runtime_hours"),
+        # the c7n shorthand: a bare present/absent is the operator, for every field
+        ("tags.team: present", True),
+        ("tags.owner: present", False),
+        ("tags.owner: absent", True),
+        ("utilization.gpu_avg: present", True),
+        ("utilization.window_hours: absent", True),
+        ("checkpoint.uri: present", False),
+        ("capacity: present", True),
+        ("tags.team: {eq: present}", False),
         ("utilization.gpu_avg: {present: true}", True),
         ("utilization.window_hours: {present: true}", False),
         ("utilization.window_hours: {absent: true}", True),
@@ -107,6 +122,7 @@ def test_every_operator_is_exercised_above() -> None:
             "t.yaml:1: rule 't': gte : unknown operator 'gte ' (did you mean 'gte'?)",
         ),
         ("capacity: {gtee: 1}", "unknown operator 'gtee' (did you mean 'gte'?)"),
+        ("region: {lt-field: zone}", "'lt-field' compares two number or date fields"),
         (
             "capcity: spot",
             "t.yaml:1: rule 't': capcity: unknown field 'capcity' (did you mean 'capacity'?)",

@@ -76,6 +76,35 @@ def write(tmp_path: Path, text: str, name: str = "p.yaml") -> str:
             ":7: waiver: rule: unknown rule 'spot-onyl'",
         ),
         ("version: 1\nrules: [\n", "invalid YAML"),
+        (
+            "version: 1\nrules:\n  - id: r1\n    severity: high\n    require: {not: null}\n",
+            ":5: rule 'r1': not: must be a non-empty mapping of field: value",
+        ),
+        (
+            "version: 1\nrules:\n  - id: r1\n    severity: high\n    require:\n      any:\n"
+            "        - {capacity: spot}\n        - []\n",
+            ":8: rule 'r1': 1: must be a non-empty mapping of field: value",
+        ),
+        ("version: 1\nextends: /\nrules: []\n", ":2: policy: extends: not a policy file '/'"),
+        (
+            "version: 1\nrules:\n  - id: r1\n    title: 2026-01-01\n    severity: high\n"
+            "    require: {capacity: spot}\n",
+            ":4: rule 'r1': title: expected text, got a date (quote it)",
+        ),
+        (
+            "version: 1\nrules:\n  - id: r1\n    severity: high\n    require: {1: spot}\n",
+            ":5: rule 'r1': 1: a field name must be text, got 1",
+        ),
+        (
+            "version: 1\nrules:\n  - id: r1\n    severity: high\n    aliases: [old, old]\n"
+            "    require: {capacity: spot}\n",
+            ":5: rule 'r1': aliases: duplicate alias 'old'",
+        ),
+        (
+            "version: 1\nrules:" + GOOD_RULE + "waivers:\n  - rule: 2026-01-01\n    reason: r\n"
+            "    owner: o\n    expires: 2027-01-01\n",
+            ":7: waiver #1: rule: expected a rule id, got datetime.date(2026, 1, 1) (quote it)",
+        ),
     ],
 )
 def test_errors_are_one_located_line(tmp_path: Path, body: str, expected: str) -> None:
@@ -170,3 +199,27 @@ def test_rule_aliases_keep_old_waivers_working(tmp_path: Path) -> None:
         [from_mapping({"provider": "aws", "id": "i", "capacity": "on-demand"})], policy, NOW
     )
     assert result.findings[0].waiver is not None
+
+
+def test_the_c7n_presence_shorthand_judges_a_fleet(tmp_path: Path) -> None:
+    """`tags.owner: present` is the presence test, not equality with the word."""
+    from datetime import UTC, datetime
+
+    from gpu_audit.policy.engine import evaluate
+
+    path = write(
+        tmp_path,
+        "version: 1\nrules:\n  - id: owner\n    severity: high\n"
+        "    require: {tags.owner: present}\n  - id: no-temp\n    severity: low\n"
+        "    require: {tags.temp: absent}\n",
+    )
+    fleet = [
+        from_mapping({"provider": "aws", "id": f"i-{n}", "tags": tags})
+        for n, tags in enumerate([{"owner": "a"}, {}, {"temp": "1"}, {"owner": "present"}])
+    ]
+    findings = evaluate(fleet, load_policy([path]), datetime.now(UTC)).findings
+    assert sorted((f.rule_id, f.resource.id) for f in findings) == [
+        ("no-temp", "i-2"),
+        ("owner", "i-1"),
+        ("owner", "i-2"),
+    ]

@@ -17,37 +17,9 @@ from gpu_audit.catalog import canonical_gpu
 from gpu_audit.errors import PolicyError
 from gpu_audit.fields import FieldSpec, field_spec
 from gpu_audit.model import Resource
-from gpu_audit.policy.operators import (
-    ORDERING,
-    Test,
-    Verdict,
-    field_test,
-    ladder_class,
-    ordered_operand,
-    rank_test,
-    scalar,
-    value_test,
-)
+from gpu_audit.policy.operators import OPERATORS, SHORTHANDS, Test, Verdict
 
 COMBINATORS = ("all", "any", "not")
-OPERATORS: dict[str, str] = {
-    "eq": "equals the value (a plain scalar means the same)",
-    "ne": "differs from the value",
-    "in": "is one of the listed values (a plain list means the same)",
-    "not-in": "is none of the listed values",
-    "lt": "is less than the number or duration",
-    "lte": "is at most the number or duration",
-    "gt": "is greater than the number or duration",
-    "gte": "is at least the number or duration",
-    "regex": "matches the regular expression anywhere (Python `re.search`)",
-    "glob": "matches the shell-style pattern (`p4d.*`)",
-    "present": "is known (`present: true`) or missing (`present: false`)",
-    "absent": "is missing (`absent: true`)",
-    "at-most": "GPU class is at most this class on the ladder (gpu.model only)",
-    "at-least": "GPU class is at least this class on the ladder (gpu.model only)",
-    "in-field": "is one of the values of another (list) field: `region: {in-field: data.regions}`",
-    "eq-field": "equals another field: `region: {eq-field: checkpoint.region}`",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +30,13 @@ class Located:
     owner: str  # "rule 'idle-gpu'" or "waiver #2"
 
     def error(self, node: Any, key: Any, message: str) -> PolicyError:
-        line = node.line_of(key) if hasattr(node, "line_of") else getattr(node, "line", None)
+        items = getattr(node, "item_lines", None)
+        if hasattr(node, "line_of"):
+            line = node.line_of(key)
+        elif items is not None and isinstance(key, int) and 0 <= key < len(items):
+            line = items[key]
+        else:
+            line = getattr(node, "line", None)
         where = f"{self.path}:{line}" if line else self.path
         return PolicyError(f"{where}: {self.owner}: {key}: {message}")
 
@@ -81,7 +59,7 @@ class Condition:
 
 
 class Leaf(Condition):
-    __slots__ = ("description", "field", "operand_text", "operand_value", "operator", "other")
+    __slots__ = ("description", "field", "operand_text", "operator", "other")
 
     def __init__(
         self,
@@ -95,13 +73,12 @@ class Leaf(Condition):
         self.field = field
         self.operator = operator
         self.operand_text = operand_text
-        self.operand_value: Any = None  # the compiled operand, for code generation
         self.other = other
-        symbol = {"eq": "=", "ne": "≠", "lt": "<", "lte": "≤", "gt": ">", "gte": "≥"}
-        if operator in ("present", "absent"):
+        if OPERATORS[operator].kind == "presence":
             self.description = f"{field.name} {operand_text}"
         else:
-            self.description = f"{field.name} {symbol.get(operator, operator)} {operand_text}"
+            symbol = OPERATORS[operator].symbol or operator
+            self.description = f"{field.name} {symbol} {operand_text}"
 
     def describe(self) -> str:
         return self.description
@@ -109,11 +86,15 @@ class Leaf(Condition):
     def failures(self, resource: Resource) -> list[tuple[str, str, str]]:
         if self.test(resource) is not False:
             return []
+        return [self.failure(resource)]
+
+    def failure(self, resource: Resource) -> tuple[str, str, str]:
+        """(field, expected, actual) of a resource this leaf is known to fail."""
         value = self.field.getter(resource)
         actual = f"{self.field.name} {'absent' if value is None else '= ' + show(value)}"
         if self.other is not None:
             actual += f" ({self.other.name} = {show(self.other.getter(resource))})"
-        return [(self.field.name, self.describe(), actual)]
+        return (self.field.name, self.description, actual)
 
 
 class Group(Condition):
@@ -202,20 +183,28 @@ def _not(part: Condition) -> Test:
     return run
 
 
-def compile_condition(node: Any, where: Located) -> Condition:
-    """Compile a condition mapping (`{field: operand, all: [...], ...}`); errors are located."""
+def compile_condition(
+    node: Any, where: Located, parent: Any = None, key: Any = "condition"
+) -> Condition:
+    """Compile a condition mapping (`{field: operand, all: [...], ...}`); errors are located,
+    at the key holding the condition (`parent[key]`) when the condition itself has no line."""
     if not isinstance(node, Mapping) or not node:
-        raise where.error(node, "condition", "must be a non-empty mapping of field: value")
+        at = node if parent is None else parent
+        raise where.error(at, key, "must be a non-empty mapping of field: value")
     parts: list[Condition] = []
     for key, value in node.items():
+        if not isinstance(key, str):
+            raise where.error(node, key, f"a field name must be text, got {key!r}")
         if key in ("all", "any"):
             if not isinstance(value, list) or not value:
                 raise where.error(node, key, "takes a non-empty list of conditions")
-            subs = tuple(compile_condition(item, where) for item in value)
+            subs = tuple(
+                compile_condition(item, where, value, index) for index, item in enumerate(value)
+            )
             test = _all(subs) if key == "all" else _any(subs)
             parts.append(Group(test, key, subs))
         elif key == "not":
-            sub = compile_condition(value, where)
+            sub = compile_condition(value, where, node, key)
             parts.append(Group(_not(sub), "not", (sub,)))
         else:
             parts.append(_compile_field(node, str(key), value, where))
@@ -243,6 +232,8 @@ def _compile_field(node: Any, name: str, operand: Any, where: Located) -> Condit
         return Group(_all(group), "all", group)
     if isinstance(operand, list):
         return _leaf(spec, "in", operand, (node, name), where)
+    if isinstance(operand, str) and operand in SHORTHANDS:
+        return _leaf(spec, operand, True, (node, name), where)  # `tags.owner: present`
     return _leaf(spec, "eq", operand, (node, name), where)
 
 
@@ -252,9 +243,9 @@ def _leaf(spec: FieldSpec, op: str, operand: Any, at: tuple[Any, Any], where: Lo
 
     get = spec.getter
     name = spec.name
-    other: FieldSpec | None = None
+    operator = OPERATORS[op]
 
-    if op in ("present", "absent"):
+    if operator.kind == "presence":
         if not isinstance(operand, bool):
             raise fail(f"'{op}' takes true or false")
         want_present = operand if op == "present" else not operand
@@ -264,27 +255,12 @@ def _leaf(spec: FieldSpec, op: str, operand: Any, at: tuple[Any, Any], where: Lo
 
         return Leaf(presence, spec, op, "present" if want_present else "absent", None)
 
-    if op in ("in-field", "eq-field"):
+    assert operator.build is not None  # every non-presence operator builds a value test
+    if operator.kind == "field":
         other = field_spec(str(operand)) if isinstance(operand, str) else None
         if other is None:
             raise fail(f"'{op}' takes a field name; unknown field '{operand}'")
-        check = field_test(op, other)
-    elif op in ("at-most", "at-least"):
-        if spec.type != "gpu":
-            raise fail(f"'{op}' applies to gpu.model only")
-        check = rank_test(op, ladder_class(operand, fail), name)
-    else:
-        check = value_test(spec, op, operand, fail)
-
-    if isinstance(operand, list):
-        text = "[" + ", ".join(map(show, operand)) + "]"
-    elif spec.type == "gpu":
-        text = canonical_gpu(str(operand)) or str(operand)
-    else:
-        text = show(operand)
-    absent_is_known = spec.type == "tag"
-
-    if other is not None:
+        check = operator.build(spec, other, fail)
         other_get = other.getter
         other_name = other.name
 
@@ -299,31 +275,38 @@ def _leaf(spec: FieldSpec, op: str, operand: Any, at: tuple[Any, Any], where: Lo
 
         return Leaf(compare, spec, op, str(operand), other)
 
+    check = operator.build(spec, operand, fail)
+    if isinstance(operand, list):
+        text = "[" + ", ".join(map(show, operand)) + "]"
+    elif spec.type == "gpu":
+        text = canonical_gpu(str(operand)) or str(operand)
+    else:
+        text = show(operand)
+
     if spec.type == "list":
 
         def any_item(resource: Resource) -> Verdict:
             values = get(resource)
             if values is None:
                 return name
-            verdicts = [check(v, None) for v in values]
-            return any(v is True for v in verdicts)
+            return any(check(v, None) is True for v in values)
 
         return Leaf(any_item, spec, op, text, None)
 
+    if spec.type == "tag":  # a tag map is complete: an unset tag is absent, a known state
+
+        def tag(resource: Resource) -> Verdict:
+            return check(get(resource), None)
+
+        return Leaf(tag, spec, op, text, None)
+
     def simple(resource: Resource) -> Verdict:
         value = get(resource)
-        if value is None and not absent_is_known:
+        if value is None:
             return name
         return check(value, None)
 
-    leaf = Leaf(simple, spec, op, text, None)
-    if op in ("in", "not-in"):
-        leaf.operand_value = frozenset(scalar(spec, item, fail) for item in operand)
-    elif op in ORDERING:
-        leaf.operand_value = ordered_operand(spec, operand, fail)
-    elif op in ("eq", "ne"):
-        leaf.operand_value = scalar(spec, operand, fail)
-    return leaf
+    return Leaf(simple, spec, op, text, None)
 
 
 def _suggest(name: str) -> str:

@@ -9,7 +9,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import lru_cache, partial
 from operator import attrgetter
-from typing import Any
 
 from gpu_audit.catalog import PriceQuote, gpu_hour_price
 from gpu_audit.catalog.enrich import HOURS_PER_MONTH
@@ -41,35 +40,30 @@ class Evaluation:
 class _Plan:
     """One rule, ready for the hot loop: its judge, its explanation and its savings."""
 
-    __slots__ = ("aliases", "explain", "id", "info", "judge", "rule", "savings")
+    __slots__ = ("aliases", "id", "info", "judge", "rule", "savings")
 
     def __init__(self, rule: Rule) -> None:
         info = rule.info
         self.rule = rule
         self.id = info.id
         self.aliases = info.aliases
-        self.judge, self.explain = _judge(rule)
+        self.judge = _judge(rule)
         self.savings = _saving(info.savings, _downsize_target(rule))
         self.info = info
 
     def finding(
-        self, resource: Resource, line: int | None, suppressed: str | None = None
+        self,
+        resource: Resource,
+        explained: Explanation,
+        line: int | None,
+        suppressed: str | None = None,
     ) -> Finding:
         info = self.info
-        field, expected, actual = self.explain(resource)
+        saving = self.savings(resource) if self.savings else None
         return Finding(
-            rule_id=info.id,
-            severity=info.severity,
-            title=info.title,
-            resource=resource,
-            field=field,
-            expected=expected,
-            actual=actual,
-            line=line,
-            monthly_savings_usd=self.savings(resource) if self.savings else None,
-            remediation=info.remediation,
-            suppressed=suppressed,
-        )
+            info.id, info.severity, info.title, resource, *explained, line, saving,
+            info.remediation, None, suppressed,
+        )  # fmt: skip
 
 
 @contextmanager
@@ -108,14 +102,15 @@ def _evaluate(resources: Iterable[Resource], policy: Policy, now: datetime) -> E
             verdict = plan.judge(resource)
             if verdict is None:
                 continue
-            if verdict is not False:
-                not_evaluated.append(NotEvaluated(plan.id, resource, str(verdict)))
+            if verdict.__class__ is str:
+                not_evaluated.append(NotEvaluated(plan.id, resource, verdict))
                 continue
+            explained: Explanation = verdict  # type: ignore[assignment]
             source = resource.source
             if source.key_lines or source.suppressions:
-                finding = _job_finding(plan, resource)
+                finding = _job_finding(plan, resource, explained)
             else:  # an instance: no key lines, no inline comments (the common, hot case)
-                finding = plan.finding(resource, source.line)
+                finding = plan.finding(resource, explained, source.line)
             findings.append(_waive(finding, policy, now, matched) if waivers else finding)
     statuses = tuple(
         WaiverStatus(w.waiver, waiver_state(w.waiver, now), matched.get(index, 0))
@@ -124,24 +119,24 @@ def _evaluate(resources: Iterable[Resource], policy: Policy, now: datetime) -> E
     return Evaluation(tuple(findings), tuple(not_evaluated), statuses)
 
 
-Judge = Callable[[Resource], "bool | str | None"]
-Explanation = tuple[str | None, str, str]  # (field, expected, actual)
-Explain = Callable[[Resource], Explanation]
+Explanation = tuple[str | None, str, str]  # (field, expected, actual) of a finding
+Judge = Callable[[Resource], "Explanation | str | None"]
 _DISCRETE = frozenset(["enum", "str", "gpu", "bool", "tag", "list"])
 _MEMO_LIMIT = 50_000  # distinct value combinations remembered per rule
 
 
-def _judge(rule: Rule) -> tuple[Judge, Explain]:
-    """One call per rule and resource: None (out of scope, or passes), False (a finding), or
-    the missing field (not evaluated); and the (field, expected, actual) of a finding.
+def _judge(rule: Rule) -> Judge:
+    """One call per rule and resource: None (out of scope, or passes), the missing field's name
+    (not evaluated), or the finding's (field, expected, actual).
 
     A rule whose fields are all discrete (states, names, GPU classes, tags, bucket regions) gives
     the same verdict and explanation for the same values, and a fleet repeats a few hundred
-    combinations of them: such rules look both up by those values, worked out once each.
+    combinations of them: such rules look the answer up by those values, worked out once each.
     """
     scope, require = rule.where, rule.require
+    leaf = require.failure if isinstance(require, Leaf) else None
 
-    def judge(resource: Resource) -> bool | str | None:
+    def judge(resource: Resource) -> Explanation | str | None:
         if scope is not None:
             verdict = scope.test(resource)
             if verdict is False:
@@ -149,9 +144,12 @@ def _judge(rule: Rule) -> tuple[Judge, Explain]:
             if verdict is not True:
                 return verdict
         verdict = require.test(resource)
-        return None if verdict is True else verdict
-
-    def explain(resource: Resource) -> Explanation:
+        if verdict is True:
+            return None
+        if verdict is not False:
+            return verdict
+        if leaf is not None:  # most rules require one thing: it is known to fail
+            return leaf(resource)
         failures = require.failures(resource)
         return (
             failures[0][0] if failures else None,
@@ -162,32 +160,24 @@ def _judge(rule: Rule) -> tuple[Judge, Explain]:
     names = set(require.fields) | set(scope.fields if scope else ())
     specs = [field_spec(name) for name in sorted(names)]
     if not all(spec is not None and spec.type in _DISCRETE for spec in specs):
-        return judge, explain
+        return judge
     attrs = [name for name in sorted(names) if not name.startswith(TAG_PREFIX)]
     tag_keys = tuple(
         name[len(TAG_PREFIX) :] for name in sorted(names) if name.startswith(TAG_PREFIX)
     )
     values = attrgetter(*attrs) if attrs else None
+    memo: dict[object, Explanation | str | None] = {}
 
-    def key_of(resource: Resource) -> object:
+    def remembered(resource: Resource) -> Explanation | str | None:
         base = values(resource) if values is not None else None
-        return (base, *map(resource.tags.get, tag_keys)) if tag_keys else base
-
-    return _remembered(judge, key_of), _remembered(explain, key_of)
-
-
-def _remembered(work: Callable[[Resource], Any], key_of: Callable[[Resource], object]) -> Any:
-    memo: dict[object, Any] = {}
-
-    def remembered(resource: Resource) -> Any:
-        key = key_of(resource)
+        key = (base, *map(resource.tags.get, tag_keys)) if tag_keys else base
         try:
             return memo[key]
         except KeyError:
-            result = work(resource)
+            verdict = judge(resource)
             if len(memo) < _MEMO_LIMIT:
-                memo[key] = result
-            return result
+                memo[key] = verdict
+            return verdict
 
     return remembered
 
@@ -198,18 +188,17 @@ def waiver_state(waiver: Waiver, now: datetime) -> WaiverState:
     return WaiverState.EXPIRING if waiver.expires >= now else WaiverState.EXPIRED
 
 
-def _job_finding(plan: _Plan, resource: Resource) -> Finding:
+def _job_finding(plan: _Plan, resource: Resource, explained: Explanation) -> Finding:
     """A finding in a job file points at the offending key and honours inline suppressions."""
     source = resource.source
     line = source.line
     suppressed = None
-    if source.key_lines:  # a job file: point at the offending key
-        field = plan.explain(resource)[0]
-        if field is not None:
-            line = source.key_lines.get(field, line)
+    field = explained[0]
+    if source.key_lines and field is not None:  # a job file: point at the offending key
+        line = source.key_lines.get(field, line)
     if source.suppressions:
         suppressed = _suppression(resource, plan.id, plan.aliases, line)
-    return plan.finding(resource, line, suppressed)
+    return plan.finding(resource, explained, line, suppressed)
 
 
 def _suppression(

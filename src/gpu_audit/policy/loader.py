@@ -47,9 +47,6 @@ class Policy:
     versions: tuple[str, ...]
     aliases: dict[str, str]  # an old rule id → its current id
 
-    def rule_id(self, name: str) -> str:
-        return self.aliases.get(name, name)
-
 
 @dataclass
 class _Layer:
@@ -108,9 +105,10 @@ def _apply_file(layer: _Layer, path: str, stack: tuple[str, ...]) -> None:
     extends = data.get("extends") or []
     for base in [extends] if isinstance(extends, str) else extends:
         target = _resolve(base, path)
-        if not os.path.exists(target):
+        if not os.path.isfile(target):
             line = data.line_of("extends")
-            raise PolicyError(f"{path}:{line}: policy: extends: no policy file '{base}'")
+            what = "not a policy file" if os.path.exists(target) else "no policy file"
+            raise PolicyError(f"{path}:{line}: policy: extends: {what} '{base}'")
         _apply_file(layer, target, (*stack, real))
     for rule_id in data.get("disable") or []:
         if rule_id not in layer.rules:
@@ -260,9 +258,28 @@ def _close(name: str, choices: set[str]) -> str:
 # -- semantics ---------------------------------------------------------------------------------
 
 
+def _text(raw: LineMap, key: str, located: Located) -> Any:
+    """A text value of a rule or waiver; a date, number or list where text belongs is an error
+    (YAML reads `title: 2026-01-01` as a date: quote it)."""
+    value = raw.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    kind = {date: "a date", datetime: "a date", bool: "true/false", list: "a list"}
+    got = kind.get(type(value), f"{type(value).__name__} {value!r}")
+    raise located.error(raw, key, f"expected text, got {got} (quote it)")
+
+
 def _compile_rule(path: str, raw: LineMap) -> Rule:
     rule_id = raw["id"]
     where = Located(path, f"rule '{rule_id}'")
+    for key in ("id", "title", "remediation", "description"):
+        _text(raw, key, where)
+    aliases = tuple(raw.get("aliases") or ())
+    for index, alias in enumerate(aliases):
+        if not isinstance(alias, str):
+            raise where.error(raw, "aliases", f"expected text, got {alias!r}")
+        if alias in aliases[:index] or alias == rule_id:
+            raise where.error(raw, "aliases", f"duplicate alias '{alias}'")
     savings = raw.get("savings")
     downsize_to: str | None = None
     if isinstance(savings, dict):
@@ -279,20 +296,25 @@ def _compile_rule(path: str, raw: LineMap) -> Rule:
         savings=savings,
         description=raw.get("description"),
         source=f"{path}:{raw.line}",
-        aliases=tuple(raw.get("aliases") or ()),
+        aliases=aliases,
     )
-    scope = compile_condition(raw["where"], where) if "where" in raw else None
-    return Rule(info, scope, compile_condition(raw["require"], where), downsize_to)
+    scope = compile_condition(raw["where"], where, raw, "where") if "where" in raw else None
+    return Rule(info, scope, compile_condition(raw["require"], where, raw, "require"), downsize_to)
 
 
 def _compile_waiver(path: str, index: int, raw: LineMap) -> CompiledWaiver:
     located = Located(path, f"waiver #{index}")
+    for key in ("reason", "owner"):
+        _text(raw, key, located)
+    rules = raw["rule"]
+    for rule in [rules] if not isinstance(rules, list) else rules:
+        if not isinstance(rule, str):
+            raise located.error(raw, "rule", f"expected a rule id, got {rule!r} (quote it)")
     expires = _expiry(raw.get("expires"))
     if expires is None:
         raise located.error(
             raw, "expires", f"expected a date (YYYY-MM-DD), got '{raw.get('expires')}'"
         )
-    rules = raw["rule"]
     waiver = Waiver(
         rule=rules if isinstance(rules, str) else ",".join(rules),
         reason=raw["reason"],
@@ -301,7 +323,7 @@ def _compile_waiver(path: str, index: int, raw: LineMap) -> CompiledWaiver:
         where=_plain(raw.get("where") or {}),
         source=f"{path}:{raw.line}",
     )
-    scope = compile_condition(raw["where"], located) if "where" in raw else None
+    scope = compile_condition(raw["where"], located, raw, "where") if "where" in raw else None
     ids = frozenset([rules] if isinstance(rules, str) else rules)
     return CompiledWaiver(waiver, ids, scope)
 

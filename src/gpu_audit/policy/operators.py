@@ -1,11 +1,12 @@
-"""Operands and value tests of each operator: parsing durations, GPU classes, enum values and
-numbers once, at compile time, into small test functions."""
+"""The operators: one registry from name to documentation and builder. Each builder parses its
+operand once (durations, GPU classes, enum values, numbers) into a small value test."""
 
 from __future__ import annotations
 
 import fnmatch
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -17,7 +18,8 @@ from gpu_audit.model import Resource
 
 Verdict = bool | str  # True, False, or the missing field (unknown)
 Test = Callable[[Resource], Verdict]
-ValueTest = Callable[[Any, Any], Verdict]
+ValueTest = Callable[[Any, Any], Verdict]  # (the field's value, the other field's value)
+Fail = Callable[[str], PolicyError]
 
 ORDERING = frozenset({"lt", "lte", "gt", "gte"})
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([mhd])\s*$")
@@ -45,14 +47,6 @@ def rank_test(op: str, limit: int, name: str) -> Callable[[Any, Any], Verdict]:
         return rank <= limit if op == "at-most" else rank >= limit
 
     return check
-
-
-def field_test(op: str, other: FieldSpec) -> Callable[[Any, Any], Verdict]:
-    if op == "eq-field":
-        return lambda value, target: value == target
-    if other.type == "list":
-        return lambda value, target: value in target
-    return lambda value, target: value == target
 
 
 def value_test(
@@ -141,3 +135,99 @@ def ordered_operand(spec: FieldSpec, operand: Any, fail: Callable[[str], PolicyE
         raise fail(f"'{spec.name}' is not a duration; give a plain number")
     hint = " or a duration like 30m, 24h, 7d" if spec.unit else ""
     raise fail(f"expected a number{hint}, got '{operand}'")
+
+
+_ORDERED_FIELD = {
+    "lt-field": lambda value, target: value < target,
+    "lte-field": lambda value, target: value <= target,
+    "gt-field": lambda value, target: value > target,
+    "gte-field": lambda value, target: value >= target,
+}
+
+
+def _field_comparison(op: str) -> Callable[[FieldSpec, Any, Fail], ValueTest]:
+    """`x: {OP-field: y}`: the operand names another field, whose value is the second argument."""
+
+    def build(spec: FieldSpec, other: FieldSpec, fail: Fail) -> ValueTest:
+        if op == "in-field":
+            if other.type == "list":
+                return lambda value, target: value in target
+            return lambda value, target: value == target
+        if op == "eq-field":
+            return lambda value, target: value == target
+        numeric = ("number", "datetime")
+        if spec.type not in numeric or other.type not in numeric:
+            raise fail(f"'{op}' compares two number or date fields")
+        compare: ValueTest = _ORDERED_FIELD[op]
+        return compare
+
+    return build
+
+
+def _ladder(op: str) -> Callable[[FieldSpec, Any, Fail], ValueTest]:
+    def build(spec: FieldSpec, operand: Any, fail: Fail) -> ValueTest:
+        if not spec.ordered:
+            raise fail(f"'{op}' applies to gpu.model only")
+        return rank_test(op, ladder_class(operand, fail), spec.name)
+
+    return build
+
+
+def _value(op: str) -> Callable[[FieldSpec, Any, Fail], ValueTest]:
+    return lambda spec, operand, fail: value_test(spec, op, operand, fail)
+
+
+@dataclass(frozen=True, slots=True)
+class Operator:
+    """An operator's documentation and how it compiles. `kind` says what its operand is: a
+    value, another field's name (`field`), or whether the field is known (`presence`)."""
+
+    doc: str
+    build: Callable[[FieldSpec, Any, Fail], ValueTest] | None
+    kind: str = "value"  # value | field | presence
+    symbol: str | None = None  # how a requirement reads: `gpu.count ≤ 8`
+
+
+OPERATORS: dict[str, Operator] = {
+    "eq": Operator("equals the value (a plain scalar means the same)", _value("eq"), symbol="="),
+    "ne": Operator("differs from the value", _value("ne"), symbol="≠"),
+    "in": Operator("is one of the listed values (a plain list means the same)", _value("in")),
+    "not-in": Operator("is none of the listed values", _value("not-in")),
+    "lt": Operator("is less than the number or duration", _value("lt"), symbol="<"),
+    "lte": Operator("is at most the number or duration", _value("lte"), symbol="≤"),
+    "gt": Operator("is greater than the number or duration", _value("gt"), symbol=">"),
+    "gte": Operator("is at least the number or duration", _value("gte"), symbol="≥"),
+    "regex": Operator("matches the regular expression anywhere (`re.search`)", _value("regex")),
+    "glob": Operator("matches the shell-style pattern (`p4d.*`)", _value("glob")),
+    "present": Operator(
+        "is known (`present: true`, or the bare word: `tags.owner: present`)",
+        None,
+        kind="presence",
+    ),
+    "absent": Operator(
+        "is missing (`absent: true`, or the bare word: `tags.owner: absent`)",
+        None,
+        kind="presence",
+    ),
+    "at-most": Operator("GPU class is at most this class (gpu.model only)", _ladder("at-most")),
+    "at-least": Operator("GPU class is at least this class (gpu.model only)", _ladder("at-least")),
+    "in-field": Operator(
+        "is one of another (list) field's values", _field_comparison("in-field"), kind="field"
+    ),
+    "eq-field": Operator("equals another field", _field_comparison("eq-field"), kind="field"),
+    "lt-field": Operator(
+        "is less than another field", _field_comparison("lt-field"), kind="field", symbol="<"
+    ),
+    "lte-field": Operator(
+        "is at most another field", _field_comparison("lte-field"), kind="field", symbol="≤"
+    ),
+    "gt-field": Operator(
+        "is greater than another field", _field_comparison("gt-field"), kind="field", symbol=">"
+    ),
+    "gte-field": Operator(
+        "is at least another field", _field_comparison("gte-field"), kind="field", symbol="≥"
+    ),
+}
+# A bare word that means an operator, as Cloud Custodian's `value: present` does; equality with
+# the word itself needs `{eq: present}`.
+SHORTHANDS = frozenset({"present", "absent"})
