@@ -120,3 +120,10 @@ def test_templated_values_are_missing_not_errors(tmp_path: Path) -> None:
     assert resource.gpu.model is None and resource.gpu.count == 8
     assert resource.capacity.value == "unknown"
     assert resource.source.key_lines["capacity"] == 4
+
+
+def test_a_parser_failing_on_a_hostile_number_says_so(tmp_path: Path) -> None:
+    text = "resources:\n  accelerators: {A100: .inf}\nrun: y\n"
+    reason, path = _check(tmp_path, "inf.sky.yaml", text)
+    assert reason.startswith(f"{path}:1: skypilot parser: a number in this document is out of")
+    assert "report this as a gpu-audit bug" not in reason and "\n" not in reason
