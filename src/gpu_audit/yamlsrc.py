@@ -132,9 +132,11 @@ _OWN: dict[str, Any] = {
 }
 _CONSTRUCTORS: dict[str | None, Any] = dict(_Loader.yaml_constructors)
 _CONSTRUCTORS.update({f"tag:yaml.org,2002:{k}": v for k, v in _OWN.items()})
+_CANNOT_FAIL = ("tag:yaml.org,2002:str", "tag:yaml.org,2002:null")  # but on a collection: located
 for _tag, _construct in _CONSTRUCTORS.items():
     if _tag is not None:
-        _LineLoader.add_constructor(_tag, yamlguard.guarded(_tag, _construct))
+        guarded = _construct if _tag in _CANNOT_FAIL else yamlguard.guarded(_tag, _construct)
+        _LineLoader.add_constructor(_tag, guarded)
 _LineLoader.add_multi_constructor("!", _tagged)
 
 
