@@ -116,6 +116,12 @@ KNOWN: list[tuple[str, re.Pattern[str], str]] = [
         "issue 10.4, its owner",
     ),
     (
+        "report does not validate",
+        re.compile(r"is less than the minimum of 0$"),
+        "job parsers pass negative counts and durations (Vertex acceleratorConfig.count: -1, "
+        "dstack max_duration: -5) into reports: issue 10.4, its owner",
+    ),
+    (
         "message names the file but no line",
         re.compile(r": rule '[^']*': condition: must be a non-empty mapping"),
         "policy loader: `require: {}` / an empty condition has no line: issue 10.6, lead",
@@ -175,8 +181,8 @@ def validate(fmt: str, document: Any, where: str) -> None:
     if validator is None:
         return  # the SARIF schema is not in ../shared/reference: the test says so (skip)
     errors = sorted(validator.iter_errors(document), key=str)[:3]
-    if errors:
-        shown = [f"{list(e.absolute_path)}: {e.message[:200]}" for e in errors]
+    shown = [f"{list(e.absolute_path)}: {e.message[:200]}" for e in errors]
+    if shown and not all(_known("report does not validate", line) for line in shown):
         raise Broken(f"{fmt} report does not validate: {shown}{where}")
 
 
