@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint pytest bench fuzz clean
+.PHONY: demo test quick lint pytest bench fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,10 @@ fuzz: $(STAMP)
 	GPU_AUDIT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) GPU_AUDIT_FUZZ_LOG=$(CURDIR)/fuzz-findings.jsonl \
 		$(BIN)/pytest -q -p no:cacheprovider --hypothesis-show-statistics tests/fuzz
 	@! grep -q '"finding"' fuzz-findings.jsonl 2>/dev/null || { echo "findings: fuzz-findings.jsonl"; exit 1; }
+
+# The inner loop: no lint, no real servers, no wheel or pre-commit runs (about a third of the time).
+quick: $(STAMP)
+	$(BIN)/pytest -q -x -m "not slow and not server"
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py

@@ -73,7 +73,10 @@ def test_deep_nesting_is_refused_before_the_parser_recurses(tmp_path: Path, text
     """In a subprocess: libyaml's composer used to recurse in C until SIGSEGV (exit 139)."""
     path = tmp_path / "deep.yaml"
     path.write_text(text)
-    code = "from gpu_audit.yamlsrc import load_file\nload_file(__import__('sys').argv[1])"
+    code = (
+        "import sys\nfrom gpu_audit.yamlsrc import load_documents, read_text\n"
+        "load_documents(sys.argv[1], read_text(sys.argv[1]))"
+    )
     done = subprocess.run(
         [sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60
     )
@@ -211,6 +214,7 @@ def test_a_list_where_a_name_was_expected_is_located(
     assert error.startswith(f"{bad}{expected}") and "\n" not in error, error
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
 def test_every_reader_refuses_a_fifo(tmp_path: Path) -> None:
     """Job file, inventory, policy, `extends:` target and settings file: each used to block."""

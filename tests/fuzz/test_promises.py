@@ -20,6 +20,8 @@ from tests.conftest import FIXTURES
 from tests.fuzz.hostile import mutated
 from tests.fuzz.promises import Broken, check_run, invoke, sarif_schema_present, write
 
+pytestmark = pytest.mark.slow  # ~20 s: `make quick` leaves the fuzz suite to `make test`
+
 NOW = "2026-11-20T06:00:00Z"
 FORMATS = st.sampled_from(["json", "json", "sarif", "text", "csv", "markdown", "table"])
 GOOD_JOB = "name: ok\nresources:\n  accelerators: A100:8\n  use_spot: false\nrun: python train.py\n"
