@@ -106,8 +106,8 @@ def _message_problems(stderr: str, inputs: Sequence[str]) -> Iterator[tuple[str,
 KNOWN: list[tuple[str, re.Pattern[str], str]] = [
     (
         "message spans lines",
-        re.compile(r"^(gpu-audit: error: )?\S+:\d+: (policy: |rule ')"),
-        "policy loader prints keys, operators and values raw (a key 'a\\nb'): issue 10.7, lead",
+        re.compile(r"^(gpu-audit: error: )?\S+:\d+: (policy: |rule '|waiver #)"),
+        "policy loader prints keys, operators, values and waiver fields raw (a key 'a\\nb'): issue 10.7, lead",
     ),
     (
         "report contains a non-finite number",
