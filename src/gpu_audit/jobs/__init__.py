@@ -27,6 +27,7 @@ from gpu_audit.jobs.skypilot import SkyPilot
 from gpu_audit.jobs.suppress import parse_suppressions
 from gpu_audit.jobs.vertex import Vertex
 from gpu_audit.model import Resource, Skipped
+from gpu_audit.yamlguard import printable
 from gpu_audit.yamlsrc import Document, load_documents, read_text
 
 __all__ = ["FORMATS", "JobLoad", "load_jobs"]
@@ -126,6 +127,22 @@ def _yaml_name(path: str) -> bool:
     return "." not in name or bool(_YAML_NAME.search(name))
 
 
+def parser_failure(path: str, line: int, stage: str, exc: Exception) -> str:
+    """One located line for a failed parser: a hostile value says so, a bug asks for a report."""
+    detail = printable(f"{type(exc).__name__}: {exc}", 160)
+    if isinstance(exc, OverflowError | ValueError) and _NUMERIC.search(str(exc)):
+        return f"{path}:{line}: {stage}: a number in this document is out of range ({detail})"
+    if isinstance(exc, TypeError) and "unhashable" in str(exc):
+        return f"{path}:{line}: {stage}: a list or mapping where a name was expected ({detail})"
+    return (
+        f"{path}:{line}: {stage} failed on this document ({detail}); "
+        "please report this as a gpu-audit bug"
+    )
+
+
+_NUMERIC = re.compile(r"float|int|infinity|NaN|digits|out of range", re.I)
+
+
 def _parse(document: Document, path: str) -> tuple[str, list[Resource]] | None:
     """The first format that recognises the document, and what it parsed; None if none does."""
     if not isinstance(document.data, dict):
@@ -134,10 +151,8 @@ def _parse(document: Document, path: str) -> tuple[str, list[Resource]] | None:
         try:
             parsed = fmt.parse(document, path)
         except Exception as exc:  # a parser bug must not stop the other files; it is reported
-            raise InputError(
-                f"{path}:{document.line}: {fmt.name} parser failed on this document "
-                f"({type(exc).__name__}: {exc}); please report this as a gpu-audit bug"
-            ) from exc
+            stage = f"{fmt.name} parser"
+            raise InputError(parser_failure(path, document.line, stage, exc)) from exc
         if parsed is not None:  # zero GPUs is no GPU job, whatever the format (a CLI skeleton)
             return fmt.name, [r for r in parsed if r.gpu.count != 0]
     return None
