@@ -51,6 +51,16 @@ def _job(
     }
 
 
+def _series(
+    metric: str, resource: str, label: str, key: str, values: list[float]
+) -> dict[str, Any]:
+    return {
+        "metric": {"type": metric},
+        "resource": {"type": resource, "labels": {label: key}},
+        "points": [{"value": {"doubleValue": v}} for v in values],
+    }
+
+
 def scenario() -> FakeGcp:
     central = "us-central1"
     fake = FakeGcp()
@@ -139,6 +149,22 @@ def scenario() -> FakeGcp:
             ]
         },
     }
+    fake.series[PROJECT] = [
+        _series(
+            "ml.googleapis.com/training/accelerator/utilization",
+            "cloudml_job",
+            "job_id",
+            "1",
+            [0.9, 0.8, 0.7],
+        ),
+        _series(
+            "aiplatform.googleapis.com/prediction/online/accelerator/duty_cycle",
+            "aiplatform.googleapis.com/Endpoint",
+            "endpoint_id",
+            "77",
+            [0.02, 0.05, 0.01],
+        ),
+    ]
     fake.vertex_forbidden.add((PROJECT, "asia-east1"))
     fake.vertex_unavailable[(PROJECT, "us-east4")] = 1
     return fake
@@ -183,6 +209,8 @@ def test_every_running_gpu_resource_in_every_location(fake: FakeGcp, endpoint: s
     assert bert.tags == {"team": "nlp"}
     assert (bert.account, bert.region) == (PROJECT, "us-central1")
     assert bert.launched_at is not None and bert.launched_at.minute == 5
+    # Vertex's accelerator metrics are fractions: read as percentages.
+    assert (bert.utilization.gpu_avg, bert.utilization.gpu_p95) == (80, 90)
 
     t4 = resources[f"{PARENT}/us-central1/customJobs/2"]
     assert (t4.gpu.model, t4.gpu.count, t4.capacity) == ("T4", 2, Capacity.ON_DEMAND)
@@ -199,6 +227,8 @@ def test_every_running_gpu_resource_in_every_location(fake: FakeGcp, endpoint: s
         "L4",
         2,
     )
+    assert (chat.utilization.gpu_p95, chat.utilization.window_hours) == (5, 24)
+    assert t4.utilization.gpu_p95 is None  # no series: missing, not zero
     pool = resources[f"{PARENT}/europe-west4/persistentResources/p1"]
     assert (pool.gpu.model, pool.gpu.count, pool.workload) == ("H100", 16, Workload.TRAINING)
     # us-east4 answered 503 once (retried), then three jobs over two pages.
@@ -232,6 +262,7 @@ def test_cli_exits_3_and_prices_at_vertex_rates(endpoint: str, tmp_path: Any) ->
     # two g2-standard-12 replicas at Vertex's rate (Compute Engine's × 1.15)
     assert chat["price"]["on_demand_hourly_usd"] == pytest.approx(2 * 1.0509 * 1.15, abs=0.01)
     fired = {(f["rule_id"], f["resource"]["id"]) for f in report["findings"]}
+    assert ("idle-gpu", f"{PARENT}/europe-west4/endpoints/77") in fired
     assert ("hpo-trial-cap", f"{PARENT}/us-central1/hyperparameterTuningJobs/9") in fired
     assert ("spot-for-training", f"{PARENT}/us-central1/customJobs/2") in fired
     assert ("spot-for-training", f"{PARENT}/us-central1/customJobs/1") not in fired

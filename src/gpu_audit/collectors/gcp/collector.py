@@ -139,9 +139,8 @@ class _ProjectScan:
             if "gce" in self.gcp.services:
                 found += self._read()
             if "vertex" in self.gcp.services:
-                vertex = self.apis.vertex
                 found += VertexScan(
-                    self.gcp, vertex, self.project, lambda: self._session(vertex)
+                    self.gcp, self.apis, self.project, self._session, self.now
                 ).run()
         except GoogleAuthError as exc:  # token refresh failed: no network, revoked credentials
             found.append(self._gap(type(exc).__name__, _one_line(str(exc))))

@@ -9,7 +9,8 @@ from gpu_audit.errors import ConfigError
 
 _METRICS = (
     "install the Ops Agent with NVIDIA GPU metrics (`agent.googleapis.com/gpu/utilization`; "
-    "DCGM for GKE) on the VM image; Vertex AI jobs and endpoints are not measured yet"
+    "DCGM for GKE) on the VM image; Vertex AI endpoints and custom jobs report their "
+    "accelerator duty cycle themselves"
 )
 
 SERVICES = ("gce", "vertex")

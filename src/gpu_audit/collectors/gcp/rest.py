@@ -96,11 +96,15 @@ def fetch_utilization(
     window_hours: float,
     now: datetime,
     timeout: float,
+    resource_type: str = "gce_instance",
+    id_label: str = "instance_id",
+    scale: float = 1.0,
 ) -> dict[str, Utilization]:
-    """GPU utilization per numeric instance id over the window; no series, no entry."""
+    """GPU utilization per resource id (the `id_label` resource label) over the window; no
+    series, no entry. `scale` turns a fraction (Vertex AI's 0-1 metrics) into a percentage."""
     url = f"{base}/v3/projects/{project}/timeSeries"
     params = {
-        "filter": f'metric.type = "{metric_type}" AND resource.type = "gce_instance"',
+        "filter": f'metric.type = "{metric_type}" AND resource.type = "{resource_type}"',
         "interval.startTime": rfc3339(now - timedelta(hours=window_hours)),
         "interval.endTime": rfc3339(now),
         "aggregation.alignmentPeriod": f"{ALIGNMENT_SECONDS}s",
@@ -112,13 +116,13 @@ def fetch_utilization(
     while True:
         body = get_json(session, url, params, timeout)
         for series in body.get("timeSeries") or ():
-            instance_id = (series.get("resource") or {}).get("labels", {}).get("instance_id")
+            instance_id = (series.get("resource") or {}).get("labels", {}).get(id_label)
             if not instance_id:
                 continue
             for point in series.get("points") or ():
                 value = _point_value(point.get("value") or {})
                 if value is not None:
-                    samples[str(instance_id)].append(value)
+                    samples[str(instance_id)].append(min(100.0, value * scale))
         token = body.get("nextPageToken")
         if not token or token in seen_tokens:
             break

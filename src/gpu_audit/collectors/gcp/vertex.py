@@ -6,27 +6,40 @@ client (google-cloud-aiplatform) imports far more than this needs. Calls per pro
 then per location `customJobs.list` and `hyperparameterTuningJobs.list` (filtered server-side
 on JOB_STATE_RUNNING), `endpoints.list` and `persistentResources.list`, 100 a page: with N of
 each kind in L locations, L × (4 + 4 × ceil(N / 100) - 4) + 1 calls, 4 × L + 1 when idle.
-A location that cannot be read is a coverage gap; the others go on.
+A location that cannot be read is a coverage gap; the others go on. Utilization: two
+`timeSeries.list` calls per project with GPU resources (endpoints' accelerator duty cycle,
+custom jobs' accelerator utilization), both 0-1 fractions read as percentages.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
-from gpu_audit.collectors.gcp.connect import Endpoint
+from gpu_audit.collectors.gcp.connect import DEFAULT_MONITORING, Apis, Endpoint
 from gpu_audit.collectors.gcp.instances import workload_of
-from gpu_audit.collectors.gcp.rest import RestError, get_json
+from gpu_audit.collectors.gcp.rest import RestError, fetch_utilization, get_json
 from gpu_audit.collectors.gcp.settings import GcpSettings
 from gpu_audit.collectors.gcp.vertex_map import VertexMapper
-from gpu_audit.model import CoverageGap, Resource
+from gpu_audit.model import CoverageGap, Resource, Utilization
 
 REGIONAL = "https://{location}-aiplatform.googleapis.com"
 GLOBAL = "https://aiplatform.googleapis.com"
 PAGE_SIZE = "100"
 RUNNING = 'state="JOB_STATE_RUNNING"'
-Sessions = Callable[[], Any]  # a new AuthorizedSession (one per thread)
+# Cloud Monitoring metrics (values 0-1) by the collection in a resource's name:
+# metric type, monitored resource type, the resource label holding the collection's id.
+METRICS = {
+    "endpoints": (
+        "aiplatform.googleapis.com/prediction/online/accelerator/duty_cycle",
+        "aiplatform.googleapis.com/Endpoint",
+        "endpoint_id",
+    ),
+    "customJobs": ("ml.googleapis.com/training/accelerator/utilization", "cloudml_job", "job_id"),
+}
 
 
 def _base(api: Endpoint, location: str | None) -> str:
@@ -51,11 +64,21 @@ def _list(session: Any, url: str, key: str, timeout: float, **params: str) -> li
 class VertexScan:
     """One project's Vertex AI GPU capacity, its locations read on a small thread pool."""
 
-    def __init__(self, settings: GcpSettings, api: Endpoint, project: str, sessions: Sessions):
+    def __init__(
+        self,
+        settings: GcpSettings,
+        apis: Apis,
+        project: str,
+        sessions: Callable[[Endpoint], Any],
+        now: datetime,
+    ) -> None:
         self.gcp = settings
-        self.api = api
+        self.api = apis.vertex
         self.project = project
-        self.sessions = sessions
+        self.sessions = lambda: sessions(apis.vertex)
+        self.monitoring = lambda: sessions(apis.monitoring)
+        self.monitoring_base = apis.monitoring.base(DEFAULT_MONITORING)
+        self.now = now
         self.mapper = VertexMapper(project)
 
     def run(self) -> list[Resource | CoverageGap]:
@@ -71,7 +94,44 @@ class VertexScan:
         workers = max(1, min(self.gcp.concurrency, len(locations) or 1))
         with ThreadPoolExecutor(workers, thread_name_prefix="vertex") as pool:
             results = list(pool.map(self._location, locations))
-        return [item for result in results for item in result]
+        found = [item for result in results for item in result]
+        if any(isinstance(item, Resource) for item in found):
+            found = self._measured(found)
+        return found
+
+    def _measured(self, found: list[Resource | CoverageGap]) -> list[Resource | CoverageGap]:
+        """Accelerator duty cycle (0-1) per endpoint and per custom job, as a percentage."""
+        usage: dict[tuple[str, str], Utilization] = {}
+        note = None
+        try:
+            with self.monitoring() as session:
+                for kind, (metric, resource_type, label) in METRICS.items():
+                    measured = fetch_utilization(
+                        session,
+                        self.monitoring_base,
+                        self.project,
+                        metric,
+                        self.gcp.window_hours,
+                        self.now,
+                        self.gcp.timeout,
+                        resource_type=resource_type,
+                        id_label=label,
+                        scale=100.0,
+                    )
+                    usage.update({(kind, key): value for key, value in measured.items()})
+        except RestError as exc:
+            note = f"utilization unavailable: monitoring timeSeries.list: {exc}"
+        out: list[Resource | CoverageGap] = []
+        for item in found:
+            if isinstance(item, Resource):
+                parts = item.id.split("/")  # projects/P/locations/L/<kind>/<id>[/…]
+                known = usage.get((parts[4], parts[5])) if len(parts) > 5 else None
+                if known is not None:
+                    item = replace(item, utilization=known)
+                elif note:
+                    item = replace(item, source=replace(item.source, note=note))
+            out.append(item)
+        return out
 
     def _gap(self, location: str | None, exc: RestError) -> CoverageGap:
         text = str(exc)
