@@ -15,6 +15,7 @@ import click
 
 from gpu_audit import __version__
 from gpu_audit.collectors.provider import Option
+from gpu_audit.collectors.redact import redact_urls
 from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.errors import ConfigError, GpuAuditError
 from gpu_audit.model import ScanResult, Severity
@@ -58,7 +59,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except GpuAuditError as exc:
-            click.echo(f"gpu-audit: error: {exc}", err=True)
+            click.echo(f"gpu-audit: error: {redact_urls(str(exc))}", err=True)
             ctx.exit(ExitCode.ERROR)
 
 
