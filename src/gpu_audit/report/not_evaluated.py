@@ -6,10 +6,11 @@ from collections import Counter
 from dataclasses import dataclass
 
 from gpu_audit.collectors.registry import PROVIDERS
+from gpu_audit.jobs import format_hints
 from gpu_audit.model import Kind, NotEvaluated
 
-# A provider's own hints first (collectors/<name>/provider.py), then (field, kind), then
-# (field, None); `tags.*` is handled apart.
+# A provider's (collectors/<name>/provider.py) or job format's (jobs/<format>.py) own hints first,
+# then (field, kind), then (field, None); `tags.*` is handled apart.
 _HINTS: dict[tuple[str, str | None], str] = {
     (
         "utilization.gpu_p95",
@@ -63,7 +64,7 @@ def grouped(records: tuple[NotEvaluated, ...]) -> list[Gap]:
 def hint(missing: str, provider: str, kind: str = Kind.INSTANCE.value) -> str:
     """How to supply a missing field; Markdown from this module (no input is interpolated)."""
     field = missing.split(" ", 1)[0]
-    own = PROVIDERS[provider].hints if provider in PROVIDERS else {}
+    own = PROVIDERS[provider].hints if provider in PROVIDERS else format_hints(provider)
     if field in own:
         return own[field]
     for key in ((field, kind), (field, None)):
