@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpu_audit.collectors.registry import PROVIDERS
@@ -64,6 +65,7 @@ def grouped(records: tuple[NotEvaluated, ...]) -> list[Gap]:
 def hint(missing: str, provider: str, kind: str = Kind.INSTANCE.value) -> str:
     """How to supply a missing field; Markdown from this module (no input is interpolated)."""
     field = missing.split(" ", 1)[0]
+    own: Mapping[str, str]
     if kind == Kind.JOB.value:  # a job's provider is its format (`kubernetes` is both)
         own = format_hints(provider)
     else:
