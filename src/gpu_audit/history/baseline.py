@@ -1,0 +1,81 @@
+"""A saved JSON report as the previous audit: the same comparison without a database."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from gpu_audit.errors import InputError
+from gpu_audit.history.compare import PastFinding, PastResource, Previous
+from gpu_audit.history.store import parse_iso
+from gpu_audit.model import Severity, TrendPoint
+from gpu_audit.yamlsrc import read_text
+
+
+def load_baseline(path: str) -> Previous:
+    """The previous audit from a gpu-audit JSON report (`--format json`)."""
+    try:
+        document = json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{path}:{exc.lineno}:{exc.colno}: baseline: invalid JSON: {exc.msg}"
+        ) from None
+    if not isinstance(document, dict) or document.get("tool", {}).get("name") != "gpu-audit":
+        raise InputError(f"{path}:1: baseline: not a gpu-audit JSON report")
+    try:
+        return _previous(document)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(
+            f"{path}: baseline: not a gpu-audit JSON report ({exc!r} missing or bad)"
+        ) from None
+
+
+def _previous(document: Mapping[str, Any]) -> Previous:
+    generated_at = parse_iso(document["generated_at"])
+    findings = {}
+    for raw in document["findings"]:
+        fingerprint = raw.get("fingerprint")
+        if not fingerprint:
+            raise ValueError("findings[].fingerprint")
+        resource = raw["resource"]
+        findings[fingerprint] = PastFinding(
+            rule_id=raw["rule_id"],
+            severity=Severity.parse(raw["severity"]),
+            title=raw["title"],
+            resource_key=f"{resource['provider']}:{resource['id']}",
+            resource_id=resource["id"],
+            location=raw["location"],
+            monthly_savings_usd=raw.get("monthly_savings_usd"),
+            first_seen=parse_iso(raw["first_seen"]) if raw.get("first_seen") else generated_at,
+            audits_open=raw.get("audits_open") or 1,
+            is_open=raw.get("waiver") is None and raw.get("suppressed") is None,
+        )
+    resources = {}
+    for raw in document["resources"]:
+        if raw.get("kind") == "job":
+            continue  # a job is not running capacity: a deleted job file is not a removed resource
+        parts = [raw["provider"], raw.get("account") or "-", raw.get("region") or "-", raw["id"]]
+        resources[f"{raw['provider']}:{raw['id']}"] = PastResource(
+            raw["id"],
+            raw["provider"],
+            raw.get("account"),
+            raw.get("region"),
+            "/".join(parts),
+            raw.get("monthly_cost_usd"),
+        )
+    summary = document["summary"]
+    cost = float(summary["monthly_cost_usd"])
+    savings = float(summary["monthly_savings_usd"])
+    since = summary.get("since") or {}
+    trend = tuple(
+        TrendPoint(
+            parse_iso(p["generated_at"]),
+            p["monthly_cost_usd"],
+            p["monthly_savings_usd"],
+            p["savings_realised_usd"],
+            p["findings"],
+        )
+        for p in since.get("trend") or ()
+    ) or (TrendPoint(generated_at, cost, savings, 0.0, int(summary["findings"])),)
+    return Previous(generated_at, cost, savings, findings, resources, trend)

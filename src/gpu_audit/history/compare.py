@@ -1,0 +1,152 @@
+"""The comparison with the previous audit: new, persisting, resolved, removed, realised."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from gpu_audit.history.fingerprint import resource_key
+from gpu_audit.model import (
+    Change,
+    Comparison,
+    CoverageGap,
+    FindingHistory,
+    Removed,
+    Resolved,
+    ScanResult,
+    Severity,
+    TrendPoint,
+)
+from gpu_audit.report.summary import total_savings
+
+TREND_AUDITS = 8  # the trend shows this audit and the seven before it
+
+
+@dataclass(frozen=True, slots=True)
+class PastFinding:
+    """What the previous audit recorded of one finding."""
+
+    rule_id: str
+    severity: Severity
+    title: str
+    resource_key: str
+    resource_id: str
+    location: str
+    monthly_savings_usd: float | None
+    first_seen: datetime
+    audits_open: int
+    is_open: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PastResource:
+    resource_id: str
+    provider: str
+    account: str | None
+    region: str | None
+    location: str
+    monthly_cost_usd: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Previous:
+    """The previous audit, from the history store or a saved JSON report."""
+
+    generated_at: datetime
+    monthly_cost_usd: float
+    monthly_savings_usd: float
+    findings: Mapping[str, PastFinding]  # by fingerprint
+    resources: Mapping[str, PastResource]  # by resource key
+    trend: tuple[TrendPoint, ...] = field(default=())  # the audits before, oldest first
+
+
+def compare(result: ScanResult, previous: Previous | None, source: str) -> Comparison:
+    """Judge each finding of `result` against `previous` (None: the first audit)."""
+    fingerprints = result.fingerprints
+    now = result.generated_at
+    past = previous.findings if previous else {}
+    changes = []
+    new = persisting = 0
+    for finding, fingerprint in zip(result.findings, fingerprints, strict=True):
+        before = past.get(fingerprint)
+        if before is None:
+            changes.append(FindingHistory(Change.NEW, now, 1))
+            new += finding.is_open
+        else:
+            changes.append(
+                FindingHistory(Change.PERSISTING, before.first_seen, before.audits_open + 1)
+            )
+            persisting += finding.is_open
+    open_findings = [f for f in result.findings if f.is_open]
+    cost = round(sum(r.monthly_cost_usd or 0.0 for r in result.resources), 2)
+    savings = total_savings(open_findings)
+    if previous is None:
+        point = TrendPoint(now, cost, savings, 0.0, len(open_findings))
+        return Comparison(source, None, tuple(changes), new=new, trend=(point,))
+    seen = set(fingerprints)
+    keys = {resource_key(r) for r in result.resources}
+    gaps = result.coverage_gaps
+    resolved = [
+        _resolved(fp, f)
+        for fp, f in past.items()
+        if f.is_open
+        and fp not in seen
+        and not _unseen(previous.resources.get(f.resource_key), gaps)
+    ]
+    resolved.sort(key=lambda r: (-(r.monthly_savings_usd or 0.0), r.location, r.rule_id))
+    realised = _realised(past, resolved)
+    removed = [
+        Removed(r.resource_id, r.provider, r.location, r.monthly_cost_usd)
+        for key, r in previous.resources.items()
+        if key not in keys and not _unseen(r, gaps)
+    ]
+    removed.sort(key=lambda r: (-(r.monthly_cost_usd or 0.0), r.location))
+    point = TrendPoint(now, cost, savings, realised, len(open_findings))
+    return Comparison(
+        source=source,
+        previous_at=previous.generated_at,
+        changes=tuple(changes),
+        new=new,
+        persisting=persisting,
+        resolved=tuple(resolved),
+        removed=tuple(removed),
+        previous_cost_usd=previous.monthly_cost_usd,
+        previous_savings_usd=previous.monthly_savings_usd,
+        savings_realised_usd=realised,
+        trend=(*previous.trend, point)[-TREND_AUDITS:],
+    )
+
+
+def _resolved(fingerprint: str, f: PastFinding) -> Resolved:
+    return Resolved(
+        fingerprint,
+        f.rule_id,
+        f.severity,
+        f.title,
+        f.resource_id,
+        f.location,
+        f.monthly_savings_usd,
+        f.first_seen,
+    )
+
+
+def _realised(past: Mapping[str, PastFinding], resolved: list[Resolved]) -> float:
+    """Savings of resolved findings; as with savings found, per resource the largest counts."""
+    best: dict[str, float] = {}
+    for item in resolved:
+        key = past[item.fingerprint].resource_key
+        best[key] = max(best.get(key, 0.0), item.monthly_savings_usd or 0.0)
+    return round(sum(best.values(), 0.0), 2)
+
+
+def _unseen(resource: PastResource | None, gaps: tuple[CoverageGap, ...]) -> bool:
+    """A resource in a region or account this scan could not read is not gone: it is unseen."""
+    if resource is None:
+        return False
+    return any(
+        gap.provider == resource.provider
+        and (gap.account is None or gap.account == resource.account)
+        and (gap.region is None or gap.region == resource.region)
+        for gap in gaps
+    )
