@@ -12,6 +12,7 @@ import click
 
 from gpu_audit import __version__
 from gpu_audit.errors import ConfigError, GpuAuditError
+from gpu_audit.history.cli import history_group
 from gpu_audit.model import ScanResult, Severity
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -26,14 +27,15 @@ class ExitCode(IntEnum):
     INCOMPLETE = 3  # a region, account or project could not be read; takes precedence over 1
 
 
-def exit_code(result: ScanResult, fail_on: str) -> ExitCode:
+def exit_code(result: ScanResult, fail_on: str, new_only: bool = False) -> ExitCode:
     if result.input_errors:
         return ExitCode.ERROR
     if result.partial:
         return ExitCode.INCOMPLETE
     if fail_on != "none":
-        threshold = Severity.parse(fail_on)
-        if any(f.is_open and f.severity >= threshold for f in result.findings):
+        from gpu_audit.history.remember import failing
+
+        if failing(result, Severity.parse(fail_on), new_only):
             return ExitCode.FINDINGS
     return ExitCode.OK
 
@@ -100,6 +102,21 @@ def output_options(func: F) -> F:
             help="Settings file (default: .gpu-audit.yaml found upwards).",
         ),
         click.option("-q", "--quiet", is_flag=True, help="Print the summary line only."),
+        click.option(
+            "--baseline",
+            metavar="REPORT.json",
+            help="Compare with this saved JSON report (no database): new, persisting, resolved.",
+        ),
+        click.option(
+            "--fail-on-new",
+            is_flag=True,
+            help="Exit 1 on any open finding not in the baseline or the last audit.",
+        ),
+        click.option(
+            "--new-only",
+            is_flag=True,
+            help="--fail-on counts only findings not in the baseline or the last audit.",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -146,13 +163,18 @@ def main() -> None:
     metavar="ISO-TIME",
     help="Judge as of this time (reproducible reports); default: now, or the inventory's.",
 )
+@click.option(
+    "--history",
+    metavar="PATH",
+    help="Record the audit in this SQLite database and compare with the previous one.",
+)
 @output_options
 def scan(**options: Any) -> None:
     """Enumerate running GPU capacity (or a saved inventory) and judge it."""
     from gpu_audit.commands import run_scan
 
     result, settings = run_scan(options)
-    _finish(result, options, settings.fail_on)
+    _finish(result, options, settings.fail_on, options["history"] or settings.history)
 
 
 @main.command()
@@ -163,14 +185,23 @@ def check(files: tuple[str, ...], **options: Any) -> None:
     from gpu_audit.commands import run_check
 
     result, settings = run_check(files, options)
-    _finish(result, options, settings.fail_on)
+    _finish(result, options, settings.fail_on, None)
 
 
-def _finish(result: ScanResult, options: dict[str, Any], configured: str | None) -> None:
+def _finish(
+    result: ScanResult, options: dict[str, Any], configured: str | None, history: str | None
+) -> None:
     from gpu_audit.report import render
     from gpu_audit.report.summary import summarize
     from gpu_audit.report.table import summary_line
 
+    new_only = options["new_only"] or options["fail_on_new"]
+    if new_only and not (history or options["baseline"]):
+        raise ConfigError("--new-only and --fail-on-new need --baseline REPORT.json or --history")
+    if history or options["baseline"]:
+        from gpu_audit.history.remember import remember
+
+        result = remember(result, history, options["baseline"])
     fmt = options["fmt"] or ("table" if sys.stdout.isatty() else "text")
     if options["reports"] or options["output"]:
         from gpu_audit.report.writer import write_atomic  # tempfile: ~15 ms a hook need not pay
@@ -187,10 +218,14 @@ def _finish(result: ScanResult, options: dict[str, Any], configured: str | None)
         click.echo(f"gpu-audit: error: {skipped.reason}", err=True)
     for gap in result.coverage_gaps:
         click.echo(f"gpu-audit: incomplete: {gap.location}: {gap.error}: {gap.message}", err=True)
-    fail_on = options["fail_on"] or configured or "high"
+    default = "info" if options["fail_on_new"] else "high"
+    fail_on = options["fail_on"] or (None if options["fail_on_new"] else configured) or default
     if fail_on not in FAIL_ON:
         raise ConfigError(f"fail_on: '{fail_on}' is not one of {', '.join(FAIL_ON)}")
-    sys.exit(exit_code(result, fail_on))
+    sys.exit(exit_code(result, fail_on, new_only))
+
+
+main.add_command(history_group)
 
 
 @main.group()

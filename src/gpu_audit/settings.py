@@ -50,6 +50,7 @@ class Settings:
     gcp: GcpSettings = field(default_factory=GcpSettings)
     policies: tuple[str, ...] = ()
     fail_on: str | None = None
+    history: str | None = None  # the audit history database (`scan --history`)
     source: str | None = None  # the config file these came from
 
 
@@ -88,7 +89,7 @@ def load_settings(path: str | None, discover_default: bool = True) -> Settings:
 
 
 def _build(path: str, data: LineMap) -> Settings:
-    known = {"aws", "gcp", "policies", "fail_on", "fail-on"}
+    known = {"aws", "gcp", "policies", "fail_on", "fail-on", "history"}
     for key in data:
         if key not in known:
             raise ConfigError(f"{path}:{data.line_of(key)}: config: {key}: unknown key")
@@ -100,7 +101,13 @@ def _build(path: str, data: LineMap) -> Settings:
     base = os.path.dirname(path)
     resolved = tuple(p if p == "runbook" else os.path.join(base, p) for p in policies)
     fail_on = data.get("fail_on", data.get("fail-on"))
-    return Settings(aws=aws, gcp=gcp, policies=resolved, fail_on=fail_on, source=path)
+    history = data.get("history")
+    if history is not None and not isinstance(history, str):
+        raise ConfigError(f"{path}:{data.line_of('history')}: config: history: expected a path")
+    history = os.path.join(base, os.path.expanduser(history)) if history else None
+    return Settings(
+        aws=aws, gcp=gcp, policies=resolved, fail_on=fail_on, history=history, source=path
+    )
 
 
 def _section(path: str, data: LineMap, name: str, kind: Any) -> Any:
