@@ -43,7 +43,11 @@ _HINTS: dict[tuple[str, str | None], str] = {
     "waive the rule for it or scope the rule with `where`",
     ("gpu.count", "job"): "give the GPU count literally, not through a template variable",
     ("gpu.count", None): "use an instance type the catalog knows (`gpu-audit catalog lookup`)",
+    ("capacity", "job"): "state the capacity in the job config (SkyPilot `use_spot`, a "
+    "`karpenter.sh/capacity-type` or `cloud.google.com/gke-spot` nodeSelector on Kubernetes)",
     ("capacity", None): "record the provisioning model (spot, on-demand or reserved)",
+    ("workload", None): "tag the resource `workload: training|inference|notebook` (the "
+    "`workload_tag` setting names the key), or add a name pattern under `workload_patterns`",
     ("uptime_hours", None): "record the launch time (`launched_at`)",
     ("monthly_cost_usd", None): "use an instance type and region the price catalog knows",
     ("limits.max_runtime_hours", "job"): "set a runtime cap in the job config",
