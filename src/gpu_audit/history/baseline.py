@@ -34,20 +34,21 @@ def load_baseline(path: str) -> Previous:
 def _previous(document: Mapping[str, Any]) -> Previous:
     generated_at = parse_iso(document["generated_at"])
     findings = {}
+    titles = {}
     for raw in document["findings"]:
         fingerprint = raw.get("fingerprint")
         if not fingerprint:
             raise ValueError("findings[].fingerprint")
         resource = raw["resource"]
+        titles[raw["rule_id"]] = raw["title"]
         findings[fingerprint] = PastFinding(
             rule_id=raw["rule_id"],
-            severity=Severity.parse(raw["severity"]),
-            title=raw["title"],
+            severity=int(Severity.parse(raw["severity"])),
             resource_key=f"{resource['provider']}:{resource['id']}",
             resource_id=resource["id"],
             location=raw["location"],
             monthly_savings_usd=raw.get("monthly_savings_usd"),
-            first_seen=parse_iso(raw["first_seen"]) if raw.get("first_seen") else generated_at,
+            first_seen=raw.get("first_seen") or document["generated_at"],
             audits_open=raw.get("audits_open") or 1,
             is_open=raw.get("waiver") is None and raw.get("suppressed") is None,
         )
@@ -78,4 +79,4 @@ def _previous(document: Mapping[str, Any]) -> Previous:
         )
         for p in since.get("trend") or ()
     ) or (TrendPoint(generated_at, cost, savings, 0.0, int(summary["findings"])),)
-    return Previous(generated_at, cost, savings, findings, resources, trend)
+    return Previous(generated_at, cost, savings, findings, resources, trend, titles)

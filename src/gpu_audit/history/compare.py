@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 from gpu_audit.history.fingerprint import resource_key
 from gpu_audit.model import (
@@ -23,24 +24,21 @@ from gpu_audit.report.summary import total_savings
 TREND_AUDITS = 8  # the trend shows this audit and the seven before it
 
 
-@dataclass(frozen=True, slots=True)
-class PastFinding:
-    """What the previous audit recorded of one finding."""
+class PastFinding(NamedTuple):
+    """What the previous audit recorded of one finding (a row: ~200k are read at once)."""
 
     rule_id: str
-    severity: Severity
-    title: str
+    severity: int
     resource_key: str
     resource_id: str
     location: str
     monthly_savings_usd: float | None
-    first_seen: datetime
+    first_seen: str  # ISO 8601
     audits_open: int
-    is_open: bool
+    is_open: int
 
 
-@dataclass(frozen=True, slots=True)
-class PastResource:
+class PastResource(NamedTuple):
     resource_id: str
     provider: str
     account: str | None
@@ -59,6 +57,7 @@ class Previous:
     findings: Mapping[str, PastFinding]  # by fingerprint
     resources: Mapping[str, PastResource]  # by resource key
     trend: tuple[TrendPoint, ...] = field(default=())  # the audits before, oldest first
+    titles: Mapping[str, str] = field(default_factory=dict)  # rule id → title
 
 
 def compare(result: ScanResult, previous: Previous | None, source: str) -> Comparison:
@@ -68,15 +67,18 @@ def compare(result: ScanResult, previous: Previous | None, source: str) -> Compa
     past = previous.findings if previous else {}
     changes = []
     new = persisting = 0
+    fresh = FindingHistory(Change.NEW, now, 1)
+    dates: dict[str, datetime] = {}
     for finding, fingerprint in zip(result.findings, fingerprints, strict=True):
         before = past.get(fingerprint)
         if before is None:
-            changes.append(FindingHistory(Change.NEW, now, 1))
+            changes.append(fresh)
             new += finding.is_open
         else:
-            changes.append(
-                FindingHistory(Change.PERSISTING, before.first_seen, before.audits_open + 1)
+            first = dates.get(before.first_seen) or dates.setdefault(
+                before.first_seen, parse_time(before.first_seen)
             )
+            changes.append(FindingHistory(Change.PERSISTING, first, before.audits_open + 1))
             persisting += finding.is_open
     open_findings = [f for f in result.findings if f.is_open]
     cost = round(sum(r.monthly_cost_usd or 0.0 for r in result.resources), 2)
@@ -88,7 +90,7 @@ def compare(result: ScanResult, previous: Previous | None, source: str) -> Compa
     keys = {resource_key(r) for r in result.resources}
     gaps = result.coverage_gaps
     resolved = [
-        _resolved(fp, f)
+        _resolved(fp, f, previous.titles)
         for fp, f in past.items()
         if f.is_open
         and fp not in seen
@@ -118,17 +120,21 @@ def compare(result: ScanResult, previous: Previous | None, source: str) -> Compa
     )
 
 
-def _resolved(fingerprint: str, f: PastFinding) -> Resolved:
+def _resolved(fingerprint: str, f: PastFinding, titles: Mapping[str, str]) -> Resolved:
     return Resolved(
         fingerprint,
         f.rule_id,
-        f.severity,
-        f.title,
+        Severity(f.severity),
+        titles.get(f.rule_id, f.rule_id),
         f.resource_id,
         f.location,
         f.monthly_savings_usd,
-        f.first_seen,
+        parse_time(f.first_seen),
     )
+
+
+def parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def _realised(past: Mapping[str, PastFinding], resolved: list[Resolved]) -> float:

@@ -7,9 +7,9 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from gpu_audit.canonical import from_mapping
 from gpu_audit.errors import InputError
 from gpu_audit.history.compare import compare
+from gpu_audit.history.documents import unpack
 from gpu_audit.history.store import HistoryStore, _scope, parse_iso
 from gpu_audit.model import (
     CoverageGap,
@@ -30,48 +30,31 @@ def load_audit(store: HistoryStore, audit_id: int) -> ScanResult:
     """The audit `audit_id` as it was judged, compared again with the audit before it."""
     with store.errors():
         row = store.conn.execute(
-            "SELECT generated_at, scope, rules, coverage_gaps, skipped, waivers "
-            "FROM audits WHERE id = ?",
+            "SELECT generated_at, scope, rules, coverage_gaps, skipped, waivers, "
+            "resource_documents FROM audits WHERE id = ?",
             (audit_id,),
         ).fetchone()
         if row is None:
             raise InputError(f"{store.path}: history: no audit with id {audit_id}")
-        resources = [
-            from_mapping(json.loads(doc))
-            for (doc,) in store.conn.execute(
-                "SELECT document FROM resources WHERE audit_id = ? ORDER BY seq", (audit_id,)
-            )
-        ]
+        resources = unpack(row[6])
+        rules = {r["id"]: _rule(r) for r in json.loads(row[2])}
         waivers: dict[str, Waiver] = {}
         findings = []
         fingerprints = []
-        for (
-            fp,
-            rseq,
-            rule,
-            sev,
-            title,
-            fld,
-            exp,
-            act,
-            line,
-            sav,
-            rem,
-            waiver,
-            supp,
-        ) in store.conn.execute(
-            "SELECT fingerprint, resource_seq, rule_id, severity, title, field, expected, "
-            "actual, line, monthly_savings_usd, remediation, waiver, suppressed "
+        for fp, rseq, rule_id, sev, fld, exp, act, line, sav, waiver, supp in store.conn.execute(
+            "SELECT fingerprint, resource_seq, rule_id, severity, field, expected, actual, "
+            "line, monthly_savings_usd, waiver, suppressed "
             "FROM findings WHERE audit_id = ? ORDER BY seq",
             (audit_id,),
         ):
+            rule = rules.get(rule_id)
+            title, remedy = (rule.title, rule.remediation) if rule else (rule_id, None)
             held = _waiver(waivers, waiver)
             resource = resources[rseq]
             findings.append(
-                Finding(
-                    rule, Severity(sev), title, resource, fld, exp, act, line, sav, rem, held, supp
-                )
-            )
+                Finding(rule_id, Severity(sev), title, resource, fld, exp, act, line, sav, remedy,
+                        held, supp)
+            )  # fmt: skip
             fingerprints.append(fp)
         not_evaluated = tuple(
             NotEvaluated(rule, resources[rseq], missing)
@@ -81,11 +64,11 @@ def load_audit(store: HistoryStore, audit_id: int) -> ScanResult:
                 (audit_id,),
             )
         )
-    generated_at, scope, rules, gaps, skipped, statuses = row
+    generated_at, scope, _, gaps, skipped, statuses, _ = row
     result = ScanResult(
         generated_at=parse_iso(generated_at),
         scope=_scope(scope),
-        rules=tuple(_rule(r) for r in json.loads(rules)),
+        rules=tuple(rules.values()),
         resources=tuple(resources),
         findings=tuple(findings),
         not_evaluated=not_evaluated,

@@ -33,11 +33,12 @@ MIGRATIONS: dict[int, str] = {
         removed INTEGER,
         monthly_cost_usd REAL NOT NULL,
         monthly_savings_usd REAL NOT NULL,
-        savings_realised_usd REAL NOT NULL
+        savings_realised_usd REAL NOT NULL,
+        resource_documents BLOB NOT NULL  -- every resource in full (history/documents.py)
     );
     CREATE INDEX audits_by_scope ON audits (scope_key, generated_at);
     CREATE TABLE resources (
-        audit_id INTEGER NOT NULL REFERENCES audits (id) ON DELETE CASCADE,
+        audit_id INTEGER NOT NULL,
         seq INTEGER NOT NULL,
         key TEXT NOT NULL,
         id TEXT NOT NULL,
@@ -46,23 +47,20 @@ MIGRATIONS: dict[int, str] = {
         region TEXT,
         location TEXT NOT NULL,
         monthly_cost_usd REAL,
-        document TEXT NOT NULL,
         PRIMARY KEY (audit_id, seq)
     ) WITHOUT ROWID;
     CREATE TABLE findings (
-        audit_id INTEGER NOT NULL REFERENCES audits (id) ON DELETE CASCADE,
+        audit_id INTEGER NOT NULL,
         seq INTEGER NOT NULL,
         fingerprint TEXT NOT NULL,
         resource_seq INTEGER NOT NULL,
         rule_id TEXT NOT NULL,
         severity INTEGER NOT NULL,
-        title TEXT NOT NULL,
         field TEXT,
         expected TEXT NOT NULL,
         actual TEXT NOT NULL,
         line INTEGER,
         monthly_savings_usd REAL,
-        remediation TEXT,
         waiver TEXT,
         suppressed TEXT,
         first_seen TEXT NOT NULL,
@@ -70,7 +68,7 @@ MIGRATIONS: dict[int, str] = {
         PRIMARY KEY (audit_id, seq)
     ) WITHOUT ROWID;
     CREATE TABLE not_evaluated (
-        audit_id INTEGER NOT NULL REFERENCES audits (id) ON DELETE CASCADE,
+        audit_id INTEGER NOT NULL,
         rule_id TEXT NOT NULL,
         resource_seq INTEGER NOT NULL,
         missing TEXT NOT NULL

@@ -11,12 +11,12 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from gpu_audit.canonical import to_mapping
 from gpu_audit.errors import InputError
 from gpu_audit.history import schema
 from gpu_audit.history.compare import TREND_AUDITS, PastFinding, PastResource, Previous, compare
+from gpu_audit.history.documents import pack
 from gpu_audit.history.fingerprint import resource_key
-from gpu_audit.model import ScanResult, Scope, Severity, TrendPoint, Waiver
+from gpu_audit.model import ScanResult, Scope, TrendPoint, Waiver
 from gpu_audit.report.summary import summarize
 
 
@@ -68,7 +68,7 @@ class HistoryStore:
             raise InputError(f"{path}: history: cannot open: {exc}") from None
         store = cls(path, conn)
         with store.errors():
-            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA cache_size = -65536")  # 64 MiB: an audit is written in one go
             schema.migrate(path, conn)
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")
@@ -102,7 +102,7 @@ class HistoryStore:
         with self.errors():
             rows = self.conn.execute(
                 "SELECT id, generated_at, monthly_cost_usd, monthly_savings_usd, "
-                "savings_realised_usd, findings_open FROM audits "
+                "savings_realised_usd, findings_open, rules FROM audits "
                 "WHERE scope_key = ? AND generated_at < ? ORDER BY generated_at DESC, id DESC "
                 "LIMIT ?",
                 (scope_key(result.scope), iso(result.generated_at), TREND_AUDITS - 1),
@@ -113,6 +113,7 @@ class HistoryStore:
             trend = tuple(
                 TrendPoint(parse_iso(r[1]), r[2], r[3], r[4], r[5]) for r in reversed(rows)
             )
+            titles = {rule["id"]: rule["title"] for rule in json.loads(rows[0][6])}
             return Previous(
                 parse_iso(generated_at),
                 cost,
@@ -120,6 +121,7 @@ class HistoryStore:
                 self._past_findings(audit_id),
                 self._past_resources(audit_id),
                 trend,
+                titles,
             )
 
     def _past_resources(self, audit_id: int) -> dict[str, PastResource]:
@@ -128,11 +130,11 @@ class HistoryStore:
             "FROM resources WHERE audit_id = ?",
             (audit_id,),
         )
-        return {r[0]: PastResource(*r[1:]) for r in rows}
+        return {r[0]: PastResource._make(r[1:]) for r in rows}
 
     def _past_findings(self, audit_id: int) -> dict[str, PastFinding]:
         rows = self.conn.execute(
-            "SELECT f.fingerprint, f.rule_id, f.severity, f.title, r.key, r.id, r.location, "
+            "SELECT f.fingerprint, f.rule_id, f.severity, r.key, r.id, r.location, "
             "f.monthly_savings_usd, f.first_seen, f.audits_open, "
             "f.waiver IS NULL AND f.suppressed IS NULL "
             "FROM findings f JOIN resources r "
@@ -140,26 +142,22 @@ class HistoryStore:
             "WHERE f.audit_id = ?",
             (audit_id,),
         )
-        seen: dict[str, datetime] = {}
-        out = {}
-        for fp, rule, sev, title, key, rid, loc, saving, first, count, is_open in rows:
-            when = seen.get(first) or seen.setdefault(first, parse_iso(first))
-            out[fp] = PastFinding(
-                rule, Severity(sev), title, key, rid, loc, saving, when, count, bool(is_open)
-            )
-        return out
+        make = PastFinding._make
+        return {row[0]: make(row[1:]) for row in rows}
 
     def record(self, result: ScanResult) -> int:
         """Record `result` (compared or not) in one transaction; returns the audit id."""
         summary = summarize(result)
         since = result.since
         scope = result.scope
+        documents = pack(result.resources)
         with self.transaction() as conn:
             audit_id = conn.execute(
                 "INSERT INTO audits (generated_at, recorded_at, scope_key, scope, rules, "
                 "coverage_gaps, skipped, waivers, resources, findings_open, not_evaluated, new, "
                 "persisting, resolved, removed, monthly_cost_usd, monthly_savings_usd, "
-                "savings_realised_usd) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "savings_realised_usd, resource_documents) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     iso(result.generated_at),
                     iso(datetime.now(UTC)),
@@ -179,6 +177,7 @@ class HistoryStore:
                     summary.monthly_cost_usd,
                     summary.monthly_savings_usd,
                     since.savings_realised_usd if since else 0.0,
+                    documents,
                 ),
             ).lastrowid
             assert audit_id is not None
@@ -187,53 +186,28 @@ class HistoryStore:
 
     def _insert_rows(self, conn: sqlite3.Connection, audit_id: int, result: ScanResult) -> None:
         seq = {id(r): i for i, r in enumerate(result.resources)}
-        dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
         conn.executemany(
-            "INSERT INTO resources VALUES (?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO resources VALUES (?,?,?,?,?,?,?,?,?)",
             (
-                (
-                    audit_id,
-                    i,
-                    resource_key(r),
-                    r.id,
-                    r.provider,
-                    r.account,
-                    r.region,
-                    r.location,
-                    r.monthly_cost_usd,
-                    dumps(to_mapping(r)),
-                )
+                (audit_id, i, resource_key(r), r.id, r.provider, r.account, r.region,
+                 r.location, r.monthly_cost_usd)
                 for i, r in enumerate(result.resources)
             ),
-        )
+        )  # fmt: skip
         since = result.since or compare(result, None, "")
         stamps: dict[datetime, str] = {}
         waivers: dict[int, str] = {}
         rows = (
-            (
-                audit_id,
-                i,
-                fp,
-                seq[id(f.resource)],
-                f.rule_id,
-                int(f.severity),
-                f.title,
-                f.field,
-                f.expected,
-                f.actual,
-                f.line,
-                f.monthly_savings_usd,
-                f.remediation,
-                _interned(waivers, f.waiver),
-                f.suppressed,
-                stamps.get(c.first_seen) or stamps.setdefault(c.first_seen, iso(c.first_seen)),
-                c.audits_open,
-            )
+            (audit_id, i, fp, seq[id(f.resource)], f.rule_id, f.severity, f.field, f.expected,
+             f.actual, f.line, f.monthly_savings_usd,
+             None if f.waiver is None else _interned(waivers, f.waiver), f.suppressed,
+             stamps.get(c.first_seen) or stamps.setdefault(c.first_seen, iso(c.first_seen)),
+             c.audits_open)
             for i, (f, fp, c) in enumerate(
                 zip(result.findings, result.fingerprints, since.changes, strict=True)
             )
-        )
-        conn.executemany("INSERT INTO findings VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        )  # fmt: skip
+        conn.executemany("INSERT INTO findings VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
         conn.executemany(
             "INSERT INTO not_evaluated VALUES (?,?,?,?)",
             ((audit_id, n.rule_id, seq[id(n.resource)], n.missing) for n in result.not_evaluated),
@@ -277,8 +251,17 @@ class HistoryStore:
                     (keep,),
                 )
             ]
-            conn.executemany("DELETE FROM audits WHERE id = ?", ((i,) for i in doomed))
+            for statement in _PRUNE:
+                conn.executemany(statement, ((i,) for i in doomed))
         return len(doomed)
+
+
+_PRUNE = (
+    "DELETE FROM not_evaluated WHERE audit_id = ?",
+    "DELETE FROM findings WHERE audit_id = ?",
+    "DELETE FROM resources WHERE audit_id = ?",
+    "DELETE FROM audits WHERE id = ?",
+)
 
 
 def _scope(text: str) -> Scope:
@@ -309,9 +292,7 @@ def _waiver_status(status: Any) -> dict[str, Any]:
     return {**waiver_mapping(status.waiver), "state": status.state.value, "matched": status.matched}
 
 
-def _interned(cache: dict[int, str], waiver: Waiver | None) -> str | None:
-    if waiver is None:
-        return None
+def _interned(cache: dict[int, str], waiver: Waiver) -> str:
     text = cache.get(id(waiver))
     if text is None:
         text = cache[id(waiver)] = json.dumps(waiver_mapping(waiver), default=str)
