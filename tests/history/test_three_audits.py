@@ -108,3 +108,20 @@ def test_prune_keeps_the_latest(quarters: tuple[Path, list[Path]], tmp_path: Pat
     assert kept.generated_at == _day(DATES[2])
     assert store.conn.execute("SELECT count(DISTINCT audit_id) FROM findings").fetchone() == (1,)
     store.close()
+
+
+def test_the_history_setting_records_without_the_flag(
+    quarters: tuple[Path, list[Path]], tmp_path: Path
+) -> None:
+    policy, paths = quarters
+    config = tmp_path / "gpu-audit.yaml"
+    config.write_text("history: audits/history.db\n")
+    (tmp_path / "audits").mkdir()
+    for path, when in zip(paths[:2], DATES[:2], strict=True):
+        code, _, err = run(
+            "scan", "--inventory", path, "--policy", policy, "--config", config, "--now", when,
+            "--fail-on", "none", "-q",
+        )  # fmt: skip
+        assert code == 0, err
+    code, out, _ = run("history", "list", "--config", config)
+    assert code == 0 and len(out.splitlines()) == 4  # headers, rule, two audits

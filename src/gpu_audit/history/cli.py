@@ -13,6 +13,9 @@ _DATABASE = click.option(
     metavar="PATH",
     help="The history database (default: `history:` in .gpu-audit.yaml).",
 )
+_CONFIG = click.option(
+    "--config", "config_path", metavar="FILE", help="Settings file (default: found upwards)."
+)
 
 
 def _open(path: str | None, config: str | None = None) -> Any:
@@ -26,18 +29,19 @@ def _open(path: str | None, config: str | None = None) -> Any:
     return HistoryStore.open(path, create=False)
 
 
-@click.group("history")
+@click.group("history", short_help="Recorded audits: list, show, trend, prune.")
 def history_group() -> None:
     """Recorded audits: list them, show one again, the trend, prune old ones."""
 
 
-@history_group.command("list")
+@history_group.command("list", short_help="The audits recorded.")
 @_DATABASE
-def history_list(path: str | None) -> None:
+@_CONFIG
+def history_list(path: str | None, config_path: str | None) -> None:
     """Audits: when, scope, counts, spend and savings."""
     from tabulate import tabulate
 
-    store = _open(path)
+    store = _open(path, config_path)
     rows = [
         (
             a.id,
@@ -60,17 +64,20 @@ def history_list(path: str | None) -> None:
     click.echo(tabulate(rows, headers=headers, disable_numparse=True))
 
 
-@history_group.command("show")
+@history_group.command("show", short_help="Render a recorded audit again.")
 @click.argument("audit_id", type=int)
 @_DATABASE
+@_CONFIG
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--output", "-o", metavar="PATH", help="Write the report here (atomically).")
-def history_show(audit_id: int, path: str | None, fmt: str, output: str | None) -> None:
+def history_show(
+    audit_id: int, path: str | None, config_path: str | None, fmt: str, output: str | None
+) -> None:
     """Render a recorded audit again, in any format, with what had changed."""
     from gpu_audit.history.load import load_audit
     from gpu_audit.report import render
 
-    store = _open(path)
+    store = _open(path, config_path)
     try:
         text = render(fmt, load_audit(store, audit_id))
     finally:
@@ -83,14 +90,15 @@ def history_show(audit_id: int, path: str | None, fmt: str, output: str | None) 
         click.echo(text, nl=False)
 
 
-@history_group.command("trend")
+@history_group.command("trend", short_help="Spend and savings per audit.")
 @_DATABASE
+@_CONFIG
 @click.option("--audit", "audit_id", type=int, help="The trend up to this audit (default: latest).")
-def history_trend(path: str | None, audit_id: int | None) -> None:
+def history_trend(path: str | None, config_path: str | None, audit_id: int | None) -> None:
     """Spend, savings found and savings realised over the audits of one scope."""
     from tabulate import tabulate
 
-    store = _open(path)
+    store = _open(path, config_path)
     points = store.trend(audit_id)
     store.close()
     rows = [
@@ -107,12 +115,13 @@ def history_trend(path: str | None, audit_id: int | None) -> None:
     click.echo(tabulate(rows, headers=headers, disable_numparse=True))
 
 
-@history_group.command("prune")
+@history_group.command("prune", short_help="Keep the latest N audits.")
 @_DATABASE
+@_CONFIG
 @click.option("--keep", type=click.IntRange(1), required=True, help="Audits to keep per scope.")
-def history_prune(path: str | None, keep: int) -> None:
+def history_prune(path: str | None, config_path: str | None, keep: int) -> None:
     """Delete all but the latest N audits of each scope."""
-    store = _open(path)
+    store = _open(path, config_path)
     try:
         removed = store.prune(keep)
     finally:
