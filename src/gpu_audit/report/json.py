@@ -9,6 +9,7 @@ from typing import Any
 from gpu_audit import __version__
 from gpu_audit.canonical import to_mapping
 from gpu_audit.model import Finding, ScanResult, Waiver
+from gpu_audit.report.since import finding_history, summary_block
 from gpu_audit.report.summary import summarize
 
 SCHEMA_VERSION = 1
@@ -46,7 +47,12 @@ def document(result: ScanResult) -> dict[str, Any]:
             }
             for rule in result.rules
         ],
-        "findings": [_finding(f) for f in result.findings],
+        "findings": [
+            {**_finding(f), "fingerprint": fingerprint, **finding_history(change)}
+            for f, fingerprint, change in zip(
+                result.findings, _fill(result.fingerprints, result), _changes(result), strict=True
+            )
+        ],
         "resources": [to_mapping(r) for r in result.resources],
         "not_evaluated": [
             {
@@ -81,6 +87,7 @@ def document(result: ScanResult) -> dict[str, Any]:
             "coverage_gaps": summary.coverage_gaps,
             "skipped": summary.skipped,
             "input_errors": summary.input_errors,
+            "since": summary_block(result.since),
         },
     }
 
@@ -97,6 +104,14 @@ def _waiver(waiver: Waiver) -> dict[str, Any]:
         "expires": _iso(waiver.expires),
         "source": waiver.source,
     }
+
+
+def _fill(values: tuple[Any, ...], result: ScanResult) -> tuple[Any, ...]:
+    return values or (None,) * len(result.findings)
+
+
+def _changes(result: ScanResult) -> tuple[Any, ...]:
+    return result.since.changes if result.since else (None,) * len(result.findings)
 
 
 def _finding(finding: Finding) -> dict[str, Any]:

@@ -135,7 +135,7 @@ def _trend(points: tuple[TrendPoint, ...]) -> list[str]:
     return [
         "",
         f"**Trend over the last {len(points)} audits**: the line is GPU spend, the bars savings "
-        "found and savings realised (per month).",
+        "found and, drawn over them, savings realised (per month).",
         "",
         *chart,
         "",

@@ -26,9 +26,15 @@ def counts_line(since: Comparison) -> str:
     )
 
 
-def is_new(result: ScanResult, index: int) -> bool:
-    since = result.since
-    return since is not None and since.changes[index].change is Change.NEW
+def new_findings(result: ScanResult) -> set[int]:
+    """`id()` of each finding new since the previous audit (none without a comparison)."""
+    if result.since is None:
+        return set()
+    return {
+        id(f)
+        for f, c in zip(result.findings, result.since.changes, strict=True)
+        if c.change is Change.NEW
+    }
 
 
 def finding_history(change: FindingHistory | None) -> dict[str, Any]:

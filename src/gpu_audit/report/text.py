@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from gpu_audit.model import Finding, Kind, ScanResult
+from gpu_audit.report.since import counts_line, new_findings
 from gpu_audit.report.summary import summarize
 
 # C0/C1 control characters (ESC sequences included) would let a tag value repaint a terminal.
@@ -23,9 +24,16 @@ def clean(text: object) -> str:
 
 
 def render(result: ScanResult) -> str:
-    lines = [_line(f) for f in _ordered(result.findings) if f.is_open]
+    new = new_findings(result)
+    lines = [
+        _line(f) + (" [new]" if id(f) in new else "")
+        for f in _ordered(result.findings)
+        if f.is_open
+    ]
     for gap in result.coverage_gaps:
         lines.append(f"{clean(gap.location)}: incomplete: {clean(gap.error)}: {clean(gap.message)}")
+    if result.since is not None:
+        lines.append(counts_line(result.since))
     lines.append(summary_text(result))
     return "\n".join(lines) + "\n"
 
