@@ -17,7 +17,7 @@ from gpu_audit import __version__
 from gpu_audit.collectors.provider import Option
 from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.errors import ConfigError, GpuAuditError
-from gpu_audit.history.cli import history_group
+from gpu_audit.history.cli import COMPARISON_OPTIONS, history_group, needs_comparison
 from gpu_audit.model import ScanResult, Severity
 from gpu_audit.settings import FAIL_ON, Settings, load_settings
 
@@ -116,21 +116,7 @@ def output_options(func: F) -> F:
             help="Settings file (default: .gpu-audit.yaml found upwards).",
         ),
         click.option("-q", "--quiet", is_flag=True, help="Print the summary line only."),
-        click.option(
-            "--baseline",
-            metavar="REPORT.json",
-            help="Compare with this saved JSON report (no database): new, persisting, resolved.",
-        ),
-        click.option(
-            "--fail-on-new",
-            is_flag=True,
-            help="Exit 1 on any open finding not in the baseline or the last audit.",
-        ),
-        click.option(
-            "--new-only",
-            is_flag=True,
-            help="--fail-on counts only findings not in the baseline or the last audit.",
-        ),
+        *COMPARISON_OPTIONS,
     ]
     for option in reversed(options):
         func = option(func)
@@ -233,7 +219,7 @@ def scan(
         history=history or settings.history,
         baseline=options["baseline"],
     )
-    _check_new_only(options, request.history)
+    needs_comparison(options, request.history)
     _finish(run_scan(request, settings), options, settings)
 
 
@@ -246,7 +232,7 @@ def check(files: tuple[str, ...], **options: Any) -> None:
 
     settings = _settings(options)
     request = CheckRequest(files, options["policies"], options["config_path"], options["baseline"])
-    _check_new_only(options, None)
+    needs_comparison(options, None)
     result = run_check(request, settings)
     if os.environ.get("PRE_COMMIT") and not options["output"]:
         # pre-commit may split a very large commit into several runs, each printing a summary.
@@ -258,11 +244,6 @@ def check(files: tuple[str, ...], **options: Any) -> None:
 def _settings(options: dict[str, Any]) -> Settings:
     """The settings file, read (and every error in it raised) before any work starts."""
     return load_settings(options["config_path"])
-
-
-def _check_new_only(options: dict[str, Any], history: str | None) -> None:
-    if (options["new_only"] or options["fail_on_new"]) and not (history or options["baseline"]):
-        raise ConfigError("--new-only and --fail-on-new need --baseline REPORT.json or --history")
 
 
 def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> None:

@@ -18,6 +18,33 @@ _CONFIG = click.option(
 )
 
 
+COMPARISON_OPTIONS = (  # scan's and check's
+    click.option(
+        "--baseline",
+        metavar="REPORT.json",
+        help="Compare with this saved JSON report (no database): new, persisting, resolved.",
+    ),
+    click.option(
+        "--fail-on-new",
+        is_flag=True,
+        help="Exit 1 on any open finding not in the baseline or the last audit.",
+    ),
+    click.option(
+        "--new-only",
+        is_flag=True,
+        help="--fail-on counts only findings not in the baseline or the last audit.",
+    ),
+)
+
+
+def needs_comparison(options: dict[str, Any], history: str | None) -> None:
+    """--new-only and --fail-on-new mean nothing without something to compare with."""
+    from gpu_audit.errors import ConfigError
+
+    if (options["new_only"] or options["fail_on_new"]) and not (history or options["baseline"]):
+        raise ConfigError("--new-only and --fail-on-new need --baseline REPORT.json or --history")
+
+
 def _open(path: str | None, config: str | None = None) -> Any:
     from gpu_audit.errors import ConfigError
     from gpu_audit.history.store import HistoryStore
