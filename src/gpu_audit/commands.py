@@ -46,6 +46,10 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
     from gpu_audit.policy.loader import load_policy
 
     settings = with_flags(settings, request)
+    if request.history or request.baseline:
+        from gpu_audit.history.remember import preflight
+
+        preflight(request.history, request.baseline)
     policy = load_policy(request.policies or settings.policies)
     if not request.inventories and not request.providers:
         raise ConfigError(

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
-from gpu_audit.errors import ConfigError
+from gpu_audit.errors import ConfigError, InputError
 from gpu_audit.history.baseline import load_baseline
 from gpu_audit.history.compare import compare
+from gpu_audit.history.schema import check_file
 from gpu_audit.history.store import HistoryStore
 from gpu_audit.model import Change, ScanResult, Severity
+
+
+def preflight(history: str | None, baseline: str | None) -> None:
+    """Refuse a bad history file or a missing baseline before a long scan starts, not after."""
+    if history and baseline:
+        raise ConfigError("--baseline compares with a saved report instead of --history: give one")
+    if history:
+        check_file(history)
+    if baseline and not os.path.isfile(baseline):
+        raise InputError(f"{baseline}: baseline: no such file")
 
 
 def remember(result: ScanResult, history: str | None, baseline: str | None) -> ScanResult:
