@@ -33,38 +33,49 @@ def load_baseline(path: str) -> Previous:
 
 def _previous(document: Mapping[str, Any]) -> Previous:
     generated_at = parse_iso(document["generated_at"])
-    findings = {}
+    seen: dict[str, tuple[str, int]] = {}
+    open_findings = []
     titles = {}
     for raw in document["findings"]:
         fingerprint = raw.get("fingerprint")
         if not fingerprint:
             raise ValueError("findings[].fingerprint")
-        resource = raw["resource"]
+        first_seen = raw.get("first_seen") or document["generated_at"]
+        seen[fingerprint] = (first_seen, raw.get("audits_open") or 1)
         titles[raw["rule_id"]] = raw["title"]
-        findings[fingerprint] = PastFinding(
-            rule_id=raw["rule_id"],
-            severity=int(Severity.parse(raw["severity"])),
-            resource_key=f"{resource['provider']}:{resource['id']}",
-            resource_id=resource["id"],
-            location=raw["location"],
-            monthly_savings_usd=raw.get("monthly_savings_usd"),
-            first_seen=raw.get("first_seen") or document["generated_at"],
-            audits_open=raw.get("audits_open") or 1,
-            is_open=raw.get("waiver") is None and raw.get("suppressed") is None,
+        if raw.get("waiver") is not None or raw.get("suppressed") is not None:
+            continue
+        resource = raw["resource"]
+        open_findings.append(
+            PastFinding(
+                fingerprint=fingerprint,
+                rule_id=raw["rule_id"],
+                severity=int(Severity.parse(raw["severity"])),
+                resource_key=f"{resource['provider']}:{resource['id']}",
+                resource_id=resource["id"],
+                provider=resource["provider"],
+                account=resource.get("account"),
+                region=resource.get("region"),
+                location=raw["location"],
+                monthly_savings_usd=raw.get("monthly_savings_usd"),
+                first_seen=first_seen,
+            )
         )
-    resources = {}
-    for raw in document["resources"]:
-        if raw.get("kind") == "job":
-            continue  # a job is not running capacity: a deleted job file is not a removed resource
-        parts = [raw["provider"], raw.get("account") or "-", raw.get("region") or "-", raw["id"]]
-        resources[f"{raw['provider']}:{raw['id']}"] = PastResource(
+    resources = [
+        PastResource(
+            f"{raw['provider']}:{raw['id']}",
             raw["id"],
             raw["provider"],
             raw.get("account"),
             raw.get("region"),
-            "/".join(parts),
+            "/".join(
+                [raw["provider"], raw.get("account") or "-", raw.get("region") or "-", raw["id"]]
+            ),
             raw.get("monthly_cost_usd"),
         )
+        for raw in document["resources"]
+        if raw.get("kind") != "job"  # a job is not running capacity: a deleted file is not removed
+    ]
     summary = document["summary"]
     cost = float(summary["monthly_cost_usd"])
     savings = float(summary["monthly_savings_usd"])
@@ -79,4 +90,13 @@ def _previous(document: Mapping[str, Any]) -> Previous:
         )
         for p in since.get("trend") or ()
     ) or (TrendPoint(generated_at, cost, savings, 0.0, int(summary["findings"])),)
-    return Previous(generated_at, cost, savings, findings, resources, trend, titles)
+    return Previous(
+        generated_at,
+        cost,
+        savings,
+        seen,
+        lambda: open_findings,
+        lambda: resources,
+        trend,
+        titles,
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple
@@ -25,20 +25,23 @@ TREND_AUDITS = 8  # the trend shows this audit and the seven before it
 
 
 class PastFinding(NamedTuple):
-    """What the previous audit recorded of one finding (a row: ~200k are read at once)."""
+    """An open finding of the previous audit, as a resolved one is reported."""
 
+    fingerprint: str
     rule_id: str
     severity: int
     resource_key: str
     resource_id: str
+    provider: str
+    account: str | None
+    region: str | None
     location: str
     monthly_savings_usd: float | None
     first_seen: str  # ISO 8601
-    audits_open: int
-    is_open: int
 
 
 class PastResource(NamedTuple):
+    key: str
     resource_id: str
     provider: str
     account: str | None
@@ -49,14 +52,19 @@ class PastResource(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Previous:
-    """The previous audit, from the history store or a saved JSON report."""
+    """The previous audit, from the history store or a saved JSON report.
+
+    `seen` maps every fingerprint of it to (first seen, audits) and is all that is held for
+    ~200k findings; its open findings and its resources are streamed once, for what is gone.
+    """
 
     generated_at: datetime
     monthly_cost_usd: float
     monthly_savings_usd: float
-    findings: Mapping[str, PastFinding]  # by fingerprint
-    resources: Mapping[str, PastResource]  # by resource key
-    trend: tuple[TrendPoint, ...] = field(default=())  # the audits before, oldest first
+    seen: Mapping[str, tuple[str, int]]
+    open_findings: Callable[[], Iterable[PastFinding]]
+    resources: Callable[[], Iterable[PastResource]]
+    trend: tuple[TrendPoint, ...] = ()  # the audits before, oldest first, the previous one last
     titles: Mapping[str, str] = field(default_factory=dict)  # rule id → title
 
 
@@ -64,7 +72,7 @@ def compare(result: ScanResult, previous: Previous | None, source: str) -> Compa
     """Judge each finding of `result` against `previous` (None: the first audit)."""
     fingerprints = result.fingerprints
     now = result.generated_at
-    past = previous.findings if previous else {}
+    past = previous.seen if previous else {}
     changes = []
     new = persisting = 0
     fresh = FindingHistory(Change.NEW, now, 1)
@@ -75,10 +83,8 @@ def compare(result: ScanResult, previous: Previous | None, source: str) -> Compa
             changes.append(fresh)
             new += finding.is_open
         else:
-            first = dates.get(before.first_seen) or dates.setdefault(
-                before.first_seen, parse_time(before.first_seen)
-            )
-            changes.append(FindingHistory(Change.PERSISTING, first, before.audits_open + 1))
+            first = dates.get(before[0]) or dates.setdefault(before[0], parse_time(before[0]))
+            changes.append(FindingHistory(Change.PERSISTING, first, before[1] + 1))
             persisting += finding.is_open
     open_findings = [f for f in result.findings if f.is_open]
     cost = round(sum(r.monthly_cost_usd or 0.0 for r in result.resources), 2)
@@ -87,23 +93,24 @@ def compare(result: ScanResult, previous: Previous | None, source: str) -> Compa
         point = TrendPoint(now, cost, savings, 0.0, len(open_findings))
         return Comparison(source, None, tuple(changes), new=new, trend=(point,))
     seen = set(fingerprints)
-    keys = {resource_key(r) for r in result.resources}
     gaps = result.coverage_gaps
-    resolved = [
-        _resolved(fp, f, previous.titles)
-        for fp, f in past.items()
-        if f.is_open
-        and fp not in seen
-        and not _unseen(previous.resources.get(f.resource_key), gaps)
+    gone = [
+        f for f in previous.open_findings() if f.fingerprint not in seen and not _unseen(f, gaps)
     ]
-    resolved.sort(key=lambda r: (-(r.monthly_savings_usd or 0.0), r.location, r.rule_id))
-    realised = _realised(past, resolved)
-    removed = [
-        Removed(r.resource_id, r.provider, r.location, r.monthly_cost_usd)
-        for key, r in previous.resources.items()
-        if key not in keys and not _unseen(r, gaps)
-    ]
-    removed.sort(key=lambda r: (-(r.monthly_cost_usd or 0.0), r.location))
+    resolved = sorted(
+        (_resolved(f, previous.titles) for f in gone),
+        key=lambda r: (-(r.monthly_savings_usd or 0.0), r.location, r.rule_id),
+    )
+    keys = {resource_key(r) for r in result.resources}
+    removed = sorted(
+        (
+            Removed(r.resource_id, r.provider, r.location, r.monthly_cost_usd)
+            for r in previous.resources()
+            if r.key not in keys and not _unseen(r, gaps)
+        ),
+        key=lambda r: (-(r.monthly_cost_usd or 0.0), r.location),
+    )
+    realised = _realised(gone)
     point = TrendPoint(now, cost, savings, realised, len(open_findings))
     return Comparison(
         source=source,
@@ -120,9 +127,9 @@ def compare(result: ScanResult, previous: Previous | None, source: str) -> Compa
     )
 
 
-def _resolved(fingerprint: str, f: PastFinding, titles: Mapping[str, str]) -> Resolved:
+def _resolved(f: PastFinding, titles: Mapping[str, str]) -> Resolved:
     return Resolved(
-        fingerprint,
+        f.fingerprint,
         f.rule_id,
         Severity(f.severity),
         titles.get(f.rule_id, f.rule_id),
@@ -137,19 +144,17 @@ def parse_time(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def _realised(past: Mapping[str, PastFinding], resolved: list[Resolved]) -> float:
+def _realised(gone: list[PastFinding]) -> float:
     """Savings of resolved findings; as with savings found, per resource the largest counts."""
     best: dict[str, float] = {}
-    for item in resolved:
-        key = past[item.fingerprint].resource_key
+    for item in gone:
+        key = item.resource_key
         best[key] = max(best.get(key, 0.0), item.monthly_savings_usd or 0.0)
     return round(sum(best.values(), 0.0), 2)
 
 
-def _unseen(resource: PastResource | None, gaps: tuple[CoverageGap, ...]) -> bool:
+def _unseen(resource: PastFinding | PastResource, gaps: tuple[CoverageGap, ...]) -> bool:
     """A resource in a region or account this scan could not read is not gone: it is unseen."""
-    if resource is None:
-        return False
     return any(
         gap.provider == resource.provider
         and (gap.account is None or gap.account == resource.account)

@@ -27,9 +27,17 @@ def _plain(value: Any) -> Any:
     return dict(value)  # a tag mapping that is not a dict
 
 
-def pack(resources: Sequence[Resource]) -> bytes:
-    text = json.dumps({"fields": _NAMES, "rows": list(map(_ROW, resources))}, default=_plain)
-    return zlib.compress(text.encode(), 1)
+def pack(resources: Sequence[Resource], chunk: int = 2000) -> bytes:
+    """`{"fields": [...], "rows": [[...], ...]}`, compressed as it is written (a chunk of rows at
+    a time, so 100k resources never exist as one JSON string)."""
+    compressor = zlib.compressobj(1)
+    parts = [compressor.compress(f'{{"fields":{json.dumps(_NAMES)},"rows":['.encode())]
+    for start in range(0, len(resources), chunk):
+        rows = json.dumps(list(map(_ROW, resources[start : start + chunk])), default=_plain)
+        parts.append(compressor.compress(("," if start else "").encode() + rows[1:-1].encode()))
+    parts.append(compressor.compress(b"]}"))
+    parts.append(compressor.flush())
+    return b"".join(parts)
 
 
 def unpack(blob: bytes) -> list[Resource]:

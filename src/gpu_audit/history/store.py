@@ -118,32 +118,46 @@ class HistoryStore:
                 parse_iso(generated_at),
                 cost,
                 savings,
-                self._past_findings(audit_id),
-                self._past_resources(audit_id),
+                self._past_seen(audit_id),
+                lambda: self._past_findings(audit_id),
+                lambda: self._past_resources(audit_id),
                 trend,
                 titles,
             )
 
-    def _past_resources(self, audit_id: int) -> dict[str, PastResource]:
+    def _past_seen(self, audit_id: int) -> dict[str, tuple[str, int]]:
         rows = self.conn.execute(
-            "SELECT key, id, provider, account, region, location, monthly_cost_usd "
-            "FROM resources WHERE audit_id = ?",
+            "SELECT fingerprint, first_seen, audits_open FROM findings WHERE audit_id = ?",
             (audit_id,),
         )
-        return {r[0]: PastResource._make(r[1:]) for r in rows}
+        dates: dict[str, str] = {}  # one string per distinct date, not one per row
+        return {fp: (dates.setdefault(first, first), count) for fp, first, count in rows}
 
-    def _past_findings(self, audit_id: int) -> dict[str, PastFinding]:
-        rows = self.conn.execute(
-            "SELECT f.fingerprint, f.rule_id, f.severity, r.key, r.id, r.location, "
-            "f.monthly_savings_usd, f.first_seen, f.audits_open, "
-            "f.waiver IS NULL AND f.suppressed IS NULL "
-            "FROM findings f JOIN resources r "
-            "ON r.audit_id = f.audit_id AND r.seq = f.resource_seq "
-            "WHERE f.audit_id = ?",
-            (audit_id,),
-        )
-        make = PastFinding._make
-        return {row[0]: make(row[1:]) for row in rows}
+    def _past_resources(self, audit_id: int) -> Iterator[PastResource]:
+        with self.errors():
+            yield from map(
+                PastResource._make,
+                self.conn.execute(
+                    "SELECT key, id, provider, account, region, location, monthly_cost_usd "
+                    "FROM resources WHERE audit_id = ?",
+                    (audit_id,),
+                ),
+            )
+
+    def _past_findings(self, audit_id: int) -> Iterator[PastFinding]:
+        """The previous audit's open findings."""
+        with self.errors():
+            yield from map(
+                PastFinding._make,
+                self.conn.execute(
+                    "SELECT f.fingerprint, f.rule_id, f.severity, r.key, r.id, r.provider, "
+                    "r.account, r.region, r.location, f.monthly_savings_usd, f.first_seen "
+                    "FROM findings f JOIN resources r "
+                    "ON r.audit_id = f.audit_id AND r.seq = f.resource_seq "
+                    "WHERE f.audit_id = ? AND f.waiver IS NULL AND f.suppressed IS NULL",
+                    (audit_id,),
+                ),
+            )
 
     def record(self, result: ScanResult) -> int:
         """Record `result` (compared or not) in one transaction; returns the audit id."""
