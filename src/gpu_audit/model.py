@@ -8,6 +8,8 @@ from datetime import datetime
 from enum import IntEnum, StrEnum
 from typing import Any
 
+from gpu_audit import __version__
+
 
 class Kind(StrEnum):
     INSTANCE = "instance"
@@ -474,6 +476,7 @@ class ScanResult:
     skipped: tuple[Skipped, ...] = ()
     coverage_gaps: tuple[CoverageGap, ...] = ()
     waivers: tuple[WaiverStatus, ...] = ()
+    tool_version: str = __version__  # the gpu-audit that judged, as every report names it
     fingerprints: tuple[str, ...] = ()  # parallel to findings: rule id + the resource's stable id
     since: Comparison | None = None  # with a history or a baseline
 
