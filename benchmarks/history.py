@@ -16,6 +16,7 @@ import json
 import os
 import random
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -90,9 +91,13 @@ def main() -> None:
             shutil.copyfile(seed, db)
             remembered.append(run(["scan", "--inventory", str(q2), "--history", str(db), *common]))
         size = (directory / "history.db").stat().st_size / 2**20
+        conn = sqlite3.connect(directory / "history.db")
+        findings = conn.execute("SELECT count(*) FROM findings WHERE audit_id = 2").fetchone()[0]
+        conn.close()
     wall0, wall1 = (statistics.median(w for w, _ in runs) for runs in (plain, remembered))
     rss0, rss1 = (statistics.median(m for _, m in runs) for runs in (plain, remembered))
     print(f"python {sys.version.split()[0]}; {args.resources:,} resources; {args.format} report")
+    print(f"second audit: {findings:,} findings recorded and compared; median of {args.repeat}")
     print(f"scan:              {wall0:6.2f} s wall, {rss0:5.0f} MiB peak RSS")
     print(f"scan --history:    {wall1:6.2f} s wall, {rss1:5.0f} MiB peak RSS")
     print(f"history adds:      {wall1 - wall0:6.2f} s ({(wall1 / wall0 - 1) * 100:+.0f}%), "
