@@ -221,6 +221,7 @@ def scan(
         baseline=options["baseline"],
     )
     needs_comparison(options, request.history)
+    options["history"] = request.history
     _finish(run_scan(request, settings), options, settings)
 
 
@@ -259,7 +260,8 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
         from gpu_audit.report.writer import write_atomic  # tempfile: ~15 ms a hook need not pay
 
         scope = result.scope  # a report never replaces a file the run read
-        inputs = [*scope.files, *scope.policy_files, *filter(None, [settings.source])]
+        read = [settings.source, options["baseline"], options.get("history")]
+        inputs = [*scope.files, *scope.policy_files, *filter(None, read)]
         for name, path in options["reports"]:
             write_atomic(path, partial(write_report, name, result), inputs=inputs)
     if options["output"]:
