@@ -15,8 +15,10 @@ import click
 
 from gpu_audit import __version__
 from gpu_audit.collectors.provider import Option
+from gpu_audit.collectors.redact import redact_urls
 from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.errors import ConfigError, GpuAuditError
+from gpu_audit.history.cli import COMPARISON_OPTIONS, history_group, needs_comparison
 from gpu_audit.model import ScanResult, Severity
 from gpu_audit.settings import FAIL_ON, Settings, load_settings
 
@@ -39,14 +41,15 @@ class ExitCode(IntEnum):
     INCOMPLETE = 3  # a region, account or project could not be read; takes precedence over 1
 
 
-def exit_code(result: ScanResult, fail_on: str) -> ExitCode:
+def exit_code(result: ScanResult, fail_on: str, new_only: bool = False) -> ExitCode:
     if result.input_errors:
         return ExitCode.ERROR
     if result.partial:
         return ExitCode.INCOMPLETE
     if fail_on != "none":
-        threshold = Severity.parse(fail_on)
-        if any(f.is_open and f.severity >= threshold for f in result.findings):
+        from gpu_audit.history.remember import failing
+
+        if failing(result, Severity.parse(fail_on), new_only):
             return ExitCode.FINDINGS
     return ExitCode.OK
 
@@ -58,7 +61,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except GpuAuditError as exc:
-            click.echo(f"gpu-audit: error: {exc}", err=True)
+            click.echo(f"gpu-audit: error: {redact_urls(str(exc))}", err=True)
             ctx.exit(ExitCode.ERROR)
 
 
@@ -114,6 +117,7 @@ def output_options(func: F) -> F:
             help="Settings file (default: .gpu-audit.yaml found upwards).",
         ),
         click.option("-q", "--quiet", is_flag=True, help="Print the summary line only."),
+        *COMPARISON_OPTIONS,
     ]
     for option in reversed(options):
         func = option(func)
@@ -184,9 +188,18 @@ def provider_options(func: F) -> F:
     metavar="ISO-TIME",
     help="Judge as of this time (reproducible reports); default: now, or the inventory's.",
 )
+@click.option(
+    "--history",
+    metavar="PATH",
+    help="Record the audit in this SQLite database and compare with the previous one.",
+)
 @output_options
 def scan(
-    inventories: tuple[str, ...], providers: tuple[str, ...], now_text: str | None, **options: Any
+    inventories: tuple[str, ...],
+    providers: tuple[str, ...],
+    now_text: str | None,
+    history: str | None,
+    **options: Any,
 ) -> None:
     """Enumerate running GPU capacity (or a saved inventory) and judge it."""
     from gpu_audit.commands import ScanRequest, run_scan
@@ -204,7 +217,11 @@ def scan(
         now=now_from(now_text),
         policies=options["policies"],
         config_path=options["config_path"],
+        history=history or settings.history,
+        baseline=options["baseline"],
     )
+    needs_comparison(options, request.history)
+    options["history"] = request.history
     _finish(run_scan(request, settings), options, settings)
 
 
@@ -216,7 +233,8 @@ def check(files: tuple[str, ...], **options: Any) -> None:
     from gpu_audit.commands import CheckRequest, run_check
 
     settings = _settings(options)
-    request = CheckRequest(files, options["policies"], options["config_path"])
+    request = CheckRequest(files, options["policies"], options["config_path"], options["baseline"])
+    needs_comparison(options, None)
     result = run_check(request, settings)
     if os.environ.get("PRE_COMMIT") and not options["output"]:
         # pre-commit may split a very large commit into several runs, each printing a summary.
@@ -231,29 +249,40 @@ def _settings(options: dict[str, Any]) -> Settings:
 
 
 def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> None:
-    from gpu_audit.report import render
+    from gpu_audit.report import write_report
     from gpu_audit.report.summary import summarize
     from gpu_audit.report.table import summary_line
 
     fmt = options["fmt"] or format_for(options["output"], sys.stdout.isatty())
     if options["reports"] or options["output"]:
+        from functools import partial
+
         from gpu_audit.report.writer import write_atomic  # tempfile: ~15 ms a hook need not pay
 
+        scope = result.scope  # a report never replaces a file the run read
+        read = [settings.source, options["baseline"], options.get("history")]
+        inputs = [*scope.files, *scope.policy_files, *filter(None, read)]
         for name, path in options["reports"]:
-            write_atomic(path, render(name, result))
+            write_atomic(path, partial(write_report, name, result), inputs=inputs)
     if options["output"]:
-        write_atomic(options["output"], render(fmt, result))
+        write_atomic(options["output"], partial(write_report, fmt, result), inputs=inputs)
     elif options["quiet"]:
         click.echo(summary_line(summarize(result)))
     else:
         if result.coverage_gaps and fmt in ("table", "text"):
             click.echo(incomplete_notice(result))  # before any "No open findings"
-        click.echo(render(fmt, result), nl=False)
+        write_report(fmt, result, sys.stdout)
     for skipped in result.input_errors:
         click.echo(f"gpu-audit: error: {skipped.reason}", err=True)
     for gap in result.coverage_gaps:
         click.echo(f"gpu-audit: incomplete: {gap.location}: {gap.error}: {gap.message}", err=True)
-    sys.exit(exit_code(result, options["fail_on"] or settings.fail_on or "high"))
+    new_only = options["new_only"] or options["fail_on_new"]
+    configured = None if options["fail_on_new"] else settings.fail_on  # --fail-on-new: any severity
+    fail_on = options["fail_on"] or configured or ("info" if options["fail_on_new"] else "high")
+    sys.exit(exit_code(result, fail_on, new_only))
+
+
+main.add_command(history_group)
 
 
 @main.group()

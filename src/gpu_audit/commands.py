@@ -28,6 +28,8 @@ class ScanRequest:
     now: datetime | None = None
     policies: tuple[str, ...] = ()
     config_path: str | None = None
+    history: str | None = None  # record in this database and compare with the previous audit
+    baseline: str | None = None  # or compare with this saved JSON report
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +37,7 @@ class CheckRequest:
     files: tuple[str, ...] = ()
     policies: tuple[str, ...] = ()
     config_path: str | None = None
+    baseline: str | None = None
 
 
 def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
@@ -43,6 +46,10 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
     from gpu_audit.policy.loader import load_policy
 
     settings = with_flags(settings, request)
+    if request.history or request.baseline:
+        from gpu_audit.history.remember import preflight
+
+        preflight(request.history, request.baseline)
     policy = load_policy(request.policies or settings.policies)
     if not request.inventories and not request.providers:
         raise ConfigError(
@@ -82,7 +89,17 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
         files=request.inventories,
     )
     patterns = settings.workload_patterns
-    return audit(resources, policy, now, scope, coverage_gaps=gaps, workload_patterns=patterns)
+    result = audit(resources, policy, now, scope, coverage_gaps=gaps, workload_patterns=patterns)
+    return _compared(result, request.history, request.baseline)
+
+
+def _compared(result: ScanResult, history: str | None, baseline: str | None) -> ScanResult:
+    """With a history or a baseline: compared with the previous audit (and recorded)."""
+    if not history and not baseline:
+        return result
+    from gpu_audit.history.remember import remember  # sqlite3: only when asked
+
+    return remember(result, history, baseline)
 
 
 def _read_provider(
@@ -115,9 +132,10 @@ def run_check(request: CheckRequest, settings: Settings) -> ScanResult:
     scope = Scope(command="check", providers=(), files=request.files)
     now = datetime.now(UTC)
     patterns = settings.workload_patterns
-    return audit(
+    result = audit(
         loaded.resources, policy, now, scope, skipped=loaded.skipped, workload_patterns=patterns
     )
+    return _compared(result, None, request.baseline)
 
 
 def with_flags(settings: Settings, request: ScanRequest) -> Settings:

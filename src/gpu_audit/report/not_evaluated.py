@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpu_audit.collectors.registry import PROVIDERS
+from gpu_audit.jobs import format_hints
 from gpu_audit.model import Kind, NotEvaluated
 
-# A provider's own hints first (collectors/<name>/provider.py), then (field, kind), then
-# (field, None); `tags.*` is handled apart.
+# A provider's (collectors/<name>/provider.py) or job format's (jobs/<format>.py) own hints first,
+# then (field, kind), then (field, None); `tags.*` is handled apart.
 _HINTS: dict[tuple[str, str | None], str] = {
     (
         "utilization.gpu_p95",
@@ -63,7 +65,11 @@ def grouped(records: tuple[NotEvaluated, ...]) -> list[Gap]:
 def hint(missing: str, provider: str, kind: str = Kind.INSTANCE.value) -> str:
     """How to supply a missing field; Markdown from this module (no input is interpolated)."""
     field = missing.split(" ", 1)[0]
-    own = PROVIDERS[provider].hints if provider in PROVIDERS else {}
+    own: Mapping[str, str]
+    if kind == Kind.JOB.value:  # a job's provider is its format (`kubernetes` is both)
+        own = format_hints(provider)
+    else:
+        own = PROVIDERS[provider].hints if provider in PROVIDERS else {}
     if field in own:
         return own[field]
     for key in ((field, kind), (field, None)):
