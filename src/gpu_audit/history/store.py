@@ -67,12 +67,16 @@ class HistoryStore:
         except sqlite3.Error as exc:
             raise InputError(f"{path}: history: cannot open: {exc}") from None
         store = cls(path, conn)
-        with store.errors():
-            conn.execute("PRAGMA cache_size = -65536")  # 64 MiB: an audit is written in one go
-            schema.migrate(path, conn)
-            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
+        try:
+            with store.errors():
+                conn.execute("PRAGMA cache_size = -65536")  # 64 MiB: an audit is written at once
+                schema.migrate(path, conn)
+                if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+        except BaseException:
+            conn.close()
+            raise
         return store
 
     def close(self) -> None:
