@@ -229,7 +229,7 @@ def scan(
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
 @output_options
 def check(files: tuple[str, ...], **options: Any) -> None:
-    """Lint ML job configs (SkyPilot, Kubernetes, SageMaker, Vertex, Batch, Ray, dstack)."""
+    """Lint ML job configs: SkyPilot, Kubernetes, SageMaker, Vertex, Batch, Ray, dstack, AzureML."""
     from gpu_audit.commands import CheckRequest, run_check
 
     settings = _settings(options)

@@ -13,8 +13,8 @@ from gpu_audit.collectors.interface import Progress, ProviderUnavailable
 from gpu_audit.collectors.provider import Provider
 from gpu_audit.collectors.redact import redact_urls
 from gpu_audit.collectors.registry import PROVIDERS
-from gpu_audit.errors import ConfigError
-from gpu_audit.model import CoverageGap, Resource, ScanResult, Scope
+from gpu_audit.errors import ConfigError, InputError, InputErrors
+from gpu_audit.model import CoverageGap, Resource, ScanResult, Scope, Skipped
 from gpu_audit.settings import Settings
 
 
@@ -58,8 +58,14 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
     resources: list[Resource] = []
     gaps: list[CoverageGap] = []
     captured: list[datetime] = []
+    unreadable: list[Skipped] = []
     for path in request.inventories:
-        inventory = load_inventory(path)
+        try:
+            inventory = load_inventory(path)
+        except InputError as exc:  # judged without it, reported, and the run exits 2
+            messages = exc.messages if isinstance(exc, InputErrors) else (str(exc),)
+            unreadable.extend(Skipped(path, message, error=True) for message in messages)
+            continue
         resources.extend(inventory.resources)
         gaps.extend(inventory.coverage_gaps)
         if inventory.captured_at:
@@ -89,7 +95,17 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
         files=request.inventories,
     )
     patterns = settings.workload_patterns
-    result = audit(resources, policy, now, scope, coverage_gaps=gaps, workload_patterns=patterns)
+    result = audit(
+        resources,
+        policy,
+        now,
+        scope,
+        skipped=unreadable,
+        coverage_gaps=gaps,
+        workload_patterns=patterns,
+    )
+    if unreadable:  # an audit missing a whole inventory would read as resolved findings
+        return result
     return _compared(result, request.history, request.baseline)
 
 
