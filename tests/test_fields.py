@@ -199,7 +199,9 @@ def _compact(value: Any, indent: str) -> str:
     if isinstance(value, dict) and any(
         isinstance(v, dict) and len(json.dumps(v)) > 80 for v in value.values()
     ):
-        items = [f"{indent}  {json.dumps(k)}: {_compact(v, indent + '  ')}" for k, v in value.items()]
+        items = [
+            f"{indent}  {json.dumps(k)}: {_compact(v, indent + '  ')}" for k, v in value.items()
+        ]
         return "{\n" + ",\n".join(items) + f"\n{indent}}}"
     return json.dumps(value, ensure_ascii=False)
 

@@ -28,6 +28,7 @@ __all__ = [
     "ladder",
     "normalise_type",
     "price",
+    "regional_prices",
 ]
 
 # Where a region is not priced, the reference region of its cloud is used and the quote says so.
@@ -135,6 +136,12 @@ def instance_types() -> tuple[InstanceSpec, ...]:
     return tuple(_instances().values())
 
 
+def regional_prices(instance_type: str) -> tuple[PriceQuote, ...]:
+    """Every region the catalog prices this instance type in, alphabetically by region."""
+    key = _item_key(instance_type)
+    return tuple(q for (item, _r), q in sorted(_price_index().quotes.items()) if item == key)
+
+
 def _quote(item: str, region: str | None, cloud: str | None) -> PriceQuote | None:
     """The quote for (item, region); else the cloud's reference region; else any priced region.
 
@@ -213,7 +220,7 @@ def _scaled(quote: PriceQuote, count: int) -> PriceQuote:
 
 @cache
 def _per_gpu_table() -> dict[str, PriceQuote]:
-    """One GPU-hour of each GPU model, priced from one instance type in its cloud's reference region.
+    """One GPU-hour of each model, priced from one instance type in its cloud's reference region.
 
     The instance with the cheapest on-demand GPU-hour is chosen, and its own spot price is used:
     on-demand and spot always come from the same instance and region, and the source names it.

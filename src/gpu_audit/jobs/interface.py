@@ -11,6 +11,13 @@ from gpu_audit.fields import build_resource
 from gpu_audit.model import Capacity, Kind, Resource, SourceRef, State, Workload
 from gpu_audit.yamlsrc import Document, is_templated
 
+# Labels or tags that declare a job's caps where its format has no field (docs/estimate.md);
+# GCP label keys allow no `/`, so the dashed spelling is read too.
+LIMIT_TAGS = {
+    "limits.budget_usd": ("gpu-audit/budget-usd", "gpu-audit-budget-usd"),
+    "limits.max_runtime_hours": ("gpu-audit/max-runtime-hours", "gpu-audit-max-runtime-hours"),
+}
+
 
 class JobFormat(ABC):
     """One job-config format. `detect` is cheap and content-based; `parse` maps to the model."""
@@ -78,6 +85,11 @@ class JobDraft:
             note=self.note,
         )
         values.setdefault("capacity", Capacity.ON_DEMAND)
+        for field, keys in LIMIT_TAGS.items():  # for formats with no field of their own
+            for key in keys:
+                number = as_number(self.tags.get(key))
+                if number is not None and number >= 0:
+                    values.setdefault(field, number)
         values["workload"] = Workload(values.get("workload", Workload.TRAINING))
         return build_resource(
             values,
