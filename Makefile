@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint pytest bench clean
+.PHONY: demo test quick lint pytest bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ pytest: $(STAMP)
 	$(BIN)/pytest -q
 
 test: lint pytest
+
+# The inner loop: no lint, no real servers, no wheel or pre-commit runs (about a third of the time).
+quick: $(STAMP)
+	$(BIN)/pytest -q -x -m "not slow and not server"
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py

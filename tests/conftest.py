@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,6 +14,23 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
 SHARED = ROOT.parent / "shared"
 NOW = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
+# Tests using these fixtures talk to a real server on loopback; `make quick` skips them.
+SERVER_FIXTURES = frozenset({"moto_url", "aws_fleet", "faulty_proxy", "endpoint", "silent_server"})
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """From the first import on (collection, session fixtures, subprocesses), no test touches the
+    developer's ~/.cache or ~/.config: the policy-validation cache and config discovery go here."""
+    home = tempfile.mkdtemp(prefix="gpu-audit-tests-")
+    config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
+    os.environ["XDG_CACHE_HOME"] = os.path.join(home, "cache")
+    os.environ["XDG_CONFIG_HOME"] = os.path.join(home, "config")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.server)
 
 
 @pytest.fixture(autouse=True)

@@ -194,3 +194,63 @@ def test_config_typos_are_located_with_a_suggestion(tmp_path: Path) -> None:
     code, _, err = run("scan", "--inventory", DEMO, "--config", str(config))
     assert code == 2
     assert f"{config}:2: config: aws.regoins: unknown key (did you mean 'regions'?)" in err
+
+
+def test_a_flag_of_a_provider_not_scanned_is_refused() -> None:
+    code, _, err = run("scan", "--inventory", DEMO, "--provider", "aws", "--project", "research")
+    assert code == 2
+    assert "--project applies to --provider gcp, which this scan does not read" in err
+
+
+def test_scan_help_lists_every_provider_flag_once() -> None:
+    code, out, _ = run("scan", "--help")
+    assert code == 0
+    for flag in ("--region", "--profile", "--role-arn", "--org-role", "--project", "--window"):
+        assert out.count(f"  {flag} ") + out.count(f"  {flag}\n") == 1, flag
+
+
+def test_an_incomplete_scan_says_so_before_no_open_findings(tmp_path: Path) -> None:
+    inventory = tmp_path / "partial.yaml"
+    inventory.write_text(
+        "captured_at: 2026-11-20T00:00:00Z\n"
+        "resources: []\n"
+        "coverage_gaps:\n"
+        "  - {provider: gcp, scope: project ml-prod, error: PermissionDenied, message: denied}\n"
+    )
+    for fmt in ("text", "table"):
+        code, out, _ = run("scan", "--inventory", str(inventory), "--format", fmt)
+        assert code == 3
+        first = out.splitlines()[0]
+        assert first.startswith("INCOMPLETE SCAN: 1 coverage gap (gcp: 1);"), first
+        if "No open findings" in out:
+            assert out.index("INCOMPLETE") < out.index("No open findings")
+
+
+@pytest.mark.parametrize(
+    ("name", "starts"),
+    [("audit.md", "# "), ("audit.json", "{"), ("audit.sarif", "{"), ("audit.csv", "rule_id")],
+)
+def test_the_output_extension_chooses_the_format(tmp_path: Path, name: str, starts: str) -> None:
+    out = tmp_path / name
+    code, _, _ = run("scan", "--inventory", DEMO, "-o", str(out), "--fail-on", "none")
+    assert code == 0
+    text = out.read_text()
+    assert text.startswith(starts), text[:80]
+    if name.endswith(".sarif"):
+        assert json.loads(text)["version"] == "2.1.0"
+    elif name.endswith(".json"):
+        assert "findings" in json.loads(text)
+
+
+def test_an_explicit_format_wins_over_the_extension(tmp_path: Path) -> None:
+    out = tmp_path / "audit.md"
+    run("scan", "--inventory", DEMO, "-o", str(out), "--format", "json", "--fail-on", "none")
+    assert json.loads(out.read_text())["findings"]
+
+
+@pytest.mark.parametrize("group", [[], ["policies"], ["catalog"]])
+def test_help_lists_commands_without_truncating_them(group: list[str]) -> None:
+    code, out, _ = run(*group, "--help")
+    assert code == 0
+    listing = out.split("Commands:", 1)[1]
+    assert "..." not in listing, listing

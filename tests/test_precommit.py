@@ -101,3 +101,21 @@ def test_hook_passes_on_a_clean_job(scratch: Path) -> None:
     output = run.stdout + run.stderr
     assert run.returncode == 0, output
     assert "Passed" in output, output
+
+
+def test_a_commit_of_many_jobs_prints_one_summary(scratch: Path) -> None:
+    """pre-commit splits files into one batch per CPU unless the hook is serial; each batch
+    would print its own partial totals. The hook is serial and says how many files it read."""
+    many = scratch / "many"
+    many.mkdir(exist_ok=True)
+    names = []
+    for index in range(24):
+        (many / f"job{index:02}.yaml").write_text(BAD)
+        names.append(f"many/job{index:02}.yaml")
+    _git(scratch, "add", "many")
+    run = _try_repo(scratch, *names)
+    output = run.stdout + run.stderr
+    assert run.returncode == 1, output
+    summaries = [line for line in output.splitlines() if " resources; GPU spend " in line]
+    assert len(summaries) == 1, output
+    assert "gpu-audit check: this run covers 24 staged files" in output, output

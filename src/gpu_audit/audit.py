@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 
@@ -10,6 +10,7 @@ from gpu_audit.catalog.enrich import enrich
 from gpu_audit.model import CoverageGap, Resource, ScanResult, Scope, Skipped
 from gpu_audit.policy.engine import evaluate, paused_gc
 from gpu_audit.policy.loader import Policy
+from gpu_audit.workload import DEFAULT_PATTERNS, infer_workloads
 
 
 def audit(
@@ -19,10 +20,11 @@ def audit(
     scope: Scope,
     skipped: Iterable[Skipped] = (),
     coverage_gaps: Iterable[CoverageGap] = (),
+    workload_patterns: Mapping[str, Iterable[str]] = DEFAULT_PATTERNS,
 ) -> ScanResult:
     """Judge resources as of `now`: the one function `scan` and `check` both call."""
     with paused_gc():
-        enriched = tuple(enrich(r, now) for r in resources)
+        enriched = tuple(enrich(r, now) for r in infer_workloads(resources, workload_patterns))
     evaluation = evaluate(enriched, policy, now)
     scope = replace(scope, policy_files=policy.files, policy_versions=policy.versions)
     return ScanResult(

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from enum import IntEnum
 from typing import Any, TypeVar
@@ -11,12 +14,22 @@ from typing import Any, TypeVar
 import click
 
 from gpu_audit import __version__
+from gpu_audit.collectors.provider import Option
+from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.errors import ConfigError, GpuAuditError
 from gpu_audit.model import ScanResult, Severity
+from gpu_audit.settings import FAIL_ON, Settings, load_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = ("table", "text", "json", "markdown", "sarif", "csv")
-FAIL_ON = ("info", "low", "medium", "high", "critical", "none")
+OUTPUT_EXTENSIONS = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".json": "json",
+    ".sarif": "sarif",
+    ".csv": "csv",
+    ".txt": "text",
+}
 
 
 class ExitCode(IntEnum):
@@ -76,7 +89,8 @@ def output_options(func: F) -> F:
             "fmt",
             type=click.Choice(FORMATS),
             default=None,
-            help="Output format (default: table on a terminal, text otherwise).",
+            help="Output format (default: from the --output extension, else table on a "
+            "terminal and text otherwise).",
         ),
         click.option("--output", "-o", metavar="PATH", help="Write the report here (atomically)."),
         click.option(
@@ -112,7 +126,43 @@ def main() -> None:
     """Keep ML training GPU spend matched to need: audit live fleets and job configs."""
 
 
-@main.command()
+def _provider_flags() -> list[Option]:
+    """Every provider's flags once (choices merged); flags several providers share come last."""
+    owners: dict[str, list[str]] = {}
+    merged: dict[str, Option] = {}
+    for name, provider in PROVIDERS.items():
+        for option in provider.options:
+            owners.setdefault(option.flag, []).append(name)
+            known = merged.setdefault(option.flag, option)
+            if option.choices:
+                choices = tuple(dict.fromkeys([*known.choices, *option.choices]))
+                merged[option.flag] = replace(known, choices=choices)
+    return sorted(merged.values(), key=lambda o: len(owners[o.flag]) > 1)
+
+
+def provider_options(func: F) -> F:
+    """The `scan` flags the registry's providers declare (no SDK is imported for this)."""
+    for option in reversed(_provider_flags()):
+        kind: Any = None
+        if option.choices:
+            kind = click.Choice(option.choices)
+        elif option.kind is int:
+            low, high = option.bounds or (0, 2**31)
+            kind = click.IntRange(int(low), int(high))
+        elif option.kind is float:
+            kind = click.FloatRange(*(option.bounds or (0.0, float("inf"))))
+        func = click.option(
+            option.flag,
+            option.dest,
+            multiple=option.multiple,
+            type=kind,
+            metavar=option.metavar,
+            help=option.help,
+        )(func)
+    return func
+
+
+@main.command(short_help="Audit live GPU capacity or a saved inventory.")
 @click.option(
     "--inventory",
     "inventories",
@@ -124,22 +174,10 @@ def main() -> None:
     "--provider",
     "providers",
     multiple=True,
-    type=click.Choice(["aws", "gcp"]),
+    type=click.Choice(list(PROVIDERS)),
     help="Scan this cloud live (repeatable).",
 )
-@click.option("--region", "regions", multiple=True, help="AWS region (default: every enabled one).")
-@click.option("--profile", "profiles", multiple=True, help="AWS profile (repeatable).")
-@click.option(
-    "--role-arn",
-    "role_arns",
-    multiple=True,
-    help="Role to assume (repeatable; may contain {account}).",
-)
-@click.option("--account", "accounts", multiple=True, help="Account id filling {account}.")
-@click.option("--org-role", help="Role name assumed in every AWS Organizations account.")
-@click.option("--project", "projects", multiple=True, help="GCP project (repeatable).")
-@click.option("--concurrency", type=click.IntRange(1, 64), help="Parallel work items.")
-@click.option("--window", type=click.FloatRange(1, 24 * 90), help="Utilization window, hours.")
+@provider_options
 @click.option(
     "--now",
     "now_text",
@@ -147,31 +185,57 @@ def main() -> None:
     help="Judge as of this time (reproducible reports); default: now, or the inventory's.",
 )
 @output_options
-def scan(**options: Any) -> None:
+def scan(
+    inventories: tuple[str, ...], providers: tuple[str, ...], now_text: str | None, **options: Any
+) -> None:
     """Enumerate running GPU capacity (or a saved inventory) and judge it."""
-    from gpu_audit.commands import run_scan
+    from gpu_audit.commands import ScanRequest, run_scan
 
-    result, settings = run_scan(options)
-    _finish(result, options, settings.fail_on)
+    settings = _settings(options)
+    flags = []
+    for option in _provider_flags():
+        value = options.pop(option.dest)
+        if value or (value is not None and not option.multiple):
+            flags.append((option.flag, tuple(value) if option.multiple else value))
+    request = ScanRequest(
+        inventories=inventories,
+        providers=tuple(dict.fromkeys(providers)),
+        flags=tuple(flags),
+        now=now_from(now_text),
+        policies=options["policies"],
+        config_path=options["config_path"],
+    )
+    _finish(run_scan(request, settings), options, settings)
 
 
-@main.command()
+@main.command(short_help="Lint ML job configs before they launch (pre-commit hook).")
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
 @output_options
 def check(files: tuple[str, ...], **options: Any) -> None:
     """Lint ML job configs (SkyPilot, Kubernetes, SageMaker, Vertex, Batch, Ray, dstack)."""
-    from gpu_audit.commands import run_check
+    from gpu_audit.commands import CheckRequest, run_check
 
-    result, settings = run_check(files, options)
-    _finish(result, options, settings.fail_on)
+    settings = _settings(options)
+    request = CheckRequest(files, options["policies"], options["config_path"])
+    result = run_check(request, settings)
+    if os.environ.get("PRE_COMMIT") and not options["output"]:
+        # pre-commit may split a very large commit into several runs, each printing a summary.
+        noun = "file" if len(files) == 1 else "files"
+        click.echo(f"gpu-audit check: this run covers {len(files)} staged {noun}", err=True)
+    _finish(result, options, settings)
 
 
-def _finish(result: ScanResult, options: dict[str, Any], configured: str | None) -> None:
+def _settings(options: dict[str, Any]) -> Settings:
+    """The settings file, read (and every error in it raised) before any work starts."""
+    return load_settings(options["config_path"])
+
+
+def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> None:
     from gpu_audit.report import render
     from gpu_audit.report.summary import summarize
     from gpu_audit.report.table import summary_line
 
-    fmt = options["fmt"] or ("table" if sys.stdout.isatty() else "text")
+    fmt = options["fmt"] or format_for(options["output"], sys.stdout.isatty())
     if options["reports"] or options["output"]:
         from gpu_audit.report.writer import write_atomic  # tempfile: ~15 ms a hook need not pay
 
@@ -182,15 +246,14 @@ def _finish(result: ScanResult, options: dict[str, Any], configured: str | None)
     elif options["quiet"]:
         click.echo(summary_line(summarize(result)))
     else:
+        if result.coverage_gaps and fmt in ("table", "text"):
+            click.echo(incomplete_notice(result))  # before any "No open findings"
         click.echo(render(fmt, result), nl=False)
     for skipped in result.input_errors:
         click.echo(f"gpu-audit: error: {skipped.reason}", err=True)
     for gap in result.coverage_gaps:
         click.echo(f"gpu-audit: incomplete: {gap.location}: {gap.error}: {gap.message}", err=True)
-    fail_on = options["fail_on"] or configured or "high"
-    if fail_on not in FAIL_ON:
-        raise ConfigError(f"fail_on: '{fail_on}' is not one of {', '.join(FAIL_ON)}")
-    sys.exit(exit_code(result, fail_on))
+    sys.exit(exit_code(result, options["fail_on"] or settings.fail_on or "high"))
 
 
 @main.group()
@@ -198,7 +261,7 @@ def policies() -> None:
     """Validate and list policies."""
 
 
-@policies.command("validate")
+@policies.command("validate", short_help="Validate policy files.")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 def policies_validate(files: tuple[str, ...]) -> None:
     """Validate policy files: schema, then fields, operators, GPU classes and ids."""
@@ -237,7 +300,7 @@ def catalog() -> None:
     """Look up instance types and GPU classes."""
 
 
-@catalog.command("lookup")
+@catalog.command("lookup", short_help="GPU, memory, class and prices of instance types.")
 @click.argument("names", nargs=-1, required=True)
 @click.option("--region", help="Price in this region (default: the cloud's reference region).")
 def catalog_lookup(names: tuple[str, ...], region: str | None) -> None:
@@ -267,15 +330,29 @@ def catalog_lookup(names: tuple[str, ...], region: str | None) -> None:
     sys.exit(ExitCode.ERROR if unknown else ExitCode.OK)
 
 
-def now_from(text: str | None) -> datetime:
+def format_for(output: str | None, terminal: bool) -> str:
+    """The report format an output path's extension names; else table on a terminal, or text."""
+    extension = os.path.splitext(output or "")[1].lower()
+    return OUTPUT_EXTENSIONS.get(extension) or ("table" if terminal else "text")
+
+
+def incomplete_notice(result: ScanResult) -> str:
+    gaps = result.coverage_gaps
+    by_provider = ", ".join(
+        f"{p}: {n}" for p, n in sorted(Counter(g.provider for g in gaps).items())
+    )
+    noun = "coverage gap" if len(gaps) == 1 else "coverage gaps"
+    return (
+        f"INCOMPLETE SCAN: {len(gaps)} {noun} ({by_provider}); what follows covers only "
+        "what could be read (the gaps are listed at the end)."
+    )
+
+
+def now_from(text: str | None) -> datetime | None:
     if not text:
-        return datetime.now(UTC)
+        return None
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError as exc:
         raise ConfigError(f"--now: expected an ISO 8601 time, got '{text}'") from exc
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def unique(values: Iterable[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(v for v in values if v))

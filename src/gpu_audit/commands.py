@@ -2,58 +2,73 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import sys
-from dataclasses import replace
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from gpu_audit.audit import audit
+from gpu_audit.collectors.interface import Progress, ProviderUnavailable
+from gpu_audit.collectors.provider import Provider
+from gpu_audit.collectors.redact import redact_urls
+from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.errors import ConfigError
 from gpu_audit.model import CoverageGap, Resource, ScanResult, Scope
-from gpu_audit.settings import Settings, load_settings
-
-# provider → (module, class, the module its extra provides, extra name)
-COLLECTORS: dict[str, tuple[str, str, str, str]] = {
-    "aws": ("gpu_audit.collectors.aws", "AwsCollector", "boto3", "aws"),
-    "gcp": ("gpu_audit.collectors.gcp", "GcpCollector", "google.cloud.compute_v1", "gcp"),
-}
+from gpu_audit.settings import Settings
 
 
-def run_scan(options: dict[str, Any]) -> tuple[ScanResult, Settings]:
-    from gpu_audit.cli import now_from, unique
+@dataclass(frozen=True, slots=True)
+class ScanRequest:
+    """What `scan` was asked, as typed values (the CLI builds it; nothing here knows click)."""
+
+    inventories: tuple[str, ...] = ()
+    providers: tuple[str, ...] = ()
+    flags: tuple[tuple[str, Any], ...] = ()  # (provider flag, value) given on the command line
+    now: datetime | None = None
+    policies: tuple[str, ...] = ()
+    config_path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRequest:
+    files: tuple[str, ...] = ()
+    policies: tuple[str, ...] = ()
+    config_path: str | None = None
+
+
+def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
+    """Read the inventories and the selected providers, then judge it all."""
     from gpu_audit.collectors.inventory import load_inventory
     from gpu_audit.policy.loader import load_policy
 
-    settings = _with_flags(load_settings(options["config_path"]), options)
-    policy = load_policy(options["policies"] or settings.policies)
-    if not options["inventories"] and not options["providers"]:
-        raise ConfigError("nothing to scan: give --inventory FILE or --provider aws|gcp")
+    settings = with_flags(settings, request)
+    policy = load_policy(request.policies or settings.policies)
+    if not request.inventories and not request.providers:
+        raise ConfigError(
+            "nothing to scan: give --inventory FILE or --provider " + "|".join(PROVIDERS)
+        )
     resources: list[Resource] = []
     gaps: list[CoverageGap] = []
     captured: list[datetime] = []
-    for path in options["inventories"]:
+    for path in request.inventories:
         inventory = load_inventory(path)
         resources.extend(inventory.resources)
         gaps.extend(inventory.coverage_gaps)
         if inventory.captured_at:
             captured.append(inventory.captured_at)
     scanned: list[Scope] = []
-    for provider in options["providers"]:
-        collector = _collector(provider, settings)
-        for item in collector.collect():
-            (gaps if isinstance(item, CoverageGap) else resources).append(item)
-        scanned.append(collector.scope())  # every account and region read, GPUs or not
-    if options["now_text"]:
-        now = now_from(options["now_text"])
-    elif captured and not options["providers"]:
+    for name in request.providers:
+        scanned.append(_read_provider(name, settings, resources, gaps))
+    if request.now is not None:
+        now = request.now
+    elif captured and not request.providers:
         now = max(captured)  # a saved snapshot is judged as of its capture time
     else:
         now = datetime.now(UTC)
     scope = Scope(
         command="scan",
-        providers=unique([*(r.provider for r in resources), *options["providers"]]),
+        providers=unique([*(r.provider for r in resources), *request.providers]),
         accounts=unique(
             [
                 *(a for s in scanned for a in s.accounts),
@@ -64,73 +79,103 @@ def run_scan(options: dict[str, Any]) -> tuple[ScanResult, Settings]:
         regions=unique(
             sorted({*(x for s in scanned for x in s.regions), *(r.region or "" for r in resources)})
         ),
-        files=tuple(options["inventories"]),
+        files=request.inventories,
     )
-    return audit(resources, policy, now, scope, coverage_gaps=gaps), settings
+    patterns = settings.workload_patterns
+    return audit(resources, policy, now, scope, coverage_gaps=gaps, workload_patterns=patterns)
 
 
-def run_check(files: tuple[str, ...], options: dict[str, Any]) -> tuple[ScanResult, Settings]:
+def _read_provider(
+    name: str, settings: Settings, resources: list[Resource], gaps: list[CoverageGap]
+) -> Scope:
+    """One provider's resources and gaps (URLs redacted); no credentials is one gap, not an exit."""
+    progress = _progress(name) if sys.stderr.isatty() else None
+    collector = PROVIDERS[name].create(settings.section(name), progress)
+    try:
+        for item in collector.collect():
+            if isinstance(item, CoverageGap):
+                gaps.append(replace(item, message=redact_urls(item.message)))
+            else:
+                resources.append(item)
+    except ProviderUnavailable as exc:
+        message = str(exc).removeprefix(f"{name}: ")
+        gaps.append(CoverageGap(name, "provider", exc.code, redact_urls(message)))
+    finally:
+        if progress is not None:
+            sys.stderr.write("\n")
+    return collector.scope()  # every account and region read, GPUs or not
+
+
+def run_check(request: CheckRequest, settings: Settings) -> ScanResult:
     from gpu_audit.jobs import load_jobs
     from gpu_audit.policy.loader import load_policy
 
-    settings = load_settings(options["config_path"])
-    policy = load_policy(options["policies"] or settings.policies)
-    loaded = load_jobs(files)
-    scope = Scope(command="check", providers=(), files=tuple(files))
+    policy = load_policy(request.policies or settings.policies)
+    loaded = load_jobs(request.files)
+    scope = Scope(command="check", providers=(), files=request.files)
     now = datetime.now(UTC)
-    return audit(loaded.resources, policy, now, scope, skipped=loaded.skipped), settings
+    patterns = settings.workload_patterns
+    return audit(
+        loaded.resources, policy, now, scope, skipped=loaded.skipped, workload_patterns=patterns
+    )
 
 
-def _with_flags(settings: Settings, options: dict[str, Any]) -> Settings:
-    aws, gcp = settings.aws, settings.gcp
-    if options["regions"]:
-        aws = replace(aws, regions=tuple(options["regions"]))
-    if options["profiles"]:
-        aws = replace(aws, profiles=tuple(options["profiles"]))
-    if options["role_arns"]:
-        aws = replace(aws, role_arns=tuple(options["role_arns"]))
-    if options["accounts"]:
-        if not any("{account}" in arn for arn in aws.role_arns):
+def with_flags(settings: Settings, request: ScanRequest) -> Settings:
+    """Each selected provider's section overlaid by the flags it declares; stray flags refused.
+
+    A flag with choices (say `--service`, declared by several providers with their own choices)
+    gives each provider the values it knows; a value no selected provider knows is refused.
+    """
+    given = dict(request.flags)
+    sections = dict(settings.providers)
+    used: dict[str, set[Any]] = {flag: set() for flag in given}
+    for name in request.providers:
+        provider = PROVIDERS[name]
+        values: dict[str, Any] = {}
+        for option in (o for o in provider.options if o.flag in given):
+            value = given[option.flag]
+            if option.choices:
+                value = tuple(v for v in value if v in option.choices)
+                if not value:
+                    continue
+            values[option.setting] = value
+            used[option.flag].update(value if option.multiple else (value,))
+        section = replace(sections[name], **values)
+        if provider.check is not None:
+            provider.check(section)
+        sections[name] = section
+    for flag, value in given.items():
+        stray = [
+            v for v in (value if isinstance(value, tuple) else (value,)) if v not in used[flag]
+        ]
+        if stray:
+            owners = [n for n, p in PROVIDERS.items() if _knows(p, flag, stray[0])]
+            what = flag if not used[flag] else f"{flag} {stray[0]}"
             raise ConfigError(
-                "--account fills the {account} placeholder of a --role-arn template "
-                "(for example arn:aws:iam::{account}:role/gpu-audit); none was given"
+                f"{what} applies to "
+                + " or ".join(f"--provider {n}" for n in owners)
+                + ", which this scan does not read"
             )
-        aws = replace(aws, accounts=tuple(options["accounts"]))
-    if options["org_role"]:
-        aws = replace(aws, organization_role=options["org_role"])
-    if options["projects"]:
-        gcp = replace(gcp, projects=tuple(options["projects"]))
-    if options["concurrency"]:
-        aws = replace(aws, concurrency=options["concurrency"])
-        gcp = replace(gcp, concurrency=options["concurrency"])
-    if options["window"]:
-        aws = replace(aws, window_hours=options["window"])
-        gcp = replace(gcp, window_hours=options["window"])
-    return replace(settings, aws=aws, gcp=gcp)
+    return replace(settings, providers=sections)
 
 
-def _collector(provider: str, settings: Settings) -> Any:
-    module_name, class_name, needs, extra = COLLECTORS[provider]
-    try:
-        missing = importlib.util.find_spec(needs) is None
-    except (ImportError, ValueError):
-        missing = True
-    if missing:
-        raise ConfigError(
-            f"--provider {provider}: {needs} is not installed; "
-            f"install the extra: pip install 'gpu-audit[{extra}]'"
-        )
-    cls = getattr(importlib.import_module(module_name), class_name)
-    return cls(settings, _progress(provider) if sys.stderr.isatty() else None)
+def _knows(provider: Provider, flag: str, value: Any) -> bool:
+    return any(o.flag == flag and (not o.choices or value in o.choices) for o in provider.options)
+
+
+def unique(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(v for v in values if v))
 
 
 def _progress(provider: str) -> Any:
-    def show(progress: Any) -> None:
-        end = "\n" if progress.done >= progress.total else ""
-        sys.stderr.write(
-            f"\r[{provider}] {progress.done}/{progress.total} work items, "
-            f"{progress.found} GPU instances{end}"
-        )
+    """A one-line status on a terminal's stderr, rewritten in place from the first call on."""
+
+    def show(progress: Progress) -> None:
+        text = f"[{provider}] {progress.done}/{progress.total} work items"
+        text += f", {progress.found} GPU instances"
+        if progress.phase:
+            text += f"; {progress.phase}"
+        sys.stderr.write(f"\r\x1b[K{text}")
         sys.stderr.flush()
 
     return show

@@ -74,7 +74,7 @@ def _spec(name: str, group: str | None, declared: Any) -> FieldSpec:
     return FieldSpec(
         name=name,
         type=meta["type"] or type_,
-        getter=attrgetter(name),
+        getter=_unknown_is_missing(name) if choices and "unknown" in choices else attrgetter(name),
         doc=meta["doc"],
         group=group,
         unit=meta["unit"],
@@ -87,6 +87,18 @@ def _spec(name: str, group: str | None, declared: Any) -> FieldSpec:
         minimum=meta["minimum"],
         maximum=meta["maximum"],
     )
+
+
+def _unknown_is_missing(name: str) -> Getter:
+    """`capacity: unknown` and `workload: unknown` say the source did not tell: to a rule that is
+    missing data (not evaluated), never a value to compare."""
+    get = attrgetter(name)
+
+    def known(resource: Resource) -> Any:
+        value = get(resource)
+        return None if value == "unknown" else value
+
+    return known
 
 
 def _walk() -> Iterator[FieldSpec]:

@@ -3,54 +3,42 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from difflib import get_close_matches
 from typing import Any
 
+from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.errors import ConfigError, InputError
+from gpu_audit.model import Workload
+from gpu_audit.workload import DEFAULT_PATTERNS
 from gpu_audit.yamlsrc import LineMap, load_documents, read_text
 
 CONFIG_NAMES = (".gpu-audit.yaml", ".gpu-audit.yml")
-
-
-@dataclass(frozen=True, slots=True)
-class AwsSettings:
-    profiles: tuple[str, ...] = ()
-    role_arns: tuple[str, ...] = ()  # ARNs, or a template with an {account} placeholder
-    accounts: tuple[str, ...] = ()  # fills {account} in role_arns
-    organization_role: str | None = None  # role name assumed in every Organizations account
-    regions: tuple[str, ...] = ()  # empty: every enabled region (DescribeRegions)
-    concurrency: int = 8
-    workload_tag: str = "workload"
-    data_bucket_tag: str = "data-bucket"
-    metric_namespace: str = "CWAgent"
-    metric_name: str = "nvidia_smi_utilization_gpu"
-    metric_dimension: str = "InstanceId"
-    window_hours: float = 24.0
-    connect_timeout: float = 5.0
-    read_timeout: float = 20.0
-    max_attempts: int = 5
-
-
-@dataclass(frozen=True, slots=True)
-class GcpSettings:
-    projects: tuple[str, ...] = ()
-    concurrency: int = 8
-    workload_label: str = "workload"
-    data_bucket_label: str = "data-bucket"
-    metric_type: str = "agent.googleapis.com/gpu/utilization"
-    window_hours: float = 24.0
-    timeout: float = 20.0
-    max_attempts: int = 3
+FAIL_ON = ("info", "low", "medium", "high", "critical", "none")
+SHARED_KEYS = ("policies", "fail_on", "workload_patterns")
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    aws: AwsSettings = field(default_factory=AwsSettings)
-    gcp: GcpSettings = field(default_factory=GcpSettings)
+    """The whole file: one section per provider (`providers[name]`), then the shared keys."""
+
+    providers: Mapping[str, Any] = field(default_factory=lambda: _defaults())
     policies: tuple[str, ...] = ()
-    fail_on: str | None = None
+    fail_on: str | None = None  # one of FAIL_ON, checked when the file is read
+    # workload → name globs for resources whose source does not say; replaces the defaults
+    workload_patterns: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: dict(DEFAULT_PATTERNS)
+    )
     source: str | None = None  # the config file these came from
+
+    def section(self, provider: str) -> Any:
+        """The settings of one provider (its dataclass from the registry)."""
+        return self.providers[provider]
+
+
+def _defaults() -> dict[str, Any]:
+    return {name: provider.settings() for name, provider in PROVIDERS.items()}
 
 
 def discover(start: str | None = None) -> str | None:
@@ -70,9 +58,9 @@ def discover(start: str | None = None) -> str | None:
     return user if os.path.isfile(user) else None
 
 
-def load_settings(path: str | None, discover_default: bool = True) -> Settings:
-    """Settings from `path`, or the discovered file, or the defaults."""
-    found = path if path else (discover() if discover_default else None)
+def load_settings(path: str | None, start: str | None = None) -> Settings:
+    """Settings from `path`, or the file discovered from `start` (default: here), or defaults."""
+    found = path if path else discover(start)
     if found is None:
         return Settings()
     try:
@@ -83,24 +71,59 @@ def load_settings(path: str | None, discover_default: bool = True) -> Settings:
     if data is None:
         return Settings(source=found)
     if not isinstance(data, LineMap):
-        raise ConfigError(f"{found}:1: config: expected a mapping with aws:, gcp:, policies:")
+        keys = ", ".join([*PROVIDERS, *SHARED_KEYS])
+        raise ConfigError(f"{found}:1: config: expected a mapping with keys among {keys}")
     return _build(found, data)
 
 
 def _build(path: str, data: LineMap) -> Settings:
-    known = {"aws", "gcp", "policies", "fail_on", "fail-on"}
+    known = [*PROVIDERS, *SHARED_KEYS]
     for key in data:
-        if key not in known:
-            raise ConfigError(f"{path}:{data.line_of(key)}: config: {key}: unknown key")
-    aws = _section(path, data, "aws", AwsSettings)
-    gcp = _section(path, data, "gcp", GcpSettings)
+        if str(key).replace("-", "_") not in known:
+            raise ConfigError(f"{path}:{data.line_of(key)}: config: {_unknown(str(key), known)}")
+    sections = {
+        name: _section(path, data, name, provider.settings) for name, provider in PROVIDERS.items()
+    }
     policies = data.get("policies") or ()
     if isinstance(policies, str):
         policies = (policies,)
+    if not isinstance(policies, list | tuple) or not all(isinstance(p, str) for p in policies):
+        line = data.line_of("policies")
+        raise ConfigError(f"{path}:{line}: config: policies: expected a list of file paths")
     base = os.path.dirname(path)
     resolved = tuple(p if p == "runbook" else os.path.join(base, p) for p in policies)
-    fail_on = data.get("fail_on", data.get("fail-on"))
-    return Settings(aws=aws, gcp=gcp, policies=resolved, fail_on=fail_on, source=path)
+    fail_key = "fail_on" if "fail_on" in data else "fail-on"
+    fail_on = data.get(fail_key)
+    if fail_on is not None and fail_on not in FAIL_ON:
+        raise ConfigError(
+            f"{path}:{data.line_of(fail_key)}: config: fail_on: {fail_on!r} is not one of "
+            f"{', '.join(FAIL_ON)}"
+        )
+    patterns = _patterns(path, data)
+    return Settings(sections, resolved, fail_on, patterns, source=path)
+
+
+def _patterns(path: str, data: LineMap) -> Mapping[str, tuple[str, ...]]:
+    key = "workload_patterns" if "workload_patterns" in data else "workload-patterns"
+    raw = data.get(key)
+    if raw is None:
+        return dict(DEFAULT_PATTERNS)
+    line = data.line_of(key)
+    if not isinstance(raw, LineMap):
+        raise ConfigError(f"{path}:{line}: config: workload_patterns: expected a mapping")
+    workloads = [w.value for w in Workload if w is not Workload.UNKNOWN]
+    patterns = {}
+    for name, globs in raw.items():
+        key = f"workload_patterns.{name}"
+        if name not in workloads:
+            close = get_close_matches(str(name), workloads, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ConfigError(
+                f"{path}:{raw.line_of(name)}: config: {key}: unknown workload{hint}; "
+                f"valid: {', '.join(workloads)}"
+            )
+        patterns[str(name)] = _coerce(path, raw.line_of(name), key, globs, tuple)
+    return patterns
 
 
 def _section(path: str, data: LineMap, name: str, kind: Any) -> Any:
@@ -116,11 +139,15 @@ def _section(path: str, data: LineMap, name: str, kind: Any) -> Any:
         attr = str(key).replace("-", "_")
         line = raw.line_of(key)
         if attr not in types:
-            close = get_close_matches(attr, list(types), n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise ConfigError(f"{path}:{line}: config: {name}.{key}: unknown key{hint}")
+            raise ConfigError(f"{path}:{line}: config: {name}.{_unknown(str(key), list(types))}")
         values[attr] = _coerce(path, line, f"{name}.{key}", value, types[attr])
     return replace(defaults, **values)
+
+
+def _unknown(key: str, known: list[str]) -> str:
+    close = get_close_matches(key.replace("-", "_"), known, n=1)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    return f"{key}: unknown key{hint}; valid keys: {', '.join(known)}"
 
 
 def _coerce(path: str, line: int, key: str, value: Any, kind: type) -> Any:

@@ -201,7 +201,3 @@ def _check_expansion(path: str, document: Document) -> None:
             f"{path}:{document.line}: YAML aliases expand to more than "
             f"{MAX_EXPANDED_NODES:,} nodes (an alias bomb?); refused"
         )
-
-
-def load_file(path: str) -> list[Document]:
-    return load_documents(path, read_text(path))

@@ -9,23 +9,23 @@ from typing import Any
 import pytest
 
 from gpu_audit.catalog import instance_spec
-from gpu_audit.collectors.aws import AwsCollector
+from gpu_audit.collectors.aws.collector import AwsCollector
+from gpu_audit.collectors.aws.settings import AwsSettings
 from gpu_audit.collectors.interface import Progress
 from gpu_audit.errors import CollectorError
 from gpu_audit.model import Capacity, CoverageGap, Resource, State, Workload
-from gpu_audit.settings import AwsSettings, Settings
 
 Fleet = Any  # conftest.Fleet; conftest modules are not imported by name
 ACCESS_KEY = "AKIAGPUAUDITTEST0001"  # conftest.ACCESS_KEY
 REGIONS = ("eu-west-1", "us-east-1", "us-west-2")
 
 
-def settings(**aws: Any) -> Settings:
-    return Settings(aws=replace(AwsSettings(regions=REGIONS, max_attempts=2), **aws))
+def settings(**aws: Any) -> AwsSettings:
+    return replace(AwsSettings(regions=REGIONS, max_attempts=2), **aws)
 
 
 def scan(
-    config: Settings, hooks: tuple[tuple[str, Any], ...] = ()
+    config: AwsSettings, hooks: tuple[tuple[str, Any], ...] = ()
 ) -> tuple[dict[str, Resource], list[CoverageGap], AwsCollector, list[Progress]]:
     ticks: list[Progress] = []
     collector = AwsCollector(config, ticks.append, event_hooks=hooks)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from gpu_audit.cli import main
-from gpu_audit.collectors.aws import AwsCollector
+from gpu_audit.collectors.aws.collector import AwsCollector
+from gpu_audit.collectors.aws.settings import AwsSettings
 from gpu_audit.model import CoverageGap, Resource
-from gpu_audit.settings import AwsSettings, Settings
 
 # The values conftest sets in the environment (conftest modules are not imported by name).
 ACCESS_KEY = "AKIAGPUAUDITTEST0001"
@@ -41,7 +40,7 @@ def test_a_failing_region_is_a_gap_and_the_rest_completes(
     ids = fleet_in_three_regions(aws_fleet)
     faulty_proxy.failing["eu-west-1"] = (status, code)
     monkeypatch.setenv("AWS_ENDPOINT_URL", faulty_proxy.url)
-    config = Settings(aws=replace(AwsSettings(regions=REGIONS, max_attempts=2)))
+    config = AwsSettings(regions=REGIONS, max_attempts=2)
 
     items = list(AwsCollector(config).collect())
 
@@ -65,7 +64,7 @@ def test_a_cloudwatch_failure_keeps_the_instances_and_adds_a_gap(
     faulty_proxy.failing["us-east-1"] = (500, "InternalFailure")
     faulty_proxy.services = {"monitoring"}
     monkeypatch.setenv("AWS_ENDPOINT_URL", faulty_proxy.url)
-    config = Settings(aws=replace(AwsSettings(regions=REGIONS, max_attempts=2)))
+    config = AwsSettings(regions=REGIONS, max_attempts=2)
 
     items = list(AwsCollector(config).collect())
 

@@ -6,11 +6,12 @@ from typing import Any
 
 import pytest
 
-from gpu_audit.collectors.aws import AwsCollector, error_code, workload_of
-from gpu_audit.collectors.aws_lookups import InstanceTypes, bucket_name, bucket_uri, gpu_from_info
-from gpu_audit.collectors.aws_metrics import metric_period, percentile, summarize
+from gpu_audit.collectors.aws.collector import AwsCollector
+from gpu_audit.collectors.aws.lookups import InstanceTypes, bucket_name, bucket_uri, gpu_from_info
+from gpu_audit.collectors.aws.metrics import metric_period, percentile, summarize
+from gpu_audit.collectors.aws.scan import error_code, workload_of
+from gpu_audit.collectors.aws.settings import AwsSettings
 from gpu_audit.model import Gpu, Utilization, Workload
-from gpu_audit.settings import Settings
 
 
 def test_describe_instance_types_fallback_against_moto(aws_fleet: Any) -> None:
@@ -75,7 +76,7 @@ def test_small_helpers() -> None:
     assert bucket_name("s3://data/x/y") == "data" and bucket_name(" data ") == "data"
     assert bucket_uri("data") == "s3://data" and bucket_uri("S3://Data/x") == "S3://Data/x"
     assert error_code(ValueError("x")) == "ValueError"
-    collector = AwsCollector(Settings())
+    collector = AwsCollector(AwsSettings())
     collector._secrets.add("hunter2-secret")
     text = collector.redact("key AKIAABCDEFGHIJKLMNOP and hunter2-secret in a message")
     assert text == "key [redacted] and [redacted] in a message"

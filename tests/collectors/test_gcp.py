@@ -21,16 +21,16 @@ from gcp_fixtures import (
 )
 from gcp_server import FakeGcp, serve
 
-from gpu_audit.collectors.gcp import (
+from gpu_audit.collectors.gcp.collector import GcpCollector
+from gpu_audit.collectors.gcp.connect import (
     GCE_ENDPOINT_ENV,
     GCS_ENDPOINT_ENV,
     MONITORING_ENDPOINT_ENV,
-    GcpCollector,
 )
-from gpu_audit.collectors.interface import Progress
+from gpu_audit.collectors.gcp.settings import GcpSettings
+from gpu_audit.collectors.interface import Progress, ProviderUnavailable
 from gpu_audit.errors import CollectorError
 from gpu_audit.model import Capacity, CoverageGap, Resource, State, Workload
-from gpu_audit.settings import GcpSettings, Settings
 
 ENDPOINT_ENVS = (GCE_ENDPOINT_ENV, MONITORING_ENDPOINT_ENV, GCS_ENDPOINT_ENV)
 
@@ -48,8 +48,8 @@ def endpoint(fake: FakeGcp, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         yield url
 
 
-def settings(*projects: str, **gcp: object) -> Settings:
-    return Settings(gcp=replace(GcpSettings(projects=projects, timeout=5.0), **gcp))  # type: ignore[arg-type]
+def settings(*projects: str, **gcp: object) -> GcpSettings:
+    return replace(GcpSettings(projects=projects, timeout=5.0), **gcp)  # type: ignore[arg-type]
 
 
 def collect(*projects: str, **gcp: object) -> list[Resource | CoverageGap]:
@@ -307,6 +307,7 @@ def test_a_project_that_stays_unavailable_is_a_gap_after_bounded_retries(
     assert elapsed < 5.0
 
 
+@pytest.mark.server
 def test_connection_refused_is_a_gap(monkeypatch: pytest.MonkeyPatch) -> None:
     with serve(FakeGcp()) as url:
         pass  # the port is closed again: nothing listens there now
@@ -333,7 +334,8 @@ def test_progress_ticks_once_per_project(endpoint: str) -> None:
     ticks: list[Progress] = []
     collector = GcpCollector(settings(PROD, RESEARCH, FORBIDDEN, concurrency=2), ticks.append)
     found = sum(isinstance(i, Resource) for i in collector.collect())
-    assert [t.done for t in ticks] == [1, 2, 3]
+    assert [t.phase for t in ticks[:2]] == ["reading credentials", "listing instances"]
+    assert [t.done for t in ticks[2:]] == [1, 2, 3]
     assert {t.total for t in ticks} == {3}
     assert ticks[-1].found == found == 8
 
@@ -349,17 +351,17 @@ def test_scope_names_projects_and_regions_seen(endpoint: str) -> None:
 
 def test_no_projects_is_a_collector_error() -> None:
     with pytest.raises(CollectorError, match="no projects"):
-        list(GcpCollector(Settings()).collect())
+        list(GcpCollector(GcpSettings()).collect())
 
 
-def test_missing_credentials_is_a_collector_error(
+def test_missing_credentials_file_is_named_with_its_cause(
     monkeypatch: pytest.MonkeyPatch, tmp_path: object
 ) -> None:
     for env in ENDPOINT_ENVS:
         monkeypatch.delenv(env, raising=False)
     monkeypatch.setenv(GCE_ENDPOINT_ENV, "https://compute.example.com")  # not loopback: ADC needed
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", f"{tmp_path}/absent.json")
-    with pytest.raises(CollectorError, match="Application Default Credentials"):
+    with pytest.raises(ProviderUnavailable, match=r"absent\.json: cannot read it: No such file"):
         list(GcpCollector(settings(PROD)).collect())
 
 

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from gpu_audit.collectors.gcp import endpoint
-from gpu_audit.collectors.gcp_rest import (
+from gpu_audit.collectors.gcp.connect import endpoint
+from gpu_audit.collectors.gcp.rest import (
     DUAL_REGIONS,
     MULTI_REGIONS,
     bucket_refs,
@@ -25,7 +25,7 @@ def _loaded_after(statement: str) -> set[str]:
 
 
 def test_importing_the_gcp_collector_does_not_import_google_libraries() -> None:
-    loaded = _loaded_after("import gpu_audit.collectors.gcp")
+    loaded = _loaded_after("import gpu_audit.collectors.gcp.collector")
     assert "google.cloud.compute_v1" not in loaded
     assert not {m for m in loaded if m == "google" or m.startswith("google.")}
 
@@ -33,7 +33,7 @@ def test_importing_the_gcp_collector_does_not_import_google_libraries() -> None:
 def test_the_cli_does_not_import_the_gcp_client() -> None:
     loaded = _loaded_after("import gpu_audit.cli")
     assert "google.cloud.compute_v1" not in loaded
-    assert "gpu_audit.collectors.gcp" not in loaded
+    assert "gpu_audit.collectors.gcp.collector" not in loaded
 
 
 @pytest.mark.parametrize(

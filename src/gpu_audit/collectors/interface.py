@@ -5,34 +5,46 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
+from gpu_audit.errors import CollectorError
 from gpu_audit.model import CoverageGap, Resource, Scope
-from gpu_audit.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)
 class Progress:
-    """A progress tick: work items done of total, and instances found so far."""
+    """A progress tick: work items done of total, instances found so far, what is under way."""
 
     done: int
     total: int
     found: int
+    phase: str = ""  # e.g. "resolving accounts", shown before any work item is known
 
 
 ProgressCallback = Callable[[Progress], None]
+S = TypeVar("S")  # the provider's settings section
 
 
-class Collector(ABC):
+class ProviderUnavailable(CollectorError):
+    """The provider cannot be read at all (no credentials): one coverage gap, the rest goes on."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class Collector(ABC, Generic[S]):
     """Enumerates one provider's GPU capacity, read-only.
 
     `collect` yields a `Resource` per GPU instance (translated at this edge; no provider payload
     leaks further) and a `CoverageGap` per region/account/project it could not read. It raises
-    only `CollectorError`, for a provider that cannot be scanned at all (no extra, no credentials).
+    `ProviderUnavailable` when nothing can be read (no credentials): the scan records one gap for
+    the provider and judges everything else. A bad setting is a `ConfigError` (exit 2).
     """
 
     name: str
 
-    def __init__(self, settings: Settings, progress: ProgressCallback | None = None) -> None:
+    def __init__(self, settings: S, progress: ProgressCallback | None = None) -> None:
         self.settings = settings
         self.progress = progress
 

@@ -96,6 +96,10 @@ def scalar(spec: FieldSpec, operand: Any, fail: Callable[[str], PolicyError]) ->
         return found.name
     if spec.type == "enum":
         text = str(operand)
+        if text == "unknown":
+            raise fail(
+                f"'unknown' means the source did not say; test it with '{spec.name}: absent'"
+            )
         if spec.choices and text not in spec.choices:
             raise fail(f"'{text}' is not one of {', '.join(sorted(spec.choices))}")
         return text

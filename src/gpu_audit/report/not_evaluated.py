@@ -5,22 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.model import Kind, NotEvaluated
 
-_METRICS = {
-    "aws": "install the CloudWatch agent with its `nvidia_gpu` metrics (namespace `CWAgent`, "
-    "`nvidia_smi_utilization_gpu`, dimension `InstanceId`) in the AMI or launch template",
-    "gcp": "install the Ops Agent with NVIDIA GPU metrics (`agent.googleapis.com/gpu/utilization`; "
-    "DCGM for GKE) on the VM image",
-}
-# (field, provider) first, then (field, kind), then (field, None); `tags.*` is handled apart.
+# A provider's own hints first (collectors/<name>/provider.py), then (field, kind), then
+# (field, None); `tags.*` is handled apart.
 _HINTS: dict[tuple[str, str | None], str] = {
-    ("utilization.gpu_p95", "aws"): _METRICS["aws"],
-    ("utilization.gpu_avg", "aws"): _METRICS["aws"],
-    ("utilization.window_hours", "aws"): _METRICS["aws"],
-    ("utilization.gpu_p95", "gcp"): _METRICS["gcp"],
-    ("utilization.gpu_avg", "gcp"): _METRICS["gcp"],
-    ("utilization.window_hours", "gcp"): _METRICS["gcp"],
     (
         "utilization.gpu_p95",
         None,
@@ -29,10 +19,6 @@ _HINTS: dict[tuple[str, str | None], str] = {
         "utilization.gpu_avg",
         None,
     ): "report GPU utilization (an agent exporting NVIDIA/DCGM metrics)",
-    ("data.regions", "aws"): "set the `data-bucket` tag to the S3 bucket the instance reads, "
-    "and allow `s3:GetBucketLocation` on it",
-    ("data.regions", "gcp"): "set the `data-bucket` label to the GCS bucket the VM reads, "
-    "and allow `storage.buckets.get` on it",
     ("data.regions", "job"): "name the data (bucket URIs in the job's inputs or mounts) so its "
     "region can be looked up",
     ("data.regions", None): "record the data buckets and their regions (`data.regions`)",
@@ -43,7 +29,11 @@ _HINTS: dict[tuple[str, str | None], str] = {
     "waive the rule for it or scope the rule with `where`",
     ("gpu.count", "job"): "give the GPU count literally, not through a template variable",
     ("gpu.count", None): "use an instance type the catalog knows (`gpu-audit catalog lookup`)",
+    ("capacity", "job"): "state the capacity in the job config (SkyPilot `use_spot`, a "
+    "`karpenter.sh/capacity-type` or `cloud.google.com/gke-spot` nodeSelector on Kubernetes)",
     ("capacity", None): "record the provisioning model (spot, on-demand or reserved)",
+    ("workload", None): "tag the resource `workload` (training, inference or notebook; the "
+    "`workload_tag` setting names the key), or add a name pattern under `workload_patterns`",
     ("uptime_hours", None): "record the launch time (`launched_at`)",
     ("monthly_cost_usd", None): "use an instance type and region the price catalog knows",
     ("limits.max_runtime_hours", "job"): "set a runtime cap in the job config",
@@ -73,7 +63,10 @@ def grouped(records: tuple[NotEvaluated, ...]) -> list[Gap]:
 def hint(missing: str, provider: str, kind: str = Kind.INSTANCE.value) -> str:
     """How to supply a missing field; Markdown from this module (no input is interpolated)."""
     field = missing.split(" ", 1)[0]
-    for key in ((field, provider), (field, kind), (field, None)):
+    own = PROVIDERS[provider].hints if provider in PROVIDERS else {}
+    if field in own:
+        return own[field]
+    for key in ((field, kind), (field, None)):
         if key in _HINTS:
             return _HINTS[key]
     if field.startswith("tags."):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpu_audit import __version__
-from gpu_audit.settings import AwsSettings
+from gpu_audit.collectors.aws.settings import AwsSettings
 
 if TYPE_CHECKING:
     import botocore.session
@@ -106,7 +106,7 @@ def targets(settings: AwsSettings, org_accounts: Callable[[], list[str]]) -> Ite
                 arn = template.replace("{account}", account)
                 yield Target(label=arn, role_arn=arn)
     if not settings.profiles and not settings.role_arns and not settings.organization_role:
-        yield Target(label="default")
+        yield Target(label="default credentials")
 
 
 def organization_accounts(sessions: Sessions) -> list[str]:

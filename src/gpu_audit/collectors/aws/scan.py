@@ -1,49 +1,26 @@
-"""AWS: every GPU instance in each (account × region), with capacity, tags, utilization, data.
-
-The scan is read-only (Describe/List/Get calls, plus `sts:AssumeRole` for cross-account roles) and
-runs (account × region) work items on a bounded thread pool. A work item that fails becomes a
-`CoverageGap` carrying the AWS error code; the rest of the scan goes on. boto3 is imported only
-when a scan starts, so `gpu-audit check` never pays for it.
-
-Decisions worth knowing:
-- Capacity comes from `InstanceLifecycle`: `spot` → spot, `capacity-block`/`scheduled` → reserved,
-  absent → on-demand. It is read client-side (moto lacks the `instance-lifecycle` filter).
-- Terminated and shutting-down instances are skipped; stopped ones are reported (policy decides).
-- A data bucket whose region cannot be read leaves `data.regions` missing and says why in
-  `source.note`; it is a missing field on one resource, not a hole in the scan, so it is no gap.
-- A CloudWatch failure keeps the region's instances (utilization missing) and adds a gap.
-"""
+"""AWS work items: open each account, then scan each (account × region) on a bounded pool."""
 
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpu_audit.collectors.aws_lookups import (
+from gpu_audit.collectors.aws.lookups import (
     BucketRegions,
     GpuLookup,
     InstanceTypes,
     bucket_name,
     bucket_uri,
 )
-from gpu_audit.collectors.aws_metrics import fetch_utilization
-from gpu_audit.collectors.aws_sessions import (
-    HOME_REGION,
-    EventHook,
-    Sessions,
-    Target,
-    organization_accounts,
-    targets,
-)
-from gpu_audit.collectors.interface import Collector, Progress, ProgressCallback
-from gpu_audit.errors import CollectorError
+from gpu_audit.collectors.aws.metrics import fetch_utilization
+from gpu_audit.collectors.aws.sessions import HOME_REGION, Sessions, Target
+from gpu_audit.collectors.interface import Progress
 from gpu_audit.model import (
     Capacity,
     CoverageGap,
@@ -51,13 +28,14 @@ from gpu_audit.model import (
     Gpu,
     Kind,
     Resource,
-    Scope,
     SourceRef,
     State,
     Utilization,
     Workload,
 )
-from gpu_audit.settings import Settings
+
+if TYPE_CHECKING:
+    from gpu_audit.collectors.aws.collector import AwsCollector
 
 log = logging.getLogger(__name__)
 
@@ -75,11 +53,10 @@ _CAPACITY = {
     "capacity-block": Capacity.RESERVED,
     "scheduled": Capacity.RESERVED,
 }
-_KEY_ID = re.compile(r"\b(?:AKIA|ASIA|AROA|AIDA)[A-Z0-9]{12,}\b")
 
 
 @dataclass
-class _Account:
+class Account:
     """An account that answered: its id, session, regions to scan and a lazily made S3 client."""
 
     target: Target
@@ -94,89 +71,6 @@ class _Account:
             if self._s3 is None:
                 self._s3 = sessions.client(self.session, "s3", HOME_REGION)
             return self._s3
-
-
-class AwsCollector(Collector):
-    """Scans EC2 for GPU instances; see the module docstring for the mapping rules."""
-
-    name = PROVIDER
-
-    def __init__(
-        self,
-        settings: Settings,
-        progress: ProgressCallback | None = None,
-        *,
-        event_hooks: tuple[EventHook, ...] = (),
-    ) -> None:
-        super().__init__(settings, progress)
-        # botocore event handlers registered on every session the scan creates (audit, tests).
-        self.event_hooks = event_hooks
-        self._accounts: set[str] = set()
-        self._regions: set[str] = set()
-        self._secrets: set[str] = set()
-
-    def scope(self) -> Scope:
-        return Scope(
-            command="scan",
-            providers=(PROVIDER,),
-            accounts=tuple(sorted(self._accounts)),
-            regions=tuple(sorted(self._regions)),
-        )
-
-    def collect(self) -> Iterator[Resource | CoverageGap]:
-        try:
-            import boto3  # noqa: F401  (the extra that brings botocore)
-        except ImportError as exc:
-            raise CollectorError(
-                "aws: boto3 is not installed; install the aws extra: pip install 'gpu-audit[aws]'"
-            ) from exc
-        aws = self.settings.aws
-        sessions = Sessions(aws, self.event_hooks)
-        # Role ARNs, Organizations and the default chain all start from the base credentials.
-        needs_base = bool(aws.role_arns or aws.organization_role or not aws.profiles)
-        if needs_base and not sessions.has_credentials():
-            raise CollectorError(
-                "aws: no credentials found; set AWS_PROFILE or AWS_ACCESS_KEY_ID, "
-                "or pass --profile / --role-arn"
-            )
-        self.remember_secrets(sessions.base)
-        org_gaps: list[CoverageGap] = []
-        found = list(targets(aws, lambda: self._organization(sessions, org_gaps)))
-        yield from org_gaps
-        run = _Run(self, sessions, datetime.now(UTC))
-        yield from run.execute(found)
-
-    def _organization(self, sessions: Sessions, gaps: list[CoverageGap]) -> list[str]:
-        try:
-            return organization_accounts(sessions)
-        except aws_errors() as exc:  # a hole in the scan, not a crash
-            gaps.append(self.gap("organization", exc, None, None))
-            return []
-
-    def remember_secrets(self, session: Any) -> None:
-        credentials = session.get_credentials()
-        if credentials is None:
-            return
-        frozen = credentials.get_frozen_credentials()
-        self._secrets.update(s for s in (frozen.access_key, frozen.secret_key, frozen.token) if s)
-
-    def redact(self, text: str) -> str:
-        """`text` with every known credential and anything shaped like an access key id removed."""
-        for secret in sorted(self._secrets, key=len, reverse=True):
-            text = text.replace(secret, "[redacted]")
-        return _KEY_ID.sub("[redacted]", text)
-
-    def gap(
-        self, scope: str, exc: BaseException, account: str | None, region: str | None
-    ) -> CoverageGap:
-        return CoverageGap(
-            provider=PROVIDER,
-            scope=scope,
-            error=error_code(exc),
-            message=self.redact(str(exc) or type(exc).__name__),
-            account=account,
-            region=region,
-        )
 
 
 def aws_errors() -> tuple[type[Exception], ...]:
@@ -199,12 +93,12 @@ def error_code(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-class _Run:
+class Run:
     """One scan: opens accounts, then scans (account × region) items as they become known."""
 
     def __init__(self, owner: AwsCollector, sessions: Sessions, now: datetime) -> None:
         self.owner = owner
-        self.aws = owner.settings.aws
+        self.aws = owner.settings
         self.sessions = sessions
         self.now = now
         self.types = InstanceTypes()
@@ -213,19 +107,23 @@ class _Run:
 
     def execute(self, found: list[Target]) -> Iterator[Resource | CoverageGap]:
         done = total = instances = 0
+        opening = len(found)
         pool = ThreadPoolExecutor(max(1, self.aws.concurrency), thread_name_prefix="gpu-audit-aws")
         pending: set[Future[Any]] = set()
         try:
             for target in found:
                 pending.add(pool.submit(self._open, target))
+            self.owner.tick(Progress(0, 0, 0, f"opening {_accounts(opening)}"))
             while pending:
                 ready, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in ready:
                     pending.discard(future)
                     result = future.result()
                     if isinstance(result, CoverageGap):
+                        opening -= result.scope == "account"
                         yield result
-                    elif isinstance(result, _Account):
+                    elif isinstance(result, Account):
+                        opening -= 1
                         for region in result.regions:
                             pending.add(pool.submit(self._scan, result, region))
                             total += 1
@@ -234,12 +132,12 @@ class _Run:
                         for item in result:
                             instances += isinstance(item, Resource)
                             yield item
-                    if self.owner.progress is not None and total:
-                        self.owner.progress(Progress(done, total, instances))
+                    phase = f"opening {_accounts(opening)}" if opening else ""
+                    self.owner.tick(Progress(done, total, instances, phase))
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
-    def _open(self, target: Target) -> _Account | CoverageGap:
+    def _open(self, target: Target) -> Account | CoverageGap:
         hint = target.account_hint
         try:
             if target.role_arn:
@@ -256,10 +154,11 @@ class _Run:
             account = hint or self._caller_account(session, home)
             regions = list(self.aws.regions) or self._enabled_regions(session, home)
         except self.errors as exc:  # auth, network, missing profile: this account is a gap
-            return self.owner.gap("account", exc, hint, None)
+            gap = self.owner.gap("account", exc, hint, None)
+            return gap if hint else replace(gap, message=f"{target.label}: {gap.message}")
         self.owner._accounts.add(account)
         self.owner._regions.update(regions)
-        return _Account(target, account, session, sorted(regions))
+        return Account(target, account, session, sorted(regions))
 
     def _caller_account(self, session: Any, region: str) -> str:
         sts = self.sessions.client(session, "sts", region)
@@ -269,7 +168,7 @@ class _Run:
         ec2 = self.sessions.client(session, "ec2", region)
         return [r["RegionName"] for r in ec2.describe_regions()["Regions"]]
 
-    def _scan(self, account: _Account, region: str) -> list[Resource | CoverageGap]:
+    def _scan(self, account: Account, region: str) -> list[Resource | CoverageGap]:
         started = time.perf_counter()
         try:
             ec2 = self.sessions.client(account.session, "ec2", region)
@@ -315,7 +214,7 @@ class _Run:
 
     def _resource(
         self,
-        account: _Account,
+        account: Account,
         region: str,
         owner_id: str,
         instance: dict[str, Any],
@@ -347,7 +246,7 @@ class _Run:
             source=SourceRef(note="; ".join(notes) or None),
         )
 
-    def _data(self, account: _Account, tag: str | None, notes: list[str]) -> DataRef:
+    def _data(self, account: Account, tag: str | None, notes: list[str]) -> DataRef:
         references = [part.strip() for part in (tag or "").split(",") if part.strip()]
         if not references:
             return DataRef()
@@ -372,3 +271,7 @@ def workload_of(value: str | None) -> Workload:
         return Workload((value or "").strip().lower())
     except ValueError:
         return Workload.UNKNOWN
+
+
+def _accounts(count: int) -> str:
+    return f"{count} account" + ("" if count == 1 else "s")

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from gpu_audit.collectors.aws.settings import AwsSettings
 from gpu_audit.model import Utilization
-from gpu_audit.settings import AwsSettings
 
 MAX_QUERIES = 500  # GetMetricData's limit of queries per call
 

@@ -10,17 +10,18 @@ stable, unique, and the same whichever endpoint served it (a selfLink embeds the
 
 from __future__ import annotations
 
-import importlib
-import ipaddress
-import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlsplit
 
-from gpu_audit.collectors.gcp_instances import (
+from gpu_audit.collectors.gcp.connect import (
+    DEFAULT_MONITORING,
+    PAGE_SIZE,
+    Apis,
+    Endpoint,
+)
+from gpu_audit.collectors.gcp.instances import (
     STATES,
     capacity_of,
     gpu_of,
@@ -29,13 +30,13 @@ from gpu_audit.collectors.gcp_instances import (
     launched_at,
     workload_of,
 )
-from gpu_audit.collectors.gcp_rest import (
+from gpu_audit.collectors.gcp.rest import (
     TRANSIENT_STATUSES,
-    BucketLocations,
     RestError,
     bucket_refs,
     fetch_utilization,
 )
+from gpu_audit.collectors.gcp.settings import GcpSettings
 from gpu_audit.collectors.interface import Collector, Progress, ProgressCallback
 from gpu_audit.errors import CollectorError
 from gpu_audit.model import (
@@ -47,57 +48,14 @@ from gpu_audit.model import (
     SourceRef,
     Utilization,
 )
-from gpu_audit.settings import GcpSettings, Settings
-
-GCE_ENDPOINT_ENV = "GPU_AUDIT_GCE_ENDPOINT"
-MONITORING_ENDPOINT_ENV = "GPU_AUDIT_GCP_MONITORING_ENDPOINT"
-GCS_ENDPOINT_ENV = "GPU_AUDIT_GCS_ENDPOINT"
-DEFAULT_MONITORING = "https://monitoring.googleapis.com"
-DEFAULT_GCS = "https://storage.googleapis.com"
-EXTRA_HINT = "install the gcp extra: pip install 'gpu-audit[gcp]'"
-SCOPES = (
-    "https://www.googleapis.com/auth/compute.readonly",
-    "https://www.googleapis.com/auth/monitoring.read",
-    "https://www.googleapis.com/auth/devstorage.read_only",
-)
-PAGE_SIZE = 500  # aggregatedList's maximum maxResults
 
 
-@dataclass(frozen=True, slots=True)
-class Endpoint:
-    """Where one API is reached: `url` None is the library default; `anonymous` only on loopback."""
-
-    url: str | None
-    anonymous: bool = False
-
-    def base(self, default: str) -> str:
-        """The URL prefix for a plain REST call; a bare host means https, as for the GCE client."""
-        if self.url is None:
-            return default
-        return self.url if "://" in self.url else f"https://{self.url}"
-
-
-def endpoint(env: str) -> Endpoint:
-    url = os.environ.get(env, "").strip().rstrip("/") or None
-    return Endpoint(url, anonymous=url is not None and _is_loopback(url))
-
-
-def _is_loopback(url: str) -> bool:
-    host = urlsplit(url if "://" in url else f"//{url}").hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-class GcpCollector(Collector):
+class GcpCollector(Collector[GcpSettings]):
     """Compute Engine instances with GPUs, one project per work item on a bounded thread pool."""
 
     name = "gcp"
 
-    def __init__(self, settings: Settings, progress: ProgressCallback | None = None) -> None:
+    def __init__(self, settings: GcpSettings, progress: ProgressCallback | None = None) -> None:
         super().__init__(settings, progress)
         self._regions: set[str] = set()
 
@@ -105,22 +63,24 @@ class GcpCollector(Collector):
         return Scope(
             command="scan",
             providers=(self.name,),
-            accounts=tuple(self.settings.gcp.projects),
+            accounts=tuple(self.settings.projects),
             regions=tuple(sorted(self._regions)),
         )
 
     def collect(self) -> Iterator[Resource | CoverageGap]:
-        projects = tuple(dict.fromkeys(self.settings.gcp.projects))
+        projects = tuple(dict.fromkeys(self.settings.projects))
         if not projects:
             raise CollectorError(
                 "gcp: no projects to scan: pass --project or set gcp.projects in .gpu-audit.yaml"
             )
-        apis = _Apis.connect(self.settings.gcp)
+        self.tick(Progress(0, len(projects), 0, "reading credentials"))
+        apis = Apis.connect(self.settings)
+        self.tick(Progress(0, len(projects), 0, "listing instances"))
         now = datetime.now(UTC)
         found = 0
-        workers = max(1, min(self.settings.gcp.concurrency, len(projects)))
+        workers = max(1, min(self.settings.concurrency, len(projects)))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gcp") as pool:
-            scans = [_ProjectScan(self.settings.gcp, apis, project, now) for project in projects]
+            scans = [_ProjectScan(self.settings, apis, project, now) for project in projects]
             futures = [pool.submit(scan.run) for scan in scans]
             for done, future in enumerate(as_completed(futures), start=1):
                 for item in future.result():
@@ -129,59 +89,11 @@ class GcpCollector(Collector):
                         if item.region:
                             self._regions.add(item.region)
                     yield item
-                if self.progress is not None:
-                    self.progress(Progress(done, len(projects), found))
+                self.tick(Progress(done, len(projects), found))
 
-
-@dataclass(frozen=True, slots=True)
-class _Apis:
-    """Endpoints, credentials and the imported client module, shared by every project's scan."""
-
-    compute_v1: Any
-    gce: Endpoint
-    monitoring: Endpoint
-    gcs: Endpoint
-    credentials: Any  # ADC, or None when every endpoint is a loopback override
-    buckets: BucketLocations
-
-    @classmethod
-    def connect(cls, settings: GcpSettings) -> _Apis:
-        try:
-            compute_v1 = importlib.import_module("google.cloud.compute_v1")
-        except ImportError as exc:
-            raise CollectorError(f"gcp: {EXTRA_HINT}") from exc
-        gce, monitoring, gcs = (
-            endpoint(GCE_ENDPOINT_ENV),
-            endpoint(MONITORING_ENDPOINT_ENV),
-            endpoint(GCS_ENDPOINT_ENV),
-        )
-        credentials = None
-        if not (gce.anonymous and monitoring.anonymous and gcs.anonymous):
-            credentials = _default_credentials()
-        buckets = BucketLocations(gcs.base(DEFAULT_GCS), settings.timeout)
-        return cls(compute_v1, gce, monitoring, gcs, credentials, buckets)
-
-    def credentials_for(self, api: Endpoint) -> Any:
-        if api.anonymous:
-            from google.auth.credentials import AnonymousCredentials
-
-            return AnonymousCredentials()
-        return self.credentials
-
-
-def _default_credentials() -> Any:
-    import google.auth
-    from google.auth.exceptions import DefaultCredentialsError
-
-    try:
-        credentials, _ = google.auth.default(scopes=list(SCOPES))
-    except DefaultCredentialsError as exc:
-        raise CollectorError(
-            "gcp: no Application Default Credentials: run `gcloud auth application-default login` "
-            "or set GOOGLE_APPLICATION_CREDENTIALS (anonymous access is allowed only for a "
-            f"loopback {GCE_ENDPOINT_ENV})"
-        ) from exc
-    return credentials
+    def tick(self, progress: Progress) -> None:
+        if self.progress is not None:
+            self.progress(progress)
 
 
 class _RetryBudget:
@@ -212,13 +124,21 @@ class _RetryBudget:
 class _ProjectScan:
     """One project: list instances, then utilization and bucket locations for the GPU ones."""
 
-    def __init__(self, settings: GcpSettings, apis: _Apis, project: str, now: datetime) -> None:
+    def __init__(self, settings: GcpSettings, apis: Apis, project: str, now: datetime) -> None:
         self.gcp = settings
         self.apis = apis
         self.project = project
         self.now = now
 
     def run(self) -> list[Resource | CoverageGap]:
+        from google.auth.exceptions import GoogleAuthError
+
+        try:
+            return self._read()
+        except GoogleAuthError as exc:  # token refresh failed: no network, revoked credentials
+            return [self._gap(type(exc).__name__, _one_line(str(exc)))]
+
+    def _read(self) -> list[Resource | CoverageGap]:
         import requests
         from google.api_core import exceptions
 

@@ -1,0 +1,35 @@
+"""AWS region names checked against botocore's endpoint data before a scan starts."""
+
+from __future__ import annotations
+
+import re
+from difflib import get_close_matches
+
+from gpu_audit.errors import ConfigError
+
+
+def check_regions(regions: tuple[str, ...]) -> None:
+    """Refuse a name no AWS partition could have (`us-east1`), suggesting the region meant.
+
+    A name that botocore does not list but that fits a partition's pattern (a region newer than
+    the installed botocore) is let through: the scan then reports it as a gap if it is wrong.
+    """
+    if not regions:
+        return
+    try:
+        import botocore.session
+    except ImportError:
+        return  # the missing extra is reported when the collector is created
+    session = botocore.session.get_session()
+    partitions = session.get_data("endpoints")["partitions"]
+    patterns = [re.compile(p["regionRegex"]) for p in partitions]
+    known = sorted(
+        {r for p in partitions for r in p.get("regions", {})}
+        | {r for p in partitions for r in session.get_available_regions("ec2", p["partition"])}
+    )
+    for region in regions:
+        if region in known or any(p.match(region) for p in patterns):
+            continue
+        close = get_close_matches(region, known, n=1, cutoff=0.75)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise ConfigError(f"--region: '{region}' is not an AWS region{hint}")

@@ -1,0 +1,1 @@
+"""Google Cloud: Compute Engine GPU VMs (the collector needs the gcp extra)."""

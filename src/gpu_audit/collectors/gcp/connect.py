@@ -1,0 +1,123 @@
+"""Where the GCP APIs are reached and with which credentials (loopback overrides for tests)."""
+
+from __future__ import annotations
+
+import importlib
+import ipaddress
+import os
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from gpu_audit.collectors.gcp.rest import BucketLocations
+from gpu_audit.collectors.gcp.settings import GcpSettings
+from gpu_audit.collectors.interface import ProviderUnavailable
+from gpu_audit.errors import CollectorError
+
+GCE_ENDPOINT_ENV = "GPU_AUDIT_GCE_ENDPOINT"
+MONITORING_ENDPOINT_ENV = "GPU_AUDIT_GCP_MONITORING_ENDPOINT"
+GCS_ENDPOINT_ENV = "GPU_AUDIT_GCS_ENDPOINT"
+DEFAULT_MONITORING = "https://monitoring.googleapis.com"
+DEFAULT_GCS = "https://storage.googleapis.com"
+EXTRA_HINT = "install the gcp extra: pip install 'gpu-audit[gcp]'"
+SCOPES = (
+    "https://www.googleapis.com/auth/compute.readonly",
+    "https://www.googleapis.com/auth/monitoring.read",
+    "https://www.googleapis.com/auth/devstorage.read_only",
+)
+PAGE_SIZE = 500  # aggregatedList's maximum maxResults
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where one API is reached: `url` None is the library default; `anonymous` only on loopback."""
+
+    url: str | None
+    anonymous: bool = False
+
+    def base(self, default: str) -> str:
+        """The URL prefix for a plain REST call; a bare host means https, as for the GCE client."""
+        if self.url is None:
+            return default
+        return self.url if "://" in self.url else f"https://{self.url}"
+
+
+def endpoint(env: str) -> Endpoint:
+    url = os.environ.get(env, "").strip().rstrip("/") or None
+    return Endpoint(url, anonymous=url is not None and _is_loopback(url))
+
+
+def _is_loopback(url: str) -> bool:
+    host = urlsplit(url if "://" in url else f"//{url}").hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Apis:
+    """Endpoints, credentials and the imported client module, shared by every project's scan."""
+
+    compute_v1: Any
+    gce: Endpoint
+    monitoring: Endpoint
+    gcs: Endpoint
+    credentials: Any  # ADC, or None when every endpoint is a loopback override
+    buckets: BucketLocations
+
+    @classmethod
+    def connect(cls, settings: GcpSettings) -> Apis:
+        try:
+            compute_v1 = importlib.import_module("google.cloud.compute_v1")
+        except ImportError as exc:
+            raise CollectorError(f"gcp: {EXTRA_HINT}") from exc
+        gce, monitoring, gcs = (
+            endpoint(GCE_ENDPOINT_ENV),
+            endpoint(MONITORING_ENDPOINT_ENV),
+            endpoint(GCS_ENDPOINT_ENV),
+        )
+        credentials = None
+        if not (gce.anonymous and monitoring.anonymous and gcs.anonymous):
+            credentials = _default_credentials()
+        buckets = BucketLocations(gcs.base(DEFAULT_GCS), settings.timeout)
+        return cls(compute_v1, gce, monitoring, gcs, credentials, buckets)
+
+    def credentials_for(self, api: Endpoint) -> Any:
+        if api.anonymous:
+            from google.auth.credentials import AnonymousCredentials
+
+            return AnonymousCredentials()
+        return self.credentials
+
+
+def _default_credentials() -> Any:
+    """Application Default Credentials, or ProviderUnavailable naming the file and the cause."""
+    import google.auth
+    from google.auth.exceptions import DefaultCredentialsError
+
+    named = os.environ.get("GOOGLE_APPLICATION_CREDENTIALS", "").strip()
+    if named:
+        try:
+            with open(named, "rb") as handle:
+                handle.read(1)
+        except OSError as exc:
+            raise ProviderUnavailable(
+                "NoCredentials",
+                f"gcp: GOOGLE_APPLICATION_CREDENTIALS={named}: cannot read it: "
+                f"{exc.strerror or type(exc).__name__}",
+            ) from exc
+    try:
+        credentials, _ = google.auth.default(scopes=list(SCOPES))
+    except DefaultCredentialsError as exc:
+        cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        where = f"GOOGLE_APPLICATION_CREDENTIALS={named}: " if named else ""
+        raise ProviderUnavailable(
+            "NoCredentials",
+            f"gcp: no Application Default Credentials: {where}{cause[:300]}; run `gcloud auth "
+            "application-default login` or set GOOGLE_APPLICATION_CREDENTIALS (anonymous access "
+            f"is allowed only for a loopback {GCE_ENDPOINT_ENV})",
+        ) from exc
+    return credentials

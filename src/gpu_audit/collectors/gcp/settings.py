@@ -1,0 +1,17 @@
+"""The `gcp:` section of `.gpu-audit.yaml`: its keys, types and defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class GcpSettings:
+    projects: tuple[str, ...] = ()
+    concurrency: int = 8
+    workload_label: str = "workload"
+    data_bucket_label: str = "data-bucket"
+    metric_type: str = "agent.googleapis.com/gpu/utilization"
+    window_hours: float = 24.0
+    timeout: float = 20.0
+    max_attempts: int = 3
