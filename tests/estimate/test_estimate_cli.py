@@ -99,3 +99,15 @@ def test_estimate_imports_no_cloud_sdk() -> None:
     bad = ("boto3", "botocore", "google.cloud", "google.api_core", "grpc")
     assert not [m for m in modules if any(m == b or m.startswith(b + ".") for b in bad)]
     assert "gpu_audit.estimate.compute" in modules
+
+
+def test_check_fails_the_pack_budget_rule_for_a_job_over_its_budget() -> None:
+    over = str(FIXTURES / "estimate" / "finetune-over-budget.json")
+    code, out, _ = run("check", over, "--format", "json")
+    assert code == 1
+    findings = [f for f in json.loads(out)["findings"] if f["rule_id"] == "run-within-budget"]
+    assert len(findings) == 1
+    assert "329.36" in findings[0]["actual"] and "300" in findings[0]["actual"]
+    within = str(FIXTURES / "estimate" / "tuning-spot.json")  # no budget: out of scope
+    _, out, _ = run("check", within, "--format", "json")
+    assert not [f for f in json.loads(out)["findings"] if f["rule_id"] == "run-within-budget"]

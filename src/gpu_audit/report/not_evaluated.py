@@ -32,7 +32,7 @@ _HINTS: dict[tuple[str, str | None], str] = {
     ("capacity", "job"): "state the capacity in the job config (SkyPilot `use_spot`, a "
     "`karpenter.sh/capacity-type` or `cloud.google.com/gke-spot` nodeSelector on Kubernetes)",
     ("capacity", None): "record the provisioning model (spot, on-demand or reserved)",
-    ("workload", None): "tag the resource `workload` (training, inference or notebook; the "
+    ("workload", None): "tag the resource `workload: training` (or `inference`, `notebook`; the "
     "`workload_tag` setting names the key), or add a name pattern under `workload_patterns`",
     ("uptime_hours", None): "record the launch time (`launched_at`)",
     ("monthly_cost_usd", None): "use an instance type and region the price catalog knows",

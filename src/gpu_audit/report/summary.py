@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 
@@ -33,7 +34,7 @@ def summarize(result: ScanResult) -> Summary:
     for finding in open_findings:
         by_severity[finding.severity.label] += 1
     by_rule = dict(Counter(f.rule_id for f in open_findings).most_common())
-    costs = [r.monthly_cost_usd for r in result.resources if r.monthly_cost_usd is not None]
+    costs = [c for r in result.resources if _usable(c := r.monthly_cost_usd) and c is not None]
     return Summary(
         resources=len(result.resources),
         findings_open=len(open_findings),
@@ -53,12 +54,18 @@ def summarize(result: ScanResult) -> Summary:
     )
 
 
+def _usable(amount: float | None) -> bool:
+    """A price or saving a total can add: not missing, negative, NaN or infinite (the input edge
+    refuses those; a total never turns into one)."""
+    return amount is not None and 0 <= amount < math.inf
+
+
 def total_savings(findings: list[Finding]) -> float:
     """Savings do not add up on one resource (stopping it saves what spot would): take the max."""
     best: dict[int, float] = {}
     for finding in findings:
         saving = finding.monthly_savings_usd
-        if saving is None:
+        if saving is None or not _usable(saving):
             continue
         key = id(finding.resource)
         best[key] = max(best.get(key, 0.0), saving)
