@@ -111,3 +111,12 @@ def test_check_fails_the_pack_budget_rule_for_a_job_over_its_budget() -> None:
     within = str(FIXTURES / "estimate" / "tuning-spot.json")  # no budget: out of scope
     _, out, _ = run("check", within, "--format", "json")
     assert not [f for f in json.loads(out)["findings"] if f["rule_id"] == "run-within-budget"]
+
+
+def test_catalog_lookup_of_a_gpu_names_the_instance_its_prices_are_of() -> None:
+    """Issue 12.6: the per-GPU row is p4d.24xlarge's price / 8, spot included."""
+    code, out, _ = run("catalog", "lookup", "nvidia-tesla-a100")
+    assert code == 0
+    row = next(line for line in out.splitlines() if line.startswith("nvidia-tesla-a100"))
+    assert "(p4d.24xlarge per GPU)" in row
+    assert "2.74471" in row and "0.63666" in row  # 21.957642 / 8 and 5.0933 / 8
