@@ -51,7 +51,7 @@ STREAMED = (
     "from gpu_audit.collectors.inventory import load_inventory\n"
     "from gpu_audit.model import Scope\n"
     "from gpu_audit.policy.loader import load_policy\n"
-    "from gpu_audit.report import write\n"
+    "from gpu_audit.report import write_report as write\n"
     "from gpu_audit.report.writer import write_atomic\n"
     "inv = load_inventory(sys.argv[1])\n"
     "scope = Scope(command='scan', providers=('aws', 'gcp'), files=(sys.argv[1],))\n"

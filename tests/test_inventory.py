@@ -112,6 +112,7 @@ def _problems(tmp_path: Path, name: str, text: str) -> list[str]:
 
 
 def test_every_error_of_a_file_is_reported_with_the_field_meant(tmp_path: Path) -> None:
+    """Per resource: misspelt keys first, then the values in the order the file gives them."""
     text = (
         "resources:\n"
         "  - provider: aws\n"
@@ -129,11 +130,11 @@ def test_every_error_of_a_file_is_reported_with_the_field_meant(tmp_path: Path) 
         "4: resource 'i-1': capcity: unknown field 'capcity' (did you mean 'capacity'?)",
         "5: resource 'i-1': gpu.modle: unknown field 'gpu.modle' (did you mean 'model'?)",
         "5: resource 'i-1': gpu.count: -8 is below the minimum 0",
-        "10: resource 'i-2': capacity: 'spto' is not one of spot, on-demand, reserved, "
-        "unknown (did you mean 'spot'?)",
         "8: resource 'i-2': utilization.gpu_avg: 140 is above the maximum 100",
         "8: resource 'i-2': utilization.gpu_p95: expected a finite number, got nan",
         "9: resource 'i-2': price.hourly_usd: -3 is below the minimum 0",
+        "10: resource 'i-2': capacity: 'spto' is not one of spot, on-demand, reserved, "
+        "unknown (did you mean 'spot'?)",
         "11: resource 'i-2': source.line: expected a line number ≥ 1, got str 'twelve'",
     ]
 
@@ -181,8 +182,8 @@ def test_json_errors_are_all_located(tmp_path: Path) -> None:
     text = json.dumps({"resources": resources}, indent=1)
     assert _problems(tmp_path, "inv.json", text) == [
         "6: resource 'a': uptime_hours: -5 is below the minimum 0",
-        "17: resource 'b': gpu.count: expected int, got float 1.5",
         "12: resource 'b': tags.team: expected a text value, got list ['x']",
+        "17: resource 'b': gpu.count: expected int, got float 1.5",
     ]
 
 

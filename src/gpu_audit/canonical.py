@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import math
 import reprlib
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime
 from difflib import get_close_matches
 from typing import Any
 
-from gpu_audit.fields import FIELDS, SECTIONS, FieldSpec, build_resource
+from gpu_audit.fields import FIELDS, SECTIONS, FieldSpec
 from gpu_audit.model import Kind, Resource, SourceRef
 from gpu_audit.yamlguard import printable
 
@@ -96,44 +97,101 @@ def from_mapping(raw: Mapping[str, Any]) -> Resource:
 
 
 def read_mapping(raw: Mapping[str, Any]) -> tuple[Resource | None, list[FieldProblem]]:
-    """A Resource from its canonical mapping, or None and every problem found (not just one)."""
-    problems = [
-        FieldProblem(printable(key), f"unknown field '{printable(key)}'{suggest(key, KEYS)}")
-        for key in raw
-        if key not in KEYS
-    ]
+    """A Resource from its canonical mapping, or None and every problem found (not just one).
+
+    One pass over the keys the mapping has, each converted by its field's converter (chosen
+    once, at import): a 100k-resource inventory is read at about the speed of the JSON parser.
+    """
+    problems: list[FieldProblem] = []
     if not _is_name(raw.get("id")):
         problems.append(FieldProblem("id", "every resource needs an id"))
     provider = raw.get("provider")
     if not isinstance(provider, str) or not provider:
         problems.append(FieldProblem("provider", "every resource needs a provider (aws, gcp, …)"))
     values: dict[str, Any] = {}
-    for name in SECTIONS:
-        section = raw.get(name)
-        if section is not None and not isinstance(section, Mapping):
-            problems.append(FieldProblem(name, "expected a mapping"))
-            continue
-        inner = [spec.key for spec in FIELDS.values() if spec.group == name]
-        for key in section or ():
-            if f"{name}.{key}" not in FIELDS:
-                dotted, hint = f"{name}.{printable(key)}", suggest(key, inner)
-                problems.append(FieldProblem(dotted, f"unknown field '{dotted}'{hint}"))
-    for spec in FIELDS.values():
-        group, _, key = spec.name.partition(".")
-        holder = raw if spec.group is None else raw.get(group)
-        value = holder.get(key if spec.group else group) if isinstance(holder, Mapping) else None
-        if value is not None:
-            try:
-                values[spec.name] = _typed(spec, value)
-            except FieldProblem as problem:
-                problems.append(problem)
+    for key, value in raw.items():
+        convert = _TOP.get(key)
+        if convert is not None:
+            if value is not None:
+                try:
+                    values[key] = convert(value)
+                except FieldProblem as problem:
+                    problems.append(problem)
+        elif key in _INNER:
+            if value is not None:
+                section = _section(key, value, problems)
+                if section is not None:
+                    values[key] = section
+        elif key not in ("source", "note"):
+            name = printable(key)
+            problems.append(FieldProblem(name, f"unknown field '{name}'{suggest(key, KEYS)}"))
     source = _source(raw, problems)
     if source is not None:
         values["source"] = source
-    if problems:
+    if problems:  # unknown keys first (a misspelt key explains the value problems after it)
+        problems.sort(key=lambda problem: not problem.args[0].startswith("unknown field"))
         return None, problems
     values.setdefault("kind", Kind.INSTANCE)
-    return build_resource(values), []
+    return Resource(**values), []
+
+
+def _section(name: str, raw: Any, problems: list[FieldProblem]) -> Any:
+    """A section (`gpu`, `price`, …) built from its mapping; None when it has problems."""
+    if not isinstance(raw, Mapping):
+        problems.append(FieldProblem(name, "expected a mapping"))
+        return None
+    converters = _INNER[name]
+    parts: dict[str, Any] = {}
+    found = len(problems)
+    for key, value in raw.items():
+        convert = converters.get(key)
+        if convert is None:
+            dotted, hint = f"{name}.{printable(key)}", suggest(key, converters)
+            problems.append(FieldProblem(dotted, f"unknown field '{dotted}'{hint}"))
+        elif value is not None:
+            try:
+                parts[key] = convert(value)
+            except FieldProblem as problem:
+                problems.append(problem)
+    return SECTIONS[name](**parts) if len(problems) == found else None
+
+
+def _converter(spec: FieldSpec) -> Callable[[Any], Any]:
+    """The fast path for a field's common, valid values; anything else goes to `_typed`, which
+    converts the rare forms (an int as an id, a date for a time) or names the problem."""
+    if spec.type in ("str", "gpu"):
+
+        def text(value: Any) -> Any:
+            return value if value.__class__ is str else _typed(spec, value)
+
+        return text
+    if spec.type == "enum" and spec.enum is not None:
+        members = {member.value: member for member in spec.enum}
+
+        def enum(value: Any) -> Any:
+            member = members.get(value) if value.__class__ is str else None
+            return member if member is not None else _typed(spec, value)
+
+        return enum
+    if spec.type == "number":
+        low = -sys.float_info.max if spec.minimum is None else spec.minimum
+        high = sys.float_info.max if spec.maximum is None else spec.maximum
+        kinds = (int,) if spec.integer else (int, float)
+
+        def number(value: Any) -> Any:
+            if value.__class__ in kinds and low <= value <= high:
+                return value  # NaN fails the comparisons, and infinity is past every bound
+            return _typed(spec, value)
+
+        return number
+    return lambda value: _typed(spec, value)
+
+
+_TOP = {spec.name: _converter(spec) for spec in FIELDS.values() if spec.group is None}
+_INNER = {
+    group: {spec.key: _converter(spec) for spec in FIELDS.values() if spec.group == group}
+    for group in SECTIONS
+}
 
 
 def suggest(key: Any, choices: Any) -> str:

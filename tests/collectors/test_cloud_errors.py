@@ -204,3 +204,10 @@ def test_progress_shows_on_a_terminal_from_the_first_call(
     os.close(primary)
     assert "[aws] 0/0 work items, 0 GPU instances; " in first
     assert still_running, "the first line came only when the scan ended"
+
+
+def test_an_error_line_never_shows_url_secrets() -> None:
+    code, _, err = scan("--inventory", "https://user:pw@example.com/inv.json?sig=abc")
+    assert code == 2
+    assert "pw@" not in err and "sig=abc" not in err
+    assert "https://[redacted]@example.com/inv.json?[redacted]" in err

@@ -28,9 +28,9 @@ def render(format_name: str, result: ScanResult) -> str:
     return text
 
 
-def write(format_name: str, result: ScanResult, stream: TextIO) -> None:
+def write_report(format_name: str, result: ScanResult, stream: TextIO) -> None:
     """The report to `stream`, streamed where the format allows: for `write_atomic(path, ...)`,
-    e.g. `write_atomic(path, functools.partial(write, "json", result))`."""
+    e.g. `write_atomic(path, functools.partial(write_report, "json", result))`."""
     module = import_module(REPORTERS[format_name])
     if hasattr(module, "write"):
         module.write(result, stream)
