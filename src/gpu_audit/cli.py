@@ -286,7 +286,7 @@ def estimate(files: tuple[str, ...], **options: Any) -> None:
     if output:
         from gpu_audit.report.writer import write_atomic
 
-        write_atomic(output, report.text)
+        write_atomic(output, report.text, inputs=files)  # never over a job file
     else:
         click.echo(report.text, nl=False)
     for error in report.errors:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -120,3 +121,14 @@ def test_catalog_lookup_of_a_gpu_names_the_instance_its_prices_are_of() -> None:
     row = next(line for line in out.splitlines() if line.startswith("nvidia-tesla-a100"))
     assert "(p4d.24xlarge per GPU)" in row
     assert "2.74471" in row and "0.63666" in row  # 21.957642 / 8 and 5.0933 / 8
+
+
+def test_output_never_replaces_a_job_file(tmp_path: Path) -> None:
+    job = tmp_path / "job.json"
+    job.write_text((FIXTURES / "estimate" / "tuning-spot.json").read_text())
+    before = job.read_text()
+    code, _, err = run("estimate", str(job), "-o", str(job))
+    assert code == 2 and "input of this run" in err and job.read_text() == before
+    written = tmp_path / "estimate.md"
+    code, _, _ = run("estimate", str(job), "-o", str(written))
+    assert code == 0 and written.read_text().startswith("| job |")  # format from the extension
