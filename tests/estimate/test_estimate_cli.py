@@ -132,3 +132,28 @@ def test_output_never_replaces_a_job_file(tmp_path: Path) -> None:
     written = tmp_path / "estimate.md"
     code, _, _ = run("estimate", str(job), "-o", str(written))
     assert code == 0 and written.read_text().startswith("| job |")  # format from the extension
+
+
+@pytest.mark.parametrize("fmt", ["table", "text", "markdown", "csv", "json", "sarif"])
+def test_job_findings_state_per_run_savings_in_every_format(fmt: str) -> None:
+    """(27.44705 - 5.8394) $/h × 12 h = $259.29 per run; never a monthly figure for a job."""
+    over = str(FIXTURES / "estimate" / "finetune-over-budget.json")
+    _, out, _ = run("check", over, "--format", fmt)
+    assert "259.29" in out
+    if fmt == "json":
+        data = json.loads(out)
+        [spot] = [f for f in data["findings"] if f["rule_id"] == "spot-for-training"]
+        assert (spot["saving_usd"], spot["saving_unit"], spot["monthly_savings_usd"]) == (
+            259.29,
+            "run",
+            None,
+        )
+        assert data["summary"]["monthly_savings_usd"] == 0
+        assert data["summary"]["run_savings_usd"] == 259.29
+    elif fmt == "sarif":
+        assert '"savingUnit": "run"' in out
+    elif fmt == "csv":
+        assert ",259.29,run," in out
+    else:
+        assert "per run" in out or "/run" in out
+        assert "15,774" not in out  # the old per-month figure for a 12 h job

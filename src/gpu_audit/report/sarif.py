@@ -106,6 +106,8 @@ def _result(finding: Finding, rule_index: int | None, root: Path) -> dict[str, A
             "expected": finding.expected,
             "actual": finding.actual,
             "monthlySavingsUsd": finding.monthly_savings_usd,
+            "savingUsd": finding.saving_usd,
+            "savingUnit": finding.saving_unit,
             "monthlyCostUsd": resource.monthly_cost_usd,
             "instanceType": resource.instance_type,
             "gpu": {"model": resource.gpu.model, "count": resource.gpu.count},
