@@ -6,7 +6,6 @@ from gpu_audit.catalog import (
     PriceQuote,
     gpu_hour_price,
     instance_spec,
-    normalise_type,
     price,
     regional_prices,
 )
@@ -64,8 +63,9 @@ def _job_quote(
 ) -> tuple[PriceQuote | None, int, str, str]:
     """The quote, how many priced units the job runs (nodes, or GPUs), its label and region note."""
     itype = resource.instance_type
-    if itype and instance_spec(itype) is not None:
-        name = normalise_type(itype) if not itype.startswith("Standard_") else itype
+    spec = instance_spec(itype)
+    if itype and spec is not None:
+        name = spec.instance_type  # the catalog's spelling: `ml.p4d.24xlarge` → `p4d.24xlarge`
         if resource.region:
             quote = price(itype, resource.region)
             if quote is None:
