@@ -241,8 +241,9 @@ def lookup_rows(names: tuple[str, ...], region: str | None) -> tuple[list[list[s
         cls = gpu_class(name)
         if cls is not None:
             quote = gpu_hour_price(cls.name)
+            label = f"{name} ({quote.item} per GPU)" if quote and quote.item else name
             rows.append(
-                [name, "-", cls.name, "1", _text(cls.memory_gib), _text(cls.rank), *_quote(quote)]
+                [label, "-", cls.name, "1", _text(cls.memory_gib), _text(cls.rank), *_quote(quote)]
             )
             continue
         unknown.append(name)

@@ -26,6 +26,10 @@ class Summary:
     skipped: int
     input_errors: int
     partial: bool
+    # Job findings are priced per run (never added to a monthly figure): the sum over jobs of
+    # each job's largest per-run saving, and how many jobs that covers.
+    run_savings_usd: float = 0.0
+    jobs_with_run_savings: int = 0
 
 
 def summarize(result: ScanResult) -> Summary:
@@ -51,6 +55,8 @@ def summarize(result: ScanResult) -> Summary:
         skipped=len(result.skipped),
         input_errors=len(result.input_errors),
         partial=result.partial,
+        run_savings_usd=total_savings(open_findings, unit="run"),
+        jobs_with_run_savings=len(_best_per_resource(open_findings, "run")),
     )
 
 
@@ -60,16 +66,39 @@ def _usable(amount: float | None) -> bool:
     return amount is not None and 0 <= amount < math.inf
 
 
-def total_savings(findings: list[Finding]) -> float:
-    """Savings do not add up on one resource (stopping it saves what spot would): take the max."""
+def total_savings(findings: list[Finding], unit: str = "month") -> float:
+    """Savings do not add up on one resource (stopping it saves what spot would): take the max.
+    Only savings of one unit are added: monthly (live capacity) or per run (jobs)."""
+    return round(sum(_best_per_resource(findings, unit).values()), 2)
+
+
+def _best_per_resource(findings: list[Finding], unit: str) -> dict[int, float]:
     best: dict[int, float] = {}
     for finding in findings:
-        saving = finding.monthly_savings_usd
-        if saving is None or not _usable(saving):
+        saving = finding.monthly_savings_usd if unit == "month" else finding.saving_usd
+        if (
+            saving is None
+            or not _usable(saving)
+            or (unit != "month" and finding.saving_unit != unit)
+        ):
             continue
         key = id(finding.resource)
         best[key] = max(best.get(key, 0.0), saving)
-    return round(sum(best.values()), 2)
+    return best
+
+
+def saving_text(finding: Finding, short: bool = False) -> str | None:
+    """A finding's saving with its unit: `$15,774/month`, `$259.29 per run at the 12 h cap`,
+    `$4.2558 per GPU-hour`; `short` for narrow columns (`$259.29/run`). None when unpriced."""
+    amount, unit = finding.saving_usd, finding.saving_unit
+    if amount is None or unit is None:
+        return None
+    if unit == "month":
+        return f"${amount:,.0f}/month"
+    if unit == "gpu-hour":
+        figure = f"${amount:,.4f}".rstrip("0").rstrip(".")
+        return f"{figure}/GPU-h" if short else f"{figure} per GPU-hour"
+    return f"${amount:,.2f}/run" if short else f"${amount:,.2f} {finding.saving_per}"
 
 
 def best_savings(findings: list[Finding]) -> list[Finding]:
