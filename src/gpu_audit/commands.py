@@ -93,7 +93,7 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
         regions=unique(
             sorted({*(x for s in scanned for x in s.regions), *(r.region or "" for r in resources)})
         ),
-        files=request.inventories,
+        files=tuple(map(redact_urls, request.inventories)),
     )
     patterns = settings.workload_patterns
     result = audit(
