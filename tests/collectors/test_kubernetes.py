@@ -59,12 +59,12 @@ def test_gpu_nodes_and_pods_of_every_context_with_allocation_and_capacity(tmp_pa
         "eks", "p4d.24xlarge", "us-east-1", "us-east-1a"
     )  # fmt: skip
     assert (busy.gpu.count, busy.gpu.allocated, busy.capacity) == (8, 8, Capacity.ON_DEMAND)
-    assert busy.workload is Workload.UNKNOWN  # a training and an inference pod share it
+    assert busy.workload is Workload.UNKNOWN  # a node's workload is its label's; pods are judged
     idle = nodes[f"eks-prod:{IDLE}"]
     assert (idle.gpu.count, idle.gpu.allocated, idle.capacity) == (4, 0, Capacity.SPOT)
     a100 = nodes["gke-dev:gke-dev-a100-1"]
     assert (a100.service, a100.capacity, a100.account) == ("gke", Capacity.SPOT, "ml-dev")
-    assert a100.workload is Workload.NOTEBOOK  # its one GPU pod is a notebook
+    assert a100.workload is Workload.UNKNOWN  # even when its one GPU pod is a notebook
     h100 = nodes["gke-dev:gke-dev-h100-1"]
     assert (h100.gpu.model, h100.capacity) == ("H100", Capacity.ON_DEMAND)  # GFD product label
     assert h100.tags["cloud.google.com/gke-nodepool"] == "h100"

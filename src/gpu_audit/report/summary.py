@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from gpu_audit.model import Finding, ScanResult, Severity
+from gpu_audit.model import Finding, Kind, ScanResult, Severity
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +33,9 @@ def summarize(result: ScanResult) -> Summary:
     for finding in open_findings:
         by_severity[finding.severity.label] += 1
     by_rule = dict(Counter(f.rule_id for f in open_findings).most_common())
-    costs = [r.monthly_cost_usd for r in result.resources if r.monthly_cost_usd is not None]
+    # A pod's GPUs are part of its node's cost: spend counts nodes and instances, never both.
+    billed = [r for r in result.resources if r.kind is not Kind.POD]
+    costs = [r.monthly_cost_usd for r in billed if r.monthly_cost_usd is not None]
     return Summary(
         resources=len(result.resources),
         findings_open=len(open_findings),
@@ -44,7 +46,7 @@ def summarize(result: ScanResult) -> Summary:
         not_evaluated=len(result.not_evaluated),
         not_evaluated_resources=len({id(n.resource) for n in result.not_evaluated}),
         monthly_cost_usd=round(sum(costs), 2),
-        unpriced_resources=len(result.resources) - len(costs),
+        unpriced_resources=len(billed) - len(costs),
         monthly_savings_usd=total_savings(open_findings),
         coverage_gaps=len(result.coverage_gaps),
         skipped=len(result.skipped),

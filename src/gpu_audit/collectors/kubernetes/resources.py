@@ -22,6 +22,7 @@ from gpu_audit.collectors.kubernetes.settings import KubernetesSettings
 from gpu_audit.model import Gpu, Kind, Resource, SourceRef, State, Utilization, Workload
 
 Json = dict[str, Any]
+_WORKLOADS = frozenset(w.value for w in Workload)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +43,6 @@ class ClusterView:
     gpu_nodes: tuple[Json, ...]
     gpu_pods: tuple[GpuPod, ...]
     allocated: Mapping[str, int]
-    pod_workloads: Mapping[str, frozenset[Workload]]  # node name → its GPU pods' workloads
 
     @classmethod
     def build(
@@ -55,7 +55,6 @@ class ClusterView:
         )
         gpu_pods: list[GpuPod] = []
         allocated: dict[str, int] = {}
-        workloads: dict[str, set[Workload]] = {}
         for pod in pods:
             spec = pod.get("spec") or {}
             if (pod.get("status") or {}).get("phase") not in STATES:
@@ -70,9 +69,7 @@ class ClusterView:
             node = spec.get("nodeName")
             if node:
                 allocated[node] = allocated.get(node, 0) + gpus
-                workloads.setdefault(node, set()).add(workload)
-        frozen = {k: frozenset(v) for k, v in workloads.items()}
-        return cls(context, settings, by_name, gpu_nodes, tuple(gpu_pods), allocated, frozen)
+        return cls(context, settings, by_name, gpu_nodes, tuple(gpu_pods), allocated)
 
 
 def _meta(item: Json) -> Json:
@@ -92,12 +89,10 @@ def node_resource(
     instance_type = instance_type_of(labels)
     region, zone = region_zone(labels)
     count = gpu_quantity((node.get("status") or {}).get("capacity"), view.settings.gpu_resources)
+    # A node's workload is its label's, never guessed from its pods: a node outlives them, and
+    # the pods are judged themselves.
     stated = labels.get(view.settings.workload_label, "").strip().lower()
-    if stated in {w.value for w in Workload}:
-        workload = Workload(stated)
-    else:  # the GPU pods on it agree on what it runs
-        running = view.pod_workloads.get(name, frozenset())
-        workload = next(iter(running)) if len(running) == 1 else Workload.UNKNOWN
+    workload = Workload(stated) if stated in _WORKLOADS else Workload.UNKNOWN
     return Resource(
         kind=Kind.INSTANCE,
         provider="kubernetes",
