@@ -56,11 +56,15 @@ def summarize(result: ScanResult) -> Summary:
 
 
 def total_savings(findings: list[Finding]) -> float:
-    """Savings do not add up on one resource (stopping it saves what spot would): take the max."""
+    """Savings do not add up on one resource (stopping it saves what spot would): take the max.
+
+    A pod's saving stays on its finding but out of the total: its GPUs are part of its node's
+    cost, and releasing them saves money once the node shrinks (the node's findings count that).
+    """
     best: dict[int, float] = {}
     for finding in findings:
         saving = finding.monthly_savings_usd
-        if saving is None:
+        if saving is None or finding.resource.kind is Kind.POD:
             continue
         key = id(finding.resource)
         best[key] = max(best.get(key, 0.0), saving)
@@ -76,7 +80,7 @@ def best_savings(findings: list[Finding]) -> list[Finding]:
     best: dict[int, Finding] = {}
     for finding in findings:
         saving = finding.monthly_savings_usd
-        if not finding.is_open or not saving or saving <= 0:
+        if not finding.is_open or not saving or saving <= 0 or finding.resource.kind is Kind.POD:
             continue
         key = id(finding.resource)
         current = best.get(key)
