@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test quick lint pytest bench clean
+.PHONY: demo test quick lint pytest bench fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,14 @@ pytest: $(STAMP)
 	$(BIN)/pytest -q
 
 test: lint pytest
+
+# A long property-based campaign (the suite runs a small seeded one): findings go to fuzz-findings.jsonl.
+FUZZ_EXAMPLES ?= 20000
+fuzz: $(STAMP)
+	rm -f fuzz-findings.jsonl
+	GPU_AUDIT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) GPU_AUDIT_FUZZ_LOG=$(CURDIR)/fuzz-findings.jsonl \
+		$(BIN)/pytest -q -p no:cacheprovider --hypothesis-show-statistics tests/fuzz
+	@! grep -q '"finding"' fuzz-findings.jsonl 2>/dev/null || { echo "findings: fuzz-findings.jsonl"; exit 1; }
 
 # The inner loop: no lint, no real servers, no wheel or pre-commit runs (about a third of the time).
 quick: $(STAMP)

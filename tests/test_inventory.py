@@ -6,10 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from gpu_audit.canonical import to_mapping
+from gpu_audit.cli import main
 from gpu_audit.collectors.inventory import load_inventory
-from gpu_audit.errors import InputError
+from gpu_audit.errors import InputError, InputErrors
 from gpu_audit.model import Capacity, Kind
 from gpu_audit.report import render
 from tests.conftest import FIXTURES, NOW
@@ -69,7 +71,7 @@ def test_errors_name_file_line_resource_and_key(tmp_path: Path, text: str, messa
     assert message in str(raised.value)
 
 
-def test_json_inventory_errors_name_the_index(tmp_path: Path) -> None:
+def test_json_inventory_errors_name_the_line(tmp_path: Path) -> None:
     path = tmp_path / "inv.json"
     path.write_text(
         json.dumps(
@@ -78,12 +80,11 @@ def test_json_inventory_errors_name_the_index(tmp_path: Path) -> None:
                     {"provider": "aws", "id": "a"},
                     {"provider": "aws", "id": "b", "state": "on"},
                 ]
-            }
+            },
+            indent=2,
         )
     )
-    with pytest.raises(
-        InputError, match=r"inv.json: resources\[1\]: resource 'b': state: 'on' is not one of"
-    ):
+    with pytest.raises(InputError, match=r"inv.json:10: resource 'b': state: 'on' is not one of"):
         load_inventory(str(path))
     path.write_text('{"resources": [')
     with pytest.raises(InputError, match=r"inv.json:1:16: invalid JSON"):
@@ -93,8 +94,114 @@ def test_json_inventory_errors_name_the_index(tmp_path: Path) -> None:
 def test_hostile_json_ends_in_one_message(tmp_path: Path) -> None:
     path = tmp_path / "deep.json"
     path.write_text("[" * 100_000 + "]" * 100_000)
-    with pytest.raises(InputError, match="nested too deeply"):
+    with pytest.raises(InputError, match=r"deep.json:1:101: nested more than 100 levels deep"):
         load_inventory(str(path))
     path.write_bytes(b"\x00\x01binary")
     with pytest.raises(InputError, match="binary content"):
         load_inventory(str(path))
+
+
+def _problems(tmp_path: Path, name: str, text: str) -> list[str]:
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(InputErrors) as raised:
+        load_inventory(str(path))
+    for message in raised.value.messages:
+        assert message.startswith(f"{path}:") and "\n" not in message, message
+    return [m.removeprefix(f"{path}:") for m in raised.value.messages]
+
+
+def test_every_error_of_a_file_is_reported_with_the_field_meant(tmp_path: Path) -> None:
+    """Per resource: misspelt keys first, then the values in the order the file gives them."""
+    text = (
+        "resources:\n"
+        "  - provider: aws\n"
+        "    id: i-1\n"
+        "    capcity: spot\n"
+        "    gpu: {count: -8, modle: H100}\n"
+        "  - provider: aws\n"
+        "    id: i-2\n"
+        "    utilization: {gpu_avg: 140, gpu_p95: .nan}\n"
+        "    price: {hourly_usd: -3}\n"
+        "    capacity: spto\n"
+        "    source: {path: a.yaml, line: twelve}\n"
+    )
+    assert _problems(tmp_path, "inv.yaml", text) == [
+        "4: resource 'i-1': capcity: unknown field 'capcity' (did you mean 'capacity'?)",
+        "5: resource 'i-1': gpu.modle: unknown field 'gpu.modle' (did you mean 'model'?)",
+        "5: resource 'i-1': gpu.count: -8 is below the minimum 0",
+        "8: resource 'i-2': utilization.gpu_avg: 140 is above the maximum 100",
+        "8: resource 'i-2': utilization.gpu_p95: expected a finite number, got nan",
+        "9: resource 'i-2': price.hourly_usd: -3 is below the minimum 0",
+        "10: resource 'i-2': capacity: 'spto' is not one of spot, on-demand, reserved, "
+        "unknown (did you mean 'spot'?)",
+        "11: resource 'i-2': source.line: expected a line number ≥ 1, got str 'twelve'",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "resources: []\ncoverage_gaps: {provider: aws, scope: us-east-1}\n",
+            "2: coverage_gaps: expected a list of gaps, got mapping",
+        ),
+        (
+            "resources: []\ncoverage-gaps:\n  - {provider: aws, scope: us-east-1}\n",
+            "2: inventory: unknown key 'coverage-gaps' (did you mean 'coverage_gaps'?)",
+        ),
+        (
+            "resources: []\ncoverage_gaps:\n  - {provider: aws, scope: r, account: 123456789012}\n",
+            "3: coverage gap #1: account: expected str, got int 123456789012 (quote it",
+        ),
+        (
+            "resources: []\ncoverage_gaps:\n  - {provider: aws, scope: r, reason: x}\n",
+            "3: coverage gap #1: unknown key 'reason'",
+        ),
+        ("resources: []\ncoverage_gaps:\n  - aws us-east-1\n", "3: coverage gap #1: expected"),
+        ("resources: []\ncoverage_gaps:\n  - {provider: aws}\n", "3: coverage gap #1: needs scope"),
+        ("version: 2\nresources: []\n", "1: inventory: version: expected 1, got 2"),
+        ("resources: []\n---\nresources: []\n", "3: inventory: expected exactly one YAML document"),
+    ],
+)
+def test_gaps_and_top_level_keys_are_never_dropped(
+    tmp_path: Path, text: str, expected: str
+) -> None:
+    path = tmp_path / "inv.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError) as raised:
+        load_inventory(str(path))
+    assert str(raised.value).startswith(f"{path}:{expected}"), str(raised.value)
+
+
+def test_json_errors_are_all_located(tmp_path: Path) -> None:
+    resources = [
+        {"provider": "aws", "id": "a", "uptime_hours": -5},
+        {"provider": "aws", "id": "b", "tags": {"team": ["x"]}, "gpu": {"count": 1.5}},
+    ]
+    text = json.dumps({"resources": resources}, indent=1)
+    assert _problems(tmp_path, "inv.json", text) == [
+        "6: resource 'a': uptime_hours: -5 is below the minimum 0",
+        "12: resource 'b': tags.team: expected a text value, got list ['x']",
+        "17: resource 'b': gpu.count: expected int, got float 1.5",
+    ]
+
+
+def test_a_bad_inventory_is_every_line_on_stderr_and_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "inv.yaml"
+    path.write_text("resources:\n  - {provider: aws, id: a, colour: red, statee: running}\n")
+    result = CliRunner().invoke(main, ["scan", "--inventory", str(path)])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"gpu-audit: error: {path}:2: resource 'a': colour: unknown field 'colour'",
+        f"gpu-audit: error: {path}:2: resource 'a': statee: unknown field 'statee' "
+        "(did you mean 'state'?)",
+    ]
+
+
+def test_keys_and_ids_from_the_file_cannot_add_a_line(tmp_path: Path) -> None:
+    text = 'resources:\n  - {provider: aws, id: "i-1\\n\\u202e", "col\\nour": red}\n"a\\nb": 1\n'
+    assert _problems(tmp_path, "inv.yaml", text) == [
+        "3: inventory: unknown key 'a\\x0ab'",
+        "2: resource 'i-1\\x0a\\u202e': col\\x0aour: unknown field 'col\\x0aour'",
+    ]

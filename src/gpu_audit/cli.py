@@ -15,6 +15,7 @@ import click
 
 from gpu_audit import __version__
 from gpu_audit.collectors.provider import Option
+from gpu_audit.collectors.redact import redact_urls
 from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.errors import ConfigError, GpuAuditError
 from gpu_audit.model import ScanResult, Severity
@@ -58,7 +59,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except GpuAuditError as exc:
-            click.echo(f"gpu-audit: error: {exc}", err=True)
+            click.echo(f"gpu-audit: error: {redact_urls(str(exc))}", err=True)
             ctx.exit(ExitCode.ERROR)
 
 
@@ -231,24 +232,28 @@ def _settings(options: dict[str, Any]) -> Settings:
 
 
 def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> None:
-    from gpu_audit.report import render
+    from gpu_audit.report import write_report
     from gpu_audit.report.summary import summarize
     from gpu_audit.report.table import summary_line
 
     fmt = options["fmt"] or format_for(options["output"], sys.stdout.isatty())
     if options["reports"] or options["output"]:
+        from functools import partial
+
         from gpu_audit.report.writer import write_atomic  # tempfile: ~15 ms a hook need not pay
 
+        scope = result.scope  # a report never replaces a file the run read
+        inputs = [*scope.files, *scope.policy_files, *filter(None, [settings.source])]
         for name, path in options["reports"]:
-            write_atomic(path, render(name, result))
+            write_atomic(path, partial(write_report, name, result), inputs=inputs)
     if options["output"]:
-        write_atomic(options["output"], render(fmt, result))
+        write_atomic(options["output"], partial(write_report, fmt, result), inputs=inputs)
     elif options["quiet"]:
         click.echo(summary_line(summarize(result)))
     else:
         if result.coverage_gaps and fmt in ("table", "text"):
             click.echo(incomplete_notice(result))  # before any "No open findings"
-        click.echo(render(fmt, result), nl=False)
+        write_report(fmt, result, sys.stdout)
     for skipped in result.input_errors:
         click.echo(f"gpu-audit: error: {skipped.reason}", err=True)
     for gap in result.coverage_gaps:

@@ -8,6 +8,8 @@ from datetime import datetime
 from enum import IntEnum, StrEnum
 from typing import Any
 
+from gpu_audit import __version__
+
 
 class Kind(StrEnum):
     INSTANCE = "instance"
@@ -404,6 +406,7 @@ class ScanResult:
     skipped: tuple[Skipped, ...] = ()
     coverage_gaps: tuple[CoverageGap, ...] = ()
     waivers: tuple[WaiverStatus, ...] = ()
+    tool_version: str = __version__  # the gpu-audit that judged, as every report names it
 
     @property
     def partial(self) -> bool:

@@ -3,17 +3,23 @@
 Mappings load as `LineMap` (a dict that knows the line of each key) and sequences as `LineList`.
 Values a template engine would fill in (`${VAR}`, `{{ x }}`, `<placeholder>`) and CloudFormation
 intrinsics (`!Ref`, `!Sub`, …) load as `Templated`, which parsers treat as missing.
+A value YAML cannot build (`2026-02-30`, `!!int abc`, a 4,301-digit integer) is a located error;
+`!!binary` loads as its base64 text, `!!set` as a mapping, `!!omap`/`!!pairs` as a sequence of
+one-key mappings (as written). Nesting deeper than `yamlguard.MAX_DEPTH` is refused before parsing.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
+from gpu_audit import yamlguard
 from gpu_audit.errors import InputError
 
 MAX_BYTES = 5 * 1024 * 1024
@@ -78,6 +84,7 @@ class _LineLoader(_Loader):  # type: ignore[misc,valid-type]
 
 
 def _map(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
+    yamlguard.check_kind("map", node)
     result = LineMap(node.start_mark.line + 1)
     yield result
     loader.flatten_mapping(node)
@@ -91,7 +98,13 @@ def _map(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
         result.key_lines[key] = key_node.start_mark.line + 1
 
 
+def _set(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
+    yamlguard.check_kind("set", node)
+    return _map(loader, node)
+
+
 def _seq(loader: yaml.SafeLoader, node: yaml.SequenceNode) -> Any:
+    yamlguard.check_kind("seq" if node.tag.endswith(":seq") else node.tag.rsplit(":", 1)[-1], node)
     result = LineList(node.start_mark.line + 1)
     yield result
     for item in node.value:
@@ -105,18 +118,37 @@ def _tagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Templated:
     return Templated(f"!{suffix} …")
 
 
-_LineLoader.add_constructor("tag:yaml.org,2002:map", _map)
-_LineLoader.add_constructor("tag:yaml.org,2002:seq", _seq)
-_LineLoader.add_constructor("tag:yaml.org,2002:omap", _seq)
+def _binary(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
+    return str(loader.construct_scalar(node))  # no value we read is binary: keep the text
+
+
+_OWN: dict[str, Any] = {
+    "map": _map,
+    "set": _set,
+    "seq": _seq,
+    "omap": _seq,
+    "pairs": _seq,
+    "binary": _binary,
+}
+_CONSTRUCTORS: dict[str | None, Any] = dict(_Loader.yaml_constructors)
+_CONSTRUCTORS.update({f"tag:yaml.org,2002:{k}": v for k, v in _OWN.items()})
+_CANNOT_FAIL = ("tag:yaml.org,2002:str", "tag:yaml.org,2002:null")  # but on a collection: located
+for _tag, _construct in _CONSTRUCTORS.items():
+    if _tag is not None:
+        guarded = _construct if _tag in _CANNOT_FAIL else yamlguard.guarded(_tag, _construct)
+        _LineLoader.add_constructor(_tag, guarded)
 _LineLoader.add_multi_constructor("!", _tagged)
 
 
 def read_text(path: str, raw: bytes | None = None, limit: int = MAX_BYTES) -> str:
-    """Read a file as UTF-8 text, refusing what is too large, binary or undecodable."""
+    """Read a regular file as UTF-8 text, refusing what is too large, binary or undecodable.
+
+    A FIFO, device, socket or directory is refused without blocking: it is opened non-blocking
+    and checked before anything is read.
+    """
     try:
         if raw is None:
-            with open(path, "rb") as handle:
-                raw = handle.read(limit + 1)
+            raw = _read_regular(path, limit)
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     if len(raw) > limit:
@@ -129,12 +161,38 @@ def read_text(path: str, raw: bytes | None = None, limit: int = MAX_BYTES) -> st
         raise InputError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from exc
 
 
+_NOT_REGULAR = {
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a directory",
+}
+
+
+def _read_regular(path: str, limit: int) -> bytes:
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    descriptor = os.open(path, flags)
+    try:
+        mode = os.fstat(descriptor).st_mode
+    except OSError:
+        os.close(descriptor)
+        raise
+    if not stat.S_ISREG(mode):
+        os.close(descriptor)
+        what = _NOT_REGULAR.get(stat.S_IFMT(mode), "not a regular file")
+        raise InputError(f"{path}: {what}, not a regular file; refused")
+    with open(descriptor, "rb", closefd=True) as handle:
+        return handle.read(limit + 1)
+
+
 def load_documents(path: str, text: str) -> list[Document]:
     """Every document of a YAML stream (or one JSON document), with line numbers."""
     if _is_json(path, text):
         # JSON is YAML save for tab indentation, which JSON allows only between tokens.
         text = text.replace("\t", " ")
     try:
+        yamlguard.check_yaml_depth(path, text, _Loader)
         loader = _LineLoader(text)
         try:
             documents: list[Document] = []
@@ -146,14 +204,13 @@ def load_documents(path: str, text: str) -> list[Document]:
         finally:
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
-        problem = exc.problem or exc.context or "invalid YAML"
-        raise InputError(f"{where}: invalid YAML: {problem}") from exc
+        raise InputError(yamlguard.syntax_message(path, exc)) from exc
+    except yaml.reader.ReaderError as exc:
+        raise InputError(yamlguard.reader_message(path, text, exc)) from exc
     except yaml.YAMLError as exc:
-        raise InputError(f"{path}: invalid YAML: {exc}") from exc
+        raise InputError(f"{path}: invalid YAML: {yamlguard.one_line(str(exc))}") from exc
     except RecursionError as exc:
-        raise InputError(f"{path}: YAML nested too deeply") from exc
+        raise InputError(f"{path}: {yamlguard.too_deep()}") from exc
     if "&" in text:
         for document in documents:
             _check_expansion(path, document)
@@ -166,14 +223,37 @@ def _is_json(path: str, text: str) -> bool:
     if not strict and not text.lstrip().startswith(("{", "[")):
         return False
     try:
-        json.loads(text)
-    except json.JSONDecodeError as exc:
+        load_json(path, text)
+    except InputError:
         if not strict:
             return False  # a YAML flow mapping, say: the YAML parser judges it
-        raise InputError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from exc
-    except RecursionError as exc:
-        raise InputError(f"{path}: JSON nested too deeply") from exc
+        raise
     return True
+
+
+def load_json(path: str, text: str) -> Any:
+    """Parse JSON with the json module; every failure is one located InputError."""
+    yamlguard.check_json_depth(path, text)
+    yamlguard.lone_surrogate(path, text)
+    try:
+        return json.loads(text, parse_constant=_not_json)
+    except _NotJson as exc:
+        raise yamlguard.constant_error(path, text, str(exc)) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from exc
+    except ValueError as exc:  # an integer past Python's 4,300-digit conversion limit
+        located = yamlguard.long_number(path, text)
+        raise located or InputError(f"{path}: invalid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise InputError(f"{path}: {yamlguard.too_deep()}") from exc
+
+
+class _NotJson(ValueError):
+    pass
+
+
+def _not_json(name: str) -> Any:
+    raise _NotJson(name)  # NaN, Infinity: Python's json accepts them; JSON (RFC 8259) does not
 
 
 def _check_expansion(path: str, document: Document) -> None:

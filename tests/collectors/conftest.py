@@ -132,7 +132,8 @@ def _isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, endpoint: str) -> 
 def aws_fleet(moto_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Fleet:
     """An empty moto account reached through AWS_ENDPOINT_URL with fake static credentials."""
     request = urllib.request.Request(f"{moto_url}/moto-api/reset", method="POST")
-    with urllib.request.urlopen(request, timeout=60) as answer:
+    # Generous: resetting moto takes seconds when several test suites share two cores.
+    with urllib.request.urlopen(request, timeout=120) as answer:
         assert answer.status == 200
     _isolate(monkeypatch, tmp_path, moto_url)
     return Fleet()

@@ -132,7 +132,9 @@ def test_a_silent_aws_endpoint_is_bounded_by_timeout_and_names_the_work_item(
     code, _, err = scan(
         "--provider", "aws", "--region", "us-east-1", "--config", config, "--timeout", "0.5", "-q"
     )
-    assert time.monotonic() - started < 8  # 2 attempts × 0.5 s, plus botocore's backoff
+    # botocore's own read timeout is 60 s an attempt: ending well before two of them shows ours
+    # applied (the message below names it); no tight bound, as a loaded machine is slow to start
+    assert time.monotonic() - started < 60
     assert code == 3
     assert "aws account: ReadTimeoutError: default credentials: Read timeout" in err
 
@@ -190,15 +192,22 @@ def test_progress_shows_on_a_terminal_from_the_first_call(
     primary, secondary = os.openpty()
     args = ["scan", "--provider", "aws", "--region", "us-east-1", "--config", config]
     with subprocess.Popen(
-        [sys.executable, "-m", "gpu_audit", *args, "--timeout", "3", "-q"],
+        [sys.executable, "-m", "gpu_audit", *args, "--timeout", "10", "-q"],
         stdout=subprocess.DEVNULL,
         stderr=secondary,
     ) as process:
         os.close(secondary)
-        started = time.monotonic()
         first = os.read(primary, 4096).decode()
-        waited = time.monotonic() - started
-        process.wait(timeout=60)
+        # the silent call holds the scan for the whole timeout: a line read now came first
+        still_running = process.poll() is None
+        process.wait(timeout=120)
     os.close(primary)
     assert "[aws] 0/0 work items, 0 GPU instances; " in first
-    assert waited < 3, "the first line came before the silent call timed out"
+    assert still_running, "the first line came only when the scan ended"
+
+
+def test_an_error_line_never_shows_url_secrets() -> None:
+    code, _, err = scan("--inventory", "https://user:pw@example.com/inv.json?sig=abc")
+    assert code == 2
+    assert "pw@" not in err and "sig=abc" not in err
+    assert "https://[redacted]@example.com/inv.json?[redacted]" in err

@@ -42,8 +42,9 @@ def test_invalid_yaml_is_located(tmp_path: Path) -> None:
     reason, path = _check(
         tmp_path, "bad.yaml", "name: x\nresources:\n  accelerators: [A100\nrun: y\n"
     )
-    assert reason.startswith(f"{path}:4:"), reason
-    assert "invalid YAML" in reason
+    # The unclosed `[` on line 3 is where the broken construct starts; line 4 is where it broke.
+    assert reason.startswith(f"{path}:3:17: invalid YAML: a flow sequence starts here"), reason
+    assert "(line 4, column 4)" in reason
 
 
 def test_invalid_json_is_located(tmp_path: Path) -> None:
@@ -117,5 +118,12 @@ def test_templated_values_are_missing_not_errors(tmp_path: Path) -> None:
     assert not load.skipped
     [resource] = load.resources
     assert resource.gpu.model is None and resource.gpu.count == 8
-    assert resource.capacity.value == "unknown"
+    assert resource.capacity is None  # missing: rules needing it are not evaluated
     assert resource.source.key_lines["capacity"] == 4
+
+
+def test_a_parser_failing_on_a_hostile_number_says_so(tmp_path: Path) -> None:
+    text = "resources:\n  accelerators: {A100: .inf}\nrun: y\n"
+    reason, path = _check(tmp_path, "inf.sky.yaml", text)
+    assert reason.startswith(f"{path}:1: skypilot parser: a number in this document is out of")
+    assert "report this as a gpu-audit bug" not in reason and "\n" not in reason

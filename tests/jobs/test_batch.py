@@ -15,8 +15,9 @@ CORPUS = SHARED / "corpus" / "aws-batch"
 def _parse(text: str, path: str = "job.json") -> list:
     (document,) = load_documents(path, text)
     fmt = Batch()
-    assert fmt.detect(document, path)
-    return fmt.parse(document, path)
+    parsed = fmt.parse(document, path)
+    assert parsed is not None, "not recognised"
+    return parsed
 
 
 @pytest.mark.parametrize(
@@ -42,8 +43,7 @@ def test_fargate_and_cpu_environments_yield_nothing() -> None:
             f'{{"computeEnvironmentName": "ce", "computeResources": '
             f'{{"type": "{kind}", "instanceTypes": {types}}}}}',
         )
-        assert Batch().detect(document, "ce.json")
-        assert Batch().parse(document, "ce.json") == []
+        assert Batch().parse(document, "ce.json") == []  # recognised, no GPUs
 
 
 def test_ecs_task_definitions_are_not_batch() -> None:
@@ -52,7 +52,7 @@ def test_ecs_task_definitions_are_not_batch() -> None:
         '{"family": "x", "containerDefinitions": [{"image": "x", '
         '"resourceRequirements": [{"type": "GPU", "value": "1"}]}]}',
     )
-    assert not Batch().detect(document, "task.json")
+    assert Batch().parse(document, "task.json") is None
 
 
 GPU_FILES = {  # file → [(name, gpu.model, gpu.count, capacity)]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from enum import Enum
+from functools import cache
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,8 @@ import yaml
 
 from gpu_audit.jobs import FORMATS, load_jobs
 from gpu_audit.model import Resource
+from gpu_audit.policy.engine import evaluate
+from gpu_audit.policy.loader import Policy, load_policy
 
 ROOT = Path(__file__).resolve().parents[2] / "fixtures" / "jobs"
 SUFFIX = ".expected.yaml"
@@ -84,6 +88,27 @@ def test_fixture(expected_path: Path) -> None:
         if "suppressions" in want:
             got = {line: dict(rules) for line, rules in resource.source.suppressions.items()}
             assert got == {int(k): v for k, v in want["suppressions"].items()}, where
+        _check_verdicts(resource, want, where)
+
+
+@cache
+def _runbook() -> Policy:
+    return load_policy(None)
+
+
+def _check_verdicts(resource: Resource, want: dict[str, Any], where: str) -> None:
+    """`verdicts: {rule: pass|fail|not-evaluated}` and `finding_lines: {rule: line}` under the
+    runbook pack; `pass` is no finding (met, or out of the rule's scope)."""
+    if "verdicts" not in want and "finding_lines" not in want:
+        return
+    result = evaluate([resource], _runbook(), datetime(2026, 11, 20, 6, tzinfo=UTC))
+    failed = {f.rule_id: f.line for f in result.findings}
+    unknown = {n.rule_id for n in result.not_evaluated}
+    for rule, verdict in (want.get("verdicts") or {}).items():
+        got = "fail" if rule in failed else "not-evaluated" if rule in unknown else "pass"
+        assert got == verdict, f"{where}: {rule}"
+    for rule, line in (want.get("finding_lines") or {}).items():
+        assert failed.get(rule) == line, f"{where}: line of the {rule} finding"
 
 
 def test_every_format_has_fixtures() -> None:

@@ -17,8 +17,9 @@ CORPUS = SHARED / "corpus" / "sagemaker"
 def _parse(text: str, path: str = "job.yaml") -> list:
     (document,) = load_documents(path, text)
     fmt = SageMaker()
-    assert fmt.detect(document, path)
-    return fmt.parse(document, path)
+    parsed = fmt.parse(document, path)
+    assert parsed is not None, "not recognised"
+    return parsed
 
 
 def test_step_functions_dollar_key_is_missing_with_its_line() -> None:
@@ -75,7 +76,7 @@ def test_other_kubernetes_kinds_are_not_sagemaker() -> None:
         "apiVersion: batch/v1\nkind: Job\nspec:\n  resourceConfig: {instanceType: ml.p3.2xlarge}\n"
         "  algorithmSpecification: {trainingImage: x}\n",
     )
-    assert not SageMaker().detect(document, "k.yaml")
+    assert SageMaker().parse(document, "k.yaml") is None
 
 
 def test_spot_flag_as_text_and_templated() -> None:

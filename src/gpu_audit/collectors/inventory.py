@@ -6,14 +6,23 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
+from importlib.resources import files
 from typing import Any
 
-from gpu_audit.canonical import FieldProblem, from_mapping, parse_time
-from gpu_audit.errors import InputError
+from gpu_audit.canonical import FieldProblem, parse_time, read_mapping, shown, suggest
+from gpu_audit.errors import InputError, InputErrors
 from gpu_audit.model import CoverageGap, Resource
-from gpu_audit.yamlsrc import LineMap, load_documents, read_text
+from gpu_audit.yamlguard import printable
+from gpu_audit.yamlsrc import LineList, LineMap, load_documents, load_json, read_text
 
 MAX_INVENTORY_BYTES = 512 * 1024 * 1024
+# A JSON inventory with errors is read again as YAML to name their lines, up to this size.
+MAX_LOCATED_JSON_BYTES = 64 * 1024 * 1024
+KEYS = ("version", "captured_at", "resources", "coverage_gaps")
+GAP_KEYS = ("provider", "scope", "error", "message", "account", "region")
+
+Path = tuple[Any, ...]  # keys and indexes from the top of the file to a value
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,82 +34,155 @@ class Inventory:
 
 
 def load_inventory(path: str) -> Inventory:
-    """Read a saved inventory; every problem is reported as `file:line: resource 'id': key: …`."""
-    data = _read(path)
+    """Read a saved inventory; every problem of the file is reported, each as
+    `file:line: resource 'id': key: …` (one InputError; `.messages` holds one line per problem)."""
+    text = read_text(path, limit=MAX_INVENTORY_BYTES)
+    data = _parse(path, text)
+    problems: list[tuple[Path, str]] = []
+    inventory = _inventory(path, data, problems)
+    if problems:
+        tree = data if isinstance(data, LineMap | LineList) else _lined(path, text)
+        messages = [f"{path}:{_line_at(tree, where)}: {message}" for where, message in problems]
+        raise InputErrors(messages)
+    return inventory
+
+
+def _parse(path: str, text: str) -> Any:
+    if path.lower().endswith(".json"):
+        # Large snapshots are JSON: the json module is ~20× faster than YAML with line numbers.
+        return load_json(path, text)
+    documents = load_documents(path, text)
+    if len(documents) != 1:
+        line = documents[1].line if len(documents) > 1 else 1
+        raise InputError(f"{path}:{line}: inventory: expected exactly one YAML document")
+    return documents[0].data
+
+
+def _lined(path: str, text: str) -> Any:
+    """The JSON file again, with line numbers (the YAML reader): only when there are errors."""
+    if len(text) > MAX_LOCATED_JSON_BYTES:
+        return None
+    try:
+        return load_documents(path, text)[0].data
+    except InputError:
+        return None
+
+
+def _line_at(tree: Any, where: Path) -> int:
+    """The line of the deepest key or item of `where` that the file has."""
+    line = getattr(tree, "line", 1)
+    node = tree
+    for step in where:
+        if isinstance(node, LineMap) and step in node:
+            line, node = node.line_of(step), node[step]
+        elif isinstance(node, LineList) and isinstance(step, int) and step < len(node):
+            line, node = node.item_lines[step], node[step]
+        else:
+            break
+    return line
+
+
+def _inventory(path: str, data: Any, problems: list[tuple[Path, str]]) -> Inventory:
     captured_at = None
-    gaps: tuple[CoverageGap, ...] = ()
+    gaps: list[CoverageGap] = []
+    items: Any = data
+    where: Path = ()
     if isinstance(data, Mapping):
+        allowed = _report_keys() if "tool" in data else KEYS
+        for key in data:
+            if key not in allowed:
+                hint = suggest(key, allowed)
+                problems.append(((key,), f"inventory: unknown key '{printable(key)}'{hint}"))
+        if data.get("version", 1) != 1:
+            problems.append(
+                (("version",), f"inventory: version: expected 1, got {data['version']!r}")
+            )
         if "resources" not in data:
-            raise InputError(f"{path}:{_line(data)}: inventory: expected a 'resources' list")
+            problems.append(((), "inventory: expected a 'resources' list"))
         if data.get("captured_at") is not None:
             try:
                 captured_at = parse_time("captured_at", data["captured_at"])
             except FieldProblem as exc:
-                raise InputError(f"{path}:{_line(data, 'captured_at')}: inventory: {exc}") from None
-        gaps = tuple(_gaps(path, data.get("coverage_gaps") or []))
-        items = data["resources"]
-    else:
-        items = data
+                problems.append((("captured_at",), f"inventory: {exc}"))
+        gaps = list(_gaps(data.get("coverage_gaps"), problems))
+        items, where = data.get("resources", []), ("resources",)
     if not isinstance(items, list):
-        raise InputError(f"{path}: inventory: 'resources' must be a list of resources")
-    return Inventory(path, tuple(_resources(path, items)), gaps, captured_at)
+        problems.append((where, "inventory: 'resources' must be a list of resources"))
+        items = []
+    resources = list(_resources(items, where, problems))
+    return Inventory(path, tuple(resources), tuple(gaps), captured_at)
 
 
-def _read(path: str) -> Any:
-    if path.lower().endswith(".json"):
-        # Large snapshots are JSON: the json module is ~20× faster than YAML with line numbers.
-        text = read_text(path, limit=MAX_INVENTORY_BYTES)
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from exc
-        except RecursionError as exc:
-            raise InputError(f"{path}: JSON nested too deeply") from exc
-    documents = load_documents(path, read_text(path, limit=MAX_INVENTORY_BYTES))
-    if len(documents) != 1:
-        raise InputError(f"{path}: inventory: expected exactly one YAML document")
-    return documents[0].data
+@cache
+def _report_keys() -> tuple[str, ...]:
+    """A JSON report is an inventory too: its other sections are known, and ignored."""
+    schema = files("gpu_audit.report").joinpath("report-v1.schema.json").read_text("utf-8")
+    return tuple(json.loads(schema)["properties"])
 
 
-def _line(node: Any, key: Any = None) -> int | str:
-    if isinstance(node, LineMap):
-        return node.line_of(key) if key is not None else node.line
-    return "1"
-
-
-def _resources(path: str, items: list[Any]) -> Iterator[Resource]:
+def _resources(items: list[Any], top: Path, problems: list[tuple[Path, str]]) -> Iterator[Resource]:
     seen: set[tuple[str, str]] = set()
     for index, raw in enumerate(items):
+        where = (*top, index)
         label = f"resource #{index + 1}"
         if not isinstance(raw, Mapping):
-            raise InputError(f"{path}:{_line(items)}: {label}: expected a mapping of fields")
-        if raw.get("id") is not None:
-            label = f"resource '{raw['id']}'"
-        try:
-            resource = from_mapping(raw)
-        except FieldProblem as exc:
-            top = exc.key.split(".")[0]
-            node = raw.get(top) if "." in exc.key else raw
-            key = exc.key.split(".", 1)[1] if "." in exc.key else exc.key
-            line = _line(node, key) if isinstance(node, LineMap) else _line(raw, top)
-            where = f"{path}:{line}" if isinstance(raw, LineMap) else f"{path}: resources[{index}]"
-            raise InputError(f"{where}: {label}: {exc.key}: {exc}") from None
+            problems.append((where, f"{label}: expected a mapping of fields"))
+            continue
+        if isinstance(raw.get("id"), str | int) and not isinstance(raw.get("id"), bool):
+            label = f"resource '{printable(raw['id'])}'"
+        resource, found = read_mapping(raw)
+        for problem in found:
+            problems.append(
+                ((*where, *problem.key.split(".")), f"{label}: {problem.key}: {problem}")
+            )
+        if resource is None:
+            continue
         identity = (resource.provider, resource.id)
         if identity in seen:
-            raise InputError(f"{path}:{_line(raw, 'id')}: {label}: id: duplicate resource id")
+            problems.append(((*where, "id"), f"{label}: id: duplicate resource id"))
         seen.add(identity)
         yield resource
 
 
-def _gaps(path: str, items: Any) -> Iterator[CoverageGap]:
-    for raw in items if isinstance(items, list) else []:
-        if not isinstance(raw, Mapping) or not raw.get("provider") or not raw.get("scope"):
-            raise InputError(f"{path}:{_line(raw)}: coverage gap: needs provider and scope")
+def _gaps(items: Any, problems: list[tuple[Path, str]]) -> Iterator[CoverageGap]:
+    """Coverage gaps: a malformed one is an error, never dropped (that would hide a blind spot)."""
+    where: Path = ("coverage_gaps",)
+    if items is None:
+        return
+    if not isinstance(items, list):
+        problems.append((where, f"coverage_gaps: expected a list of gaps, got {shown(items)}"))
+        return
+    for index, raw in enumerate(items):
+        at = (*where, index)
+        label = f"coverage gap #{index + 1}"
+        if not isinstance(raw, Mapping):
+            problems.append((at, f"{label}: expected a mapping of {', '.join(GAP_KEYS)}"))
+            continue
+        values: dict[str, str | None] = {}
+        for key, value in raw.items():
+            if key not in GAP_KEYS:
+                hint = suggest(key, GAP_KEYS)
+                problems.append(((*at, key), f"{label}: unknown key '{printable(key)}'{hint}"))
+            elif value is not None and not isinstance(value, str):
+                quote = (
+                    " (quote it: an unquoted number loses leading zeros)"
+                    if key == "account"
+                    else ""
+                )
+                problems.append(
+                    ((*at, key), f"{label}: {key}: expected str, got {shown(value)}{quote}")
+                )
+            else:
+                values[key] = value
+        missing = [key for key in ("provider", "scope") if not raw.get(key)]
+        if missing:
+            problems.append((at, f"{label}: needs {' and '.join(missing)}"))
+            continue
         yield CoverageGap(
-            provider=str(raw["provider"]),
-            scope=str(raw["scope"]),
-            error=str(raw.get("error") or "unknown"),
-            message=str(raw.get("message") or ""),
-            account=raw.get("account"),
-            region=raw.get("region"),
+            provider=str(values.get("provider")),
+            scope=str(values.get("scope")),
+            error=values.get("error") or "unknown",
+            message=values.get("message") or "",
+            account=values.get("account"),
+            region=values.get("region"),
         )

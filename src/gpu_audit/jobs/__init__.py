@@ -1,7 +1,7 @@
 """Job-config parsers: one module per format, each mapping a config to `Resource(kind=job)`.
 
-`load_jobs(paths)` reads every file, splits it into YAML documents, asks each format in `FORMATS`
-(in order) whether it recognises a document, and parses it with the first that does. Files that
+`load_jobs(paths)` reads every file, splits it into YAML documents, and has each format in
+`FORMATS` (in order) parse a document until one recognises it (returns a list, not None). Files that
 are no job config, or that hold no GPU job, are skipped with a reason; files that cannot be read
 are skipped with `error=True` and a `file:line:col: message` reason. One bad file never stops
 the others.
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from gpu_audit.errors import InputError
 from gpu_audit.jobs import helm
+from gpu_audit.jobs.azureml import AzureML
 from gpu_audit.jobs.batch import Batch
 from gpu_audit.jobs.dstack import Dstack
 from gpu_audit.jobs.interface import JobFormat
@@ -26,6 +27,7 @@ from gpu_audit.jobs.skypilot import SkyPilot
 from gpu_audit.jobs.suppress import parse_suppressions
 from gpu_audit.jobs.vertex import Vertex
 from gpu_audit.model import Resource, Skipped
+from gpu_audit.yamlguard import printable
 from gpu_audit.yamlsrc import Document, load_documents, read_text
 
 __all__ = ["FORMATS", "JobLoad", "load_jobs"]
@@ -39,6 +41,7 @@ FORMATS: dict[str, JobFormat] = {
     "kubernetes": Kubernetes(),
     "dstack": Dstack(),
     "ray": RayCluster(),
+    "azureml": AzureML(),
     "skypilot": SkyPilot(),
 }
 
@@ -93,18 +96,11 @@ def _load_file(path: str) -> tuple[list[Resource], Skipped | None]:
     resources: list[Resource] = []
     recognised: list[str] = []
     for document in documents:
-        fmt = _detect(document, path)
-        if fmt is None:
+        found = _parse(document, path)
+        if found is None:
             continue
-        recognised.append(fmt.name)
-        try:
-            parsed = fmt.parse(document, path)
-        except Exception as exc:  # a parser bug must not stop the other files; it is reported
-            raise InputError(
-                f"{path}:{document.line}: {fmt.name} parser failed on this document "
-                f"({type(exc).__name__}: {exc}); please report this as a gpu-audit bug"
-            ) from exc
-        for resource in parsed:
+        recognised.append(found[0])
+        for resource in found[1]:
             resources.append(_finish(resource, suppressions, note))
     if resources:
         return resources, None
@@ -131,12 +127,34 @@ def _yaml_name(path: str) -> bool:
     return "." not in name or bool(_YAML_NAME.search(name))
 
 
-def _detect(document: Document, path: str) -> JobFormat | None:
+def parser_failure(path: str, line: int, stage: str, exc: Exception) -> str:
+    """One located line for a failed parser: a hostile value says so, a bug asks for a report."""
+    detail = printable(f"{type(exc).__name__}: {exc}", 160)
+    if isinstance(exc, OverflowError | ValueError) and _NUMERIC.search(str(exc)):
+        return f"{path}:{line}: {stage}: a number in this document is out of range ({detail})"
+    if isinstance(exc, TypeError) and "unhashable" in str(exc):
+        return f"{path}:{line}: {stage}: a list or mapping where a name was expected ({detail})"
+    return (
+        f"{path}:{line}: {stage} failed on this document ({detail}); "
+        "please report this as a gpu-audit bug"
+    )
+
+
+_NUMERIC = re.compile(r"float|int|infinity|NaN|digits|out of range", re.I)
+
+
+def _parse(document: Document, path: str) -> tuple[str, list[Resource]] | None:
+    """The first format that recognises the document, and what it parsed; None if none does."""
     if not isinstance(document.data, dict):
         return None
     for fmt in FORMATS.values():
-        if fmt.detect(document, path):
-            return fmt
+        try:
+            parsed = fmt.parse(document, path)
+        except Exception as exc:  # a parser bug must not stop the other files; it is reported
+            stage = f"{fmt.name} parser"
+            raise InputError(parser_failure(path, document.line, stage, exc)) from exc
+        if parsed is not None:  # zero GPUs is no GPU job, whatever the format (a CLI skeleton)
+            return fmt.name, [r for r in parsed if r.gpu.count != 0]
     return None
 
 
@@ -154,11 +172,8 @@ def _finish(
 def _no_job_reason(documents: list[Document], recognised: list[str]) -> str:
     if recognised:
         names = ", ".join(sorted(set(recognised)))
-        return f"a {names} config that requests no GPUs"
-    for document in documents:
-        data = document.data
-        if isinstance(data, dict) and "azureml" in str(data.get("$schema", "")).lower():
-            return "an Azure ML job: not a supported format yet"
+        article = "an" if names[0] in "aeiou" else "a"
+        return f"{article} {names} config that requests no GPUs"
     return "not a job config of a supported format (" + ", ".join(FORMATS) + ")"
 
 

@@ -17,8 +17,7 @@ from typing import Any
 
 from gpu_audit.catalog import canonical_gpu, class_rank, instance_spec, instance_types
 from gpu_audit.errors import InputError
-from gpu_audit.jobs.interface import JobDraft
-from gpu_audit.yamlsrc import LineList, LineMap, Templated, is_templated, load_documents
+from gpu_audit.yamlsrc import LineList, LineMap, Templated, load_documents
 
 MAX_NODES = 200_000  # a bounded walk: alias-expanded documents can be large
 MAX_DEPTH = 64
@@ -73,24 +72,6 @@ def lookup(node: Any, name: str) -> tuple[Any, int | None]:
     return None, None
 
 
-_SHELL_VAR = re.compile(r"\$[A-Za-z_]\w*")
-
-
-def text(value: Any) -> str | None:
-    """A usable string value; None for absent, templated or `$VAR` (left for envsubst) values."""
-    if not isinstance(value, str) or not value.strip() or is_templated(value):
-        return None
-    return None if _SHELL_VAR.search(value) else value
-
-
-def put(draft: JobDraft, field: str, value: Any, line: int | None = None) -> None:
-    """Set a field; a key present but unusable (templated, `$VAR`) stays missing with its line."""
-    if value is None and line is not None:
-        draft.lines[field] = line
-    else:
-        draft.set(field, value, line)
-
-
 def has(node: Any, *names: str) -> bool:
     """Is any of these keys present (case-insensitive, `Key.$` included)?"""
     return any(lookup(node, name) != (None, None) for name in names)
@@ -122,6 +103,13 @@ class Found:
     refs: Refs
     parent: Any  # the mapping holding the body (a CloudFormation resource, a CRD), if any
     trail: tuple[Any, ...] = ()  # the keys from the document's root to the body
+
+    @property
+    def line(self) -> int | None:
+        """The line of the key holding the body: a CloudFormation logical id, a state's name."""
+        if self.trail and isinstance(self.parent, LineMap) and self.trail[-1] in self.parent:
+            return self.parent.line_of(self.trail[-1])
+        return None
 
     def scoped(self) -> Refs:
         """The parameter defaults in scope, with a fresh record of which ones a parse used."""

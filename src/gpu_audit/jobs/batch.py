@@ -2,7 +2,8 @@
 
 A **job definition** becomes a Resource with the GPUs it requests (`resourceRequirements` of type
 GPU, × nodes for multi-node ranges), `timeout.attemptDurationSeconds` as its runtime cap, and its
-`tags`. It names no capacity: spot or on-demand is decided by the compute environment of the
+`tags`. A **SubmitJob request** is read the same way when its overrides ask for GPUs. Neither
+names a capacity: spot or on-demand is decided by the compute environment of the
 queue it is submitted to, so `capacity` stays missing (not the on-demand default), and so does the
 GPU model unless a node range lists `instanceTypes`.
 
@@ -15,7 +16,6 @@ instance types have no GPU (or `optimal`, which picks CPU families) yields nothi
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from gpu_audit.jobs.aws_bodies import (
@@ -26,11 +26,10 @@ from gpu_audit.jobs.aws_bodies import (
     items,
     largest,
     lookup,
-    put,
     search,
-    text,
 )
-from gpu_audit.jobs.interface import JobDraft, JobFormat, as_number
+from gpu_audit.jobs.interface import JobDraft, JobFormat
+from gpu_audit.jobs.values import as_number, literal, seconds_to_hours
 from gpu_audit.model import Capacity, Resource
 from gpu_audit.yamlsrc import Document, LineMap, is_templated
 
@@ -62,6 +61,11 @@ def _is_container_properties(node: Any) -> bool:
     return has(node, "image") and has(node, "resourceRequirements")
 
 
+def _is_submit_job(node: Any) -> bool:
+    """A SubmitJob request body (`aws batch submit-job --cli-input-json`, a Step Functions task)."""
+    return has(node, "jobQueue") and has(node, "jobDefinition") and not has(node, "type")
+
+
 def _is_compute_environment(node: Any) -> bool:
     resources, _ = lookup(node, "computeResources")
     return isinstance(resources, dict) and has(resources, "type", "instanceTypes")
@@ -74,40 +78,39 @@ def _is_cfn_resource(node: Any) -> bool:
 class Batch(JobFormat):
     name = "batch"
 
-    def __init__(self) -> None:
-        self._cache: tuple[Document, list[Found]] | None = None
-
-    def detect(self, document: Document, path: str) -> bool:
-        return bool(self._bodies(document, path))
-
-    def parse(self, document: Document, path: str) -> list[Resource]:
+    def parse(self, document: Document, path: str) -> list[Resource] | None:
+        found = _bodies(document, path)
+        if not found:
+            return None
         resources: list[Resource] = []
-        for found in self._bodies(document, path):
-            body = found.body.get("Properties") if _is_cfn_resource(found.body) else found.body
+        for each in found:
+            body = each.body.get("Properties") if _is_cfn_resource(each.body) else each.body
             if _is_compute_environment(body):
-                resources.extend(_compute_environment(document, path, found, body))
+                resources.extend(_compute_environment(document, path, each, body))
+            elif _is_submit_job(body):
+                resources.extend(_submit_job(document, path, each, body))
             elif _is_job_definition(body) or _is_container_properties(body):
-                resources.extend(_job_definition(document, path, found, body))
+                resources.extend(_job_definition(document, path, each, body))
         return resources
 
-    def _bodies(self, document: Document, path: str) -> list[Found]:
-        if self._cache is not None and self._cache[0] is document:
-            return self._cache[1]
-        data = document.data
-        found: list[Found] = []
-        if isinstance(data, dict) and not ("apiVersion" in data and "kind" in data):
-            if _is_container_properties(data) and not has(data, "containerProperties"):
-                found = [Found(data, Refs(), None, ())] if isinstance(data, LineMap) else []
-            elif "Resources" in data and isinstance(data.get("Resources"), dict):
-                found = search(data, path, _is_cfn_resource)
-            elif _is_job_definition(data) or _is_compute_environment(data):
-                found = [Found(data, Refs(), None, ())] if isinstance(data, LineMap) else []
-        self._cache = (document, found)
-        return found
+
+def _bodies(document: Document, path: str) -> list[Found]:
+    data = document.data
+    if not isinstance(data, dict) or ("apiVersion" in data and "kind" in data):
+        return []
+    if _is_container_properties(data) and not has(data, "containerProperties"):
+        return [Found(data, Refs(), None, ())] if isinstance(data, LineMap) else []
+    if "Resources" in data and isinstance(data.get("Resources"), dict):
+        return search(data, path, _is_cfn_resource)
+    if _is_job_definition(data) or _is_compute_environment(data) or _is_submit_job(data):
+        return [Found(data, Refs(), None, ())] if isinstance(data, LineMap) else []
+    if "States" in data:  # a Step Functions definition with `batch:submitJob` tasks
+        return search(data, path, _is_submit_job)
+    return []
 
 
 def _name(body: Any, key: str, found: Found) -> str | None:
-    name = text(found.scoped().resolve(lookup(body, key)[0]))
+    name = literal(found.scoped().resolve(lookup(body, key)[0]))
     if name:
         return name
     return next(
@@ -118,10 +121,11 @@ def _name(body: Any, key: str, found: Found) -> str | None:
 def _job_definition(document: Document, path: str, found: Found, body: Any) -> list[Resource]:
     refs = found.scoped()
     draft = JobDraft("batch", path, document, name=_name(body, "jobDefinitionName", found))
-    notes = ["capacity comes from the job queue's compute environment"]
+    draft.anchor = found.line
+    draft.add_note("capacity comes from the job queue's compute environment")
     nodes, _ = lookup(body, "nodeProperties")
     if nodes is not None:
-        gpus = _node_ranges(draft, nodes, refs, notes)
+        gpus = _node_ranges(draft, nodes, refs)
     else:
         container, _ = lookup(body, "containerProperties")
         gpus = _container_gpus(draft, container if container is not None else body, refs, 1)
@@ -132,19 +136,45 @@ def _job_definition(document: Document, path: str, found: Found, body: Any) -> l
     timeout, _ = lookup(body, "timeout")
     seconds, line = lookup(timeout, "attemptDurationSeconds")
     if line is not None:
-        value = as_number(refs.resolve(seconds))
-        put(draft, "limits.max_runtime_hours", None if value is None else value / 3600, line)
+        draft.put("limits.max_runtime_hours", seconds_to_hours(refs.resolve(seconds)), line)
     retry, _ = lookup(body, "retryStrategy")
     attempts = as_number(lookup(retry, "attempts")[0])
     if attempts is not None and attempts > 1:
-        notes.append(f"runtime cap per attempt; up to {int(attempts)} attempts")
+        draft.add_note(f"runtime cap per attempt; up to {int(attempts)} attempts")
     tags, _ = lookup(body, "tags")
     _tags(draft, tags)
     propagate, _ = lookup(body, "propagateTags")
     if propagate is True:
-        notes.append("tags propagate to the ECS tasks")
-    draft.note = "; ".join(notes)
-    return [dataclasses.replace(draft.build(), capacity=None)]
+        draft.add_note("tags propagate to the ECS tasks")
+    draft.unknown("capacity")  # the queue's compute environment decides
+    return [draft.build()]
+
+
+def _submit_job(document: Document, path: str, found: Found, body: Any) -> list[Resource]:
+    """A SubmitJob request: GPUs only when its overrides ask for them (else its definition's)."""
+    refs = found.scoped()
+    draft = JobDraft("batch", path, document, name=_name(body, "jobName", found))
+    draft.anchor = found.line
+    draft.add_note("a SubmitJob request: GPUs from its overrides; capacity from its job queue")
+    overrides, _ = lookup(body, "containerOverrides")
+    gpus = _container_gpus(draft, overrides, refs, 1) if overrides is not None else None
+    if gpus is None:
+        nodes, _ = lookup(body, "nodeOverrides")
+        for override, _ in items(lookup(nodes, "nodePropertyOverrides")[0]):
+            container, _ = lookup(override, "containerOverrides")
+            gpus = gpus or _container_gpus(draft, container, refs, 1)
+    if gpus is None:
+        eks, _ = lookup(body, "eksPropertiesOverride")
+        gpus = _eks_gpus(draft, eks)
+    if not gpus:
+        return []  # the job definition decides the GPUs: audit that file
+    timeout, _ = lookup(body, "timeout")
+    seconds, line = lookup(timeout, "attemptDurationSeconds")
+    if line is not None:
+        draft.put("limits.max_runtime_hours", seconds_to_hours(refs.resolve(seconds)), line)
+    _tags(draft, lookup(body, "tags")[0])
+    draft.unknown("capacity")
+    return [draft.build()]
 
 
 def _container_gpus(draft: JobDraft, container: Any, refs: Refs, nodes: int | None) -> bool | None:
@@ -159,12 +189,12 @@ def _container_gpus(draft: JobDraft, container: Any, refs: Refs, nodes: int | No
         total = int(count * nodes) if count is not None and nodes is not None else None
         if total == 0:
             return None
-        put(draft, "gpu.count", total, line or req_line)
+        draft.put("gpu.count", total, line or req_line)
         return True
     return None
 
 
-def _node_ranges(draft: JobDraft, nodes: Any, refs: Refs, notes: list[str]) -> bool | None:
+def _node_ranges(draft: JobDraft, nodes: Any, refs: Refs) -> bool | None:
     """A multi-node job: GPUs summed over `nodeRangeProperties`, each × the nodes it targets."""
     num_nodes = as_number(lookup(nodes, "numNodes")[0])
     ranges, _ = lookup(nodes, "nodeRangeProperties")
@@ -185,17 +215,17 @@ def _node_ranges(draft: JobDraft, nodes: Any, refs: Refs, notes: list[str]) -> b
         count = scratch.get("gpu.count")
         total = total + count if total is not None and count is not None else None
         for instance_type, type_line in items(lookup(node_range, "instanceTypes")[0]):
-            gpu = aws_gpu(text(instance_type))
+            gpu = aws_gpu(literal(instance_type))
             if gpu is not None and gpu.model:
                 models.append(gpu.model)
                 instance = instance or (str(instance_type), type_line)
     if not asked:
         return None
-    put(draft, "gpu.count", total or None, first_line)
+    draft.put("gpu.count", total or None, first_line)
     if models and instance is not None:
-        put(draft, "gpu.model", largest(models), instance[1])
-        put(draft, "instance_type", instance[0], instance[1])
-    notes.append(f"multi-node job of {int(num_nodes) if num_nodes else '?'} nodes")
+        draft.put("gpu.model", largest(models), instance[1])
+        draft.put("instance_type", instance[0], instance[1])
+    draft.add_note(f"multi-node job of {int(num_nodes) if num_nodes else '?'} nodes")
     return True
 
 
@@ -233,13 +263,14 @@ def _eks_gpus(draft: JobDraft, eks: Any) -> bool | None:
                 break
     if not total:
         return None
-    put(draft, "gpu.count", total, line)
+    draft.put("gpu.count", total, line)
     return True
 
 
 def _compute_environment(document: Document, path: str, found: Found, body: Any) -> list[Resource]:
     refs = found.scoped()
     draft = JobDraft("batch", path, document, name=_name(body, "computeEnvironmentName", found))
+    draft.anchor = found.line
     resources, _ = lookup(body, "computeResources")
     kind, kind_line = lookup(resources, "type")
     kind = refs.resolve(kind)
@@ -249,7 +280,7 @@ def _compute_environment(document: Document, path: str, found: Found, body: Any)
     types_value = refs.resolve(types_value)
     if isinstance(types_value, str):  # a CommaDelimitedList parameter's default
         types_value = [t.strip() for t in types_value.split(",") if t.strip()]
-    allowed = [(text(t), line or types_line) for t, line in items(types_value)]
+    allowed = [(literal(t), line or types_line) for t, line in items(types_value)]
     gpu_types = [(t, line, aws_gpu(t)) for t, line in allowed if t]
     gpu_types = [(t, line, gpu) for t, line, gpu in gpu_types if gpu is not None]
     if not gpu_types:
@@ -258,40 +289,37 @@ def _compute_environment(document: Document, path: str, found: Found, body: Any)
         )
         if not unknown:
             return []
-    notes = ["a compute environment: capacity and GPU types for the jobs queued to it"]
+    draft.add_note("a compute environment: capacity and GPU types for the jobs queued to it")
     if kind_line is not None:
-        capacity = _CAPACITY.get(str(kind).upper()) if text(kind) else None
-        put(draft, "capacity", capacity, kind_line)
+        capacity = _CAPACITY.get(str(kind).upper()) if literal(kind) else None
         if capacity is None:
-            draft.values["capacity"] = None
+            draft.unknown("capacity", kind_line)
+        else:
+            draft.set("capacity", capacity, kind_line)
     if gpu_types:
         models = [gpu.model for _, _, gpu in gpu_types if gpu and gpu.model]
         model = largest(models)
         line = next((ln for _, ln, gpu in gpu_types if gpu and gpu.model == model), types_line)
-        put(draft, "gpu.model", model, line)
+        draft.put("gpu.model", model, line)
         if len(allowed) == 1:
-            put(draft, "instance_type", gpu_types[0][0], gpu_types[0][1])
+            draft.put("instance_type", gpu_types[0][0], gpu_types[0][1])
         if len(gpu_types) > 1:
-            notes.append(
+            draft.add_note(
                 "instance types "
                 + ", ".join(t for t, _, _ in gpu_types)
                 + f"; judged by the largest GPU, {model}"
             )
-    elif types_line is not None:
-        draft.lines["gpu.model"] = types_line
+    else:
+        draft.mark("gpu.model", types_line)
     bid, bid_line = lookup(resources, "bidPercentage")
     if bid_line is not None and as_number(refs.resolve(bid)) is not None:
-        notes.append(f"spot bid {int(as_number(refs.resolve(bid)) or 0)}% of on-demand")
+        draft.add_note(f"spot bid {int(as_number(refs.resolve(bid)) or 0)}% of on-demand")
     tags, _ = lookup(resources, "tags")
     _tags(draft, tags)
     _tags(draft, lookup(body, "tags")[0])
     if refs.used:
-        notes.append("parameter defaults used: " + ", ".join(dict.fromkeys(refs.used)))
-    draft.note = "; ".join(notes)
-    resource = draft.build()
-    if draft.values.get("capacity", "") is None:
-        resource = dataclasses.replace(resource, capacity=None)
-    return [resource]
+        draft.add_note("parameter defaults used: " + ", ".join(dict.fromkeys(refs.used)))
+    return [draft.build()]
 
 
 def _tags(draft: JobDraft, tags: Any) -> None:

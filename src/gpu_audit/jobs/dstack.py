@@ -3,6 +3,8 @@
 `resources.gpu` is read in all its forms: `A100:80GB:8`, `H100:8`, `24GB..`, `1..8`,
 `A10G,A100:2`, `nvidia:24GB`, `v5litepod-8`, an integer, or a mapping with `name`, `memory`
 and `count`. Ranges are judged by the most they allow; an open count range by its lower bound.
+Capacity: `reservation` (reserved), `spot_policy` (default on-demand, per dstack's reference).
+Workload: by `type`; a task whose commands only start an IDE is a notebook. Checkpoints: volumes.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from typing import Any, ClassVar
 
 from gpu_audit.catalog import canonical_gpu
 from gpu_audit.jobs.gpus import GpuAsk, alternatives_note, largest
-from gpu_audit.jobs.interface import JobDraft, JobFormat, as_bool
+from gpu_audit.jobs.interface import JobDraft, JobFormat
+from gpu_audit.jobs.scripts import commands, ide_only, says_checkpoint, under, written_paths
+from gpu_audit.jobs.values import as_bool, unit_hours
 from gpu_audit.model import Capacity, Resource, Workload
 from gpu_audit.yamlsrc import Document, LineList, LineMap, is_templated
 
@@ -31,8 +35,6 @@ _MEMORY = re.compile(
     re.I,
 )
 _COUNT = re.compile(r"^(?P<low>\d+)?\s*(?P<range>\.\.)?\s*(?P<high>\d+)?$")
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])", re.I)
-_UNIT_HOURS = {"s": 1 / 3600, "m": 1 / 60, "h": 1, "d": 24, "w": 168}
 
 
 @dataclass
@@ -46,16 +48,12 @@ class _GpuSpec:
 class Dstack(JobFormat):
     name: ClassVar[str] = "dstack"
 
-    def detect(self, document: Document, path: str) -> bool:
+    def parse(self, document: Document, path: str) -> list[Resource] | None:
         data = document.data
-        return (
-            isinstance(data, dict)
-            and data.get("type") in _TYPES
-            and any(key in data for key in _MARKERS)
-        )
-
-    def parse(self, document: Document, path: str) -> list[Resource]:
-        data: LineMap = document.data
+        if not isinstance(data, LineMap) or data.get("type") not in _TYPES:
+            return None
+        if not any(key in data for key in _MARKERS):
+            return None
         resources = data.get("resources")
         if not isinstance(resources, LineMap) or resources.get("gpu") is None:
             return []
@@ -68,10 +66,9 @@ class Dstack(JobFormat):
             return []
         name = data.get("name")
         draft = JobDraft(self.name, path, document, name=None if name is None else str(name))
-        notes: list[str] = []
         per_node = high if high is not None else low
         if high is None:
-            notes.append(f"GPU count {low}.. has no upper bound; judged at {low}")
+            draft.add_note(f"GPU count {low}.. has no upper bound; judged at {low}")
         asks = [_ask(name_, spec, per_node, line) for name_ in spec.names] or [
             GpuAsk(None, per_node, line, "")
         ]
@@ -79,14 +76,14 @@ class Dstack(JobFormat):
         assert chosen is not None
         draft.set("gpu.model", chosen.model, line)
         if len(asks) > 1:
-            notes.append(alternatives_note(asks, chosen) or "")
+            draft.add_note(alternatives_note(asks, chosen))
         nodes = _nodes(data)
         count = None if chosen.count is None or nodes is None else int(chosen.count * nodes)
         draft.set("gpu.count", count, line)
         if spec.memory and spec.memory[0]:
             draft.set("gpu.memory_gib", spec.memory[0], line)
-        _capacity(draft, data, notes)
-        draft.set("workload", _TYPES[data["type"]], data.line_of("type"))
+        _capacity(draft, data)
+        _workload(draft, data)
         _duration(draft, data)
         regions = data.get("regions")
         if isinstance(regions, str):
@@ -94,13 +91,12 @@ class Dstack(JobFormat):
         if isinstance(regions, list) and len(regions) == 1:
             draft.set("region", str(regions[0]), data.line_of("regions"))
         elif isinstance(regions, list) and regions:
-            notes.append("regions " + ", ".join(map(str, regions)))
+            draft.add_note("regions " + ", ".join(map(str, regions)))
         _volumes(draft, data)
         tags = data.get("tags")
         if isinstance(tags, dict):
             for key, value in tags.items():
                 draft.tag(key, value)
-        draft.note = "; ".join(n for n in notes if n) or None
         return [draft.build()]
 
 
@@ -181,20 +177,26 @@ def _nodes(data: LineMap) -> int | None:
     return 1
 
 
-def _capacity(draft: JobDraft, data: LineMap, notes: list[str]) -> None:
+def _capacity(draft: JobDraft, data: LineMap) -> None:
+    reservation = data.get("reservation")
+    if isinstance(reservation, str) and reservation.strip() and not is_templated(reservation):
+        draft.set("capacity", Capacity.RESERVED, data.line_of("reservation"))
+        draft.add_note(f"runs in reservation {reservation}")
+        return
     if "spot_policy" not in data:
-        return  # dstack's default is on-demand
+        draft.set("capacity", Capacity.ON_DEMAND)  # dstack's documented default: on-demand
+        return
     policy, line = data["spot_policy"], data.line_of("spot_policy")
     text = str(policy).strip().lower()
     if text == "spot":
         draft.set("capacity", Capacity.SPOT, line)
     elif text == "auto":
         draft.set("capacity", Capacity.SPOT, line)
-        notes.append("spot_policy auto: spot, falling back to on-demand")
+        draft.add_note("spot_policy auto: spot, falling back to on-demand")
     elif text == "on-demand":
         draft.set("capacity", Capacity.ON_DEMAND, line)
-    else:
-        draft.set("capacity", Capacity.UNKNOWN, line)
+    else:  # templated or misspelt: missing, located
+        draft.unknown("capacity", line)
 
 
 def _duration(draft: JobDraft, data: LineMap) -> None:
@@ -204,16 +206,23 @@ def _duration(draft: JobDraft, data: LineMap) -> None:
     if value is False or as_bool(value) is False or str(value).strip().lower() == "off":
         draft.set("limits.max_runtime_hours", None, line)  # explicitly uncapped
         return
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        draft.set("limits.max_runtime_hours", value / 3600, line)
+    draft.set("limits.max_runtime_hours", unit_hours(value), line)
+
+
+def _workload(draft: JobDraft, data: LineMap) -> None:
+    workload = _TYPES[data["type"]]
+    if workload is Workload.TRAINING and ide_only(commands(data.get("commands"))):
+        draft.set("workload", Workload.NOTEBOOK, data.line_of("commands"))
+        draft.add_note("a dev box: its commands only start an IDE or notebook server")
         return
-    parts = _DURATION.findall(str(value))
-    hours = sum(float(n) * _UNIT_HOURS[u.lower()] for n, u in parts) if parts else None
-    draft.set("limits.max_runtime_hours", hours, line)
+    draft.set("workload", workload, data.line_of("type"))
 
 
 def _volumes(draft: JobDraft, data: LineMap) -> None:
+    """A volume is the checkpoint location when its path or name says so, or the commands
+    write to its path with a framework flag or a copy; the note names the evidence."""
     volumes = data.get("volumes")
+    writes = written_paths(commands(data.get("commands")))
     for index, volume in enumerate(volumes if isinstance(volumes, list) else []):
         if isinstance(volume, dict):
             name, path = volume.get("name"), str(volume.get("path", ""))
@@ -221,7 +230,20 @@ def _volumes(draft: JobDraft, data: LineMap) -> None:
             name, path = volume.split(":", 1)
         else:
             continue
-        if name and any(word in path.lower() for word in ("checkpoint", "ckpt")):
+        if not name or is_templated(name):
+            continue
+        evidence = None
+        if says_checkpoint(path):
+            evidence = f"the mount path {path}"
+        elif says_checkpoint(str(name)):
+            evidence = f"the volume name {name}"
+        else:
+            evidence = next(
+                (f"{how} writing to {path}" for p, how in writes if under(p, path)), None
+            )
+        if evidence:
             line = volumes.item_lines[index] if isinstance(volumes, LineList) else None
             draft.set("checkpoint.uri", f"volume:{name}", line)
+            if not says_checkpoint(path):
+                draft.add_note(f"checkpoint location from {evidence}")
             return

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from gpu_audit.catalog import canonical_gpu, class_rank, instance_spec
-from gpu_audit.jobs.interface import as_number
+from gpu_audit.jobs.values import as_number
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +63,39 @@ def parse_name_count(text: str, line: int | None = None) -> GpuAsk | None:
 
 
 def _model(name: str) -> str | None:
+    return gpu_name(name)
+
+
+# Spelling variants the catalog does not list: form factor and memory type suffixes, `GeForce`,
+# and workstation GPUs the catalog has no class for (kept in one spelling so rules can name them).
+_NOISE = re.compile(r"[-_ ](?:sxm\d?|pcie|hbm\d?e?|nvlink)(?=$|[-_ ])", re.IGNORECASE)
+_GEFORCE = re.compile(r"^(?:nvidia[-_ ])?geforce[-_ ]", re.IGNORECASE)
+_RTX_PRO = re.compile(
+    r"^(?:nvidia[-_ ]?)?rtx[-_ ]?pro[-_ ]?(\d{4})(?:[-_ ].*|[a-z]+)?$", re.IGNORECASE
+)
+_RTX = re.compile(
+    r"^(?:nvidia[-_ ]?)?(?:geforce[-_ ]?)?rtx[-_ ]?(a?\d{4})(?:[-_ ]?ti)?$", re.IGNORECASE
+)
+
+
+def gpu_name(name: str | None) -> str | None:
+    """The catalog's name for any spelling (`A100-80GB-SXM`, `NVIDIA-H100-80GB-HBM3`,
+    `RTX 4090`); a name the catalog lacks is kept as written, stripped; blank → None."""
+    if name is None or not name.strip():
+        return None
     name = name.strip()
-    return canonical_gpu(name) or (name or None)
+    found = canonical_gpu(name)
+    if found:
+        return found
+    bare = _GEFORCE.sub("", _NOISE.sub("", name))
+    found = canonical_gpu(bare)
+    if found:
+        return found
+    if match := _RTX_PRO.match(bare.replace(" ", "")):
+        return f"RTX-PRO-{match.group(1)}"
+    if match := _RTX.match(bare):
+        return f"RTX-{match.group(1).upper()}"
+    return name
 
 
 # Instance families that carry accelerators, for types the catalog does not list (yet).

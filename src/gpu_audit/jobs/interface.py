@@ -6,24 +6,35 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from gpu_audit.catalog import canonical_gpu
 from gpu_audit.fields import build_resource
-from gpu_audit.model import Capacity, Kind, Resource, SourceRef, State, Workload
+from gpu_audit.jobs.gpus import gpu_name
+from gpu_audit.model import Kind, Resource, SourceRef, State, Workload
 from gpu_audit.yamlsrc import Document, is_templated
+
+# Fields a finding may name while the config leaves them out: with no key to point at, such a
+# finding points at the resource's own line (`JobDraft.anchor`), when the parser knows it.
+ANCHORED = (
+    "capacity",
+    "checkpoint.uri",
+    "limits.max_runtime_hours",
+    "region",
+    "data.uris",
+    "hpo.max_trials",
+    "hpo.early_stopping",
+)
 
 
 class JobFormat(ABC):
-    """One job-config format. `detect` is cheap and content-based; `parse` maps to the model."""
+    """One job-config format: `parse` both recognises a document and maps it to the model."""
 
     name: ClassVar[str]
 
     @abstractmethod
-    def detect(self, document: Document, path: str) -> bool:
-        """Does this document look like this format? Judge by content, never by file name alone."""
+    def parse(self, document: Document, path: str) -> list[Resource] | None:
+        """One Resource per GPU job in the document; [] for a recognised config with no GPUs.
 
-    @abstractmethod
-    def parse(self, document: Document, path: str) -> list[Resource]:
-        """One Resource per GPU job in the document; [] for a recognised config with no GPUs."""
+        None when the document is not of this format. Judge by content, never by file name alone.
+        """
 
 
 @dataclass
@@ -32,7 +43,8 @@ class JobDraft:
 
     `set("capacity", Capacity.SPOT, line)` records the value and that `capacity` findings point at
     `line`. Templated values (`${VAR}`, `{{ x }}`, `!Ref`) are ignored: the field stays missing,
-    but its line is still kept so a finding can point at it.
+    but its line is still kept so a finding can point at it. No field has a default here: a
+    parser sets a platform's default itself, only where the platform documents it.
     """
 
     provider: str
@@ -45,6 +57,7 @@ class JobDraft:
         self.lines: dict[str, int] = {}
         self.tags: dict[str, str] = {}
         self.note: str | None = None
+        self.anchor: int | None = None  # the resource's own line in a larger document
 
     def set(self, field: str, value: Any, line: int | None = None) -> None:
         if line is not None and value is not None:  # an absent field has no line to point at
@@ -52,6 +65,33 @@ class JobDraft:
         if value is None or is_templated(value):
             return
         self.values[field] = value
+
+    def put(self, field: str, value: Any, line: int | None = None) -> None:
+        """`set`, but a key present with no usable value (None, templated) keeps its line."""
+        if value is None and line is not None:
+            self.lines[field] = line
+        else:
+            self.set(field, value, line)
+
+    def mark(self, field: str, line: int | None) -> None:
+        """Point `field`'s findings at this line without giving it a value."""
+        if line is not None:
+            self.lines[field] = line
+
+    def unknown(self, field: str, line: int | None = None) -> None:
+        """The config states this field, but not in a way we can read: missing, not the default."""
+        self.mark(field, line)
+        self.values[field] = None
+
+    def default(self, field: str, value: Any) -> None:
+        """The platform's documented default, for a field the config does not state at all."""
+        if field not in self.values and field not in self.lines:
+            self.values[field] = value
+
+    def add_note(self, note: str | None) -> None:
+        """Add to the note shown with the job's findings (`; ` between notes); None adds nothing."""
+        if note:
+            self.note = f"{self.note}; {note}" if self.note else note
 
     def tag(self, key: Any, value: Any) -> None:
         if key is None or value is None or is_templated(key) or is_templated(value):
@@ -64,20 +104,24 @@ class JobDraft:
     def build(self, suppressions: dict[int, dict[str, str]] | None = None) -> Resource:
         values = dict(self.values)
         model = values.get("gpu.model")
-        values["gpu.model"] = canonical_gpu(model) or model if isinstance(model, str) else None
+        values["gpu.model"] = gpu_name(model) if isinstance(model, str) else None
         if values.get("data.uris"):
             values["data.uris"] = tuple(values["data.uris"])
         else:
             values.pop("data.uris", None)
+        lines = dict(self.lines)
+        if self.anchor is not None:  # a finding about an unstated field points at the resource
+            for name in ANCHORED:
+                lines.setdefault(name, self.anchor)
         source = SourceRef(
             path=self.path,
             line=self.document.line,
             document=self.document.index,
-            key_lines=dict(self.lines),
+            key_lines=lines,
             suppressions=suppressions or {},
             note=self.note,
         )
-        values.setdefault("capacity", Capacity.ON_DEMAND)
+        # No capacity default: a parser states the platform's own, where it documents one.
         values["workload"] = Workload(values.get("workload", Workload.TRAINING))
         return build_resource(
             values,
@@ -89,36 +133,3 @@ class JobDraft:
             tags=dict(self.tags),
             source=source,
         )
-
-
-_TRUE = {"true", "yes", "on", "1", "y"}
-_FALSE = {"false", "no", "off", "0", "n"}
-
-
-def as_bool(value: Any) -> bool | None:
-    """`true`, `"true"`, `yes`, `"Yes"`, 1 → True; templated or unknown text → None (missing)."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return bool(value)
-    if isinstance(value, str) and not is_templated(value):
-        text = value.strip().lower()
-        if text in _TRUE:
-            return True
-        if text in _FALSE:
-            return False
-    return None
-
-
-def as_number(value: Any) -> float | None:
-    """A number, or a numeric string; anything else (templated, text) → None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return value
-    if isinstance(value, str) and not is_templated(value):
-        try:
-            return float(value.strip())
-        except ValueError:
-            return None
-    return None

@@ -1,20 +1,23 @@
-"""Kubernetes workloads that request GPUs: batch Jobs, Pods, Kubeflow, KubeRay, Volcano, JobSet.
+"""Kubernetes GPU workloads: Jobs, Pods, Kubeflow, Katib, KubeRay, Volcano, JobSet, LWS.
 
-Every workload comes down to groups of identical pods (a role, a task, a worker group), each with
-a replica count and a pod spec. GPUs are `nvidia.com/gpu` (and other device-plugin resources)
-limits, else requests, summed over containers, times replicas. The GPU model, instance type and
-spot capacity come from the node selectors, required node affinity and tolerations of the pods
-that hold GPUs.
+GPUs are `nvidia.com/gpu` (and other device-plugin resources) limits, else requests, summed over
+containers, times replicas (kube_workloads.py finds the groups of pods); a KAI/Run:ai
+`gpu-fraction` annotation is a share of one GPU per pod. The GPU model, instance type and
+capacity come from the node selectors, required node affinity and tolerations of the pods that
+hold GPUs (kube_placement.py); capacity stays missing where they state none. A Katib Experiment
+is the tuning job around its trial template.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import ClassVar
 
-from gpu_audit.jobs.gpus import GpuAsk, alternatives_note, instance_ask, largest
-from gpu_audit.jobs.interface import JobDraft, JobFormat, as_number
-from gpu_audit.model import Capacity, Resource, Workload
+from gpu_audit.jobs.interface import JobDraft, JobFormat
+from gpu_audit.jobs.kube_placement import placement
+from gpu_audit.jobs.kube_workloads import Group, Pods, items, map_of, workload
+from gpu_audit.jobs.values import as_number, seconds_to_hours
+from gpu_audit.model import Resource, Workload
 from gpu_audit.yamlsrc import Document, LineMap, is_templated
 
 _GPU_RESOURCES = (
@@ -25,219 +28,98 @@ _GPU_RESOURCES = (
     "aws.amazon.com/neurondevice",
     "habana.ai/gaudi",
 )
-_MODEL_LABELS = (
-    "cloud.google.com/gke-accelerator",
-    "cloud.google.com/gke-tpu-accelerator",
-    "nvidia.com/gpu.product",
-    "karpenter.k8s.aws/instance-gpu-name",
-    "eks.amazonaws.com/instance-gpu-name",
-)
-_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
-# label → the values that mean spot, and those that mean on-demand
-_CAPACITY_LABELS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "cloud.google.com/gke-spot": (frozenset({"true"}), frozenset({"false"})),
-    "cloud.google.com/gke-preemptible": (frozenset({"true"}), frozenset({"false"})),
-    "karpenter.sh/capacity-type": (frozenset({"spot"}), frozenset({"on-demand"})),
-    "eks.amazonaws.com/capacitytype": (frozenset({"spot"}), frozenset({"on_demand"})),
-    "kubernetes.azure.com/scalesetpriority": (frozenset({"spot"}), frozenset({"regular"})),
-}
-_INFERENCE_KINDS = {"Deployment", "StatefulSet", "ReplicaSet", "RayService"}
+_INFERENCE_KINDS = {"Deployment", "StatefulSet", "ReplicaSet", "RayService", "LeaderWorkerSet"}
+# KAI Scheduler (and Run:ai before it) share a GPU through a pod annotation: `gpu-fraction: "0.5"`.
+_FRACTION_ANNOTATIONS = ("gpu-fraction", "run.ai/gpu-fraction")
 _DEADLINE_ANNOTATION = "provreq.kueue.x-k8s.io/maxRunDurationSeconds"
-
-
-@dataclass
-class _Group:
-    """Identical pods: `replicas` × one pod spec (or, for TrainJob, one resources block)."""
-
-    role: str
-    replicas: float | None
-    pod: LineMap | None
-    resources: list[LineMap] = field(default_factory=list)
-
-
-@dataclass
-class _Workload:
-    groups: list[_Group] = field(default_factory=list)
-    deadline: tuple[Any, int] | None = None
-    notes: list[str] = field(default_factory=list)
 
 
 class Kubernetes(JobFormat):
     name: ClassVar[str] = "kubernetes"
 
-    def detect(self, document: Document, path: str) -> bool:
+    def parse(self, document: Document, path: str) -> list[Resource] | None:
         data = document.data
-        return (
-            isinstance(data, dict)
-            and isinstance(data.get("apiVersion"), str)
-            and isinstance(data.get("kind"), str)
-        )
-
-    def parse(self, document: Document, path: str) -> list[Resource]:
-        data: LineMap = document.data
-        kind, api = str(data["kind"]), str(data["apiVersion"])
+        if not isinstance(data, LineMap):
+            return None
+        kind, api = data.get("kind"), data.get("apiVersion")
+        if not isinstance(kind, str) or not isinstance(api, str):
+            return None
         spec = data.get("spec")
         if not isinstance(spec, LineMap):
             return []
-        work = _workload(kind, api, spec)
+        metadata = map_of(data.get("metadata")) or LineMap(document.line)
+        experiment = kind == "Experiment" and api.startswith("kubeflow.org/")
+        work = _trial(spec) if experiment else workload(kind, api, spec)
+        if kind == "Pod" and work.groups:
+            work.groups[0].annotations = map_of(metadata.get("annotations"))
         requests = [(g, _pod_gpus(g)) for g in work.groups]
         gpu_groups = [(g, gpus) for g, gpus in requests if gpus is not None]
         if not gpu_groups:
             return []
-        metadata = _map(data.get("metadata")) or LineMap(document.line)
         name = metadata.get("name") or metadata.get("generateName")
         draft = JobDraft(self.name, path, document, name=None if name is None else str(name))
+        draft.anchor = gpu_groups[0][0].line
         _count(draft, gpu_groups)
-        _placement(draft, [g for g, _ in gpu_groups])
+        placement(draft, [(g.pod, g.line or data.line_of("spec")) for g, _ in gpu_groups])
         _deadline(draft, work, metadata)
+        if experiment:
+            _experiment(draft, spec)
         if kind in _INFERENCE_KINDS:
             draft.set("workload", Workload.INFERENCE, data.line_of("kind"))
+        else:
+            draft.set("workload", Workload.TRAINING)
         labels = metadata.get("labels")
         if isinstance(labels, dict):
             for key, value in labels.items():
                 draft.tag(key, value)
         _buckets(draft, [g for g, _ in gpu_groups])
-        notes = [draft.note] if draft.note else []
-        draft.note = "; ".join(notes + work.notes) or None
+        for note in work.notes:
+            draft.add_note(note)
         return [draft.build()]
 
 
-def _map(value: Any) -> LineMap | None:
-    return value if isinstance(value, LineMap) else None
+def _trial(spec: LineMap) -> Pods:
+    """A Katib Experiment's trial: the Job, PyTorchJob or TFJob of `trialTemplate.trialSpec`."""
+    template = map_of(spec.get("trialTemplate"))
+    trial = map_of(template.get("trialSpec")) if template else None
+    trial_spec = map_of(trial.get("spec")) if trial else None
+    if trial is None or trial_spec is None:
+        return Pods()
+    return workload(str(trial.get("kind", "")), str(trial.get("apiVersion", "")), trial_spec)
 
 
-def _items(value: Any) -> list[Any]:
-    """A list, or a single mapping written where a list was expected."""
-    if isinstance(value, list):
-        return value
-    return [value] if isinstance(value, LineMap) else []
-
-
-def _replicas(holder: LineMap, key: str = "replicas", default: float = 1) -> float | None:
-    if key not in holder:
-        return default
-    return as_number(holder[key])
-
-
-def _pod_of(template_holder: LineMap | None) -> LineMap | None:
-    """`<x>.template.spec`: the pod spec of a pod template."""
-    template = _map(template_holder.get("template")) if template_holder else None
-    return _map(template.get("spec")) if template else None
-
-
-def _job_groups(role: str, job_spec: LineMap | None, times: float | None) -> list[_Group]:
-    if job_spec is None:
-        return []
-    parallelism = _replicas(job_spec, "parallelism")
-    replicas = None if parallelism is None or times is None else parallelism * times
-    return [_Group(role, replicas, _pod_of(job_spec))]
-
-
-def _workload(kind: str, api: str, spec: LineMap) -> _Workload:
-    work = _Workload()
-    if "activeDeadlineSeconds" in spec:
-        work.deadline = (spec["activeDeadlineSeconds"], spec.line_of("activeDeadlineSeconds"))
-    run_policy = _map(spec.get("runPolicy"))
-    if run_policy is not None and "activeDeadlineSeconds" in run_policy:
-        value = run_policy["activeDeadlineSeconds"]
-        work.deadline = (value, run_policy.line_of("activeDeadlineSeconds"))
-    if kind == "Pod":
-        work.groups.append(_Group("pod", 1, spec))
-    elif kind == "Job" and api.startswith("batch.volcano.sh"):
-        for task in _items(spec.get("tasks")):
-            if isinstance(task, LineMap):
-                work.groups.append(_Group(str(task.get("name")), _replicas(task), _pod_of(task)))
-    elif kind == "Job":
-        work.groups += _job_groups("job", spec, 1)
-    elif kind == "CronJob":
-        template = _map(spec.get("jobTemplate"))
-        job_spec = _map(template.get("spec")) if template else None
-        if job_spec is not None and "activeDeadlineSeconds" in job_spec:
-            value = job_spec["activeDeadlineSeconds"]
-            work.deadline = (value, job_spec.line_of("activeDeadlineSeconds"))
-        work.groups += _job_groups("job", job_spec, 1)
-    elif kind in {"Deployment", "StatefulSet", "ReplicaSet"}:
-        work.groups.append(_Group(kind.lower(), _replicas(spec), _pod_of(spec)))
-    elif kind == "JobSet":
-        work.groups += _jobset_groups(spec, None, None)
-    elif kind in {"TrainingRuntime", "ClusterTrainingRuntime"}:
-        policy = _map(spec.get("mlPolicy"))
-        nodes = _replicas(policy, "numNodes") if policy else 1
-        template = _map(spec.get("template"))
-        jobset = _map(template.get("spec")) if template else None
-        work.groups += _jobset_groups(jobset, nodes, {"node", "trainer"}) if jobset else []
-    elif kind == "TrainJob":
-        trainer = _map(spec.get("trainer"))
-        if trainer is not None:
-            per_node = _map(trainer.get("resourcesPerNode"))
-            nodes = _replicas(trainer, "numNodes")
-            work.groups.append(_Group("trainer", nodes, None, [per_node] if per_node else []))
-    elif kind in {"RayJob", "RayCluster", "RayService"}:
-        key = {"RayJob": "rayClusterSpec", "RayService": "rayClusterConfig"}.get(kind)
-        cluster = _map(spec.get(key)) if key else spec
-        work.groups += _ray_groups(cluster) if cluster else []
-    else:
-        for key, roles in spec.items():
-            if str(key).endswith("ReplicaSpecs") and isinstance(roles, LineMap):
-                for role, role_spec in roles.items():
-                    if isinstance(role_spec, LineMap):
-                        pod = _pod_of(role_spec)
-                        work.groups.append(_Group(str(role), _replicas(role_spec), pod))
-        elastic = _map(spec.get("elasticPolicy"))
-        if elastic is not None and "maxReplicas" in elastic:
-            work.notes.append(f"elastic up to {elastic['maxReplicas']} replicas")
-    return work
-
-
-def _jobset_groups(
-    jobset: LineMap | None, nodes: float | None, trainer_names: set[str] | None
-) -> list[_Group]:
-    groups: list[_Group] = []
-    for replicated in _items(jobset.get("replicatedJobs") if jobset else None):
-        if not isinstance(replicated, LineMap):
-            continue
-        name = str(replicated.get("name"))
-        times = _replicas(replicated)
-        template = _map(replicated.get("template"))
-        job_spec = _map(template.get("spec")) if template else None
-        if trainer_names and name in trainer_names and job_spec is not None:
-            groups.append(_Group(name, nodes, _pod_of(job_spec)))  # numNodes sets the parallelism
-        else:
-            groups += _job_groups(name, job_spec, times)
-    return groups
-
-
-def _ray_groups(cluster: LineMap) -> list[_Group]:
-    groups: list[_Group] = []
-    head = _map(cluster.get("headGroupSpec"))
-    if head is not None:
-        groups.append(_Group("head", 1, _pod_of(head)))
-    for worker in _items(cluster.get("workerGroupSpecs")):
-        if not isinstance(worker, LineMap):
-            continue
-        replicas = _replicas(worker)
-        minimum = _replicas(worker, "minReplicas", 0)
-        if replicas is not None and minimum is not None:
-            replicas = max(replicas, minimum)
-        hosts = _replicas(worker, "numOfHosts")
-        if replicas is not None and hosts is not None:
-            replicas *= hosts
-        groups.append(_Group(str(worker.get("groupName", "workers")), replicas, _pod_of(worker)))
-    return groups
+def _experiment(draft: JobDraft, spec: LineMap) -> None:
+    """Katib: trials are capped by `maxTrialCount`; stopped early only with `earlyStopping`."""
+    if "maxTrialCount" in spec:
+        trials = as_number(spec["maxTrialCount"])
+        draft.put(
+            "hpo.max_trials", None if trials is None else int(trials), spec.line_of("maxTrialCount")
+        )
+    early = map_of(spec.get("earlyStopping"))
+    if early is not None and early.get("algorithmName"):
+        draft.set("hpo.early_stopping", True, spec.line_of("earlyStopping"))
+    else:  # Katib's default: no early stopping, every trial runs to the end
+        draft.set("hpo.early_stopping", False)
+        draft.mark("hpo.early_stopping", spec.line)
+    parallel = as_number(spec.get("parallelTrialCount"))
+    draft.add_note(
+        "GPUs per trial" + (f"; up to {int(parallel)} trials in parallel" if parallel else "")
+    )
 
 
 @dataclass
 class _GpuRequest:
     count: float | None  # per pod; None when templated
     line: int
+    share: float | None = None  # a fraction of one GPU (KAI/Run:ai), noted
 
 
-def _pod_gpus(group: _Group) -> _GpuRequest | None:
+def _pod_gpus(group: Group) -> _GpuRequest | None:
     """GPUs per pod of a group, or None if its pods request no accelerator."""
     holders = list(group.resources)
     if group.pod is not None:
-        for container in _items(group.pod.get("containers")):
-            resources = _map(container.get("resources")) if isinstance(container, dict) else None
+        for container in items(group.pod.get("containers")):
+            resources = map_of(container.get("resources")) if isinstance(container, dict) else None
             if resources is not None:
                 holders.append(resources)
     total: float | None = 0
@@ -248,16 +130,26 @@ def _pod_gpus(group: _Group) -> _GpuRequest | None:
             continue
         line = line or found.line
         total = None if total is None or found.count is None else total + found.count
-    if line is None:
-        return None
-    if total == 0:
-        return None
+    if line is None or total == 0:
+        return _fraction(group)
     return _GpuRequest(total, line)
+
+
+def _fraction(group: Group) -> _GpuRequest | None:
+    """A KAI/Run:ai GPU share: the pod holds (part of) one GPU."""
+    annotations = group.annotations
+    for key in _FRACTION_ANNOTATIONS:
+        if annotations is not None and key in annotations:
+            share = as_number(annotations[key])
+            if share is not None and share <= 0:
+                return None
+            return _GpuRequest(None if share is None else 1, annotations.line_of(key), share)
+    return None
 
 
 def _container_gpus(resources: LineMap) -> _GpuRequest | None:
     for section in ("limits", "requests"):
-        block = _map(resources.get(section))
+        block = map_of(resources.get(section))
         if block is None:
             continue
         for key in _GPU_RESOURCES:
@@ -266,9 +158,11 @@ def _container_gpus(resources: LineMap) -> _GpuRequest | None:
     return None
 
 
-def _count(draft: JobDraft, groups: list[tuple[_Group, _GpuRequest]]) -> None:
+def _count(draft: JobDraft, groups: list[tuple[Group, _GpuRequest]]) -> None:
     total: float | None = 0
     for group, request in groups:
+        if request.share is not None:
+            draft.add_note(f"{group.role} pods share a GPU (gpu-fraction {request.share:g})")
         if total is None or group.replicas is None or request.count is None:
             total = None
         else:
@@ -277,98 +171,9 @@ def _count(draft: JobDraft, groups: list[tuple[_Group, _GpuRequest]]) -> None:
     draft.set("gpu.count", count, groups[0][1].line)
 
 
-@dataclass
-class _Constraint:
-    key: str
-    values: list[Any]
-    line: int
-
-
-def _constraints(pod: LineMap) -> list[_Constraint]:
-    """Node selector labels and required node-affinity `In` expressions of a pod."""
-    found: list[_Constraint] = []
-    selector = _map(pod.get("nodeSelector"))
-    if selector is not None:
-        for key, value in selector.items():
-            found.append(_Constraint(str(key).lower(), [value], selector.line_of(key)))
-    affinity = _map(pod.get("affinity"))
-    node = _map(affinity.get("nodeAffinity")) if affinity else None
-    required = _map(node.get("requiredDuringSchedulingIgnoredDuringExecution")) if node else None
-    for term in _items(required.get("nodeSelectorTerms") if required else None):
-        for expression in _items(term.get("matchExpressions") if isinstance(term, dict) else None):
-            if isinstance(expression, LineMap) and expression.get("operator") == "In":
-                values = expression.get("values")
-                values = list(values) if isinstance(values, list) else [values]
-                key = str(expression.get("key", "")).lower()
-                found.append(_Constraint(key, values, expression.line_of("values")))
-    return found
-
-
-def _tolerated_spot(pod: LineMap) -> int | None:
-    """The line of a toleration that lets the pod onto spot nodes, if any."""
-    for toleration in _items(pod.get("tolerations")):
-        if not isinstance(toleration, LineMap):
-            continue
-        key = str(toleration.get("key", "")).lower()
-        if key not in _CAPACITY_LABELS:
-            continue
-        spot_values, _ = _CAPACITY_LABELS[key]
-        value = str(toleration.get("value", "")).lower()
-        if toleration.get("operator") == "Exists" or value in spot_values:
-            return toleration.line_of("key")
-    return None
-
-
-def _placement(draft: JobDraft, groups: list[_Group]) -> None:
-    asks: list[GpuAsk] = []
-    capacities: list[tuple[Capacity, int | None]] = []
-    for group in groups:
-        pod = group.pod
-        constraints = _constraints(pod) if pod is not None else []
-        capacity: tuple[Capacity, int | None] | None = None
-        for constraint in constraints:
-            values = [v for v in constraint.values if v is not None]
-            if constraint.key in (label.lower() for label in _MODEL_LABELS):
-                for value in values:
-                    asks.append(GpuAsk(str(value), None, constraint.line, str(value)))
-            elif constraint.key in _TYPE_LABELS:
-                for value in values:
-                    ask = instance_ask(str(value), constraint.line)
-                    asks += [ask] if ask else []
-                if values and draft.get("instance_type") is None:
-                    draft.set("instance_type", str(values[0]), constraint.line)
-            elif constraint.key in _CAPACITY_LABELS:
-                capacity = _capacity_of(constraint, values) or capacity
-        if capacity is None and pod is not None:
-            line = _tolerated_spot(pod)
-            capacity = (Capacity.SPOT, line) if line is not None else None
-        capacities.append(capacity or (Capacity.ON_DEMAND, None))
-    chosen = largest(asks)
-    if chosen is not None:
-        draft.set("gpu.model", chosen.model, chosen.line)
-        draft.note = alternatives_note(asks, chosen)
-    if all(capacity is Capacity.SPOT for capacity, _ in capacities):
-        draft.set("capacity", Capacity.SPOT, capacities[0][1])
-    else:
-        worst = next(c for c in capacities if c[0] is not Capacity.SPOT)
-        draft.set("capacity", worst[0], worst[1])
-
-
-def _capacity_of(constraint: _Constraint, values: list[Any]) -> tuple[Capacity, int] | None:
-    spot_values, demand_values = _CAPACITY_LABELS[constraint.key]
-    if any(is_templated(v) for v in values):
-        return Capacity.UNKNOWN, constraint.line
-    texts = {str(v).lower() for v in values}
-    if texts and texts <= spot_values:
-        return Capacity.SPOT, constraint.line
-    if texts & demand_values or (texts and not texts <= spot_values):
-        return Capacity.ON_DEMAND, constraint.line
-    return None
-
-
-def _deadline(draft: JobDraft, work: _Workload, metadata: LineMap) -> None:
+def _deadline(draft: JobDraft, work: Pods, metadata: LineMap) -> None:
     deadline = work.deadline
-    annotations = _map(metadata.get("annotations"))
+    annotations = map_of(metadata.get("annotations"))
     if deadline is None and annotations is not None and _DEADLINE_ANNOTATION in annotations:
         deadline = (annotations[_DEADLINE_ANNOTATION], annotations.line_of(_DEADLINE_ANNOTATION))
     if deadline is None:
@@ -378,22 +183,20 @@ def _deadline(draft: JobDraft, work: _Workload, metadata: LineMap) -> None:
                 deadline = (pod["activeDeadlineSeconds"], pod.line_of("activeDeadlineSeconds"))
                 break
     if deadline is not None:
-        seconds = as_number(deadline[0])
-        hours = None if seconds is None else seconds / 3600
-        draft.set("limits.max_runtime_hours", hours, deadline[1])
+        draft.set("limits.max_runtime_hours", seconds_to_hours(deadline[0]), deadline[1])
 
 
 _CSI_SCHEMES = {"gcsfuse.csi.storage.gke.io": "gs", "s3.csi.aws.com": "s3"}
 
 
-def _buckets(draft: JobDraft, groups: list[_Group]) -> None:
+def _buckets(draft: JobDraft, groups: list[Group]) -> None:
     uris: list[str] = []
     line = None
     for group in groups:
-        for volume in _items(group.pod.get("volumes") if group.pod else None):
-            csi = _map(volume.get("csi")) if isinstance(volume, dict) else None
+        for volume in items(group.pod.get("volumes") if group.pod else None):
+            csi = map_of(volume.get("csi")) if isinstance(volume, dict) else None
             scheme = _CSI_SCHEMES.get(str(csi.get("driver"))) if csi else None
-            attributes = _map(csi.get("volumeAttributes")) if csi else None
+            attributes = map_of(csi.get("volumeAttributes")) if csi else None
             bucket = attributes.get("bucketName") if attributes else None
             if attributes is None or not scheme or not isinstance(bucket, str):
                 continue

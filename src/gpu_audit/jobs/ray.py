@@ -2,17 +2,23 @@
 
 A node type's GPUs come from `resources: {GPU: n}`, GCP `guestAccelerators`, or its instance type
 (the catalog, or an Anyscale `…-nvidia-l4-1` suffix). Workers count at their `max_workers`, the
-most the autoscaler may launch; the head node counts once.
+most the autoscaler may launch (a worker type with `max_workers: 0` is skipped); the head node
+counts once. Capacity comes from the node config (EC2 market options, capacity blocks and
+reservations, GCP scheduling and reservation affinity, Azure priority, Anyscale `market_type`/
+`use_spot`); with none stated it is on-demand on AWS, GCP and Azure (their APIs' default) and
+missing elsewhere. A cluster whose start commands run Ray Serve is inference.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from gpu_audit.jobs.gpus import GpuAsk, gpu_instance, instance_ask, whole
-from gpu_audit.jobs.interface import JobDraft, JobFormat, as_bool, as_number
-from gpu_audit.model import Capacity, Resource
+from gpu_audit.jobs.interface import JobDraft, JobFormat
+from gpu_audit.jobs.values import as_bool, as_number
+from gpu_audit.model import Capacity, Resource, Workload
 from gpu_audit.yamlsrc import Document, LineMap, is_templated
 
 _DEFAULT_MAX_WORKERS = 2  # Ray's documented default for the cluster-wide max_workers
@@ -24,34 +30,30 @@ class _NodeType:
     spec: LineMap  # the node type entry (resources, min/max_workers, use_spot …)
     config: LineMap  # node_config (provider-specific)
     head: bool
+    line: int | None = None  # the node type's own line: findings about unstated fields
 
 
 class RayCluster(JobFormat):
     name: ClassVar[str] = "ray"
 
-    def detect(self, document: Document, path: str) -> bool:
+    def parse(self, document: Document, path: str) -> list[Resource] | None:
         data = document.data
-        if not isinstance(data, dict):
-            return False
-        if isinstance(data.get("available_node_types"), dict):
-            return True
-        if isinstance(data.get("worker_node_types"), list) and "head_node_type" in data:
-            return True  # Anyscale compute config
-        provider = data.get("provider")
-        legacy = any(key in data for key in ("head_node", "worker_nodes", "cluster_name"))
-        return isinstance(provider, dict) and "type" in provider and legacy
-
-    def parse(self, document: Document, path: str) -> list[Resource]:
-        data: LineMap = document.data
+        if not isinstance(data, LineMap) or not _is_cluster(data):
+            return None
         cluster = data.get("cluster_name")
+        serving_line = _serving(data)
+        serving = Workload.INFERENCE if serving_line else None
         resources = []
         for node in _node_types(data):
             ask = _node_gpus(node)
             if ask is None:
                 continue
+            nodes, nodes_line = _node_count(data, node)
+            if nodes == 0:
+                continue  # a node type the autoscaler may never launch
             name = f"{cluster}/{node.name}" if cluster else node.name
             draft = JobDraft(self.name, path, document, name=name)
-            nodes, nodes_line = _node_count(data, node)
+            draft.anchor = node.line
             draft.set("gpu.model", ask.model, ask.line)
             per_node = whole(ask.count)
             total = per_node * nodes if per_node is not None and nodes is not None else None
@@ -62,10 +64,25 @@ class RayCluster(JobFormat):
             if instance_type is not None:
                 draft.set("instance_type", instance_type, type_line)
             _capacity(draft, node)
+            if "capacity" not in draft.values and not draft.lines.get("capacity"):
+                _default_capacity(draft, data)
+            draft.set("workload", serving or Workload.TRAINING, serving_line)
+            if serving:
+                draft.add_note("a Ray Serve cluster: its start commands run `serve`")
             _location(draft, data)
             _tags(draft, node.config)
             resources.append(draft.build())
         return resources
+
+
+def _is_cluster(data: LineMap) -> bool:
+    if isinstance(data.get("available_node_types"), dict):
+        return True
+    if isinstance(data.get("worker_node_types"), list) and "head_node_type" in data:
+        return True  # Anyscale compute config
+    provider = data.get("provider")
+    legacy = any(key in data for key in ("head_node", "worker_nodes", "cluster_name"))
+    return isinstance(provider, dict) and "type" in provider and legacy
 
 
 def _map(value: Any) -> LineMap | None:
@@ -80,20 +97,22 @@ def _node_types(data: LineMap) -> list[_NodeType]:
         for name, spec in available.items():
             if isinstance(spec, LineMap):
                 config = _map(spec.get("node_config")) or LineMap(spec.line)
-                types.append(_NodeType(str(name), spec, config, head == name))
+                line = available.line_of(name)
+                types.append(_NodeType(str(name), spec, config, head == name, line))
         return types
     if isinstance(data.get("worker_node_types"), list):  # Anyscale: the entry holds instance_type
         head = _map(data.get("head_node_type"))
         if head is not None:
-            types.append(_NodeType(str(head.get("name", "head")), head, head, True))
+            types.append(_NodeType(str(head.get("name", "head")), head, head, True, head.line))
         for spec in data["worker_node_types"]:
             if isinstance(spec, LineMap):
-                types.append(_NodeType(str(spec.get("name", "worker")), spec, spec, False))
+                name = str(spec.get("name", "worker"))
+                types.append(_NodeType(name, spec, spec, False, spec.line))
         return types
     for key, head in (("head_node", True), ("worker_nodes", False)):  # before Ray 1.0
         legacy = _map(data.get(key))
         if legacy is not None:
-            types.append(_NodeType(key, legacy, legacy, head))
+            types.append(_NodeType(key, legacy, legacy, head, data.line_of(key)))
     return types
 
 
@@ -149,6 +168,10 @@ def _node_count(data: LineMap, node: _NodeType) -> tuple[int | None, int | None]
 
 def _capacity(draft: JobDraft, node: _NodeType) -> None:
     config = node.config
+    advanced = _map(config.get("advanced_instance_config"))  # Anyscale: EC2 RunInstances fields
+    for holder in (config, advanced):
+        if holder is not None and _reserved(draft, holder):
+            return
     market = _map(config.get("InstanceMarketOptions"))
     if market is not None and "MarketType" in market:
         spot = str(market["MarketType"]).lower() == "spot"
@@ -171,12 +194,75 @@ def _capacity(draft: JobDraft, node: _NodeType) -> None:
     if azure is not None and str(azure.get("priority", "")).lower() == "spot":
         draft.set("capacity", Capacity.SPOT, azure.line_of("priority"))
         return
-    if "use_spot" in node.spec:  # Anyscale
+    if "market_type" in node.spec:  # Anyscale: ON_DEMAND, SPOT, PREFER_SPOT
+        market_type = str(node.spec["market_type"]).upper()
+        chosen = {"ON_DEMAND": Capacity.ON_DEMAND, "SPOT": Capacity.SPOT}
+        market_capacity = chosen.get(market_type, Capacity.SPOT if "SPOT" in market_type else None)
+        if market_capacity is None:
+            draft.unknown("capacity", node.spec.line_of("market_type"))
+        else:
+            draft.set("capacity", market_capacity, node.spec.line_of("market_type"))
+        if market_type == "PREFER_SPOT":
+            draft.add_note("spot, falling back to on-demand when spot is short")
+    elif "use_spot" in node.spec:  # Anyscale, before market_type
         use_spot = as_bool(node.spec["use_spot"])
-        chosen = {True: Capacity.SPOT, False: Capacity.ON_DEMAND, None: Capacity.UNKNOWN}
-        draft.set("capacity", chosen[use_spot], node.spec.line_of("use_spot"))
+        if use_spot is None:
+            draft.unknown("capacity", node.spec.line_of("use_spot"))
+        else:
+            capacity = Capacity.SPOT if use_spot else Capacity.ON_DEMAND
+            draft.set("capacity", capacity, node.spec.line_of("use_spot"))
         if use_spot and as_bool(node.spec.get("fallback_to_ondemand")):
-            draft.note = "spot, falling back to on-demand when spot is short"
+            draft.add_note("spot, falling back to on-demand when spot is short")
+
+
+def _reserved(draft: JobDraft, config: LineMap) -> bool:
+    """EC2 capacity blocks and reservations, GCP specific reservations: reserved capacity."""
+    market = _map(config.get("InstanceMarketOptions"))
+    if market is not None and str(market.get("MarketType", "")).lower() == "capacity-block":
+        draft.set("capacity", Capacity.RESERVED, market.line_of("MarketType"))
+        return True
+    spec = _map(config.get("CapacityReservationSpecification"))
+    if spec is not None and "CapacityReservationTarget" in spec:
+        draft.set("capacity", Capacity.RESERVED, config.line_of("CapacityReservationSpecification"))
+        return True
+    affinity = _map(config.get("reservationAffinity"))
+    kind = str(affinity.get("consumeReservationType", "")) if affinity else ""
+    if affinity is not None and kind.upper() == "SPECIFIC_RESERVATION":
+        draft.set("capacity", Capacity.RESERVED, affinity.line_of("consumeReservationType"))
+        return True
+    return False
+
+
+_ON_DEMAND_PROVIDERS = {"aws", "gcp", "azure"}
+
+
+def _default_capacity(draft: JobDraft, data: LineMap) -> None:
+    """EC2 RunInstances, GCE and Azure VMs are on-demand unless asked otherwise; Anyscale's
+    `market_type` defaults to ON_DEMAND. Other providers (kubernetes, local, vsphere) decide
+    outside this file: capacity stays missing."""
+    provider = _map(data.get("provider"))
+    kind = str(provider.get("type", "")).lower() if provider else ""
+    if kind in _ON_DEMAND_PROVIDERS or "worker_node_types" in data:
+        draft.set("capacity", Capacity.ON_DEMAND)
+
+
+_SERVE = re.compile(r"\b(?:serve\s+(?:run|deploy|start)|rayllm|ray[-_]llm|vllm\s+serve)\b")
+_COMMAND_KEYS = (
+    "head_start_ray_commands",
+    "setup_commands",
+    "head_setup_commands",
+    "worker_start_ray_commands",
+    "initialization_commands",
+)
+
+
+def _serving(data: LineMap) -> int | None:
+    """The line of a start command that runs Ray Serve (or RayLLM), if any."""
+    for key in _COMMAND_KEYS:
+        value = data.get(key)
+        if isinstance(value, list) and any(isinstance(c, str) and _SERVE.search(c) for c in value):
+            return data.line_of(key)
+    return None
 
 
 def _location(draft: JobDraft, data: LineMap) -> None:

@@ -24,11 +24,9 @@ from gpu_audit.jobs.aws_bodies import (
     has,
     items,
     lookup,
-    put,
     search,
-    text,
 )
-from gpu_audit.jobs.interface import JobDraft, JobFormat, as_number
+from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.sagemaker_bodies import (
     finish,
     set_data,
@@ -38,6 +36,7 @@ from gpu_audit.jobs.sagemaker_bodies import (
     set_stopping,
     set_tags,
 )
+from gpu_audit.jobs.values import as_number, literal
 from gpu_audit.model import Resource, Workload
 from gpu_audit.yamlsrc import Document, LineMap, is_templated
 
@@ -82,33 +81,28 @@ def _matches(node: Any) -> bool:
 class SageMaker(JobFormat):
     name = "sagemaker"
 
-    def __init__(self) -> None:
-        self._cache: tuple[Document, list[Found]] | None = None
-
-    def detect(self, document: Document, path: str) -> bool:
-        return bool(self._bodies(document, path)) or _remote_function(document.data) is not None
-
-    def parse(self, document: Document, path: str) -> list[Resource]:
-        resources: list[Resource] = []
+    def parse(self, document: Document, path: str) -> list[Resource] | None:
         remote = _remote_function(document.data)
+        found = _bodies(document, path)
+        if remote is None and not found:
+            return None
+        resources: list[Resource] = []
         if remote is not None:
             resources.extend(_remote_resource(document, path, remote))
-        for found in self._bodies(document, path):
-            resources.extend(_parse_found(document, path, found))
+        for each in found:
+            resources.extend(_parse_found(document, path, each))
         return resources
 
-    def _bodies(self, document: Document, path: str) -> list[Found]:
-        if self._cache is not None and self._cache[0] is document:
-            return self._cache[1]
-        data = document.data
-        found: list[Found] = []
-        if isinstance(data, dict):
-            if "apiVersion" in data and "kind" in data:
-                found = _crd_bodies(data)
-            elif not _is_sdk_config(data):  # its TrainingJob section holds defaults, not a job
-                found = search(data, path, _matches)
-        self._cache = (document, found)
-        return found
+
+def _bodies(document: Document, path: str) -> list[Found]:
+    data = document.data
+    if not isinstance(data, dict):
+        return []
+    if "apiVersion" in data and "kind" in data:
+        return _crd_bodies(data)
+    if _is_sdk_config(data):  # its TrainingJob section holds defaults, not a job
+        return []
+    return search(data, path, _matches)
 
 
 def _crd_bodies(data: dict[Any, Any]) -> list[Found]:
@@ -168,7 +162,7 @@ _STRUCTURAL = {
 def _name(found: Found, body: Any, key: str) -> str | None:
     """The job's own name, else the CRD's name, pipeline step name, state or logical id."""
     for candidate in (lookup(body, key)[0], _crd_name(found.parent), _step_name(found)):
-        if text(candidate):
+        if literal(candidate):
             return str(candidate)
     for part in reversed(found.trail):  # a Step Functions state name or a CloudFormation logical id
         if isinstance(part, str) and part.lower() not in _STRUCTURAL:
@@ -193,15 +187,16 @@ def _training(
 ) -> Resource | None:
     refs = found.scoped()
     draft = JobDraft("sagemaker", path, document, name=_name(found, body, name_key))
-    notes: list[str] = [trial_of] if trial_of else []
-    if not set_resources(draft, body, refs, notes, count_key="InstanceCount"):
+    draft.anchor = found.line
+    draft.add_note(trial_of)
+    if not set_resources(draft, body, refs, count_key="InstanceCount"):
         return None
     set_spot(draft, body, refs)
-    set_stopping(draft, body, refs, notes)
+    set_stopping(draft, body, refs)
     set_data(draft, body, refs)
     set_region(draft, body, found)
     set_tags(draft, body)
-    return finish(draft, notes, refs)
+    return finish(draft, refs)
 
 
 def _tuning(document: Document, path: str, found: Found) -> list[Resource]:
@@ -261,25 +256,25 @@ def _endpoint_config(document: Document, path: str, found: Found) -> list[Resour
         variant_name, _ = lookup(variant, "VariantName")
         name = "/".join(str(n) for n in (base, variant_name) if n and not is_templated(n)) or None
         draft = JobDraft("sagemaker", path, document, name=name)
-        notes: list[str] = []
-        if not set_resources(draft, variant, refs, notes, count_key="InitialInstanceCount"):
+        draft.anchor = found.line
+        if not set_resources(draft, variant, refs, count_key="InitialInstanceCount"):
             continue
-        put(draft, "workload", Workload.INFERENCE)
+        draft.set("workload", Workload.INFERENCE)
         set_tags(draft, body)
-        resources.append(finish(draft, notes, refs))
+        resources.append(finish(draft, refs))
     return resources
 
 
 def _notebook(document: Document, path: str, found: Found) -> list[Resource]:
     body = found.body.get("Properties") if _is_notebook(found.body) else found.body
     draft = JobDraft("sagemaker", path, document, name=_name(found, body, "NotebookInstanceName"))
-    notes: list[str] = []
+    draft.anchor = found.line
     refs = found.scoped()
-    if not set_resources(draft, body, refs, notes, count_key="InstanceCount"):
+    if not set_resources(draft, body, refs, count_key="InstanceCount"):
         return []
-    put(draft, "workload", Workload.NOTEBOOK)
+    draft.set("workload", Workload.NOTEBOOK)
     set_tags(draft, body)
-    return [finish(draft, notes, refs)]
+    return [finish(draft, refs)]
 
 
 def _is_sdk_config(data: Any) -> bool:
@@ -302,14 +297,13 @@ def _remote_function(data: Any) -> Any:
 
 def _remote_resource(document: Document, path: str, node: Any) -> list[Resource]:
     draft = JobDraft("sagemaker", path, document, name="RemoteFunction")
-    notes = ["SageMaker Python SDK defaults for @remote; the decorator may override them"]
-    if not set_resources(draft, node, Refs(), notes, count_key="InstanceCount"):
+    draft.add_note("SageMaker Python SDK defaults for @remote; the decorator may override them")
+    if not set_resources(draft, node, Refs(), count_key="InstanceCount"):
         return []
     set_tags(draft, node)
-    put(
-        draft,
+    draft.put(
         "data.uris",
         [u for u in [lookup(node, "S3RootUri")[0]] if isinstance(u, str)] or None,
         lookup(node, "S3RootUri")[1],
     )
-    return [finish(draft, notes, Refs())]
+    return [finish(draft, Refs())]

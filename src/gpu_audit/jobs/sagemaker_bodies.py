@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Any
 
@@ -14,10 +13,9 @@ from gpu_audit.jobs.aws_bodies import (
     items,
     largest,
     lookup,
-    put,
-    text,
 )
-from gpu_audit.jobs.interface import JobDraft, as_bool, as_number
+from gpu_audit.jobs.interface import JobDraft
+from gpu_audit.jobs.values import as_bool, as_number, literal, seconds_to_hours
 from gpu_audit.model import Capacity, Resource
 from gpu_audit.yamlsrc import is_templated
 
@@ -27,38 +25,42 @@ _DEFAULT_MAX_RUNTIME_HOURS = 24.0  # "The default value is 1 day."
 _ECR_REGION = re.compile(r"\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com")
 
 
-def set_resources(draft: JobDraft, body: Any, refs: Refs, notes: list[str], count_key: str) -> bool:
+def set_resources(draft: JobDraft, body: Any, refs: Refs, count_key: str) -> bool:
     """Instance type and GPUs × instances; False when the instance type is known to have no GPU."""
     config, config_line = lookup(body, "ResourceConfig")
     config = refs.resolve(config)
+    plan, plan_line = lookup(config, "TrainingPlanArn")
+    if plan_line is not None and literal(refs.resolve(plan)):
+        draft.set("capacity", Capacity.RESERVED, plan_line)  # a training plan's reserved capacity
     groups, _ = lookup(config, "InstanceGroups")
     if groups:
-        return _instance_groups(draft, groups, refs, notes)
+        return _instance_groups(draft, groups, refs)
     source = config if isinstance(config, dict) else body
     instance_type, type_line = lookup(source, "InstanceType")
     instance_type = refs.resolve(instance_type)
     count, count_line = lookup(source, count_key)
     count = as_number(refs.resolve(count)) if count is not None else 1
-    instance_type = text(instance_type)
-    put(draft, "instance_type", instance_type, type_line or config_line)
+    if count == 0:
+        return False  # no instances, no GPUs (a `--generate-cli-skeleton` file)
+    instance_type = literal(instance_type)
+    draft.put("instance_type", instance_type, type_line or config_line)
     if instance_type is None:
-        if count_line is not None:
-            draft.lines["gpu.count"] = count_line
+        draft.mark("gpu.count", count_line)
         if type_line or config_line:
             draft.lines.setdefault("gpu.model", type_line or config_line or 0)
         return True  # unknown instance type: it may be a GPU job
     gpu = aws_gpu(instance_type)
     if gpu is None:
         return False
-    put(draft, "gpu.model", gpu.model, type_line)
+    draft.put("gpu.model", gpu.model, type_line)
     if gpu.count is not None and count is not None:
-        put(draft, "gpu.count", int(gpu.count * count), count_line or type_line)
-    elif count_line is not None:
-        draft.lines["gpu.count"] = count_line
+        draft.put("gpu.count", int(gpu.count * count), count_line or type_line)
+    else:
+        draft.mark("gpu.count", count_line)
     return True
 
 
-def _instance_groups(draft: JobDraft, groups: Any, refs: Refs, notes: list[str]) -> bool:
+def _instance_groups(draft: JobDraft, groups: Any, refs: Refs) -> bool:
     """A heterogeneous cluster: GPUs summed over the groups, judged by the largest GPU class."""
     total: int | None = 0
     models: list[str] = []
@@ -67,7 +69,7 @@ def _instance_groups(draft: JobDraft, groups: Any, refs: Refs, notes: list[str])
     unknown = False
     for group, group_line in items(groups):
         instance_type, type_line = lookup(group, "InstanceType")
-        instance_type = text(refs.resolve(instance_type))
+        instance_type = literal(refs.resolve(instance_type))
         count = as_number(refs.resolve(lookup(group, "InstanceCount")[0]))
         if instance_type is None:
             unknown = True
@@ -86,46 +88,37 @@ def _instance_groups(draft: JobDraft, groups: Any, refs: Refs, notes: list[str])
             total = None
     if first is None:
         return unknown
-    put(draft, "instance_type", first[0], first[1])
-    put(draft, "gpu.model", largest(models), first[1])
-    put(draft, "gpu.count", total or None, first[1])
-    notes.append("instance groups " + ", ".join(labels))
+    draft.put("instance_type", first[0], first[1])
+    draft.put("gpu.model", largest(models), first[1])
+    draft.put("gpu.count", total or None, first[1])
+    draft.add_note("instance groups " + ", ".join(labels))
     return True
 
 
 def set_spot(draft: JobDraft, body: Any, refs: Refs) -> None:
     value, line = lookup(body, "EnableManagedSpotTraining")
-    if line is None:
-        return  # absent: on-demand, the documented default
+    if line is None or draft.get("capacity") is Capacity.RESERVED:
+        return  # absent: on-demand, the documented default (set by `finish`)
     flag = as_bool(refs.resolve(value))
-    put(
-        draft,
-        "capacity",
-        None if flag is None else Capacity.SPOT if flag else Capacity.ON_DEMAND,
-        line,
-    )
     if flag is None:
-        draft.values["capacity"] = None  # templated: missing, not the on-demand default
+        draft.unknown("capacity", line)  # templated: missing, not the on-demand default
+    else:
+        draft.set("capacity", Capacity.SPOT if flag else Capacity.ON_DEMAND, line)
 
 
-def set_stopping(draft: JobDraft, body: Any, refs: Refs, notes: list[str]) -> None:
+def set_stopping(draft: JobDraft, body: Any, refs: Refs) -> None:
     condition, condition_line = lookup(body, "StoppingCondition")
     condition = refs.resolve(condition)
     seconds, line = lookup(condition, "MaxRuntimeInSeconds")
     if line is None and (condition_line is None or isinstance(condition, dict)):
-        put(draft, "limits.max_runtime_hours", _DEFAULT_MAX_RUNTIME_HOURS)
-        notes.append("no MaxRuntimeInSeconds: SageMaker's default 1-day cap")
+        draft.put("limits.max_runtime_hours", _DEFAULT_MAX_RUNTIME_HOURS)
+        draft.add_note("no MaxRuntimeInSeconds: SageMaker's default 1-day cap")
         return
-    value = as_number(refs.resolve(seconds))
-    put(
-        draft,
-        "limits.max_runtime_hours",
-        None if value is None else value / 3600,
-        line or condition_line,
-    )
+    hours = seconds_to_hours(refs.resolve(seconds))
+    draft.put("limits.max_runtime_hours", hours, line or condition_line)
     wait = as_number(refs.resolve(lookup(condition, "MaxWaitTimeInSeconds")[0]))
     if wait is not None:
-        notes.append(f"MaxWaitTimeInSeconds {int(wait)}")
+        draft.add_note(f"MaxWaitTimeInSeconds {int(wait)}")
 
 
 def set_data(draft: JobDraft, body: Any, refs: Refs) -> None:
@@ -138,18 +131,17 @@ def set_data(draft: JobDraft, body: Any, refs: Refs) -> None:
         for key in ("S3Uri", "S3URI"):
             uri, uri_line = lookup(s3, key)
             if uri_line is not None:
-                uri = text(refs.resolve(uri))
+                uri = literal(refs.resolve(uri))
                 if uri:
                     uris.append(uri)
                 first_line = first_line or uri_line or channel_line
                 break
     output, _ = lookup(body, "OutputDataConfig")
     out, out_line = lookup(refs.resolve(output), "S3OutputPath")
-    out = text(refs.resolve(out))
+    out = literal(refs.resolve(out))
     if out:
         uris.append(out)
-    put(
-        draft,
+    draft.put(
         "data.uris",
         list(dict.fromkeys(uris)) or None,
         first_line or channels_line or out_line,
@@ -157,21 +149,21 @@ def set_data(draft: JobDraft, body: Any, refs: Refs) -> None:
     checkpoint, _ = lookup(body, "CheckpointConfig")
     uri, line = lookup(refs.resolve(checkpoint), "S3Uri")
     if line is not None:
-        put(draft, "checkpoint.uri", text(refs.resolve(uri)), line)
+        draft.put("checkpoint.uri", literal(refs.resolve(uri)), line)
 
 
 def set_region(draft: JobDraft, body: Any, found: Found) -> None:
     """The CRD's `region`, else the training image's ECR region (it must be the job's region)."""
     region, line = lookup(body, "Region")
     if line is not None:
-        put(draft, "region", region, line)
+        draft.put("region", region, line)
         return
     algorithm, _ = lookup(body, "AlgorithmSpecification")
     image, image_line = lookup(algorithm, "TrainingImage")
     if isinstance(image, str) and not is_templated(image):
         match = _ECR_REGION.search(image)
         if match:
-            put(draft, "region", match.group(1), image_line)
+            draft.put("region", match.group(1), image_line)
 
 
 def set_tags(draft: JobDraft, body: Any) -> None:
@@ -188,11 +180,10 @@ def set_tags(draft: JobDraft, body: Any) -> None:
         draft.tag(key, lookup(tag, "Value")[0])
 
 
-def finish(draft: JobDraft, notes: list[str], refs: Refs) -> Resource:
+def finish(draft: JobDraft, refs: Refs) -> Resource:
+    # CreateTrainingJob: no EnableManagedSpotTraining is on-demand; endpoints and notebook
+    # instances have no spot option at all.
+    draft.default("capacity", Capacity.ON_DEMAND)
     if refs.used:
-        notes.append("parameter defaults used: " + ", ".join(dict.fromkeys(refs.used)))
-    draft.note = "; ".join(notes) or None
-    resource = draft.build()
-    if "capacity" in draft.values and draft.values["capacity"] is None:
-        resource = dataclasses.replace(resource, capacity=None)
-    return resource
+        draft.add_note("parameter defaults used: " + ", ".join(dict.fromkeys(refs.used)))
+    return draft.build()

@@ -1,4 +1,10 @@
-"""SkyPilot task YAML (`sky launch` / `sky jobs launch` / SkyServe): resources, spot, buckets."""
+"""SkyPilot task YAML (`sky launch` / `sky jobs launch` / SkyServe): resources, spot, buckets.
+
+Capacity: `use_spot` (default false: on-demand, per SkyPilot's YAML spec), `any_of`/`ordered`
+alternatives, and `config.{aws,gcp}.specific_reservations` (reserved). Workload: a `service`
+is inference (GPUs × its replicas), a task whose run only starts an IDE is a notebook, the rest
+training. Checkpoints: skypilot_mounts.py.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,10 @@ from gpu_audit.jobs.gpus import (
     parse_name_count,
     whole,
 )
-from gpu_audit.jobs.interface import JobDraft, JobFormat, as_bool, as_number
+from gpu_audit.jobs.interface import JobDraft, JobFormat
+from gpu_audit.jobs.scripts import commands, ide_only
+from gpu_audit.jobs.skypilot_mounts import set_mounts
+from gpu_audit.jobs.values import as_bool, as_number
 from gpu_audit.model import Capacity, Resource, Workload
 from gpu_audit.yamlsrc import Document, LineList, LineMap, is_templated
 
@@ -25,9 +34,7 @@ _TASK_KEYS = frozenset(
         "experimental", "execution",
     }
 )  # fmt: skip
-_STORE_SCHEMES = {"s3": "s3", "gcs": "gs", "r2": "r2", "azure": "https", "ibm": "cos", "oci": "oci"}
 _NO_REGION_INFRA = {"k8s", "kubernetes", "ssh", "local", "*"}
-_CHECKPOINT_WORDS = ("checkpoint", "ckpt")
 
 
 class _Candidate:
@@ -46,15 +53,12 @@ class _Candidate:
 class SkyPilot(JobFormat):
     name: ClassVar[str] = "skypilot"
 
-    def detect(self, document: Document, path: str) -> bool:
+    def parse(self, document: Document, path: str) -> list[Resource] | None:
         data = document.data
-        if not isinstance(data, dict) or not data.keys() <= _TASK_KEYS:
-            return False
-        has_work = any(key in data for key in ("resources", "run", "setup", "num_nodes"))
-        return has_work
-
-    def parse(self, document: Document, path: str) -> list[Resource]:
-        data: LineMap = document.data
+        if not isinstance(data, LineMap) or not data.keys() <= _TASK_KEYS:
+            return None
+        if not any(key in data for key in ("resources", "run", "setup", "num_nodes")):
+            return None
         draft = JobDraft(self.name, path, document, name=_text(data.get("name")))
         resources = data.get("resources")
         base = resources if isinstance(resources, LineMap) else LineMap(data.line_of("resources"))
@@ -66,6 +70,7 @@ class SkyPilot(JobFormat):
         assert chosen is not None
         candidate = next(cand for ask, cand in options if ask is chosen)
         nodes, _ = _nodes(data)
+        nodes = _replicas(data, nodes)
         draft.set("gpu.model", chosen.model, chosen.line)
         per_node = whole(chosen.count)
         total = per_node * nodes if per_node is not None and nodes is not None else None
@@ -75,20 +80,44 @@ class SkyPilot(JobFormat):
             draft.set("gpu.count", total, chosen.line)
         if chosen.memory_gib:
             draft.set("gpu.memory_gib", chosen.memory_gib, chosen.line)
-        draft.note = alternatives_note([ask for ask, _ in options], chosen)
+        draft.add_note(alternatives_note([ask for ask, _ in options], chosen))
         instance_type, line = candidate.get("instance_type")
         if instance_type is not None:
             draft.set("instance_type", _text(instance_type), line)
         _location(draft, candidate)
-        _capacity(draft, candidates, ordered)
-        if "service" in data:
-            draft.set("workload", Workload.INFERENCE, data.line_of("service"))
-        _mounts(draft, data)
+        _capacity(draft, candidates, ordered, _reservations(data))
+        _workload(draft, data, nodes)
+        set_mounts(draft, data)
         labels, _ = candidate.get("labels")
         if isinstance(labels, dict):
             for key, value in labels.items():
                 draft.tag(key, value)
         return [draft.build()]
+
+
+def _replicas(data: LineMap, nodes: int | None) -> int | None:
+    """A SkyServe service runs `replicas` (at most `replica_policy.max_replicas`) copies."""
+    service = data.get("service")
+    if not isinstance(service, LineMap) or nodes is None:
+        return nodes
+    policy = service.get("replica_policy")
+    for holder, key in ((policy, "max_replicas"), (policy, "min_replicas"), (service, "replicas")):
+        if isinstance(holder, LineMap) and key in holder:
+            count = as_number(holder[key])
+            return None if count is None else nodes * max(int(count), 1)
+    return nodes
+
+
+def _workload(draft: JobDraft, data: LineMap, nodes: int | None) -> None:
+    if "service" in data:
+        draft.set("workload", Workload.INFERENCE, data.line_of("service"))
+        if nodes and nodes > 1 and isinstance(data.get("service"), LineMap):
+            draft.add_note(f"GPUs of all {nodes} replicas")
+    elif ide_only(commands(data.get("run"))):
+        draft.set("workload", Workload.NOTEBOOK, data.line_of("run"))
+        draft.add_note("a dev box: its run only starts an IDE or notebook server")
+    else:
+        draft.set("workload", Workload.TRAINING)
 
 
 def _text(value: Any) -> str | None:
@@ -168,7 +197,20 @@ def _location(draft: JobDraft, candidate: _Candidate) -> None:
         draft.set("zone", str(zone), zone_line)
 
 
-def _capacity(draft: JobDraft, candidates: list[_Candidate], ordered: bool) -> None:
+def _reservations(data: LineMap) -> int | None:
+    """The line of `config.{aws,gcp}.specific_reservations` when it names any reservation."""
+    config = data.get("config")
+    for cloud in ("aws", "gcp"):
+        section = config.get(cloud) if isinstance(config, dict) else None
+        listed = section.get("specific_reservations") if isinstance(section, LineMap) else None
+        if isinstance(section, LineMap) and isinstance(listed, list) and listed:
+            return section.line_of("specific_reservations")
+    return None
+
+
+def _capacity(
+    draft: JobDraft, candidates: list[_Candidate], ordered: bool, reservations: int | None
+) -> None:
     """Spot if the optimizer may pick a spot alternative: any of `any_of`, the first of `ordered`.
 
     An on-demand alternative beside it is the fallback SkyPilot takes when spot is short; the
@@ -183,51 +225,11 @@ def _capacity(draft: JobDraft, candidates: list[_Candidate], ordered: bool) -> N
     if spot:
         draft.set("capacity", Capacity.SPOT, spot[0])
         if any(flag is False for flag, _ in flags):
-            extra = "spot, with an on-demand alternative as fallback"
-            draft.note = f"{draft.note}; {extra}" if draft.note else extra
-    elif any(flag is None for flag, _ in considered):  # `use_spot: ${SPOT}`
-        unknown = next(line for flag, line in considered if flag is None)
-        draft.set("capacity", Capacity.UNKNOWN, unknown)
-    else:
+            draft.add_note("spot, with an on-demand alternative as fallback")
+    elif any(flag is None for flag, _ in considered):  # `use_spot: ${SPOT}`: missing, located
+        draft.unknown("capacity", next(line for flag, line in considered if flag is None))
+    elif reservations is not None:
+        draft.set("capacity", Capacity.RESERVED, reservations)
+        draft.add_note("specific reservations: on-demand when they are full")
+    else:  # `use_spot` defaults to false: on-demand (SkyPilot YAML spec, `resources.use_spot`)
         draft.set("capacity", Capacity.ON_DEMAND, next((ln for _, ln in considered if ln), None))
-
-
-def _mounts(draft: JobDraft, data: LineMap) -> None:
-    uris: list[str] = []
-    uri_line = None
-    mounts = data.get("file_mounts")
-    if isinstance(mounts, LineMap):
-        for target, value in mounts.items():
-            line = mounts.line_of(target)
-            uri = _mount_uri(value)
-            if _is_checkpoint(str(target)) and isinstance(value, dict):
-                draft.set("checkpoint.uri", uri, line)
-            elif uri is not None:
-                uris.append(uri)
-                uri_line = uri_line or line
-    volumes = data.get("volumes")
-    if isinstance(volumes, LineMap) and draft.get("checkpoint.uri") is None:
-        for target, name in volumes.items():
-            if _is_checkpoint(str(target)) and isinstance(name, str):
-                draft.set("checkpoint.uri", f"volume:{name}", volumes.line_of(target))
-    if uris:
-        draft.set("data.uris", tuple(uris), uri_line)
-
-
-def _mount_uri(value: Any) -> str | None:
-    if isinstance(value, str):
-        return value if "://" in value and not is_templated(value) else None
-    if not isinstance(value, dict):
-        return None
-    source = value.get("source")
-    if isinstance(source, str) and "://" in source and not is_templated(source):
-        return source
-    name, store = value.get("name"), value.get("store")
-    if not isinstance(name, str) or is_templated(name) or name.startswith("$"):
-        return None
-    scheme = _STORE_SCHEMES.get(str(store).lower()) if store else None
-    return f"{scheme}://{name}" if scheme else f"bucket:{name}"
-
-
-def _is_checkpoint(target: str) -> bool:
-    return any(word in target.lower() for word in _CHECKPOINT_WORDS)

@@ -8,12 +8,16 @@ Recognised shapes:
 - a legacy AI Platform job or its `--config` file (`trainingInput` with `scaleTier`,
   `masterType`/`masterConfig.acceleratorConfig`, `workerCount`, `hyperparameters.maxTrials`);
 - the flat launcher variables of Vertex sample notebooks (`machine_type`, `gpu_type`,
-  `gpus_per_node`, `nodes`, `strategy`).
+  `gpus_per_node`, `nodes`, `strategy`);
+- any of the job shapes in the Python SDK's snake_case, and model deployments to an endpoint
+  (`dedicatedResources`): vertex_sdk.py.
 
 GPUs are summed over the worker pools (`acceleratorCount` × `replicaCount`, or the catalog's
 GPUs for machine types with built-in GPUs) and judged by the largest class. Defaults: no
-`scheduling.strategy` is STANDARD (on-demand); tuning studies stop trials early only with an
-automated stopping spec. `baseOutputDirectory` is where Vertex points `AIP_CHECKPOINT_DIR`.
+`scheduling.strategy` is STANDARD (on-demand, per the CustomJobSpec reference); a pool's
+`reservationAffinity` with a specific reservation is reserved; tuning studies stop trials early
+only with an automated stopping spec. `baseOutputDirectory` is where Vertex points
+`AIP_CHECKPOINT_DIR`.
 """
 
 from __future__ import annotations
@@ -21,18 +25,18 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_audit.catalog import canonical_gpu, instance_spec
-from gpu_audit.jobs.interface import JobDraft, JobFormat, as_bool, as_number
+from gpu_audit.jobs.interface import JobDraft, JobFormat
+from gpu_audit.jobs.values import as_bool, as_number, text
 from gpu_audit.jobs.vertex_pools import (
     Pools,
-    put,
     set_gpus,
     set_outputs,
     set_strategy,
     set_timeout,
-    text,
     worker_pools,
 )
-from gpu_audit.model import Resource
+from gpu_audit.jobs.vertex_sdk import camel, deployment, is_snake_job
+from gpu_audit.model import Capacity, Resource, Workload
 from gpu_audit.yamlsrc import Document, LineMap, is_templated
 
 _STOPPING_SPECS = (
@@ -78,25 +82,47 @@ def _is_launcher(data: dict[Any, Any]) -> bool:
 class Vertex(JobFormat):
     name = "vertex"
 
-    def detect(self, document: Document, path: str) -> bool:
+    def parse(self, document: Document, path: str) -> list[Resource] | None:
         data = document.data
-        if not isinstance(data, dict) or ("apiVersion" in data and "kind" in data):
-            return False
-        if _job_spec(data)[0] is not None:
-            return True
-        legacy = data.get("trainingInput")
-        if isinstance(legacy, dict) and _legacy_markers(legacy):
-            return True
-        return _is_launcher(data)
-
-    def parse(self, document: Document, path: str) -> list[Resource]:
-        data = document.data
+        if not isinstance(data, LineMap) or ("apiVersion" in data and "kind" in data):
+            return None
+        if is_snake_job(data) or "dedicated_resources" in data or "deployed_model" in data:
+            data = camel(data)
+        endpoint = deployment(data)
+        if endpoint is not None:
+            return _endpoint(document, path, data, endpoint)
         spec, kind = _job_spec(data)
         if spec is not None:
             return _custom(document, path, data, spec, kind)
-        if isinstance(data.get("trainingInput"), dict):
+        legacy = data.get("trainingInput")
+        if isinstance(legacy, dict) and (_legacy_markers(legacy) or _is_launcher(data)):
             return _legacy(document, path, data)
-        return _launcher(document, path, data)
+        return _launcher(document, path, data) if _is_launcher(data) else None
+
+
+def _endpoint(document: Document, path: str, data: LineMap, resources: LineMap) -> list[Resource]:
+    """A model deployed to an endpoint: inference on `maxReplicaCount` (else min) machines."""
+    model = data.get("deployedModel")
+    name = text(model.get("displayName")) if isinstance(model, LineMap) else None
+    draft = JobDraft("vertex", path, document, name=name or text(data.get("displayName")))
+    replicas = resources.get("maxReplicaCount", resources.get("minReplicaCount", 1))
+    pool = LineMap(resources.line)
+    pool["machineSpec"] = resources["machineSpec"]
+    pool.key_lines["machineSpec"] = resources.line_of("machineSpec")
+    pool["replicaCount"] = replicas
+    key = "maxReplicaCount" if "maxReplicaCount" in resources else "minReplicaCount"
+    pool.key_lines["replicaCount"] = resources.line_of(key)
+    if not set_gpus(draft, worker_pools(pool, resources.line)):
+        return []
+    draft.set("workload", Workload.INFERENCE, resources.line)
+    spot = as_bool(resources.get("spot"))
+    if spot is not None:
+        draft.set(
+            "capacity", Capacity.SPOT if spot else Capacity.ON_DEMAND, resources.line_of("spot")
+        )
+    draft.default("capacity", Capacity.ON_DEMAND)  # `spot` defaults to false
+    draft.add_note("a model deployment: GPUs of its maximum replica count")
+    return [draft.build()]
 
 
 def _legacy_markers(legacy: dict[Any, Any]) -> bool:
@@ -109,7 +135,6 @@ def _custom(document: Document, path: str, data: Any, spec: Any, kind: str) -> l
     pools = worker_pools(spec.get("workerPoolSpecs"), spec.line_of("workerPoolSpecs"))
     if not set_gpus(draft, pools):
         return []
-    notes: list[str] = []
     scheduling = spec.get("scheduling")
     if isinstance(scheduling, LineMap):
         set_strategy(draft, scheduling.get("strategy"), scheduling.line_of("strategy"))
@@ -120,18 +145,17 @@ def _custom(document: Document, path: str, data: Any, spec: Any, kind: str) -> l
         for key, value in labels.items():
             draft.tag(key, value)
     if kind == "HyperparameterTuningJob":
-        _study(draft, data, notes)
+        _study(draft, data)
     if kind == "CustomJobSpec":
-        notes.append("a CustomJobSpec: region and labels are given on the command line")
-    draft.note = "; ".join(filter(None, [draft.note, *notes])) or None
+        draft.add_note("a CustomJobSpec: region and labels are given on the command line")
+    draft.default("capacity", Capacity.ON_DEMAND)  # no `scheduling.strategy`: STANDARD
     return [draft.build()]
 
 
-def _study(draft: JobDraft, data: LineMap, notes: list[str]) -> None:
+def _study(draft: JobDraft, data: LineMap) -> None:
     if "maxTrialCount" in data:
         trials = as_number(data.get("maxTrialCount"))
-        put(
-            draft,
+        draft.put(
             "hpo.max_trials",
             int(trials) if trials is not None else None,
             data.line_of("maxTrialCount"),
@@ -140,11 +164,11 @@ def _study(draft: JobDraft, data: LineMap, notes: list[str]) -> None:
     if isinstance(study, LineMap):
         stopping = next((key for key in _STOPPING_SPECS if key in study), None)
         if stopping is not None:
-            put(draft, "hpo.early_stopping", True, study.line_of(stopping))
+            draft.put("hpo.early_stopping", True, study.line_of(stopping))
         else:
-            put(draft, "hpo.early_stopping", False)  # no automated stopping spec: trials run out
+            draft.put("hpo.early_stopping", False)  # no automated stopping spec: trials run out
     parallel = as_number(data.get("parallelTrialCount"))
-    notes.append(
+    draft.add_note(
         "GPUs per trial" + (f"; up to {int(parallel)} trials in parallel" if parallel else "")
     )
 
@@ -168,8 +192,7 @@ def _legacy(document: Document, path: str, data: LineMap) -> list[Resource]:
             _legacy_role(job, role, count_key, pools, draft)
     if not set_gpus(draft, pools):
         return []
-    put(
-        draft,
+    draft.put(
         "region",
         text(job.get("region")),
         job.line_of("region") if "region" in job else None,
@@ -179,32 +202,31 @@ def _legacy(document: Document, path: str, data: LineMap) -> list[Resource]:
         set_timeout(draft, scheduling.get("maxRunningTime"), scheduling.line_of("maxRunningTime"))
     output = job.get("jobDir")
     if text(output):
-        put(draft, "checkpoint.uri", output, job.line_of("jobDir"))
-        put(draft, "data.uris", [output], job.line_of("jobDir"))
+        draft.put("checkpoint.uri", output, job.line_of("jobDir"))
+        draft.put("data.uris", [output], job.line_of("jobDir"))
     hyper = job.get("hyperparameters")
     if isinstance(hyper, LineMap):
         if "maxTrials" in hyper:
             trials = as_number(hyper.get("maxTrials"))
-            put(
-                draft,
+            draft.put(
                 "hpo.max_trials",
                 int(trials) if trials is not None else None,
                 hyper.line_of("maxTrials"),
             )
         if "enableTrialEarlyStopping" in hyper:
-            put(
-                draft,
+            draft.put(
                 "hpo.early_stopping",
                 as_bool(hyper.get("enableTrialEarlyStopping")),
                 hyper.line_of("enableTrialEarlyStopping"),
             )
         else:
-            put(draft, "hpo.early_stopping", False)
+            draft.put("hpo.early_stopping", False)
     labels = data.get("labels")
     if isinstance(labels, dict):
         for key, value in labels.items():
             draft.tag(key, value)
-    draft.note = "; ".join(filter(None, [draft.note, "legacy AI Platform training job"]))
+    draft.add_note("legacy AI Platform training job")
+    draft.default("capacity", Capacity.ON_DEMAND)  # AI Platform Training had no spot option
     return [draft.build()]
 
 
@@ -246,10 +268,9 @@ def _launcher(document: Document, path: str, data: LineMap) -> list[Resource]:
     """Vertex sample launcher variables: `nodes` × `gpus_per_node` `gpu_type` on `machine_type`."""
     draft = JobDraft("vertex", path, document, name=text(data.get("job_prefix")))
     machine_line = data.line_of("machine_type")
-    put(draft, "instance_type", text(data.get("machine_type")), machine_line)
+    draft.put("instance_type", text(data.get("machine_type")), machine_line)
     gpu_type = data.get("gpu_type")
-    put(
-        draft,
+    draft.put(
         "gpu.model",
         None if is_templated(gpu_type) else canonical_gpu(gpu_type) or gpu_type,
         data.line_of("gpu_type"),
@@ -257,11 +278,12 @@ def _launcher(document: Document, path: str, data: LineMap) -> list[Resource]:
     per = as_number(data.get("gpus_per_node"))
     nodes = as_number(data.get("nodes", 1))
     if per is not None and nodes is not None:
-        put(draft, "gpu.count", int(per * nodes), data.line_of("gpus_per_node"))
+        draft.put("gpu.count", int(per * nodes), data.line_of("gpus_per_node"))
     if "strategy" in data:
         set_strategy(draft, data.get("strategy"), data.line_of("strategy"))
     for key, field in (("region", "region"), ("zone", "zone")):
         if key in data:
-            put(draft, field, text(data.get(key)), data.line_of(key))
-    draft.note = "Vertex launcher variables (a sample's wrapper config)"
+            draft.put(field, text(data.get(key)), data.line_of(key))
+    draft.add_note("Vertex launcher variables (a sample's wrapper config)")
+    draft.default("capacity", Capacity.ON_DEMAND)  # no strategy: STANDARD, as in the CustomJob
     return [draft.build()]

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_audit.catalog import canonical_gpu, class_rank, instance_spec
-from gpu_audit.jobs.interface import JobDraft, as_number
+from gpu_audit.jobs.interface import JobDraft
+from gpu_audit.jobs.values import as_number, duration_hours, text
 from gpu_audit.model import Capacity
 from gpu_audit.yamlsrc import LineList, LineMap, is_templated
 
@@ -28,9 +29,6 @@ _GCS = re.compile(r"gs://[A-Za-z0-9._\-]+(?:/[^\s\"',;{$]*)?")
 _GCS_FUSE = re.compile(r"(?<![\w/])/gcs/([A-Za-z0-9._\-]+)(/[^\s\"',;{$]*)?")
 
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
-
-
 @dataclass
 class Pools:
     """GPUs summed over worker pools, with the line of the key each came from."""
@@ -40,6 +38,7 @@ class Pools:
     machine_type: tuple[Any, int | None] | None = None
     count_line: int | None = None
     unknown: bool = False  # a templated machine or accelerator: it may have GPUs
+    reserved: int | None = None  # the line of a pool's specific-reservation affinity
 
     def add(self, model: str | None, gpus: int | None, line: int | None) -> None:
         if self.models is None:
@@ -68,6 +67,10 @@ def worker_pools(value: Any, line: int) -> Pools:
         machine = pool.get("machineSpec")
         if not isinstance(machine, LineMap):
             continue
+        affinity = machine.get("reservationAffinity")
+        kind = affinity.get("reservationAffinityType") if isinstance(affinity, LineMap) else None
+        if isinstance(affinity, LineMap) and str(kind).upper() in _RESERVED:
+            pools.reserved = pools.reserved or affinity.line_of("reservationAffinityType")
         replicas_line = pool.line_of("replicaCount") if "replicaCount" in pool else None
         replicas = as_number(pool.get("replicaCount", 1))
         machine_type = machine.get("machineType")
@@ -109,24 +112,29 @@ def worker_pools(value: Any, line: int) -> Pools:
     return pools
 
 
+_RESERVED = {"SPECIFIC_RESERVATION", "ANY_RESERVATION"}
+
+
 def set_gpus(draft: JobDraft, pools: Pools) -> bool:
     """Fill instance type and GPUs; False when no pool has GPUs (a CPU job)."""
+    if pools.reserved is not None:
+        draft.set("capacity", Capacity.RESERVED, pools.reserved)
     if pools.machine_type is not None:
         machine_type, line = pools.machine_type
-        put(draft, "instance_type", machine_type if isinstance(machine_type, str) else None, line)
+        draft.put("instance_type", machine_type if isinstance(machine_type, str) else None, line)
     if pools.models is None:
         return pools.unknown
     models = pools.models
-    if not models and pools.count_line is not None:
-        draft.lines["gpu.model"] = pools.count_line  # a templated accelerator
+    if not models:
+        draft.mark("gpu.model", pools.count_line)  # a templated accelerator
     if models:
         model, line = max(
             models, key=lambda m: (class_rank(m[0]) is not None, class_rank(m[0]) or 0)
         )
-        put(draft, "gpu.model", model, line)
+        draft.put("gpu.model", model, line)
         if len({m for m, _ in models}) > 1:
-            draft.note = "pools mix " + ", ".join(sorted({m for m, _ in models}))
-    put(draft, "gpu.count", pools.count or None, pools.count_line)
+            draft.add_note("pools mix " + ", ".join(sorted({m for m, _ in models})))
+    draft.put("gpu.count", pools.count or None, pools.count_line)
     return True
 
 
@@ -134,20 +142,16 @@ def set_strategy(draft: JobDraft, value: Any, line: int) -> None:
     if value is None:
         return
     capacity = _STRATEGY.get(str(value).upper()) if not is_templated(value) else None
-    put(draft, "capacity", capacity, line)
     if capacity is None:
-        draft.values["capacity"] = None  # templated or unknown: missing, not the default
+        draft.unknown("capacity", line)  # templated or unknown: missing, not the default
+    else:
+        draft.set("capacity", capacity, line)
 
 
 def set_timeout(draft: JobDraft, value: Any, line: int) -> None:
     if value is None:
         return
-    seconds: float | None = None
-    if isinstance(value, str) and (match := _DURATION.match(value)):
-        seconds = float(match.group(1))
-    else:
-        seconds = as_number(value)
-    put(draft, "limits.max_runtime_hours", None if seconds is None else seconds / 3600, line)
+    draft.put("limits.max_runtime_hours", duration_hours(value), line)
 
 
 def set_outputs(draft: JobDraft, spec: LineMap, pools: Pools) -> None:
@@ -157,7 +161,7 @@ def set_outputs(draft: JobDraft, spec: LineMap, pools: Pools) -> None:
     if isinstance(base, LineMap) and "outputUriPrefix" in base:
         prefix = base.get("outputUriPrefix")
         base_line = base.line_of("outputUriPrefix")
-        put(draft, "checkpoint.uri", text(prefix), base_line)
+        draft.put("checkpoint.uri", text(prefix), base_line)
         if text(prefix):
             uris.append(str(prefix))
     first_arg_line: int | None = None
@@ -168,7 +172,7 @@ def set_outputs(draft: JobDraft, spec: LineMap, pools: Pools) -> None:
                 for key in ("args", "command", "env", "packageUris"):
                     if key in container and gcs_uris(container.get(key), uris):
                         first_arg_line = first_arg_line or container.line_of(key)
-    put(draft, "data.uris", list(dict.fromkeys(uris)) or None, base_line or first_arg_line)
+    draft.put("data.uris", list(dict.fromkeys(uris)) or None, base_line or first_arg_line)
 
 
 def pool_list(value: Any) -> list[LineMap]:
@@ -198,15 +202,3 @@ def gcs_uris(value: Any, into: list[str], budget: int = 500) -> bool:
                 into.append(f"gs://{match.group(1)}{match.group(2) or ''}".rstrip("/."))
                 found = True
     return found
-
-
-def put(draft: JobDraft, field: str, value: Any, line: int | None = None) -> None:
-    """Set a field; a key that is present but unusable stays missing and keeps its line."""
-    if value is None and line is not None:
-        draft.lines[field] = line
-    else:
-        draft.set(field, value, line)
-
-
-def text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value.strip() and not is_templated(value) else None

@@ -1,4 +1,5 @@
-"""Output formats: one module per format, each with `render(ScanResult) -> str`.
+"""Output formats: one module per format, each with `render(ScanResult) -> str` and, where the
+format can stream, `write(ScanResult, TextIO)` (the others are written from `render`).
 
 The registry maps a format name to its module, imported only when used, so `check` never pays
 for a format it does not print.
@@ -7,6 +8,7 @@ for a format it does not print.
 from __future__ import annotations
 
 from importlib import import_module
+from typing import TextIO
 
 from gpu_audit.model import ScanResult
 
@@ -24,3 +26,13 @@ def render(format_name: str, result: ScanResult) -> str:
     module = import_module(REPORTERS[format_name])
     text: str = module.render(result)
     return text
+
+
+def write_report(format_name: str, result: ScanResult, stream: TextIO) -> None:
+    """The report to `stream`, streamed where the format allows: for `write_atomic(path, ...)`,
+    e.g. `write_atomic(path, functools.partial(write_report, "json", result))`."""
+    module = import_module(REPORTERS[format_name])
+    if hasattr(module, "write"):
+        module.write(result, stream)
+    else:
+        stream.write(module.render(result))

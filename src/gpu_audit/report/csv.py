@@ -1,7 +1,7 @@
 """CSV for spreadsheets: one row per finding, fixed columns (docs/reports.md), RFC 4180 quoting.
 
-Text cells that a spreadsheet would run as a formula (starting `=`, `+`, `-`, `@`, tab or CR)
-get a leading `'`, so a hostile tag value cannot become `=HYPERLINK(...)` in Excel.
+Every cell that a spreadsheet would run as a formula (starting `=`, `+`, `-`, `@`, tab or CR),
+whatever its column, gets a leading `'`, so a hostile value cannot become `=HYPERLINK(...)`.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable
+from typing import TextIO
 
 from gpu_audit.model import Finding, Kind, ScanResult
 
@@ -16,10 +17,12 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _text(value: object) -> str:
-    if value is None:
-        return ""
-    text = str(value)
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    return "" if value is None else str(value)
+
+
+def neutral(cell: str) -> str:
+    """The cell as a spreadsheet shows it literally: a formula start gets a leading `'`."""
+    return "'" + cell if cell.startswith(_FORMULA_START) else cell
 
 
 def _number(value: float | int | None) -> str:
@@ -82,8 +85,12 @@ COLUMNS: dict[str, Callable[[Finding], str]] = {
 
 def render(result: ScanResult) -> str:
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
-    writer.writerow(COLUMNS)
-    for finding in result.findings:
-        writer.writerow([cell(finding) for cell in COLUMNS.values()])
+    write(result, buffer)
     return buffer.getvalue()
+
+
+def write(result: ScanResult, stream: TextIO) -> None:
+    writer = csv.writer(stream, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
+    writer.writerow(COLUMNS)
+    cells = tuple(COLUMNS.values())
+    writer.writerows([neutral(cell(finding)) for cell in cells] for finding in result.findings)

@@ -5,8 +5,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from gpu_audit.report.escape import terminal_safe
+
 # Every line break CommonMark or a browser honours, and the other C0/C1 controls: one space each.
 _BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+
+
+def _flat(value: object) -> str:
+    """One line: breaks and controls folded to single spaces, bidi characters shown escaped."""
+    return terminal_safe(" ".join(_BREAKS.sub(" ", str(value)).split()))
+
+
 # ASCII punctuation with a meaning somewhere in GFM (emphasis, code, links, tables, headings,
 # strikethrough, autolinks, images, entities); backslash-escaping any of it is always legal.
 _MARKUP = re.compile(r"([\\`*_\[\]|#~!$])")
@@ -27,7 +36,7 @@ def inline(value: object, limit: int = 200) -> str:
     """
     if value is None:
         return "–"
-    text = " ".join(_BREAKS.sub(" ", str(value)).split())
+    text = _flat(value)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return _escape(text)
@@ -47,7 +56,7 @@ def prose(value: object, limit: int = 600) -> str:
     """
     if value is None:
         return "–"
-    text = " ".join(_BREAKS.sub(" ", str(value)).split())
+    text = _flat(value)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     parts = text.split("`")

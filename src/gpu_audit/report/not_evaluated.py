@@ -29,10 +29,20 @@ _HINTS: dict[tuple[str, str | None], str] = {
     "waive the rule for it or scope the rule with `where`",
     ("gpu.count", "job"): "give the GPU count literally, not through a template variable",
     ("gpu.count", None): "use an instance type the catalog knows (`gpu-audit catalog lookup`)",
+    # job formats, by provider name (a live provider's hints live in its folder)
+    ("capacity", "kubernetes"): "state it in the GPU pod template: a `karpenter.sh/capacity-type` "
+    "nodeSelector (or `cloud.google.com/gke-spot`, `eks.amazonaws.com/capacityType`, "
+    "`kubernetes.azure.com/scalesetpriority`), or a toleration of the spot nodes' taint",
+    ("capacity", "batch"): "the job queue's compute environment sets it (`computeResources.type`); "
+    "check that file",
+    ("capacity", "ray"): "set the node type's market (`InstanceMarketOptions`, GCP `scheduling`, "
+    "Anyscale `market_type`); on Kubernetes, in the pod templates",
+    ("capacity", "azureml"): "set `queue_settings.job_tier` on a serverless job; otherwise the "
+    "compute cluster's `tier` decides it",
     ("capacity", "job"): "state the capacity in the job config (SkyPilot `use_spot`, a "
     "`karpenter.sh/capacity-type` or `cloud.google.com/gke-spot` nodeSelector on Kubernetes)",
     ("capacity", None): "record the provisioning model (spot, on-demand or reserved)",
-    ("workload", None): "tag the resource `workload` (training, inference or notebook; the "
+    ("workload", None): "tag the resource `workload: training` (or `inference`, `notebook`; the "
     "`workload_tag` setting names the key), or add a name pattern under `workload_patterns`",
     ("uptime_hours", None): "record the launch time (`launched_at`)",
     ("monthly_cost_usd", None): "use an instance type and region the price catalog knows",
@@ -66,7 +76,7 @@ def hint(missing: str, provider: str, kind: str = Kind.INSTANCE.value) -> str:
     own = PROVIDERS[provider].hints if provider in PROVIDERS else {}
     if field in own:
         return own[field]
-    for key in ((field, kind), (field, None)):
+    for key in ((field, provider), (field, kind), (field, None)):
         if key in _HINTS:
             return _HINTS[key]
     if field.startswith("tags."):

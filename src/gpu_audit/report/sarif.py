@@ -8,14 +8,14 @@ inline-suppressed findings stay in the log with a `suppressions` entry, as SARIF
 from __future__ import annotations
 
 import hashlib
-import json
+import io
 import os
 from pathlib import Path, PurePath
-from typing import Any
+from typing import Any, TextIO
 from urllib.parse import quote
 
-from gpu_audit import __version__
 from gpu_audit.model import Finding, Kind, RuleInfo, ScanResult, Severity
+from gpu_audit.report import jsonstream
 from gpu_audit.report.markdown_text import prose
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -32,19 +32,28 @@ _LEVELS = {
 
 
 def render(result: ScanResult) -> str:
-    return json.dumps(log(result, Path.cwd()), indent=2, ensure_ascii=False) + "\n"
+    buffer = io.StringIO()
+    write(result, buffer)
+    return buffer.getvalue()
 
 
-def log(result: ScanResult, root: Path) -> dict[str, Any]:
-    """The SARIF log; job paths are made relative to `root` where they lie under it."""
+def write(result: ScanResult, stream: TextIO) -> None:
+    """The log to `stream`, one result encoded at a time as it is written."""
+    jsonstream.dump(log(result, Path.cwd(), lazy=True), stream)
+
+
+def log(result: ScanResult, root: Path, lazy: bool = False) -> dict[str, Any]:
+    """The SARIF log; job paths are made relative to `root` where they lie under it.
+
+    With `lazy`, the results are a generator (for `jsonstream.dump`), not a list."""
     rules = list(result.rules)
     index = {rule.id: i for i, rule in enumerate(rules)}
     run: dict[str, Any] = {
         "tool": {
             "driver": {
                 "name": "gpu-audit",
-                "version": __version__,
-                "semanticVersion": __version__,
+                "version": result.tool_version,
+                "semanticVersion": result.tool_version,
                 "informationUri": INFORMATION_URI,
                 "rules": [_rule(rule) for rule in rules],
             }
@@ -53,9 +62,11 @@ def log(result: ScanResult, root: Path) -> dict[str, Any]:
             SRCROOT: {"description": {"text": "The directory gpu-audit ran in."}}
         },
         "invocations": [_invocation(result, root)],
-        "results": [_result(f, index.get(f.rule_id), root) for f in result.findings],
+        "results": (_result(f, index.get(f.rule_id), root) for f in result.findings),
         "columnKind": "unicodeCodePoints",
     }
+    if not lazy:
+        run["results"] = list(run["results"])
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
@@ -73,8 +84,10 @@ def _rule(rule: RuleInfo) -> dict[str, Any]:
         "defaultConfiguration": {"level": _LEVELS[rule.severity]},
         "properties": {"severity": rule.severity.label, "tags": tags},
     }
-    if rule.aliases:
-        out["deprecatedIds"] = list(rule.aliases)
+    # each alias once (a policy may repeat one; SARIF wants the ids unique), never the id itself
+    aliases = list(dict.fromkeys(a for a in rule.aliases if a != rule.id))
+    if aliases:
+        out["deprecatedIds"] = aliases
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 
@@ -35,7 +36,7 @@ def summarize(result: ScanResult) -> Summary:
     by_rule = dict(Counter(f.rule_id for f in open_findings).most_common())
     # A pod's GPUs are part of its node's cost: spend counts nodes and instances, never both.
     billed = [r for r in result.resources if r.kind is not Kind.POD]
-    costs = [r.monthly_cost_usd for r in billed if r.monthly_cost_usd is not None]
+    costs = [c for r in billed if _usable(c := r.monthly_cost_usd) and c is not None]
     return Summary(
         resources=len(result.resources),
         findings_open=len(open_findings),
@@ -55,6 +56,12 @@ def summarize(result: ScanResult) -> Summary:
     )
 
 
+def _usable(amount: float | None) -> bool:
+    """A price or saving a total can add: not missing, negative, NaN or infinite (the input edge
+    refuses those; a total never turns into one)."""
+    return amount is not None and 0 <= amount < math.inf
+
+
 def total_savings(findings: list[Finding]) -> float:
     """Savings do not add up on one resource (stopping it saves what spot would): take the max.
 
@@ -64,7 +71,7 @@ def total_savings(findings: list[Finding]) -> float:
     best: dict[int, float] = {}
     for finding in findings:
         saving = finding.monthly_savings_usd
-        if saving is None or finding.resource.kind is Kind.POD:
+        if saving is None or not _usable(saving) or finding.resource.kind is Kind.POD:
             continue
         key = id(finding.resource)
         best[key] = max(best.get(key, 0.0), saving)

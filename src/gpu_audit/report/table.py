@@ -7,13 +7,12 @@ the cursor or recolour the terminal.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from gpu_audit.model import Finding, Kind, ScanResult, Severity
+from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.summary import Summary, summarize, total_savings
 
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 HEADERS = ["rule", "resource", "type", "GPU", "$/month", "saving/month", "found"]
 
 
@@ -100,9 +99,10 @@ def _row(finding: Finding) -> list[str]:
 
 
 def clean(text: object, width: int = 80, tail: bool = False) -> str:
-    """One line, no control characters, at most `width` characters; `tail` keeps the end
-    (a location's id or `:line`) and clips the start."""
-    flat = " ".join(_CONTROLS.sub(" ", str(text)).split())
+    """One line, at most `width` characters; `tail` keeps the end (a location's id or `:line`)
+    and clips the start. Runs of white space (line breaks too) become one space, other control
+    and bidi characters are shown escaped (`terminal_safe`)."""
+    flat = terminal_safe(" ".join(str(text).split()))
     if len(flat) <= width:
         return flat
     return "…" + flat[-(width - 1) :] if tail else flat[: width - 1] + "…"

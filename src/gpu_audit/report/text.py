@@ -8,29 +8,35 @@ stderr (the CLI prints them), not into the report.
 
 from __future__ import annotations
 
-import re
+import io
+from typing import TextIO
 
 from gpu_audit.model import Finding, Kind, ScanResult
+from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.summary import summarize
 
-# C0/C1 control characters (ESC sequences included) would let a tag value repaint a terminal.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def clean(text: object) -> str:
-    """One printable line: newlines and control characters from cloud or file values escaped."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+# Control and bidi characters would let a tag value repaint a terminal or forge a line.
+clean = terminal_safe
 
 
 def render(result: ScanResult) -> str:
-    lines = [_line(f) for f in _ordered(result.findings) if f.is_open]
+    buffer = io.StringIO()
+    write(result, buffer)
+    return buffer.getvalue()
+
+
+def write(result: ScanResult, stream: TextIO) -> None:
+    ordered = _ordered([f for f in result.findings if f.is_open])
+    for start in range(0, len(ordered), 4096):
+        stream.write("".join(_line(f) + "\n" for f in ordered[start : start + 4096]))
     for gap in result.coverage_gaps:
-        lines.append(f"{clean(gap.location)}: incomplete: {clean(gap.error)}: {clean(gap.message)}")
-    lines.append(summary_text(result))
-    return "\n".join(lines) + "\n"
+        stream.write(
+            f"{clean(gap.location)}: incomplete: {clean(gap.error)}: {clean(gap.message)}\n"
+        )
+    stream.write(summary_text(result) + "\n")
 
 
-def _ordered(findings: tuple[Finding, ...]) -> list[Finding]:
+def _ordered(findings: list[Finding]) -> list[Finding]:
     return sorted(
         findings,
         key=lambda f: (f.resource.source.path or "", f.line or 0, f.resource.location, f.rule_id),
@@ -46,7 +52,7 @@ def _line(finding: Finding) -> str:
     saving = finding.monthly_savings_usd
     money = f" (saves ${saving:,.0f}/month)" if saving else ""
     return (
-        f"{clean(where)}: {finding.severity.label} {finding.rule_id}: "
+        f"{clean(where)}: {finding.severity.label} {clean(finding.rule_id)}: "
         f"{clean(finding.message)}{money}"
     )
 

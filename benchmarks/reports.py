@@ -1,0 +1,168 @@
+"""Benchmark: `gpu-audit scan --inventory` of 100,000 resources in every format, against json.
+
+Run with `.venv/bin/python benchmarks/reports.py [--resources N] [--repeat R] [--format F]`.
+It writes a deterministic inventory (seeded; eight GPU types on AWS and GCP, tags, metrics,
+data regions) to a temp folder, then times each format end to end in a fresh process
+(`gpu-audit scan --inventory inv.json --format F -o out --fail-on none`) and the baseline, a
+fresh process that loads the same file with the standard `json` module and dumps it again with
+`indent=2`. Wall time and peak resident memory (`ru_maxrss` of the child, from `wait4`) are
+the medians of the repeats; the two sides alternate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+FORMATS = ("json", "sarif", "csv", "text", "markdown", "table")
+WALL_RATIO, MEMORY_RATIO = 3.0, 2.5
+NOW = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
+TYPES = [
+    ("aws", "p4d.24xlarge", "us-east-1"),
+    ("aws", "p5.48xlarge", "us-west-2"),
+    ("aws", "g5.xlarge", "us-east-1"),
+    ("aws", "g4dn.xlarge", "eu-west-1"),
+    ("aws", "g6.12xlarge", "us-west-2"),
+    ("gcp", "a2-highgpu-8g", "us-central1"),
+    ("gcp", "a3-highgpu-8g", "us-east4"),
+    ("gcp", "g2-standard-8", "us-central1"),
+]
+TAG_SETS = [
+    {"team": "nlp", "project": "llm", "owner": "a@example.com"},
+    {"team": "vision", "owner": "b@example.com"},
+    {},
+]
+# What `scan --inventory F --format X -o OUT --fail-on none` does, with the report streamed to
+# the file through `write_atomic(path, partial(report.write, ...))` instead of rendered whole.
+STREAMED = (
+    "import sys\n"
+    "from functools import partial\n"
+    "from gpu_audit.audit import audit\n"
+    "from gpu_audit.collectors.inventory import load_inventory\n"
+    "from gpu_audit.model import Scope\n"
+    "from gpu_audit.policy.loader import load_policy\n"
+    "from gpu_audit.report import write_report as write\n"
+    "from gpu_audit.report.writer import write_atomic\n"
+    "inv = load_inventory(sys.argv[1])\n"
+    "scope = Scope(command='scan', providers=('aws', 'gcp'), files=(sys.argv[1],))\n"
+    "result = audit(inv.resources, load_policy(None), inv.captured_at, scope)\n"
+    "write_atomic(sys.argv[3], partial(write, sys.argv[2], result), inputs=[sys.argv[1]])\n"
+)
+BASELINE = (
+    "import json, sys\n"
+    "with open(sys.argv[1], encoding='utf-8') as f: data = json.load(f)\n"
+    "with open(sys.argv[2], 'w', encoding='utf-8') as f: json.dump(data, f, indent=2)\n"
+)
+
+
+def inventory(count: int, seed: int = 7) -> dict[str, Any]:
+    """A saved inventory (docs/inventory.md) of `count` GPU instances, the same for a seed."""
+    rng = random.Random(seed)
+    resources = []
+    for index in range(count):
+        provider, instance_type, region = rng.choice(TYPES)
+        item: dict[str, Any] = {
+            "provider": provider,
+            "id": f"i-{index:08x}",
+            "name": f"node-{index}",
+            "account": "111122223333" if provider == "aws" else "acme-ml",
+            "region": region,
+            "instance_type": instance_type,
+            "state": rng.choice(["running"] * 9 + ["stopped"]),
+            "capacity": rng.choice(["on-demand", "spot", "reserved"]),
+            "launched_at": (NOW - timedelta(hours=rng.randint(1, 24 * 60)))
+            .isoformat()
+            .replace("+00:00", "Z"),
+            "workload": rng.choice(["training", "inference", "notebook", "unknown"]),
+            "tags": rng.choice(TAG_SETS),
+        }
+        if rng.random() < 0.8:
+            item["utilization"] = {
+                "gpu_avg": round(rng.uniform(0, 100), 1),
+                "gpu_p95": round(rng.uniform(0, 100), 1),
+                "window_hours": 24,
+            }
+        if rng.random() < 0.5:
+            item["data"] = {
+                "uris": ["s3://bucket"],
+                "regions": [rng.choice(["us-east-1", "us-west-2"])],
+            }
+        resources.append(item)
+    return {"version": 1, "captured_at": "2026-11-20T06:00:00Z", "resources": resources}
+
+
+def measure(argv: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MiB) of one child process."""
+    start = time.perf_counter()
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(argv)}: exit {process.returncode}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--resources", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--format", dest="formats", action="append", choices=FORMATS)
+    parser.add_argument(
+        "--streamed",
+        action="store_true",
+        help="run the scan in a small driver that streams the report (see STREAMED), not the CLI",
+    )
+    args = parser.parse_args()
+    formats = args.formats or list(FORMATS)
+    cli = str(Path(sys.executable).with_name("gpu-audit"))
+    with tempfile.TemporaryDirectory(prefix="gpu-audit-bench-") as folder:
+        source = Path(folder, "inventory.json")
+        source.write_text(json.dumps(inventory(args.resources), indent=2), encoding="utf-8")
+        base = [sys.executable, "-c", BASELINE, str(source), str(Path(folder, "copy.json"))]
+        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in ["baseline", *formats]}
+        for _ in range(args.repeat):
+            for name in formats:
+                runs["baseline"].append(measure(base))
+                out = str(Path(folder, f"report.{name}"))
+                argv = [cli, "scan", "--inventory", str(source), "--format", name, "-o", out]
+                argv += ["--fail-on", "none"]
+                if args.streamed:
+                    argv = [sys.executable, "-c", STREAMED, str(source), name, out]
+                runs[name].append(measure(argv))
+                seconds, mib = runs[name][-1]
+                print(f"{name}: {seconds:.2f} s, {mib:.0f} MiB", file=sys.stderr, flush=True)
+        sizes = {name: Path(folder, f"report.{name}").stat().st_size for name in formats}
+    wall = {name: statistics.median(r[0] for r in rows) for name, rows in runs.items()}
+    rss = {name: statistics.median(r[1] for r in rows) for name, rows in runs.items()}
+    entry = "streamed driver" if args.streamed else "gpu-audit CLI"
+    print(
+        f"python {sys.version.split()[0]}, {args.resources:,} resources, {entry}, "
+        f"median of {args.repeat}"
+    )
+    print("| format | wall | peak RSS | wall ratio | RSS ratio | output | within |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    print(
+        f"| json.load + dump | {wall['baseline']:.2f} s | {rss['baseline']:.0f} MiB | 1 | 1 | | |"
+    )
+    for name in formats:
+        w, m = wall[name] / wall["baseline"], rss[name] / rss["baseline"]
+        ok = "yes" if w <= WALL_RATIO and m <= MEMORY_RATIO else "NO"
+        print(
+            f"| {name} | {wall[name]:.2f} s | {rss[name]:.0f} MiB | {w:.2f}× | {m:.2f}× "
+            f"| {sizes[name] / 2**20:.0f} MiB | {ok} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""What a task's run commands tell: an IDE server only (a dev box), and the paths they write to.
+
+SkyPilot `run`/`setup` and dstack `commands` are shell. Two readings, both deliberately narrow:
+- a dev box: every command is setup (`cd`, `pip install`, `export` …) or starts an IDE or
+  notebook server (`jupyter lab`, `code-server`, `marimo`);
+- the paths a script writes to: the values of the framework flags people save checkpoints and
+  outputs with (`--output_dir`, `--save-dir`, `--checkpoint_dir`, `--default_root_dir` …), and
+  the targets of `>`/`tee`/`cp`/`mv`/`rsync`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_SPLIT = re.compile(r"\n|&&|\|\||;")
+_SETUP = re.compile(
+    r"^(?:cd|source|\.|export|echo|conda\s+(?:activate|install|create)|pip3?\s+install|uv\s+pip"
+    r"|uv\s+sync|apt(?:-get)?|sudo|mkdir|set|git\s+clone|nvidia-smi|wget|curl|ls|cat|chmod|ray\s+start"
+    r"|python3?\s+-m\s+pip\s+install)\b"
+)
+_IDE = re.compile(
+    r"\b(?:jupyter(?:-lab|-notebook)?\s+(?:lab|notebook|server)|jupyter-lab|jupyter-notebook"
+    r"|code-server|openvscode-server|marimo\s+edit|rstudio-server)\b"
+)
+_FLAG = re.compile(
+    r"--(?:output|save|checkpoint|ckpt|checkpoints|default[_-]root|model[_-]save|log)"
+    r"[_-](?:dir|path|directory)[=\s]+[\"']?([^\s\"';&|]+)",
+    re.IGNORECASE,
+)
+_TARGET = re.compile(r"(?:>>?|\btee\s+(?:-a\s+)?)\s*[\"']?(/[^\s\"';&|]+)")
+_COPY = re.compile(r"\b(?:cp|mv|rsync)\s+(?:-\S+\s+)*\S+\s+[\"']?(/[^\s\"';&|]+)")
+CHECKPOINT_WORDS = ("checkpoint", "ckpt")
+
+
+def commands(value: Any) -> str:
+    """A run script as one text: a string, or a list of command strings."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(str(item) for item in value if isinstance(item, str))
+    return ""
+
+
+def ide_only(script: str) -> bool:
+    """Does the script only set up and start an IDE or notebook server (a dev box)?"""
+    parts = [part.strip() for part in _SPLIT.split(script)]
+    parts = [part for part in parts if part and not part.startswith("#")]
+    if not any(_IDE.search(part) for part in parts):
+        return False
+    return all(_IDE.search(part) or _SETUP.match(part) for part in parts)
+
+
+def written_paths(script: str) -> list[tuple[str, str]]:
+    """(path, evidence) for each path the script writes outputs or checkpoints to."""
+    found: list[tuple[str, str]] = []
+    for match in _FLAG.finditer(script):
+        flag = match.group(0).split("=", 1)[0].split()[0]
+        found.append((match.group(1), f"`{flag}`"))
+    for pattern in (_TARGET, _COPY):
+        for match in pattern.finditer(script):
+            found.append((match.group(1), "a write in the run script"))
+    return found
+
+
+def under(path: str, mount: str) -> bool:
+    """Is `path` the mount point or inside it (`/ckpt/run1` under `/ckpt`, `~/x` as written)?"""
+    mount = mount.rstrip("/")
+    return bool(mount) and (path == mount or path.startswith(mount + "/"))
+
+
+def says_checkpoint(text: str) -> bool:
+    return any(word in text.lower() for word in CHECKPOINT_WORDS)

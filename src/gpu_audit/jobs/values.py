@@ -1,0 +1,76 @@
+"""Reading config values the way every job parser does: text, booleans, numbers and durations."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gpu_audit.yamlsrc import is_templated
+
+_TRUE = {"true", "yes", "on", "1", "y"}
+_FALSE = {"false", "no", "off", "0", "n"}
+_SHELL_VAR = re.compile(r"\$[A-Za-z_]\w*")
+_SECONDS = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")  # protobuf Duration JSON: `3600s`, `1.5s`
+_UNITS = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])", re.IGNORECASE)  # `1h30m`, `2d`, `90s`
+_UNIT_HOURS = {"s": 1 / 3600, "m": 1 / 60, "h": 1, "d": 24, "w": 168}
+
+
+def text(value: Any) -> str | None:
+    """A usable string; None for absent, non-string, blank or templated (`${X}`, `{{ x }}`) text."""
+    return value if isinstance(value, str) and value.strip() and not is_templated(value) else None
+
+
+def literal(value: Any) -> str | None:
+    """`text`, also None for `$VAR` (left for envsubst): request bodies filled in by a shell."""
+    found = text(value)
+    return None if found is None or _SHELL_VAR.search(found) else found
+
+
+def as_bool(value: Any) -> bool | None:
+    """`true`, `"true"`, `yes`, `"Yes"`, 1 → True; templated or unknown text → None (missing)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return bool(value)
+    if isinstance(value, str) and not is_templated(value):
+        folded = value.strip().lower()
+        if folded in _TRUE:
+            return True
+        if folded in _FALSE:
+            return False
+    return None
+
+
+def as_number(value: Any) -> float | None:
+    """A number, or a numeric string; anything else (templated, text) → None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return value
+    if isinstance(value, str) and not is_templated(value):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def seconds_to_hours(value: Any) -> float | None:
+    """A number of seconds (`attemptDurationSeconds`, `MaxRuntimeInSeconds`) as hours."""
+    seconds = as_number(value)
+    return None if seconds is None else seconds / 3600
+
+
+def duration_hours(value: Any) -> float | None:
+    """A Duration as hours: `3600s` (protobuf JSON), or a number of seconds."""
+    if isinstance(value, str) and (match := _SECONDS.match(value)):
+        return float(match.group(1)) / 3600
+    return seconds_to_hours(value)
+
+
+def unit_hours(value: Any) -> float | None:
+    """A duration written with units (`1h30m`, `2d`, `90s`) as hours; a bare number is seconds."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value / 3600
+    parts = _UNITS.findall(str(value))
+    return sum(float(n) * _UNIT_HOURS[u.lower()] for n, u in parts) if parts else None

@@ -1,0 +1,283 @@
+"""Hypothesis strategies: real configs from fixtures/ mutated with hostile scalars, tags and shapes.
+
+A seed file is loaded, a few of its values or keys are replaced, deleted or wrapped, and it is
+written back as YAML or JSON. Hostile values that no serialiser writes (`!!int abc`, a 4,301-digit
+integer, 30,000 `[`) are spliced in as raw text in place of a sentinel string.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from hypothesis import strategies as st
+
+from gpu_audit.errors import InputError
+from gpu_audit.yamlsrc import Templated, load_documents, read_text
+from tests.conftest import FIXTURES, SHARED
+
+SENTINEL = "__hostile_{}__"
+
+# Raw YAML written in place of a value (block context, after `key: ` or `- `).
+YAML_RAW = [
+    "2026-02-30",
+    "2026-13-01T25:61:00Z",
+    "!!bool maybe",
+    "!!int abc",
+    "!!float abc",
+    "!!map [1]",
+    "!!seq {a: 1}",
+    "!!set [1]",
+    "!!omap {a: 1}",
+    "!!timestamp nope",
+    "!!binary aGVsbG8=",
+    "!!str [1]",
+    "!!null x",
+    "!!python/object:os.system {}",
+    "!Ref Missing",
+    "!GetAtt [A, B]",
+    "1" * 4301,
+    "-" + "9" * 5000,
+    "0x" + "f" * 4000,
+    "1e400",
+    "-1e400",
+    ".nan",
+    ".inf",
+    "-.inf",
+    "-1",
+    "-0.0",
+    "1:20:30",
+    "0o777",
+    "~",
+    "yes",
+    "Off",
+    "[task]",
+    "[]",
+    "{}",
+    "{a: [1, {b: 2}]}",
+    "&anchor [1, 2]",
+    "*nowhere",
+    "'${ENV_VAR}'",
+    "'{{ .Values.gpu }}'",
+    "'<placeholder>'",
+    '"\\e]0;pwned\\a"',
+    '"\\e[31mred\\e[0m"',
+    '"line one\\nline two"',
+    '"\\u202eevil\\u202c"',
+    '"\\u0000nul"',
+    '"\\x85next"',
+    '"\\ud800"',
+    '=HYPERLINK("http://x")',
+    "@SUM(A1)",
+    "' leading space'",
+    '"' + "x" * 10_000 + '"',
+]
+DEEP = [5, 99, 101, 1000, 30_000]
+JSON_RAW = [
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "1e400",
+    "1" * 4301,
+    "-1",
+    "1.5",
+    "true",
+    "null",
+    "[]",
+    "{}",
+    '["task"]',
+    '"2026-02-30"',
+    '"\\u001b]0;x\\u0007"',
+    '"\\u202e"',
+    '"\\ud800"',
+    '"line\\nbreak"',
+    "\"=cmd|' /C calc'!A0\"",
+]
+HOSTILE_KEYS = ["", "colour", "capcity", "a\nb", "\u202ekey", "x" * 300, "1", "<<", "resources:"]
+
+
+@cache
+def seeds(kind: str) -> list[Path]:
+    """Seed files that load: the fixtures (for jobs in a campaign, the shared corpus too)."""
+    return [path for path in _candidates(kind) if _loads(path)]
+
+
+def _loads(path: Path) -> bool:
+    try:
+        _loaded(path)
+    except InputError:
+        return False
+    return True
+
+
+def _candidates(kind: str) -> list[Path]:
+    if kind == "jobs":
+        found = sorted(
+            p
+            for p in (FIXTURES / "jobs").rglob("*")
+            if p.is_file() and p.suffix in (".yaml", ".yml", ".json")
+            if not p.name.endswith(".expected.yaml")
+        )
+        corpus = SHARED / "corpus"
+        if corpus.is_dir() and os.environ.get("GPU_AUDIT_FUZZ_EXAMPLES"):
+            found += sorted(
+                p
+                for p in corpus.rglob("*")
+                if p.is_file() and p.suffix in (".yaml", ".yml", ".json")
+            )[:400]
+        return found
+    if kind == "policies":
+        root = FIXTURES.parent / "policies"
+        return [*sorted(root.rglob("*.yaml")), FIXTURES / "inventory" / "demo-policy.yaml"]
+    return [FIXTURES / "inventory" / "demo.yaml"]
+
+
+def plain(value: Any) -> Any:
+    """Our loader's values as plain data a serialiser writes back (tags become their text)."""
+    if isinstance(value, dict):
+        return {_key(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, Templated):
+        return str(value)
+    return value
+
+
+def _key(key: Any) -> Any:
+    return key if isinstance(key, str | int | float | bool) or key is None else str(key)
+
+
+def load_seed(path: Path) -> list[Any]:
+    return copy.deepcopy(_loaded(path))
+
+
+@cache
+def _loaded(path: Path) -> list[Any]:
+    documents = load_documents(str(path), read_text(str(path)))
+    return [plain(d.data) for d in documents]
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out += _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            out += _paths(item, (*prefix, index))
+    return out
+
+
+def _get(value: Any, path: tuple[Any, ...]) -> Any:
+    for step in path:
+        value = value[step]
+    return value
+
+
+@st.composite
+def mutated(draw: st.DrawFn, kind: str, json_out: bool | None = None) -> tuple[str, str]:
+    """(file name, text): a seed of `kind` with 1–4 mutations, as YAML or JSON."""
+    files = seeds(kind)
+    seed = draw(st.sampled_from(files))
+    documents = load_seed(seed)
+    if kind == "inventory":  # judging 39 resources per example is slow; a few show the shapes
+        documents[0]["resources"] = documents[0]["resources"][: draw(st.integers(1, 4))]
+    raw: dict[str, str] = {}
+    as_json = draw(st.booleans()) if json_out is None else json_out
+    if seed.suffix == ".json":
+        as_json = True
+    for _ in range(draw(st.integers(1, 4))):
+        index = draw(st.integers(0, len(documents) - 1))
+        documents[index] = _mutate(draw, documents[index], raw, as_json)
+    text = _write(documents, raw, as_json)
+    if draw(st.integers(0, 9)) == 0:
+        text = draw(_raw_edit(text))
+    name = seed.name if not as_json else seed.with_suffix(".json").name
+    if seed.name.endswith(".dstack.yml") and not as_json:
+        name = seed.name
+    return name, text
+
+
+def _mutate(draw: st.DrawFn, document: Any, raw: dict[str, str], as_json: bool) -> Any:
+    paths = _paths(document)
+    path = draw(st.sampled_from(paths))
+    op = draw(st.sampled_from(["hostile", "hostile", "hostile", "list", "map", "delete", "key"]))
+    if op == "hostile":
+        new = _hostile(draw, raw, as_json)
+    elif op == "list":
+        new = [_get(document, path)]
+    elif op == "map":
+        new = {draw(st.sampled_from(HOSTILE_KEYS)): _get(document, path)}
+    elif op == "key":
+        target = _get(document, path)
+        if isinstance(target, dict):
+            target[draw(st.sampled_from(HOSTILE_KEYS))] = _hostile(draw, raw, as_json)
+        return document
+    else:
+        if not path:
+            return document
+        parent = _get(document, path[:-1])
+        del parent[path[-1]]
+        return document
+    if not path:
+        return new
+    _get(document, path[:-1])[path[-1]] = new
+    return document
+
+
+def _hostile(draw: st.DrawFn, raw: dict[str, str], as_json: bool) -> Any:
+    choice = draw(st.integers(0, 5))
+    if choice == 0:  # a value a serialiser can write: text with any characters, odd numbers
+        return draw(
+            st.one_of(
+                st.text(max_size=20),
+                st.integers(min_value=-(10**30), max_value=10**30),
+                st.floats(allow_nan=True, allow_infinity=True),
+                st.booleans(),
+                st.none(),
+            )
+        )
+    sentinel = SENTINEL.format(len(raw))
+    if choice == 1:
+        depth = draw(st.sampled_from(DEEP))
+        raw[sentinel] = "[" * depth + "]" * depth
+    else:
+        raw[sentinel] = draw(st.sampled_from(JSON_RAW if as_json else YAML_RAW))
+    return sentinel
+
+
+def _write(documents: list[Any], raw: dict[str, str], as_json: bool) -> str:
+    if as_json:
+        text = json.dumps(documents[0], indent=2, default=str, allow_nan=True)
+        quote: Callable[[str], str] = json.dumps
+    else:
+        text = yaml.safe_dump_all(
+            documents, default_flow_style=False, allow_unicode=True, width=4096
+        )
+        quote = str
+    for sentinel, value in raw.items():
+        text = text.replace(quote(sentinel), value)
+    return text
+
+
+@st.composite
+def _raw_edit(draw: st.DrawFn, text: str) -> str:
+    """Text-level damage: truncation (unclosed brackets and quotes), odd characters, line ends."""
+    at = draw(st.integers(0, len(text)))
+    edit = draw(st.sampled_from(["cut", "insert", "crlf", "bom", "tab"]))
+    if edit == "cut":
+        return text[:at]
+    if edit == "insert":
+        piece = draw(st.sampled_from(["\x07", "\x1b[2J", "\u202e", "{", "[", "'", '"', "\t", "\r"]))
+        return text[:at] + piece + text[at:]
+    if edit == "crlf":
+        return text.replace("\n", "\r\n")
+    if edit == "bom":
+        return "\ufeff" + text
+    return text[:at] + "\t" + text[at:]

@@ -1,0 +1,157 @@
+"""`-o` writes only regular files, never an input, keeps modes, and leaves no temp file behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TextIO
+
+import pytest
+
+from gpu_audit.errors import ConfigError
+from gpu_audit.report.writer import write_atomic
+from tests.conftest import ROOT
+
+
+@pytest.fixture
+def umask_027() -> Iterator[None]:
+    old = os.umask(0o027)
+    yield
+    os.umask(old)
+
+
+def _refused(path: Path, match: str, **options: object) -> str:
+    with pytest.raises(ConfigError, match=match) as caught:
+        write_atomic(str(path), "report\n", **options)  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"{path}: cannot write report")
+    return message
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    _refused(fifo, "a FIFO, not a regular file")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(os.listdir(tmp_path)) == ["pipe"]
+
+
+def test_a_directory_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    _refused(folder, "a directory, not a regular file")
+    assert folder.is_dir()
+
+
+def test_a_device_is_refused(tmp_path: Path) -> None:
+    device = tmp_path / "null"
+    try:
+        os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # what /dev/null is
+    except PermissionError:
+        pytest.skip("creating a device node needs root")
+    _refused(device, "a device, not a regular file")
+    assert stat.S_ISCHR(os.stat(device).st_mode)
+
+
+def test_dev_full_is_refused() -> None:
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    _refused(Path("/dev/full"), "a device")
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def test_an_input_of_the_run_is_refused_by_any_name(tmp_path: Path) -> None:
+    inventory = tmp_path / "inventory.json"
+    inventory.write_text("{}", encoding="utf-8")
+    alias = tmp_path / "alias.json"
+    alias.symlink_to(inventory)
+    _refused(inventory, "input of this run", inputs=[str(inventory)])
+    _refused(alias, "input of this run", inputs=[str(inventory)])
+    _refused(tmp_path / "." / "inventory.json", "input", inputs=["/nonexistent", str(alias)])
+    assert inventory.read_text(encoding="utf-8") == "{}"
+    write_atomic(str(tmp_path / "out.json"), "ok\n", inputs=[str(inventory)])
+
+
+def test_a_symlink_is_followed_to_its_target(tmp_path: Path) -> None:
+    target = tmp_path / "real.md"
+    target.write_text("old", encoding="utf-8")
+    link = tmp_path / "latest.md"
+    link.symlink_to(target.name)
+    write_atomic(str(link), "new\n")
+    assert link.is_symlink() and target.read_text(encoding="utf-8") == "new\n"
+    dangling = tmp_path / "next.md"
+    dangling.symlink_to("created.md")
+    write_atomic(str(dangling), "made\n")
+    assert dangling.is_symlink() and (tmp_path / "created.md").read_text() == "made\n"
+
+
+def test_an_existing_file_keeps_its_mode(tmp_path: Path, umask_027: None) -> None:
+    target = tmp_path / "report.json"
+    target.write_text("old", encoding="utf-8")
+    for mode in (0o644, 0o604, 0o600):
+        target.chmod(mode)
+        write_atomic(str(target), "new")
+        assert stat.S_IMODE(os.stat(target).st_mode) == mode
+
+
+def test_a_new_file_gets_the_umask(tmp_path: Path, umask_027: None) -> None:
+    write_atomic(str(tmp_path / "a.csv"), "x")
+    assert stat.S_IMODE(os.stat(tmp_path / "a.csv").st_mode) == 0o640
+    os.umask(0o022)
+    write_atomic(str(tmp_path / "b.csv"), "x")
+    assert stat.S_IMODE(os.stat(tmp_path / "b.csv").st_mode) == 0o644
+
+
+def test_streamed_content_and_an_error_in_it(tmp_path: Path) -> None:
+    target = tmp_path / "report.txt"
+
+    def lines(stream: TextIO) -> None:
+        for number in range(3):
+            stream.write(f"{number}\r\n")
+
+    write_atomic(str(target), lines)
+    assert target.read_bytes() == b"0\r\n1\r\n2\r\n"
+
+    def broken(stream: TextIO) -> None:
+        stream.write("half")
+        raise RuntimeError("reporter bug")
+
+    with pytest.raises(RuntimeError):
+        write_atomic(str(target), broken)
+    assert target.read_bytes() == b"0\r\n1\r\n2\r\n"
+    assert os.listdir(tmp_path) == ["report.txt"]
+
+
+def test_sigterm_during_a_write_removes_the_temp_file(tmp_path: Path) -> None:
+    script = textwrap.dedent(
+        """
+        import sys, time
+        from gpu_audit.report.writer import write_atomic
+
+        def slow(stream):
+            stream.write("started")
+            stream.flush()
+            print("writing", flush=True)
+            time.sleep(30)
+
+        write_atomic(sys.argv[1], slow)
+        """
+    )
+    target = tmp_path / "report.json"
+    target.write_text("old", encoding="utf-8")
+    with subprocess.Popen(
+        [sys.executable, "-c", script, str(target)], stdout=subprocess.PIPE, text=True, cwd=ROOT
+    ) as child:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "writing\n"
+        assert len(os.listdir(tmp_path)) == 2  # the report and its temp file
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(timeout=20) == -signal.SIGTERM  # still dies of the signal
+    assert os.listdir(tmp_path) == ["report.json"]
+    assert target.read_text(encoding="utf-8") == "old"
