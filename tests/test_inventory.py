@@ -205,3 +205,16 @@ def test_keys_and_ids_from_the_file_cannot_add_a_line(tmp_path: Path) -> None:
         "3: inventory: unknown key 'a\\x0ab'",
         "2: resource 'i-1\\x0a\\u202e': col\\x0aour: unknown field 'col\\x0aour'",
     ]
+
+
+def test_a_large_inventory_nested_too_deep_is_located(tmp_path: Path) -> None:
+    """Past the size scanned up front, the JSON decoder's own guard catches it, still located."""
+    padding = [{"provider": "aws", "id": f"i-{n}", "name": "x" * 80} for n in range(90_000)]
+    text = json.dumps({"resources": padding})[:-1] + ', "deep": ' + "[" * 30_000
+    text += "]" * 30_000 + "}"
+    path = tmp_path / "inv.json"
+    path.write_text(text)
+    with pytest.raises(InputError) as raised:
+        load_inventory(str(path))
+    message = str(raised.value)
+    assert message.startswith(f"{path}:1:") and "nested more than 100 levels deep" in message

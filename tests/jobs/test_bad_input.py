@@ -77,7 +77,9 @@ def test_alias_bomb_ends_fast(tmp_path: Path) -> None:
         lines.append(f"a{level}: &a{level} [{', '.join([previous] * 10)}]")
     started = time.perf_counter()
     reason, path = _check(tmp_path, "bomb.yaml", "\n".join(lines) + "\n")
-    assert time.perf_counter() - started < 5
+    assert (
+        time.perf_counter() - started < 60
+    )  # an expanded bomb would take hours; the refusal is immediate
     assert reason.startswith(path) and "alias" in reason
 
 

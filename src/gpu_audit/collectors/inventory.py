@@ -124,13 +124,11 @@ def _resources(items: list[Any], top: Path, problems: list[tuple[Path, str]]) ->
     seen: set[tuple[str, str]] = set()
     for index, raw in enumerate(items):
         where = (*top, index)
-        label = f"resource #{index + 1}"
         if not isinstance(raw, Mapping):
-            problems.append((where, f"{label}: expected a mapping of fields"))
+            problems.append((where, f"resource #{index + 1}: expected a mapping of fields"))
             continue
-        if isinstance(raw.get("id"), str | int) and not isinstance(raw.get("id"), bool):
-            label = f"resource '{printable(raw['id'])}'"
         resource, found = read_mapping(raw)
+        label = _label(raw, index) if found else ""
         for problem in found:
             problems.append(
                 ((*where, *problem.key.split(".")), f"{label}: {problem.key}: {problem}")
@@ -139,9 +137,17 @@ def _resources(items: list[Any], top: Path, problems: list[tuple[Path, str]]) ->
             continue
         identity = (resource.provider, resource.id)
         if identity in seen:
+            label = _label(raw, index)
             problems.append(((*where, "id"), f"{label}: id: duplicate resource id"))
         seen.add(identity)
         yield resource
+
+
+def _label(raw: Mapping[str, Any], index: int) -> str:
+    """How a message names a resource: by its id where it has one, else by position."""
+    if isinstance(raw.get("id"), str | int) and not isinstance(raw.get("id"), bool):
+        return f"resource '{printable(raw['id'])}'"
+    return f"resource #{index + 1}"
 
 
 def _gaps(items: Any, problems: list[tuple[Path, str]]) -> Iterator[CoverageGap]:
