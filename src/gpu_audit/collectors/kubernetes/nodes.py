@@ -27,6 +27,7 @@ _CAPACITY_WORDS = {
 _PRODUCT_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator")
 _SERVICE_MARKS = (  # a label only that managed service sets → the service billing the node
     ("eks.amazonaws.com/", "eks"),
+    ("karpenter.k8s.aws/", "eks"),  # Karpenter's AWS provider
     ("cloud.google.com/gke-", "gke"),
     ("kubernetes.azure.com/", "aks"),
 )
