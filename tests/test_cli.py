@@ -248,7 +248,7 @@ def test_an_explicit_format_wins_over_the_extension(tmp_path: Path) -> None:
     assert json.loads(out.read_text())["findings"]
 
 
-@pytest.mark.parametrize("group", [[], ["policies"], ["catalog"]])
+@pytest.mark.parametrize("group", [[], ["policies"], ["catalog"], ["history"]])
 def test_help_lists_commands_without_truncating_them(group: list[str]) -> None:
     code, out, _ = run(*group, "--help")
     assert code == 0

@@ -218,3 +218,18 @@ def test_a_large_inventory_nested_too_deep_is_located(tmp_path: Path) -> None:
         load_inventory(str(path))
     message = str(raised.value)
     assert message.startswith(f"{path}:1:") and "nested more than 100 levels deep" in message
+
+
+def test_an_unreadable_inventory_is_reported_and_the_others_still_judged(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("captured_at: 2026-02-30\nresources: []\n")
+    demo = str(FIXTURES / "inventory" / "demo.yaml")
+    result = CliRunner().invoke(
+        main, ["scan", "--inventory", demo, "--inventory", str(bad), "--format", "json"]
+    )
+    assert result.exit_code == 2
+    report = json.loads(result.stdout)
+    assert len(report["resources"]) == len(load_inventory(demo).resources)
+    assert [s["path"] for s in report["skipped"] if s["error"]] == [str(bad)]
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"gpu-audit: error: {bad}:1:14: '2026-02-30' is not a valid date")

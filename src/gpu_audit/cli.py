@@ -18,6 +18,7 @@ from gpu_audit.collectors.provider import Option
 from gpu_audit.collectors.redact import redact_urls
 from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.errors import ConfigError, GpuAuditError
+from gpu_audit.history.cli import COMPARISON_OPTIONS, history_group, needs_comparison
 from gpu_audit.model import ScanResult, Severity
 from gpu_audit.settings import FAIL_ON, Settings, load_settings
 
@@ -40,14 +41,15 @@ class ExitCode(IntEnum):
     INCOMPLETE = 3  # a region, account or project could not be read; takes precedence over 1
 
 
-def exit_code(result: ScanResult, fail_on: str) -> ExitCode:
+def exit_code(result: ScanResult, fail_on: str, new_only: bool = False) -> ExitCode:
     if result.input_errors:
         return ExitCode.ERROR
     if result.partial:
         return ExitCode.INCOMPLETE
     if fail_on != "none":
-        threshold = Severity.parse(fail_on)
-        if any(f.is_open and f.severity >= threshold for f in result.findings):
+        from gpu_audit.history.remember import failing
+
+        if failing(result, Severity.parse(fail_on), new_only):
             return ExitCode.FINDINGS
     return ExitCode.OK
 
@@ -115,6 +117,7 @@ def output_options(func: F) -> F:
             help="Settings file (default: .gpu-audit.yaml found upwards).",
         ),
         click.option("-q", "--quiet", is_flag=True, help="Print the summary line only."),
+        *COMPARISON_OPTIONS,
     ]
     for option in reversed(options):
         func = option(func)
@@ -185,9 +188,18 @@ def provider_options(func: F) -> F:
     metavar="ISO-TIME",
     help="Judge as of this time (reproducible reports); default: now, or the inventory's.",
 )
+@click.option(
+    "--history",
+    metavar="PATH",
+    help="Record the audit in this SQLite database and compare with the previous one.",
+)
 @output_options
 def scan(
-    inventories: tuple[str, ...], providers: tuple[str, ...], now_text: str | None, **options: Any
+    inventories: tuple[str, ...],
+    providers: tuple[str, ...],
+    now_text: str | None,
+    history: str | None,
+    **options: Any,
 ) -> None:
     """Enumerate running GPU capacity (or a saved inventory) and judge it."""
     from gpu_audit.commands import ScanRequest, run_scan
@@ -205,7 +217,11 @@ def scan(
         now=now_from(now_text),
         policies=options["policies"],
         config_path=options["config_path"],
+        history=history or settings.history,
+        baseline=options["baseline"],
     )
+    needs_comparison(options, request.history)
+    options["history"] = request.history
     _finish(run_scan(request, settings), options, settings)
 
 
@@ -213,11 +229,12 @@ def scan(
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
 @output_options
 def check(files: tuple[str, ...], **options: Any) -> None:
-    """Lint ML job configs (SkyPilot, Kubernetes, SageMaker, Vertex, Batch, Ray, dstack)."""
+    """Lint ML job configs: SkyPilot, Kubernetes, SageMaker, Vertex, Batch, Ray, dstack, AzureML."""
     from gpu_audit.commands import CheckRequest, run_check
 
     settings = _settings(options)
-    request = CheckRequest(files, options["policies"], options["config_path"])
+    request = CheckRequest(files, options["policies"], options["config_path"], options["baseline"])
+    needs_comparison(options, None)
     result = run_check(request, settings)
     if os.environ.get("PRE_COMMIT") and not options["output"]:
         # pre-commit may split a very large commit into several runs, each printing a summary.
@@ -243,7 +260,8 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
         from gpu_audit.report.writer import write_atomic  # tempfile: ~15 ms a hook need not pay
 
         scope = result.scope  # a report never replaces a file the run read
-        inputs = [*scope.files, *scope.policy_files, *filter(None, [settings.source])]
+        read = [settings.source, options["baseline"], options.get("history")]
+        inputs = [*scope.files, *scope.policy_files, *filter(None, read)]
         for name, path in options["reports"]:
             write_atomic(path, partial(write_report, name, result), inputs=inputs)
     if options["output"]:
@@ -258,7 +276,13 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
         click.echo(f"gpu-audit: error: {skipped.reason}", err=True)
     for gap in result.coverage_gaps:
         click.echo(f"gpu-audit: incomplete: {gap.location}: {gap.error}: {gap.message}", err=True)
-    sys.exit(exit_code(result, options["fail_on"] or settings.fail_on or "high"))
+    new_only = options["new_only"] or options["fail_on_new"]
+    configured = None if options["fail_on_new"] else settings.fail_on  # --fail-on-new: any severity
+    fail_on = options["fail_on"] or configured or ("info" if options["fail_on_new"] else "high")
+    sys.exit(exit_code(result, fail_on, new_only))
+
+
+main.add_command(history_group)
 
 
 @main.group()

@@ -13,8 +13,8 @@ from gpu_audit.collectors.interface import Progress, ProviderUnavailable
 from gpu_audit.collectors.provider import Provider
 from gpu_audit.collectors.redact import redact_urls
 from gpu_audit.collectors.registry import PROVIDERS
-from gpu_audit.errors import ConfigError
-from gpu_audit.model import CoverageGap, Resource, ScanResult, Scope
+from gpu_audit.errors import ConfigError, InputError, InputErrors
+from gpu_audit.model import CoverageGap, Resource, ScanResult, Scope, Skipped
 from gpu_audit.node_join import join_nodes
 from gpu_audit.settings import Settings
 
@@ -29,6 +29,8 @@ class ScanRequest:
     now: datetime | None = None
     policies: tuple[str, ...] = ()
     config_path: str | None = None
+    history: str | None = None  # record in this database and compare with the previous audit
+    baseline: str | None = None  # or compare with this saved JSON report
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +38,7 @@ class CheckRequest:
     files: tuple[str, ...] = ()
     policies: tuple[str, ...] = ()
     config_path: str | None = None
+    baseline: str | None = None
 
 
 def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
@@ -44,6 +47,10 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
     from gpu_audit.policy.loader import load_policy
 
     settings = with_flags(settings, request)
+    if request.history or request.baseline:
+        from gpu_audit.history.remember import preflight
+
+        preflight(request.history, request.baseline)
     policy = load_policy(request.policies or settings.policies)
     if not request.inventories and not request.providers:
         raise ConfigError(
@@ -52,8 +59,14 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
     resources: list[Resource] = []
     gaps: list[CoverageGap] = []
     captured: list[datetime] = []
+    unreadable: list[Skipped] = []
     for path in request.inventories:
-        inventory = load_inventory(path)
+        try:
+            inventory = load_inventory(path)
+        except InputError as exc:  # judged without it, reported, and the run exits 2
+            messages = exc.messages if isinstance(exc, InputErrors) else (str(exc),)
+            unreadable.extend(Skipped(path, message, error=True) for message in messages)
+            continue
         resources.extend(inventory.resources)
         gaps.extend(inventory.coverage_gaps)
         if inventory.captured_at:
@@ -84,7 +97,27 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
         files=request.inventories,
     )
     patterns = settings.workload_patterns
-    return audit(resources, policy, now, scope, coverage_gaps=gaps, workload_patterns=patterns)
+    result = audit(
+        resources,
+        policy,
+        now,
+        scope,
+        skipped=unreadable,
+        coverage_gaps=gaps,
+        workload_patterns=patterns,
+    )
+    if unreadable:  # an audit missing a whole inventory would read as resolved findings
+        return result
+    return _compared(result, request.history, request.baseline)
+
+
+def _compared(result: ScanResult, history: str | None, baseline: str | None) -> ScanResult:
+    """With a history or a baseline: compared with the previous audit (and recorded)."""
+    if not history and not baseline:
+        return result
+    from gpu_audit.history.remember import remember  # sqlite3: only when asked
+
+    return remember(result, history, baseline)
 
 
 def _read_provider(
@@ -117,9 +150,10 @@ def run_check(request: CheckRequest, settings: Settings) -> ScanResult:
     scope = Scope(command="check", providers=(), files=request.files)
     now = datetime.now(UTC)
     patterns = settings.workload_patterns
-    return audit(
+    result = audit(
         loaded.resources, policy, now, scope, skipped=loaded.skipped, workload_patterns=patterns
     )
+    return _compared(result, None, request.baseline)
 
 
 def with_flags(settings: Settings, request: ScanRequest) -> Settings:

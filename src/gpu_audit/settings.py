@@ -16,7 +16,7 @@ from gpu_audit.yamlsrc import LineMap, load_documents, read_text
 
 CONFIG_NAMES = (".gpu-audit.yaml", ".gpu-audit.yml")
 FAIL_ON = ("info", "low", "medium", "high", "critical", "none")
-SHARED_KEYS = ("policies", "fail_on", "workload_patterns")
+SHARED_KEYS = ("policies", "fail_on", "workload_patterns", "history")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +30,7 @@ class Settings:
     workload_patterns: Mapping[str, tuple[str, ...]] = field(
         default_factory=lambda: dict(DEFAULT_PATTERNS)
     )
+    history: str | None = None  # the audit history database (`scan --history`)
     source: str | None = None  # the config file these came from
 
     def section(self, provider: str) -> Any:
@@ -100,7 +101,11 @@ def _build(path: str, data: LineMap) -> Settings:
             f"{', '.join(FAIL_ON)}"
         )
     patterns = _patterns(path, data)
-    return Settings(sections, resolved, fail_on, patterns, source=path)
+    history = data.get("history")
+    if history is not None and not isinstance(history, str):
+        raise ConfigError(f"{path}:{data.line_of('history')}: config: history: expected a path")
+    history = os.path.join(base, os.path.expanduser(history)) if history else None
+    return Settings(sections, resolved, fail_on, patterns, history=history, source=path)
 
 
 def _patterns(path: str, data: LineMap) -> Mapping[str, tuple[str, ...]]:

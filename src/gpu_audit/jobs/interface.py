@@ -25,9 +25,14 @@ ANCHORED = (
 
 
 class JobFormat(ABC):
-    """One job-config format: `parse` both recognises a document and maps it to the model."""
+    """One job-config format: `parse` both recognises a document and maps it to the model.
+
+    `hints` says, per canonical field, how to state it in this format when a rule found it
+    missing (the not-evaluated section of a report shows it).
+    """
 
     name: ClassVar[str]
+    hints: ClassVar[dict[str, str]] = {}
 
     @abstractmethod
     def parse(self, document: Document, path: str) -> list[Resource] | None:

@@ -13,6 +13,7 @@ from gpu_audit.report.markdown_detail import (
     skipped_inputs,
     waivers,
 )
+from gpu_audit.report.markdown_since import since_section
 from gpu_audit.report.markdown_text import chart_label, inline, money, table
 from gpu_audit.report.summary import Summary, best_savings, summarize
 
@@ -25,7 +26,7 @@ def render(result: ScanResult) -> str:
     best = best_savings(list(result.findings))
     sections = [
         header(result),
-        executive_summary(summary),
+        executive_summary(summary, since_section(result)),
         savings_charts(best, summary),
         top_savings(best),
         findings_by_rule(result),
@@ -82,7 +83,7 @@ def header(result: ScanResult) -> list[str]:
     return lines
 
 
-def executive_summary(summary: Summary) -> list[str]:
+def executive_summary(summary: Summary, since: list[str] | None = None) -> list[str]:
     unpriced = f" ({summary.unpriced_resources} unpriced)" if summary.unpriced_resources else ""
     rows = [
         [
@@ -106,6 +107,7 @@ def executive_summary(summary: Summary) -> list[str]:
     return [
         "## Executive summary",
         "",
+        *([*since, ""] if since else []),
         *table(["Measure", "Value"], rows),
         "",
         *table(["Severity", "Open findings"], severities, align="lr"),

@@ -11,6 +11,7 @@ from collections import Counter
 
 from gpu_audit.model import Finding, Kind, ScanResult, Severity
 from gpu_audit.report.escape import terminal_safe
+from gpu_audit.report.since import counts_line, new_findings
 from gpu_audit.report.summary import Summary, summarize, total_savings
 
 HEADERS = ["rule", "resource", "type", "GPU", "$/month", "saving/month", "found"]
@@ -21,19 +22,27 @@ def render(result: ScanResult) -> str:
 
     lines: list[str] = []
     open_findings = [f for f in result.findings if f.is_open]
+    new = new_findings(result)
     for severity in sorted(Severity, reverse=True):
         group = [f for f in open_findings if f.severity is severity]
         if not group:
             continue
         saving = total_savings(group)
         lines.append(f"{severity.label.upper()} ({len(group)}; savings {_money(saving)}/month)")
-        rows = [_row(f) for f in sorted(group, key=_order)]
-        lines.append(tabulate(rows, headers=HEADERS, tablefmt="simple", disable_numparse=True))
+        ordered = sorted(group, key=_order)
+        rows = [_row(f) for f in ordered]
+        headers = HEADERS
+        if result.since is not None:  # a first column marks what is new since the last audit
+            rows = [["new" if id(f) in new else "", *r] for f, r in zip(ordered, rows, strict=True)]
+            headers = ["", *HEADERS]
+        lines.append(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
         lines.append("")
     if not open_findings:
         lines += ["No open findings.", ""]
     lines += _set_aside(result)
     lines += _problems(result)
+    if result.since is not None:
+        lines.append(counts_line(result.since))
     lines.append(summary_line(summarize(result)))
     return "\n".join(lines) + "\n"
 
