@@ -65,7 +65,10 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
             inventory = load_inventory(path)
         except InputError as exc:  # judged without it, reported, and the run exits 2
             messages = exc.messages if isinstance(exc, InputErrors) else (str(exc),)
-            unreadable.extend(Skipped(path, message, error=True) for message in messages)
+            shown = redact_urls(path)  # an inventory URL may carry userinfo or a signed query
+            unreadable.extend(
+                Skipped(shown, redact_urls(message), error=True) for message in messages
+            )
             continue
         resources.extend(inventory.resources)
         gaps.extend(inventory.coverage_gaps)
