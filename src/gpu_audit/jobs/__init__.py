@@ -156,6 +156,8 @@ def _parse(document: Document, path: str) -> tuple[str, list[Resource]] | None:
     for fmt in FORMATS.values():
         try:
             parsed = fmt.parse(document, path)
+        except InputError:
+            raise  # already one located line (an impossible value)
         except Exception as exc:  # a parser bug must not stop the other files; it is reported
             stage = f"{fmt.name} parser"
             raise InputError(parser_failure(path, document.line, stage, exc)) from exc

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from gpu_audit.fields import build_resource
+from gpu_audit.errors import InputError
+from gpu_audit.fields import FIELDS, build_resource
 from gpu_audit.jobs.gpus import gpu_name
 from gpu_audit.model import Kind, Resource, SourceRef, State, Workload
 from gpu_audit.yamlsrc import Document, is_templated
@@ -106,8 +108,25 @@ class JobDraft:
     def get(self, field: str) -> Any:
         return self.values.get(field)
 
+    def _check_numbers(self, values: dict[str, Any]) -> None:
+        """A number the field table bounds (a count, hours, a budget) that is NaN, infinite or
+        impossible (`replicas: .inf`, `max_duration: -5`) is refused at its line, never passed
+        on to a report."""
+        for name, value in values.items():
+            spec = FIELDS.get(name)
+            if spec is None or spec.type != "number" or not isinstance(value, int | float):
+                continue
+            low = spec.minimum if spec.minimum is not None else -math.inf
+            high = spec.maximum if spec.maximum is not None else math.inf
+            if math.isfinite(value) and low <= value <= high:
+                continue
+            line = self.lines.get(name, self.document.line)
+            shown = f"{value:g}" if isinstance(value, float) else str(value)
+            raise InputError(f"{self.path}:{line}: {name}: {shown} is not a possible value")
+
     def build(self, suppressions: dict[int, dict[str, str]] | None = None) -> Resource:
         values = dict(self.values)
+        self._check_numbers(values)
         model = values.get("gpu.model")
         values["gpu.model"] = gpu_name(model) if isinstance(model, str) else None
         if values.get("data.uris"):
