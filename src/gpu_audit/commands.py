@@ -15,6 +15,7 @@ from gpu_audit.collectors.redact import redact_urls
 from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.errors import ConfigError, InputError, InputErrors
 from gpu_audit.model import CoverageGap, Resource, ScanResult, Scope, Skipped
+from gpu_audit.node_join import join_nodes
 from gpu_audit.settings import Settings
 
 
@@ -74,6 +75,7 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
     scanned: list[Scope] = []
     for name in request.providers:
         scanned.append(_read_provider(name, settings, resources, gaps))
+    resources = join_nodes(resources)  # a cluster node the cloud also listed is one resource
     if request.now is not None:
         now = request.now
     elif captured and not request.providers:
