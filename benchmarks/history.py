@@ -55,8 +55,8 @@ def write_inventories(directory: Path, count: int) -> tuple[Path, Path]:
     return paths[0], paths[1]
 
 
-def run(args: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one gpu-audit process."""
+def run(args: list[str]) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (MiB) of one gpu-audit process."""
     start = time.perf_counter()
     process = subprocess.Popen([*GPU_AUDIT, *args], stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(process.pid, 0)
@@ -64,7 +64,7 @@ def run(args: list[str]) -> tuple[float, float]:
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode not in (0, 1):
         raise SystemExit(f"gpu-audit {' '.join(args)}: exit {process.returncode}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def main() -> None:
@@ -94,14 +94,16 @@ def main() -> None:
         conn = sqlite3.connect(directory / "history.db")
         findings = conn.execute("SELECT count(*) FROM findings WHERE audit_id = 2").fetchone()[0]
         conn.close()
-    wall0, wall1 = (statistics.median(w for w, _ in runs) for runs in (plain, remembered))
-    rss0, rss1 = (statistics.median(m for _, m in runs) for runs in (plain, remembered))
+    wall0, wall1 = (statistics.median(r[0] for r in runs) for runs in (plain, remembered))
+    cpu0, cpu1 = (statistics.median(r[1] for r in runs) for runs in (plain, remembered))
+    rss0, rss1 = (statistics.median(r[2] for r in runs) for runs in (plain, remembered))
     print(f"python {sys.version.split()[0]}; {args.resources:,} resources; {args.format} report")
     print(f"second audit: {findings:,} findings recorded and compared; median of {args.repeat}")
-    print(f"scan:              {wall0:6.2f} s wall, {rss0:5.0f} MiB peak RSS")
-    print(f"scan --history:    {wall1:6.2f} s wall, {rss1:5.0f} MiB peak RSS")
-    print(f"history adds:      {wall1 - wall0:6.2f} s ({(wall1 / wall0 - 1) * 100:+.0f}%), "
-          f"{rss1 - rss0:+.0f} MiB")  # fmt: skip
+    print(f"scan:            {wall0:6.2f} s wall, {cpu0:6.2f} s CPU, {rss0:5.0f} MiB peak RSS")
+    print(f"scan --history:  {wall1:6.2f} s wall, {cpu1:6.2f} s CPU, {rss1:5.0f} MiB peak RSS")
+    added_wall = f"{wall1 - wall0:6.2f} s wall ({(wall1 / wall0 - 1) * 100:+.0f}%)"
+    added_cpu = f"{cpu1 - cpu0:6.2f} s CPU ({(cpu1 / cpu0 - 1) * 100:+.0f}%)"
+    print(f"history adds:    {added_wall}, {added_cpu}, {rss1 - rss0:+.0f} MiB")
     print(f"database after two audits: {size:.0f} MiB; as of {NOW:%Y-%m-%d} fleet")
 
 

@@ -24,6 +24,7 @@ from gpu_audit.settings import FAIL_ON, Settings, load_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = ("table", "text", "json", "markdown", "sarif", "csv")
+ESTIMATE_FORMATS = ("table", "text", "json", "markdown")
 OUTPUT_EXTENSIONS = {
     ".md": "markdown",
     ".markdown": "markdown",
@@ -273,9 +274,10 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
             click.echo(incomplete_notice(result))  # before any "No open findings"
         write_report(fmt, result, sys.stdout)
     for skipped in result.input_errors:
-        click.echo(f"gpu-audit: error: {skipped.reason}", err=True)
+        click.echo(f"gpu-audit: error: {redact_urls(skipped.reason)}", err=True)
     for gap in result.coverage_gaps:
-        click.echo(f"gpu-audit: incomplete: {gap.location}: {gap.error}: {gap.message}", err=True)
+        line = f"{gap.location}: {gap.error}: {gap.message}"
+        click.echo(f"gpu-audit: incomplete: {redact_urls(line)}", err=True)
     new_only = options["new_only"] or options["fail_on_new"]
     configured = None if options["fail_on_new"] else settings.fail_on  # --fail-on-new: any severity
     fail_on = options["fail_on"] or configured or ("info" if options["fail_on_new"] else "high")
@@ -283,6 +285,38 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
 
 
 main.add_command(history_group)
+
+
+@main.command(short_help="What a run costs: job files, or the options for a GPU request.")
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("--gpu", metavar="MODEL:N", help="GPUs per node to price, e.g. A100-80GB:8.")
+@click.option("--instance-type", metavar="TYPE", help="Price the GPUs of this instance type.")
+@click.option("--hours", type=float, help="Runtime (overrides a job's runtime cap).")
+@click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--cloud", type=click.Choice(["aws", "gcp", "azure"]), help="Only this cloud.")
+@click.option("--max-usd", type=float, metavar="USD", help="Mark options over this budget.")
+@click.option("--format", "fmt", type=click.Choice(ESTIMATE_FORMATS), default=None)
+@click.option("--output", "-o", metavar="PATH", help="Write the estimate here (atomically).")
+def estimate(files: tuple[str, ...], **options: Any) -> None:
+    """Cost of one run of each job (on-demand and spot, with the price's source and date), or
+    every instance type offering --gpu / --instance-type, cheapest run first. No network.
+    Exit 1 when a job's run costs more than the budget it declares."""
+    from gpu_audit.estimate.run import EstimateRequest, run_estimate
+
+    output = options.pop("output")
+    fmt = options.pop("fmt") or format_for(output, sys.stdout.isatty())
+    if fmt not in ESTIMATE_FORMATS:
+        raise ConfigError(f"estimate: no {fmt} output; formats: {', '.join(ESTIMATE_FORMATS)}")
+    report = run_estimate(EstimateRequest(files=files, fmt=fmt, **options))
+    if output:
+        from gpu_audit.report.writer import write_atomic
+
+        write_atomic(output, report.text, inputs=files)  # never over a job file
+    else:
+        click.echo(report.text, nl=False)
+    for error in report.errors:
+        click.echo(f"gpu-audit: error: {error}", err=True)
+    sys.exit(ExitCode.ERROR if report.errors else ExitCode(int(report.over_budget > 0)))
 
 
 @main.group()

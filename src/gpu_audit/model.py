@@ -321,10 +321,15 @@ class Finding:
     expected: str
     actual: str
     line: int | None
-    monthly_savings_usd: float | None
+    monthly_savings_usd: float | None  # live capacity only: never set on a job's finding
     remediation: str | None = None
     waiver: Waiver | None = None
     suppressed: str | None = None  # reason of an inline ignore comment
+    # The saving in its own unit: "month" (live capacity, = monthly_savings_usd), "run" (a job,
+    # at its runtime cap) or "gpu-hour" (a job with no runtime cap). Amounts of different units
+    # are never added together.
+    saving_usd: float | None = None
+    saving_unit: str | None = None
 
     @property
     def is_open(self) -> bool:
@@ -334,6 +339,14 @@ class Finding:
     @property
     def message(self) -> str:
         return f"{self.title}: expected {self.expected}; found {self.actual}"
+
+    @property
+    def saving_per(self) -> str | None:
+        """The unit in words: `per month`, `per run at the 24 h cap`, `per GPU-hour`."""
+        if self.saving_unit == "run":
+            cap = self.resource.limits.max_runtime_hours
+            return f"per run at the {cap:g} h cap" if cap is not None else "per run"
+        return {"month": "per month", "gpu-hour": "per GPU-hour"}.get(self.saving_unit or "")
 
 
 @dataclass(frozen=True, slots=True)

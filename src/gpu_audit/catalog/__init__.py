@@ -31,6 +31,7 @@ __all__ = [
     "normalise_type",
     "price",
     "rate_cards",
+    "regional_prices",
 ]
 
 # Managed services' rate cards: a price row's item `<card>:<item>`. SageMaker hosting rows
@@ -70,6 +71,7 @@ class PriceQuote:
     as_of: str
     source: str
     exact_region: bool
+    item: str | None = None  # the instance type (or gpu:<MODEL>) the prices are of
 
 
 def normalise_type(instance_type: str) -> str:
@@ -134,6 +136,7 @@ def _price_index() -> _PriceIndex:
             as_of=row["as_of"],
             source=row["source"],
             exact_region=True,
+            item=row["item"],
         )
         clouds[item] = row["cloud"]
     any_region: dict[str, PriceQuote] = {}
@@ -153,6 +156,12 @@ def instance_types() -> tuple[InstanceSpec, ...]:
     return tuple(_instances().values())
 
 
+def regional_prices(instance_type: str) -> tuple[PriceQuote, ...]:
+    """Every region the catalog prices this instance type in, alphabetically by region."""
+    key = _item_key(instance_type)
+    return tuple(q for (item, _r), q in sorted(_price_index().quotes.items()) if item == key)
+
+
 def _quote(item: str, region: str | None, cloud: str | None) -> PriceQuote | None:
     """The quote for (item, region); else the cloud's reference region; else any priced region.
 
@@ -170,7 +179,7 @@ def _quote(item: str, region: str | None, cloud: str | None) -> PriceQuote | Non
     if found is None:
         return None
     exact = region is None or region == found.region
-    return PriceQuote(found.on_demand, found.spot, found.region, found.as_of, found.source, exact)
+    return replace(found, exact_region=exact)
 
 
 def price(
@@ -225,6 +234,7 @@ def _price_on(
         as_of=min(host.as_of, attached.as_of),
         source=f"{host.source}; {attached.source}",
         exact_region=host.exact_region and attached.exact_region,
+        item=f"{key} + {gpu_count}× {attached.item}",
     )
 
 
@@ -242,13 +252,18 @@ def _scaled(quote: PriceQuote, count: int) -> PriceQuote:
         as_of=quote.as_of,
         source=quote.source,
         exact_region=False,
+        item=quote.item,
     )
 
 
 @cache
 def _per_gpu_table() -> dict[str, PriceQuote]:
-    """Cheapest reference-region price per GPU-hour for each GPU model, over all instance types."""
-    best: dict[str, PriceQuote] = {}
+    """One GPU-hour of each model, priced from one instance type in its cloud's reference region.
+
+    The instance with the cheapest on-demand GPU-hour is chosen, and its own spot price is used:
+    on-demand and spot always come from the same instance and region, and the source names it.
+    """
+    candidates: list[tuple[float, str, str, PriceQuote]] = []
     for key, spec in _instances().items():
         quote = _price_index().quotes.get((key, REFERENCE_REGION.get(spec.cloud, "")))
         if quote is None or quote.on_demand is None or spec.gpu_count <= 0:
@@ -260,19 +275,12 @@ def _per_gpu_table() -> dict[str, PriceQuote]:
             as_of=quote.as_of,
             source=f"{quote.source} ({spec.instance_type} per GPU)",
             exact_region=False,
+            item=spec.instance_type,
         )
-        current = best.get(spec.gpu_model)
-        if current is None:
-            best[spec.gpu_model] = per
-            continue
-        # The cheapest on-demand and the cheapest spot GPU-hour may come from different sizes.
-        if per.on_demand is not None and (current.on_demand or 0) > per.on_demand:
-            current = replace(
-                current, on_demand=per.on_demand, source=per.source, region=per.region
-            )
-        if per.spot is not None and (current.spot is None or current.spot > per.spot):
-            current = replace(current, spot=per.spot)
-        best[spec.gpu_model] = current
+        candidates.append((per.on_demand or 0.0, spec.instance_type, spec.gpu_model, per))
+    best: dict[str, PriceQuote] = {}
+    for _cost, _name, model, per in sorted(candidates, key=lambda c: (c[0], c[1])):
+        best.setdefault(model, per)
     for (item, region), quote in _price_index().quotes.items():
         if item.startswith("gpu:") and region == REFERENCE_REGION["gcp"] and quote.on_demand:
             best.setdefault(item[4:], replace(quote, exact_region=False))

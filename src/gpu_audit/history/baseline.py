@@ -33,33 +33,31 @@ def load_baseline(path: str) -> Previous:
 
 def _previous(document: Mapping[str, Any]) -> Previous:
     generated_at = parse_iso(document["generated_at"])
-    seen: dict[str, tuple[str, int]] = {}
-    open_findings = []
+    seen: dict[str, tuple[str, int, int]] = {}
+    open_findings: dict[int, PastFinding] = {}
     titles = {}
-    for raw in document["findings"]:
+    for index, raw in enumerate(document["findings"]):
         fingerprint = raw.get("fingerprint")
         if not fingerprint:
             raise ValueError("findings[].fingerprint")
         first_seen = raw.get("first_seen") or document["generated_at"]
-        seen[fingerprint] = (first_seen, raw.get("audits_open") or 1)
+        seen[fingerprint] = (first_seen, raw.get("audits_open") or 1, index)
         titles[raw["rule_id"]] = raw["title"]
         if raw.get("waiver") is not None or raw.get("suppressed") is not None:
             continue
         resource = raw["resource"]
-        open_findings.append(
-            PastFinding(
-                fingerprint=fingerprint,
-                rule_id=raw["rule_id"],
-                severity=int(Severity.parse(raw["severity"])),
-                resource_key=f"{resource['provider']}:{resource['id']}",
-                resource_id=resource["id"],
-                provider=resource["provider"],
-                account=resource.get("account"),
-                region=resource.get("region"),
-                location=raw["location"],
-                monthly_savings_usd=raw.get("monthly_savings_usd"),
-                first_seen=first_seen,
-            )
+        open_findings[index] = PastFinding(
+            fingerprint=fingerprint,
+            rule_id=raw["rule_id"],
+            severity=int(Severity.parse(raw["severity"])),
+            resource_key=f"{resource['provider']}:{resource['id']}",
+            resource_id=resource["id"],
+            provider=resource["provider"],
+            account=resource.get("account"),
+            region=resource.get("region"),
+            location=raw["location"],
+            monthly_savings_usd=raw.get("monthly_savings_usd"),
+            first_seen=first_seen,
         )
     resources = [
         PastResource(
@@ -95,8 +93,9 @@ def _previous(document: Mapping[str, Any]) -> Previous:
         cost,
         savings,
         seen,
-        lambda: open_findings,
-        lambda: resources,
+        {r.key: index for index, r in enumerate(resources)},
+        lambda rows: [open_findings[i] for i in rows if i in open_findings],
+        lambda rows: [resources[i] for i in rows],
         trend,
         titles,
     )

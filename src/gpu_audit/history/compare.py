@@ -54,16 +54,18 @@ class PastResource(NamedTuple):
 class Previous:
     """The previous audit, from the history store or a saved JSON report.
 
-    `seen` maps every fingerprint of it to (first seen, audits) and is all that is held for
-    ~200k findings; its open findings and its resources are streamed once, for what is gone.
+    `seen` maps every fingerprint of it to (first seen, audits, row) and `resource_keys` every
+    resource's stable id to its row: that is all that is held of ~200k findings. The details of
+    what is gone are read for those rows only (`findings_of` yields the open ones).
     """
 
     generated_at: datetime
     monthly_cost_usd: float
     monthly_savings_usd: float
-    seen: Mapping[str, tuple[str, int]]
-    open_findings: Callable[[], Iterable[PastFinding]]
-    resources: Callable[[], Iterable[PastResource]]
+    seen: Mapping[str, tuple[str, int, int]]
+    resource_keys: Mapping[str, int]
+    findings_of: Callable[[list[int]], Iterable[PastFinding]]
+    resources_of: Callable[[list[int]], Iterable[PastResource]]
     trend: tuple[TrendPoint, ...] = ()  # the audits before, oldest first, the previous one last
     titles: Mapping[str, str] = field(default_factory=dict)  # rule id → title
 
@@ -92,21 +94,20 @@ def compare(result: ScanResult, previous: Previous | None, source: str) -> Compa
     if previous is None:
         point = TrendPoint(now, cost, savings, 0.0, len(open_findings))
         return Comparison(source, None, tuple(changes), new=new, trend=(point,))
-    seen = set(fingerprints)
     gaps = result.coverage_gaps
-    gone = [
-        f for f in previous.open_findings() if f.fingerprint not in seen and not _unseen(f, gaps)
-    ]
+    rows = [past[fp][2] for fp in past.keys() - set(fingerprints)]
+    gone = [f for f in previous.findings_of(sorted(rows)) if not _unseen(f, gaps)]
     resolved = sorted(
         (_resolved(f, previous.titles) for f in gone),
         key=lambda r: (-(r.monthly_savings_usd or 0.0), r.location, r.rule_id),
     )
-    keys = {resource_key(r) for r in result.resources}
+    known = previous.resource_keys
+    rows = [known[key] for key in known.keys() - {resource_key(r) for r in result.resources}]
     removed = sorted(
         (
             Removed(r.resource_id, r.provider, r.location, r.monthly_cost_usd)
-            for r in previous.resources()
-            if r.key not in keys and not _unseen(r, gaps)
+            for r in previous.resources_of(sorted(rows))
+            if not _unseen(r, gaps)
         ),
         key=lambda r: (-(r.monthly_cost_usd or 0.0), r.location),
     )

@@ -67,12 +67,16 @@ class HistoryStore:
         except sqlite3.Error as exc:
             raise InputError(f"{path}: history: cannot open: {exc}") from None
         store = cls(path, conn)
-        with store.errors():
-            conn.execute("PRAGMA cache_size = -65536")  # 64 MiB: an audit is written in one go
-            schema.migrate(path, conn)
-            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
+        try:
+            with store.errors():
+                conn.execute("PRAGMA cache_size = -65536")  # 64 MiB: an audit is written at once
+                schema.migrate(path, conn)
+                if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+        except BaseException:
+            conn.close()
+            raise
         return store
 
     def close(self) -> None:
@@ -119,45 +123,32 @@ class HistoryStore:
                 cost,
                 savings,
                 self._past_seen(audit_id),
-                lambda: self._past_findings(audit_id),
-                lambda: self._past_resources(audit_id),
+                self._past_keys(audit_id),
+                lambda rows: self._rows(_PAST_FINDINGS, audit_id, rows, PastFinding._make),
+                lambda rows: self._rows(_PAST_RESOURCES, audit_id, rows, PastResource._make),
                 trend,
                 titles,
             )
 
-    def _past_seen(self, audit_id: int) -> dict[str, tuple[str, int]]:
+    def _past_seen(self, audit_id: int) -> dict[str, tuple[str, int, int]]:
         rows = self.conn.execute(
-            "SELECT fingerprint, first_seen, audits_open FROM findings WHERE audit_id = ?",
+            "SELECT fingerprint, first_seen, audits_open, seq FROM findings WHERE audit_id = ?",
             (audit_id,),
         )
         dates: dict[str, str] = {}  # one string per distinct date, not one per row
-        return {fp: (dates.setdefault(first, first), count) for fp, first, count in rows}
+        return {fp: (dates.setdefault(first, first), n, seq) for fp, first, n, seq in rows}
 
-    def _past_resources(self, audit_id: int) -> Iterator[PastResource]:
-        with self.errors():
-            yield from map(
-                PastResource._make,
-                self.conn.execute(
-                    "SELECT key, id, provider, account, region, location, monthly_cost_usd "
-                    "FROM resources WHERE audit_id = ?",
-                    (audit_id,),
-                ),
-            )
+    def _past_keys(self, audit_id: int) -> dict[str, int]:
+        rows = self.conn.execute("SELECT key, seq FROM resources WHERE audit_id = ?", (audit_id,))
+        return dict(rows.fetchall())
 
-    def _past_findings(self, audit_id: int) -> Iterator[PastFinding]:
-        """The previous audit's open findings."""
+    def _rows(self, query: str, audit_id: int, rows: list[int], make: Any) -> Iterator[Any]:
+        """`query`'s rows of audit `audit_id` whose seq is in `rows`, 500 at a time."""
         with self.errors():
-            yield from map(
-                PastFinding._make,
-                self.conn.execute(
-                    "SELECT f.fingerprint, f.rule_id, f.severity, r.key, r.id, r.provider, "
-                    "r.account, r.region, r.location, f.monthly_savings_usd, f.first_seen "
-                    "FROM findings f JOIN resources r "
-                    "ON r.audit_id = f.audit_id AND r.seq = f.resource_seq "
-                    "WHERE f.audit_id = ? AND f.waiver IS NULL AND f.suppressed IS NULL",
-                    (audit_id,),
-                ),
-            )
+            for start in range(0, len(rows), 500):
+                chunk = rows[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                yield from map(make, self.conn.execute(query % marks, (audit_id, *chunk)))
 
     def record(self, result: ScanResult) -> int:
         """Record `result` (compared or not) in one transaction; returns the audit id."""
@@ -270,6 +261,17 @@ class HistoryStore:
         return len(doomed)
 
 
+# the details of what is gone, by row (seq); %s is a list of placeholders
+_PAST_FINDINGS = (
+    "SELECT f.fingerprint, f.rule_id, f.severity, r.key, r.id, r.provider, r.account, r.region, "
+    "r.location, f.monthly_savings_usd, f.first_seen FROM findings f JOIN resources r "
+    "ON r.audit_id = f.audit_id AND r.seq = f.resource_seq "
+    "WHERE f.audit_id = ? AND f.seq IN (%s) AND f.waiver IS NULL AND f.suppressed IS NULL"
+)
+_PAST_RESOURCES = (
+    "SELECT key, id, provider, account, region, location, monthly_cost_usd "
+    "FROM resources WHERE audit_id = ? AND seq IN (%s)"
+)
 _PRUNE = (
     "DELETE FROM not_evaluated WHERE audit_id = ?",
     "DELETE FROM findings WHERE audit_id = ?",

@@ -10,9 +10,16 @@ from typing import Any, ClassVar
 from gpu_audit.errors import InputError
 from gpu_audit.fields import FIELDS, build_resource
 from gpu_audit.jobs.gpus import gpu_name
+from gpu_audit.jobs.values import as_number
 from gpu_audit.model import Kind, Resource, SourceRef, State, Workload
 from gpu_audit.yamlsrc import Document, is_templated
 
+# Labels or tags that declare a job's caps where its format has no field (docs/estimate.md);
+# GCP label keys allow no `/`, so the dashed spelling is read too.
+LIMIT_TAGS = {
+    "limits.budget_usd": ("gpu-audit/budget-usd", "gpu-audit-budget-usd"),
+    "limits.max_runtime_hours": ("gpu-audit/max-runtime-hours", "gpu-audit-max-runtime-hours"),
+}
 # Fields a finding may name while the config leaves them out: with no key to point at, such a
 # finding points at the resource's own line (`JobDraft.anchor`), when the parser knows it.
 ANCHORED = (
@@ -146,6 +153,11 @@ class JobDraft:
             note=self.note,
         )
         # No capacity default: a parser states the platform's own, where it documents one.
+        for field, keys in LIMIT_TAGS.items():  # for formats with no field of their own
+            for key in keys:
+                number = as_number(self.tags.get(key))
+                if number is not None and number >= 0:
+                    values.setdefault(field, number)
         values["workload"] = Workload(values.get("workload", Workload.TRAINING))
         return build_resource(
             values,

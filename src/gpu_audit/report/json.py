@@ -96,6 +96,8 @@ def _document(result: ScanResult, lazy: bool) -> dict[str, Any]:
             "monthly_cost_usd": summary.monthly_cost_usd,
             "unpriced_resources": summary.unpriced_resources,
             "monthly_savings_usd": summary.monthly_savings_usd,
+            "run_savings_usd": summary.run_savings_usd,
+            "jobs_with_run_savings": summary.jobs_with_run_savings,
             "coverage_gaps": summary.coverage_gaps,
             "skipped": summary.skipped,
             "input_errors": summary.input_errors,
@@ -157,6 +159,8 @@ def _finding(
         "expected": finding.expected,
         "actual": finding.actual,
         "monthly_savings_usd": _at_least_0(finding.monthly_savings_usd),
+        "saving_usd": _at_least_0(finding.saving_usd),
+        "saving_unit": finding.saving_unit,
         "waiver": _waiver(finding.waiver) if finding.waiver else None,
         "suppressed": finding.suppressed,
         "remediation": finding.remediation,
@@ -197,6 +201,8 @@ def _finding_text(
         f'\n{_P1}"field": {_S(finding.field)},\n{_P1}"expected": {_S(finding.expected)},'
         f'\n{_P1}"actual": {_S(finding.actual)},'
         f'\n{_P1}"monthly_savings_usd": {_S(_at_least_0(finding.monthly_savings_usd))},'
+        f'\n{_P1}"saving_usd": {_S(_at_least_0(finding.saving_usd))},'
+        f'\n{_P1}"saving_unit": {_S(finding.saving_unit)},'
         f'\n{_P1}"waiver": {waiver},\n{_P1}"suppressed": {_S(finding.suppressed)},'
         f'\n{_P1}"remediation": {_S(finding.remediation)},'
         f'\n{_P1}"fingerprint": {_S(fingerprint)},\n{_P1}"change": {_S(history["change"])},'

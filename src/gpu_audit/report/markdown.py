@@ -83,6 +83,20 @@ def header(result: ScanResult) -> list[str]:
     return lines
 
 
+def _run_savings(summary: Summary) -> list[list[str]]:
+    """Job findings are priced per run at each job's runtime cap, apart from monthly figures."""
+    if not summary.jobs_with_run_savings:
+        return []
+    jobs = "job" if summary.jobs_with_run_savings == 1 else "jobs"
+    return [
+        [
+            "Savings on jobs",
+            f"\\${summary.run_savings_usd:,.2f} per run over "
+            f"{summary.jobs_with_run_savings} {jobs} (not part of the monthly figure)",
+        ]
+    ]
+
+
 def executive_summary(summary: Summary, since: list[str] | None = None) -> list[str]:
     unpriced = f" ({summary.unpriced_resources} unpriced)" if summary.unpriced_resources else ""
     rows = [
@@ -92,6 +106,7 @@ def executive_summary(summary: Summary, since: list[str] | None = None) -> list[
             f"{summary.resources} resources{unpriced}",
         ],
         ["Estimated savings", f"{money(summary.monthly_savings_usd)} / month"],
+        *_run_savings(summary),
         ["Open findings", str(summary.findings_open)],
         ["Waived / suppressed", f"{summary.findings_waived} / {summary.findings_suppressed}"],
         [

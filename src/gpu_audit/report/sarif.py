@@ -120,6 +120,8 @@ def _result(
             "expected": finding.expected,
             "actual": finding.actual,
             "monthlySavingsUsd": finding.monthly_savings_usd,
+            "savingUsd": finding.saving_usd,
+            "savingUnit": finding.saving_unit,
             "monthlyCostUsd": resource.monthly_cost_usd,
             "instanceType": resource.instance_type,
             "gpu": {"model": resource.gpu.model, "count": resource.gpu.count},

@@ -12,9 +12,9 @@ from collections import Counter
 from gpu_audit.model import Finding, Kind, ScanResult, Severity
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.since import counts_line, new_findings
-from gpu_audit.report.summary import Summary, summarize, total_savings
+from gpu_audit.report.summary import Summary, saving_text, summarize, total_savings
 
-HEADERS = ["rule", "resource", "type", "GPU", "$/month", "saving/month", "found"]
+HEADERS = ["rule", "resource", "type", "GPU", "$/month", "saving", "found"]
 
 
 def render(result: ScanResult) -> str:
@@ -28,7 +28,11 @@ def render(result: ScanResult) -> str:
         if not group:
             continue
         saving = total_savings(group)
-        lines.append(f"{severity.label.upper()} ({len(group)}; savings {_money(saving)}/month)")
+        per_run = total_savings(group, unit="run")  # jobs: per run, never added to /month
+        runs = f"; ${per_run:,.2f} per run" if per_run else ""
+        lines.append(
+            f"{severity.label.upper()} ({len(group)}; savings {_money(saving)}/month{runs})"
+        )
         ordered = sorted(group, key=_order)
         rows = [_row(f) for f in ordered]
         headers = HEADERS
@@ -102,7 +106,7 @@ def _row(finding: Finding) -> list[str]:
         clean(resource.instance_type or "-"),
         gpus,
         _money(resource.monthly_cost_usd),
-        _money(finding.monthly_savings_usd),
+        saving_text(finding, short=True) or "-",
         clean(finding.actual, 60),
     ]
 
@@ -129,6 +133,11 @@ def summary_line(summary: Summary) -> str:
         f"GPU spend ${summary.monthly_cost_usd:,.0f}/month",
         f"savings ${summary.monthly_savings_usd:,.0f}/month",
     ]
+    if summary.jobs_with_run_savings:  # per run: never added to the monthly figure
+        jobs = "job" if summary.jobs_with_run_savings == 1 else "jobs"
+        parts.append(
+            f"${summary.run_savings_usd:,.2f} per run over {summary.jobs_with_run_savings} {jobs}"
+        )
     if summary.findings_waived:
         parts.append(f"{summary.findings_waived} waived")
     if summary.findings_suppressed:

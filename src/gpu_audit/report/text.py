@@ -14,7 +14,7 @@ from typing import TextIO
 from gpu_audit.model import Finding, Kind, ScanResult
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.since import counts_line, new_findings
-from gpu_audit.report.summary import summarize
+from gpu_audit.report.summary import saving_text, summarize
 
 # Control and bidi characters would let a tag value repaint a terminal or forge a line.
 clean = terminal_safe
@@ -54,8 +54,8 @@ def _line(finding: Finding) -> str:
         where = f"{resource.source.path}:{finding.line or 1}"
     else:
         where = resource.location
-    saving = finding.monthly_savings_usd
-    money = f" (saves ${saving:,.0f}/month)" if saving else ""
+    saving = saving_text(finding) if finding.saving_usd else None
+    money = f" (saves {saving})" if saving else ""
     return (
         f"{clean(where)}: {finding.severity.label} {clean(finding.rule_id)}: "
         f"{clean(finding.message)}{money}"
