@@ -61,7 +61,9 @@ class _Plan:
         suppressed: str | None = None,
     ) -> Finding:
         info = self.info
-        if resource.kind is Kind.JOB:  # a job is priced per run, never per month
+        # A job file is priced per run, never per month; a running managed job (SageMaker,
+        # Vertex) is live capacity, billed by the month like an instance.
+        if resource.kind is Kind.JOB and resource.state is not State.RUNNING:
             amount, unit = self.job_savings(resource) if self.job_savings else (None, None)
             return Finding(
                 info.id, info.severity, info.title, resource, *explained, line, None,
