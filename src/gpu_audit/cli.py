@@ -315,7 +315,7 @@ def estimate(files: tuple[str, ...], **options: Any) -> None:
     else:
         click.echo(report.text, nl=False)
     for error in report.errors:
-        click.echo(f"gpu-audit: error: {error}", err=True)
+        click.echo(f"gpu-audit: error: {redact_urls(error)}", err=True)
     sys.exit(ExitCode.ERROR if report.errors else ExitCode(int(report.over_budget > 0)))
 
 
