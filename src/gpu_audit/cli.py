@@ -274,7 +274,7 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
             click.echo(incomplete_notice(result))  # before any "No open findings"
         write_report(fmt, result, sys.stdout)
     for skipped in result.input_errors:
-        click.echo(f"gpu-audit: error: {skipped.reason}", err=True)
+        click.echo(f"gpu-audit: error: {redact_urls(skipped.reason)}", err=True)
     for gap in result.coverage_gaps:
         click.echo(f"gpu-audit: incomplete: {gap.location}: {gap.error}: {gap.message}", err=True)
     new_only = options["new_only"] or options["fail_on_new"]
