@@ -276,7 +276,8 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
     for skipped in result.input_errors:
         click.echo(f"gpu-audit: error: {redact_urls(skipped.reason)}", err=True)
     for gap in result.coverage_gaps:
-        click.echo(f"gpu-audit: incomplete: {gap.location}: {gap.error}: {gap.message}", err=True)
+        line = f"{gap.location}: {gap.error}: {gap.message}"
+        click.echo(f"gpu-audit: incomplete: {redact_urls(line)}", err=True)
     new_only = options["new_only"] or options["fail_on_new"]
     configured = None if options["fail_on_new"] else settings.fail_on  # --fail-on-new: any severity
     fail_on = options["fail_on"] or configured or ("info" if options["fail_on_new"] else "high")

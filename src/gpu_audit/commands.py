@@ -15,6 +15,7 @@ from gpu_audit.collectors.redact import redact_urls
 from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.errors import ConfigError, InputError, InputErrors
 from gpu_audit.model import CoverageGap, Resource, ScanResult, Scope, Skipped
+from gpu_audit.node_join import join_nodes
 from gpu_audit.settings import Settings
 
 
@@ -64,7 +65,8 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
             inventory = load_inventory(path)
         except InputError as exc:  # judged without it, reported, and the run exits 2
             messages = exc.messages if isinstance(exc, InputErrors) else (str(exc),)
-            unreadable.extend(Skipped(path, message, error=True) for message in messages)
+            shown = redact_urls(path)  # a URL given as a path keeps no secret in any report
+            unreadable.extend(Skipped(shown, redact_urls(m), error=True) for m in messages)
             continue
         resources.extend(inventory.resources)
         gaps.extend(inventory.coverage_gaps)
@@ -73,6 +75,7 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
     scanned: list[Scope] = []
     for name in request.providers:
         scanned.append(_read_provider(name, settings, resources, gaps))
+    resources = join_nodes(resources)  # a cluster node the cloud also listed is one resource
     if request.now is not None:
         now = request.now
     elif captured and not request.providers:
@@ -92,7 +95,7 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
         regions=unique(
             sorted({*(x for s in scanned for x in s.regions), *(r.region or "" for r in resources)})
         ),
-        files=request.inventories,
+        files=tuple(map(redact_urls, request.inventories)),
     )
     patterns = settings.workload_patterns
     result = audit(

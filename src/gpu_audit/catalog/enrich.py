@@ -119,7 +119,7 @@ def _gpu(gpu: Gpu, instance_type: str | None) -> Gpu:
         memory = found.memory_gib if found else None
     if (model, count, memory) == (gpu.model, gpu.count, gpu.memory_gib):
         return gpu
-    return Gpu(model, count, memory)
+    return Gpu(model, count, memory, gpu.allocated)
 
 
 def _price(

@@ -255,6 +255,8 @@ def _saving(kind: str | None, downsize_to: str | None) -> Saving | None:
         return _stop_saving
     if kind == "spot":
         return _spot_saving
+    if kind == "unallocated":
+        return _unallocated_saving
     if kind == "downsize" and downsize_to is None:
         return _half_saving
     if kind == "downsize":
@@ -275,6 +277,15 @@ def _spot_saving(resource: Resource) -> float | None:
     if on_demand is None or spot is None:
         return None
     return round(max(0.0, on_demand - spot) * HOURS_PER_MONTH, 2)
+
+
+def _unallocated_saving(resource: Resource) -> float | None:
+    """A cluster node's GPUs no pod requests: their share of the node's monthly cost."""
+    monthly, gpu = resource.monthly_cost_usd, resource.gpu
+    if monthly is None or not gpu.count or gpu.allocated is None:
+        return None
+    idle = max(0, gpu.count - gpu.allocated)
+    return round(monthly * idle / gpu.count, 2)
 
 
 def _half_saving(resource: Resource) -> float | None:

@@ -6,7 +6,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from gpu_audit.model import Finding, ScanResult, Severity
+from gpu_audit.model import Finding, Kind, ScanResult, Severity
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +38,9 @@ def summarize(result: ScanResult) -> Summary:
     for finding in open_findings:
         by_severity[finding.severity.label] += 1
     by_rule = dict(Counter(f.rule_id for f in open_findings).most_common())
-    costs = [c for r in result.resources if _usable(c := r.monthly_cost_usd) and c is not None]
+    # A pod's GPUs are part of its node's cost: spend counts nodes and instances, never both.
+    billed = [r for r in result.resources if r.kind is not Kind.POD]
+    costs = [c for r in billed if _usable(c := r.monthly_cost_usd) and c is not None]
     return Summary(
         resources=len(result.resources),
         findings_open=len(open_findings),
@@ -49,7 +51,7 @@ def summarize(result: ScanResult) -> Summary:
         not_evaluated=len(result.not_evaluated),
         not_evaluated_resources=len({id(n.resource) for n in result.not_evaluated}),
         monthly_cost_usd=round(sum(costs), 2),
-        unpriced_resources=len(result.resources) - len(costs),
+        unpriced_resources=len(billed) - len(costs),
         monthly_savings_usd=total_savings(open_findings),
         coverage_gaps=len(result.coverage_gaps),
         skipped=len(result.skipped),
@@ -68,7 +70,11 @@ def _usable(amount: float | None) -> bool:
 
 def total_savings(findings: list[Finding], unit: str = "month") -> float:
     """Savings do not add up on one resource (stopping it saves what spot would): take the max.
-    Only savings of one unit are added: monthly (live capacity) or per run (jobs)."""
+    Only savings of one unit are added: monthly (live capacity) or per run (jobs).
+
+    A pod's saving stays on its finding but out of the total: its GPUs are part of its node's
+    cost, and releasing them saves money once the node shrinks (the node's findings count that).
+    """
     return round(sum(_best_per_resource(findings, unit).values()), 2)
 
 
@@ -80,6 +86,7 @@ def _best_per_resource(findings: list[Finding], unit: str) -> dict[int, float]:
             saving is None
             or not _usable(saving)
             or (unit != "month" and finding.saving_unit != unit)
+            or finding.resource.kind is Kind.POD
         ):
             continue
         key = id(finding.resource)
@@ -110,7 +117,7 @@ def best_savings(findings: list[Finding]) -> list[Finding]:
     best: dict[int, Finding] = {}
     for finding in findings:
         saving = finding.monthly_savings_usd
-        if not finding.is_open or not saving or saving <= 0:
+        if not finding.is_open or not saving or saving <= 0 or finding.resource.kind is Kind.POD:
             continue
         key = id(finding.resource)
         current = best.get(key)
