@@ -233,3 +233,28 @@ def test_an_unreadable_inventory_is_reported_and_the_others_still_judged(tmp_pat
     assert [s["path"] for s in report["skipped"] if s["error"]] == [str(bad)]
     [line] = result.stderr.splitlines()
     assert line.startswith(f"gpu-audit: error: {bad}:1:14: '2026-02-30' is not a valid date")
+
+
+def test_a_version_1_report_still_reads_as_an_inventory(tmp_path: Path) -> None:
+    """Reports written before schema version 2 stay usable as inventories and baselines."""
+    old = json.loads(render("json", demo_scan()))
+    old["version"] = 1
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    assert len(load_inventory(str(path)).resources) == len(old["resources"])
+    old["version"] = 3
+    path.write_text(json.dumps(old))
+    with pytest.raises(InputError, match="version: expected 1 or 2, got 3"):
+        load_inventory(str(path))
+
+
+def test_gap_fields_cannot_forge_a_line_or_restyle_the_terminal(tmp_path: Path) -> None:
+    path = tmp_path / "inv.json"
+    gap = {"provider": "aws", "scope": "r", "error": "E\x1b]0;x\x07", "message": "a\nb\u202e"}
+    path.write_text(json.dumps({"resources": [], "coverage_gaps": [gap]}))
+    result = CliRunner().invoke(main, ["scan", "--inventory", str(path), "-q"])
+    assert result.exit_code == 3
+    [line] = result.stderr.splitlines()
+    assert line.startswith("gpu-audit: incomplete: ")
+    assert "\x1b" not in line and "\x07" not in line and "\u202e" not in line
+    assert "a\\x0ab\\u202e" in line

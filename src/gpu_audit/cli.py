@@ -17,7 +17,7 @@ from gpu_audit import __version__
 from gpu_audit.collectors.provider import Option
 from gpu_audit.collectors.redact import redact_urls
 from gpu_audit.collectors.registry import PROVIDERS
-from gpu_audit.errors import ConfigError, GpuAuditError
+from gpu_audit.errors import ConfigError, GpuAuditError, one_line
 from gpu_audit.history.cli import COMPARISON_OPTIONS, history_group, needs_comparison
 from gpu_audit.model import ScanResult, Severity
 from gpu_audit.settings import FAIL_ON, Settings, load_settings
@@ -274,10 +274,10 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
             click.echo(incomplete_notice(result))  # before any "No open findings"
         write_report(fmt, result, sys.stdout)
     for skipped in result.input_errors:
-        click.echo(f"gpu-audit: error: {redact_urls(skipped.reason)}", err=True)
+        click.echo(f"gpu-audit: error: {one_line(redact_urls(skipped.reason))}", err=True)
     for gap in result.coverage_gaps:
         line = f"{gap.location}: {gap.error}: {gap.message}"
-        click.echo(f"gpu-audit: incomplete: {redact_urls(line)}", err=True)
+        click.echo(f"gpu-audit: incomplete: {one_line(redact_urls(line))}", err=True)
     new_only = options["new_only"] or options["fail_on_new"]
     configured = None if options["fail_on_new"] else settings.fail_on  # --fail-on-new: any severity
     fail_on = options["fail_on"] or configured or ("info" if options["fail_on_new"] else "high")
@@ -315,7 +315,7 @@ def estimate(files: tuple[str, ...], **options: Any) -> None:
     else:
         click.echo(report.text, nl=False)
     for error in report.errors:
-        click.echo(f"gpu-audit: error: {error}", err=True)
+        click.echo(f"gpu-audit: error: {redact_urls(error)}", err=True)
     sys.exit(ExitCode.ERROR if report.errors else ExitCode(int(report.over_budget > 0)))
 
 

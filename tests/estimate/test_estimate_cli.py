@@ -157,3 +157,9 @@ def test_job_findings_state_per_run_savings_in_every_format(fmt: str) -> None:
     else:
         assert "per run" in out or "/run" in out
         assert "15,774" not in out  # the old per-month figure for a 12 h job
+
+
+def test_an_error_line_never_shows_url_secrets() -> None:
+    code, _, err = run("estimate", "https://user:pw@example.com/job.yaml?sig=abc")
+    assert code == 2
+    assert "pw@" not in err and "sig=abc" not in err

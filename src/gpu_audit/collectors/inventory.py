@@ -93,9 +93,11 @@ def _inventory(path: str, data: Any, problems: list[tuple[Path, str]]) -> Invent
             if key not in allowed:
                 hint = suggest(key, allowed)
                 problems.append(((key,), f"inventory: unknown key '{printable(key)}'{hint}"))
-        if data.get("version", 1) != 1:
+        versions = (1, 2) if "tool" in data else (1,)  # a JSON report of either version
+        if data.get("version", 1) not in versions:
+            expected = " or ".join(map(str, versions))
             problems.append(
-                (("version",), f"inventory: version: expected 1, got {data['version']!r}")
+                (("version",), f"inventory: version: expected {expected}, got {data['version']!r}")
             )
         if "resources" not in data:
             problems.append(((), "inventory: expected a 'resources' list"))
@@ -116,7 +118,7 @@ def _inventory(path: str, data: Any, problems: list[tuple[Path, str]]) -> Invent
 @cache
 def _report_keys() -> tuple[str, ...]:
     """A JSON report is an inventory too: its other sections are known, and ignored."""
-    schema = files("gpu_audit.report").joinpath("report-v1.schema.json").read_text("utf-8")
+    schema = files("gpu_audit.report").joinpath("report-v2.schema.json").read_text("utf-8")
     return tuple(json.loads(schema)["properties"])
 
 

@@ -1,4 +1,4 @@
-"""JSON report, schema version 1: stable keys, validated against `report-v1.schema.json`."""
+"""JSON report, schema version 2: stable keys, validated against `report-v2.schema.json`."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from gpu_audit.report import jsonstream
 from gpu_audit.report.since import finding_history, summary_block
 from gpu_audit.report.summary import summarize
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def render(result: ScanResult) -> str:
