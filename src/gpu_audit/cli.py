@@ -210,14 +210,26 @@ def scan(
 
 
 @main.command(short_help="Lint ML job configs before they launch (pre-commit hook).")
-@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, type=click.Path())
+@click.option(
+    "--exclude",
+    "excludes",
+    multiple=True,
+    metavar="GLOB",
+    help="Skip files under directories and globs matching this .gitignore-style pattern "
+    "(repeatable).",
+)
 @output_options
-def check(files: tuple[str, ...], **options: Any) -> None:
-    """Lint ML job configs (SkyPilot, Kubernetes, SageMaker, Vertex, Batch, Ray, dstack)."""
+def check(files: tuple[str, ...], excludes: tuple[str, ...], **options: Any) -> None:
+    """Lint ML job configs (SkyPilot, Kubernetes, SageMaker, Vertex, Batch, Ray, dstack).
+
+    FILES may be files (always read), directories (walked for .yaml/.yml/.json files, honouring
+    .gitignore) and quoted globs ('jobs/**/*.yaml').
+    """
     from gpu_audit.commands import CheckRequest, run_check
 
     settings = _settings(options)
-    request = CheckRequest(files, options["policies"], options["config_path"])
+    request = CheckRequest(files, options["policies"], options["config_path"], excludes)
     result = run_check(request, settings)
     if os.environ.get("PRE_COMMIT") and not options["output"]:
         # pre-commit may split a very large commit into several runs, each printing a summary.

@@ -16,7 +16,7 @@ from gpu_audit.yamlsrc import LineMap, load_documents, read_text
 
 CONFIG_NAMES = (".gpu-audit.yaml", ".gpu-audit.yml")
 FAIL_ON = ("info", "low", "medium", "high", "critical", "none")
-SHARED_KEYS = ("policies", "fail_on", "workload_patterns")
+SHARED_KEYS = ("policies", "fail_on", "workload_patterns", "exclude")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +31,7 @@ class Settings:
         default_factory=lambda: dict(DEFAULT_PATTERNS)
     )
     source: str | None = None  # the config file these came from
+    exclude: tuple[str, ...] = ()  # `check`: gitwildmatch patterns skipped under directories
 
     def section(self, provider: str) -> Any:
         """The settings of one provider (its dataclass from the registry)."""
@@ -100,7 +101,13 @@ def _build(path: str, data: LineMap) -> Settings:
             f"{', '.join(FAIL_ON)}"
         )
     patterns = _patterns(path, data)
-    return Settings(sections, resolved, fail_on, patterns, source=path)
+    exclude = data.get("exclude") or ()
+    if isinstance(exclude, str):
+        exclude = (exclude,)
+    if not isinstance(exclude, list | tuple) or not all(isinstance(p, str) for p in exclude):
+        line = data.line_of("exclude")
+        raise ConfigError(f"{path}:{line}: config: exclude: expected a list of patterns")
+    return Settings(sections, resolved, fail_on, patterns, source=path, exclude=tuple(exclude))
 
 
 def _patterns(path: str, data: LineMap) -> Mapping[str, tuple[str, ...]]:
