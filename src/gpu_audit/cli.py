@@ -115,6 +115,12 @@ def output_options(func: F) -> F:
             help="Settings file (default: .gpu-audit.yaml found upwards).",
         ),
         click.option("-q", "--quiet", is_flag=True, help="Print the summary line only."),
+        click.option(
+            "-v",
+            "--verbose",
+            is_flag=True,
+            help="Also list each skipped input and why (on stderr).",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -266,6 +272,16 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
         if result.coverage_gaps and fmt in ("table", "text"):
             click.echo(incomplete_notice(result))  # before any "No open findings"
         write_report(fmt, result, sys.stdout)
+    if options["verbose"]:
+        from gpu_audit.report.escape import terminal_safe
+
+        for skipped in result.skipped:
+            if not skipped.error:
+                where = f"{skipped.path}:{skipped.line}" if skipped.line else skipped.path
+                click.echo(
+                    f"gpu-audit: skipped: {terminal_safe(where)}: {terminal_safe(skipped.reason)}",
+                    err=True,
+                )
     for skipped in result.input_errors:
         click.echo(f"gpu-audit: error: {skipped.reason}", err=True)
     for gap in result.coverage_gaps:

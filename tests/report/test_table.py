@@ -25,7 +25,7 @@ def test_gaps_and_errors_are_called_out(hostile: ScanResult) -> None:
     text = table.render(hostile)
     assert "COVERAGE GAP: aws account" in text
     assert "error: " in text
-    assert "PARTIAL: 1 coverage gaps" in text.splitlines()[-1]
+    assert "PARTIAL: 1 coverage gap" in text.splitlines()[-1]
 
 
 def test_control_characters_never_reach_the_terminal(hostile: ScanResult) -> None:

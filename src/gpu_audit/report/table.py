@@ -55,7 +55,8 @@ def _set_aside(result: ScanResult) -> list[str]:
         )
     passed_over = len(result.skipped) - len(result.input_errors)
     if passed_over:
-        lines.append(f"skipped: {passed_over} inputs hold no GPU job")
+        noun = "input holds" if passed_over == 1 else "inputs hold"
+        lines.append(f"skipped: {passed_over} {noun} no GPU job (-v lists them)")
     if result.not_evaluated:
         missing = Counter(n.missing.split(" ", 1)[0] for n in result.not_evaluated)
         lines.append("not evaluated (missing data): " + _counts(missing))
@@ -112,11 +113,16 @@ def _money(value: float | None) -> str:
     return "-" if value is None else f"${value:,.0f}"
 
 
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """`1 finding`, `2 findings`, `0 findings` (`nouns` when the plural is not noun + s)."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
 def summary_line(summary: Summary) -> str:
     severities = ", ".join(f"{n} {s}" for s, n in summary.by_severity.items() if n)
     parts = [
-        f"{summary.findings_open} findings" + (f" ({severities})" if severities else ""),
-        f"{summary.resources} resources",
+        plural(summary.findings_open, "finding") + (f" ({severities})" if severities else ""),
+        plural(summary.resources, "resource"),
         f"GPU spend ${summary.monthly_cost_usd:,.0f}/month",
         f"savings ${summary.monthly_savings_usd:,.0f}/month",
     ]
@@ -127,7 +133,10 @@ def summary_line(summary: Summary) -> str:
     if summary.not_evaluated:
         parts.append(f"{summary.not_evaluated} not evaluated")
     if summary.coverage_gaps:
-        parts.append(f"PARTIAL: {summary.coverage_gaps} coverage gaps")
+        parts.append(f"PARTIAL: {plural(summary.coverage_gaps, 'coverage gap')}")
+    passed_over = summary.skipped - summary.input_errors
+    if passed_over:
+        parts.append(f"{plural(passed_over, 'input')} skipped (no GPU job)")
     if summary.input_errors:
-        parts.append(f"{summary.input_errors} unreadable inputs")
+        parts.append(plural(summary.input_errors, "unreadable input"))
     return "; ".join(parts)
