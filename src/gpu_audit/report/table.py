@@ -7,16 +7,29 @@ the cursor or recolour the terminal.
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections import Counter
+from typing import TextIO
 
 from gpu_audit.model import Finding, Kind, ScanResult, Severity
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.summary import Summary, summarize, total_savings
 
-HEADERS = ["rule", "resource", "type", "GPU", "$/month", "saving/month", "found"]
+HEADERS = ["rule", "name", "resource", "type", "GPU", "$/month", "saving/month", "found"]
+FLEXIBLE = {7: 10, 2: 14, 1: 10}  # column → narrowest width, shrunk in this order to fit
+WIDTH = 120  # in files and pipes; on a terminal, the terminal's width
+# ANSI SGR per severity, on a terminal only (never in files or pipes), and never with NO_COLOR
+COLOURS = {"critical": "1;31", "high": "31", "medium": "33", "low": "36", "info": "2"}
 
 
-def render(result: ScanResult) -> str:
+def write(result: ScanResult, stream: TextIO) -> None:
+    terminal = hasattr(stream, "isatty") and stream.isatty()
+    width = shutil.get_terminal_size((WIDTH, 24)).columns if terminal else WIDTH
+    stream.write(render(result, width, colour=terminal and not os.environ.get("NO_COLOR")))
+
+
+def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
     from tabulate import tabulate  # imported here: ~0.1 s that `check -q` need not pay
 
     lines: list[str] = []
@@ -26,8 +39,11 @@ def render(result: ScanResult) -> str:
         if not group:
             continue
         saving = total_savings(group)
-        lines.append(f"{severity.label.upper()} ({len(group)}; savings {_money(saving)}/month)")
-        rows = [_row(f) for f in sorted(group, key=_order)]
+        heading = f"{severity.label.upper()} ({len(group)}; savings {_money(saving)}/month)"
+        if colour:
+            heading = f"\x1b[{COLOURS[severity.label]}m{heading}\x1b[0m"
+        lines.append(heading)
+        rows = _fit([_row(f) for f in sorted(group, key=_order)], width)
         lines.append(tabulate(rows, headers=HEADERS, tablefmt="simple", disable_numparse=True))
         lines.append("")
     if not open_findings:
@@ -36,6 +52,22 @@ def render(result: ScanResult) -> str:
     lines += _problems(result)
     lines.append(summary_line(summarize(result)))
     return "\n".join(lines) + "\n"
+
+
+def _fit(rows: list[list[str]], width: int) -> list[list[str]]:
+    """Clip the flexible columns (found, resource, name) until the table fits `width`."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(HEADERS)]
+    excess = sum(widths) + 2 * (len(widths) - 1) - width
+    for column, narrowest in FLEXIBLE.items():
+        if excess <= 0:
+            break
+        cut = min(excess, max(widths[column] - narrowest, 0))
+        widths[column] -= cut
+        excess -= cut
+    for row in rows:
+        for column in FLEXIBLE:
+            row[column] = clean(row[column], widths[column], tail=column == 2)
+    return rows
 
 
 def _set_aside(result: ScanResult) -> list[str]:
@@ -90,6 +122,7 @@ def _row(finding: Finding) -> list[str]:
         location = f"{resource.source.path}:{finding.line or resource.source.line or '?'}"
     return [
         clean(finding.rule_id),
+        clean(resource.name or "-", 40),
         clean(location, 60, tail=True),
         clean(resource.instance_type or "-"),
         gpus,
