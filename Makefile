@@ -12,9 +12,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# The quarterly audit: last quarter's snapshot is recorded into a throw-away history database,
+# then this quarter's is judged against it (new, persisting, resolved, savings realised).
 demo: $(STAMP)
+	@history=$$(mktemp -d) && trap 'rm -rf "$$history"' EXIT && \
 	$(BIN)/gpu-audit scan --inventory fixtures/inventory/demo.yaml \
-		--policy fixtures/inventory/demo-policy.yaml --format table --fail-on none
+		--policy fixtures/inventory/demo-policy.yaml --history "$$history/audits.db" -q \
+		--fail-on none >/dev/null && \
+	$(BIN)/gpu-audit scan --inventory fixtures/inventory/demo-next.yaml \
+		--policy fixtures/inventory/demo-policy.yaml --history "$$history/audits.db" \
+		--format table --fail-on none
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -79,7 +79,7 @@ def test_several_reports_from_one_scan(tmp_path: Path) -> None:
         str(out_table),
     )
     assert code == 0 and stdout == ""
-    assert json.loads(out_json.read_text())["version"] == 1
+    assert json.loads(out_json.read_text())["version"] == 2
     assert "findings" in out_table.read_text()  # text: --output with no --format, not a TTY
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "r.txt"]  # no temp files left
 
@@ -248,7 +248,7 @@ def test_an_explicit_format_wins_over_the_extension(tmp_path: Path) -> None:
     assert json.loads(out.read_text())["findings"]
 
 
-@pytest.mark.parametrize("group", [[], ["policies"], ["catalog"]])
+@pytest.mark.parametrize("group", [[], ["policies"], ["catalog"], ["history"]])
 def test_help_lists_commands_without_truncating_them(group: list[str]) -> None:
     code, out, _ = run(*group, "--help")
     assert code == 0

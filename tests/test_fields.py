@@ -104,7 +104,7 @@ def test_the_docs_field_table_is_the_field_table() -> None:
 
 
 def test_the_report_schema_resource_part_is_the_field_table() -> None:
-    schema = json.loads((ROOT / "src/gpu_audit/report/report-v1.schema.json").read_text())
+    schema = json.loads((ROOT / "src/gpu_audit/report/report-v2.schema.json").read_text())
     expected = resource_schema()
     assert schema["$defs"]["resource"] == expected, json.dumps(expected, indent=2)
 
@@ -168,7 +168,7 @@ def test_the_inventory_refuses_numbers_the_table_bounds() -> None:
 
 def test_the_schemas_know_every_kind() -> None:
     kinds = [kind.value for kind in Kind]
-    report = json.loads((ROOT / "src/gpu_audit/report/report-v1.schema.json").read_text())
+    report = json.loads((ROOT / "src/gpu_audit/report/report-v2.schema.json").read_text())
     assert report["$defs"]["kind"]["enum"] == kinds
     policy = json.loads((ROOT / "src/gpu_audit/policy/schema.json").read_text())
     rule = policy["$defs"]["rule"]["properties"]
@@ -183,7 +183,7 @@ def write_derived() -> None:
     start = lines.index("| field | type | meaning | filled by |")
     lines[start : lines.index("", start)] = doc_rows()
     doc.write_text("\n".join(lines))
-    path = ROOT / "src/gpu_audit/report/report-v1.schema.json"
+    path = ROOT / "src/gpu_audit/report/report-v2.schema.json"
     text = path.read_text()
     begin = text.index("{", text.index('\n    "resource": {'))
     depth, end = 0, begin

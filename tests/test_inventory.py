@@ -205,3 +205,56 @@ def test_keys_and_ids_from_the_file_cannot_add_a_line(tmp_path: Path) -> None:
         "3: inventory: unknown key 'a\\x0ab'",
         "2: resource 'i-1\\x0a\\u202e': col\\x0aour: unknown field 'col\\x0aour'",
     ]
+
+
+def test_a_large_inventory_nested_too_deep_is_located(tmp_path: Path) -> None:
+    """Past the size scanned up front, the JSON decoder's own guard catches it, still located."""
+    padding = [{"provider": "aws", "id": f"i-{n}", "name": "x" * 80} for n in range(90_000)]
+    text = json.dumps({"resources": padding})[:-1] + ', "deep": ' + "[" * 30_000
+    text += "]" * 30_000 + "}"
+    path = tmp_path / "inv.json"
+    path.write_text(text)
+    with pytest.raises(InputError) as raised:
+        load_inventory(str(path))
+    message = str(raised.value)
+    assert message.startswith(f"{path}:1:") and "nested more than 100 levels deep" in message
+
+
+def test_an_unreadable_inventory_is_reported_and_the_others_still_judged(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("captured_at: 2026-02-30\nresources: []\n")
+    demo = str(FIXTURES / "inventory" / "demo.yaml")
+    result = CliRunner().invoke(
+        main, ["scan", "--inventory", demo, "--inventory", str(bad), "--format", "json"]
+    )
+    assert result.exit_code == 2
+    report = json.loads(result.stdout)
+    assert len(report["resources"]) == len(load_inventory(demo).resources)
+    assert [s["path"] for s in report["skipped"] if s["error"]] == [str(bad)]
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"gpu-audit: error: {bad}:1:14: '2026-02-30' is not a valid date")
+
+
+def test_a_version_1_report_still_reads_as_an_inventory(tmp_path: Path) -> None:
+    """Reports written before schema version 2 stay usable as inventories and baselines."""
+    old = json.loads(render("json", demo_scan()))
+    old["version"] = 1
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    assert len(load_inventory(str(path)).resources) == len(old["resources"])
+    old["version"] = 3
+    path.write_text(json.dumps(old))
+    with pytest.raises(InputError, match="version: expected 1 or 2, got 3"):
+        load_inventory(str(path))
+
+
+def test_gap_fields_cannot_forge_a_line_or_restyle_the_terminal(tmp_path: Path) -> None:
+    path = tmp_path / "inv.json"
+    gap = {"provider": "aws", "scope": "r", "error": "E\x1b]0;x\x07", "message": "a\nb\u202e"}
+    path.write_text(json.dumps({"resources": [], "coverage_gaps": [gap]}))
+    result = CliRunner().invoke(main, ["scan", "--inventory", str(path), "-q"])
+    assert result.exit_code == 3
+    [line] = result.stderr.splitlines()
+    assert line.startswith("gpu-audit: incomplete: ")
+    assert "\x1b" not in line and "\x07" not in line and "\u202e" not in line
+    assert "a\\x0ab\\u202e" in line

@@ -22,8 +22,8 @@ KINDS = {tuple: "list of strings", str: "string", int: "integer", float: "number
 def _shown(value: Any) -> str:
     if value is None:
         return "none"
-    if value == ():
-        return "`[]`"
+    if isinstance(value, tuple):
+        return f"`[{', '.join(value)}]`"
     return f"`{value:g}`" if isinstance(value, float) else f"`{value}`"
 
 

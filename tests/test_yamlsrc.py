@@ -187,15 +187,15 @@ def test_lone_json_surrogates_are_refused_where_they_are() -> None:
         (
             "d.dstack.yml",
             "type: [task]\nresources: {gpu: A100}\n",
-            ":1: job format detection: a list",
+            ":1: dstack parser: a list",  # parsing is recognising (no separate detection stage)
         ),
         (
             "cf.yaml",
             "AWSTemplateFormatVersion: '2010-09-09'\nResources:\n  J:\n"
             "    Type: [AWS::SageMaker::NotebookInstance]\n    Properties: {InstanceType: x}\n",
-            ":1: job format detection: a list or mapping where a name was expected",
+            ":1: batch parser: a list or mapping where a name was expected",
         ),
-        ("d.dstack.yml", "type: {'a\\nb': task}\n", ":1: job format detection: a list or mapping"),
+        ("d.dstack.yml", "type: {'a\\nb': task}\n", ":1: dstack parser: a list or mapping"),
     ],
 )
 def test_a_list_where_a_name_was_expected_is_located(

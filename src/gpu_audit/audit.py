@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from gpu_audit.catalog.enrich import enrich
+from gpu_audit.history.fingerprint import fingerprints
 from gpu_audit.model import CoverageGap, Resource, ScanResult, Scope, Skipped
 from gpu_audit.policy.engine import evaluate, paused_gc
 from gpu_audit.policy.loader import Policy
@@ -37,4 +38,5 @@ def audit(
         skipped=tuple(skipped),
         coverage_gaps=tuple(coverage_gaps),
         waivers=evaluation.waivers,
+        fingerprints=fingerprints(evaluation.findings),
     )

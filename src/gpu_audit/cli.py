@@ -17,12 +17,14 @@ from gpu_audit import __version__
 from gpu_audit.collectors.provider import Option
 from gpu_audit.collectors.redact import redact_urls
 from gpu_audit.collectors.registry import PROVIDERS
-from gpu_audit.errors import ConfigError, GpuAuditError
+from gpu_audit.errors import ConfigError, GpuAuditError, one_line
+from gpu_audit.history.cli import COMPARISON_OPTIONS, history_group, needs_comparison
 from gpu_audit.model import ScanResult, Severity
 from gpu_audit.settings import FAIL_ON, Settings, load_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = ("table", "text", "json", "markdown", "sarif", "csv")
+ESTIMATE_FORMATS = ("table", "text", "json", "markdown")
 OUTPUT_EXTENSIONS = {
     ".md": "markdown",
     ".markdown": "markdown",
@@ -40,14 +42,15 @@ class ExitCode(IntEnum):
     INCOMPLETE = 3  # a region, account or project could not be read; takes precedence over 1
 
 
-def exit_code(result: ScanResult, fail_on: str) -> ExitCode:
+def exit_code(result: ScanResult, fail_on: str, new_only: bool = False) -> ExitCode:
     if result.input_errors:
         return ExitCode.ERROR
     if result.partial:
         return ExitCode.INCOMPLETE
     if fail_on != "none":
-        threshold = Severity.parse(fail_on)
-        if any(f.is_open and f.severity >= threshold for f in result.findings):
+        from gpu_audit.history.remember import failing
+
+        if failing(result, Severity.parse(fail_on), new_only):
             return ExitCode.FINDINGS
     return ExitCode.OK
 
@@ -121,6 +124,7 @@ def output_options(func: F) -> F:
             is_flag=True,
             help="Also list each skipped input and why (on stderr).",
         ),
+        *COMPARISON_OPTIONS,
     ]
     for option in reversed(options):
         func = option(func)
@@ -191,9 +195,18 @@ def provider_options(func: F) -> F:
     metavar="ISO-TIME",
     help="Judge as of this time (reproducible reports); default: now, or the inventory's.",
 )
+@click.option(
+    "--history",
+    metavar="PATH",
+    help="Record the audit in this SQLite database and compare with the previous one.",
+)
 @output_options
 def scan(
-    inventories: tuple[str, ...], providers: tuple[str, ...], now_text: str | None, **options: Any
+    inventories: tuple[str, ...],
+    providers: tuple[str, ...],
+    now_text: str | None,
+    history: str | None,
+    **options: Any,
 ) -> None:
     """Enumerate running GPU capacity (or a saved inventory) and judge it."""
     from gpu_audit.commands import ScanRequest, run_scan
@@ -211,7 +224,11 @@ def scan(
         now=now_from(now_text),
         policies=options["policies"],
         config_path=options["config_path"],
+        history=history or settings.history,
+        baseline=options["baseline"],
     )
+    needs_comparison(options, request.history)
+    options["history"] = request.history
     _finish(run_scan(request, settings), options, settings)
 
 
@@ -227,7 +244,7 @@ def scan(
 )
 @output_options
 def check(files: tuple[str, ...], excludes: tuple[str, ...], **options: Any) -> None:
-    """Lint ML job configs (SkyPilot, Kubernetes, SageMaker, Vertex, Batch, Ray, dstack).
+    """Lint ML job configs: SkyPilot, Kubernetes, SageMaker, Vertex, Batch, Ray, dstack, AzureML.
 
     FILES may be files (always read), directories (walked for .yaml/.yml/.json files, honouring
     .gitignore) and quoted globs ('jobs/**/*.yaml').
@@ -235,7 +252,10 @@ def check(files: tuple[str, ...], excludes: tuple[str, ...], **options: Any) -> 
     from gpu_audit.commands import CheckRequest, run_check
 
     settings = _settings(options)
-    request = CheckRequest(files, options["policies"], options["config_path"], excludes)
+    request = CheckRequest(
+        files, options["policies"], options["config_path"], options["baseline"], excludes
+    )
+    needs_comparison(options, None)
     result = run_check(request, settings)
     if os.environ.get("PRE_COMMIT") and not options["output"]:
         # pre-commit may split a very large commit into several runs, each printing a summary.
@@ -261,7 +281,8 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
         from gpu_audit.report.writer import write_atomic  # tempfile: ~15 ms a hook need not pay
 
         scope = result.scope  # a report never replaces a file the run read
-        inputs = [*scope.files, *scope.policy_files, *filter(None, [settings.source])]
+        read = [settings.source, options["baseline"], options.get("history")]
+        inputs = [*scope.files, *scope.policy_files, *filter(None, read)]
         for name, path in options["reports"]:
             write_atomic(path, partial(write_report, name, result), inputs=inputs)
     if options["output"]:
@@ -283,10 +304,49 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
                     err=True,
                 )
     for skipped in result.input_errors:
-        click.echo(f"gpu-audit: error: {skipped.reason}", err=True)
+        click.echo(f"gpu-audit: error: {one_line(redact_urls(skipped.reason))}", err=True)
     for gap in result.coverage_gaps:
-        click.echo(f"gpu-audit: incomplete: {gap.location}: {gap.error}: {gap.message}", err=True)
-    sys.exit(exit_code(result, options["fail_on"] or settings.fail_on or "high"))
+        line = f"{gap.location}: {gap.error}: {gap.message}"
+        click.echo(f"gpu-audit: incomplete: {one_line(redact_urls(line))}", err=True)
+    new_only = options["new_only"] or options["fail_on_new"]
+    configured = None if options["fail_on_new"] else settings.fail_on  # --fail-on-new: any severity
+    fail_on = options["fail_on"] or configured or ("info" if options["fail_on_new"] else "high")
+    sys.exit(exit_code(result, fail_on, new_only))
+
+
+main.add_command(history_group)
+
+
+@main.command(short_help="What a run costs: job files, or the options for a GPU request.")
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("--gpu", metavar="MODEL:N", help="GPUs per node to price, e.g. A100-80GB:8.")
+@click.option("--instance-type", metavar="TYPE", help="Price the GPUs of this instance type.")
+@click.option("--hours", type=float, help="Runtime (overrides a job's runtime cap).")
+@click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--cloud", type=click.Choice(["aws", "gcp", "azure"]), help="Only this cloud.")
+@click.option("--max-usd", type=float, metavar="USD", help="Mark options over this budget.")
+@click.option("--format", "fmt", type=click.Choice(ESTIMATE_FORMATS), default=None)
+@click.option("--output", "-o", metavar="PATH", help="Write the estimate here (atomically).")
+def estimate(files: tuple[str, ...], **options: Any) -> None:
+    """Cost of one run of each job (on-demand and spot, with the price's source and date), or
+    every instance type offering --gpu / --instance-type, cheapest run first. No network.
+    Exit 1 when a job's run costs more than the budget it declares."""
+    from gpu_audit.estimate.run import EstimateRequest, run_estimate
+
+    output = options.pop("output")
+    fmt = options.pop("fmt") or format_for(output, sys.stdout.isatty())
+    if fmt not in ESTIMATE_FORMATS:
+        raise ConfigError(f"estimate: no {fmt} output; formats: {', '.join(ESTIMATE_FORMATS)}")
+    report = run_estimate(EstimateRequest(files=files, fmt=fmt, **options))
+    if output:
+        from gpu_audit.report.writer import write_atomic
+
+        write_atomic(output, report.text, inputs=files)  # never over a job file
+    else:
+        click.echo(report.text, nl=False)
+    for error in report.errors:
+        click.echo(f"gpu-audit: error: {redact_urls(error)}", err=True)
+    sys.exit(ExitCode.ERROR if report.errors else ExitCode(int(report.over_budget > 0)))
 
 
 @main.group()

@@ -13,8 +13,9 @@ from gpu_audit.collectors.interface import Progress, ProviderUnavailable
 from gpu_audit.collectors.provider import Provider
 from gpu_audit.collectors.redact import redact_urls
 from gpu_audit.collectors.registry import PROVIDERS
-from gpu_audit.errors import ConfigError
-from gpu_audit.model import CoverageGap, Resource, ScanResult, Scope
+from gpu_audit.errors import ConfigError, InputError, InputErrors
+from gpu_audit.model import CoverageGap, Resource, ScanResult, Scope, Skipped
+from gpu_audit.node_join import join_nodes
 from gpu_audit.settings import Settings
 
 
@@ -28,6 +29,8 @@ class ScanRequest:
     now: datetime | None = None
     policies: tuple[str, ...] = ()
     config_path: str | None = None
+    history: str | None = None  # record in this database and compare with the previous audit
+    baseline: str | None = None  # or compare with this saved JSON report
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +38,7 @@ class CheckRequest:
     files: tuple[str, ...] = ()  # files, directories (walked) and globs, as given
     policies: tuple[str, ...] = ()
     config_path: str | None = None
+    baseline: str | None = None
     excludes: tuple[str, ...] = ()  # gitwildmatch patterns, beside the settings' `exclude`
 
 
@@ -44,6 +48,10 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
     from gpu_audit.policy.loader import load_policy
 
     settings = with_flags(settings, request)
+    if request.history or request.baseline:
+        from gpu_audit.history.remember import preflight
+
+        preflight(request.history, request.baseline)
     policy = load_policy(request.policies or settings.policies)
     if not request.inventories and not request.providers:
         raise ConfigError(
@@ -52,8 +60,15 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
     resources: list[Resource] = []
     gaps: list[CoverageGap] = []
     captured: list[datetime] = []
+    unreadable: list[Skipped] = []
     for path in request.inventories:
-        inventory = load_inventory(path)
+        try:
+            inventory = load_inventory(path)
+        except InputError as exc:  # judged without it, reported, and the run exits 2
+            messages = exc.messages if isinstance(exc, InputErrors) else (str(exc),)
+            shown = redact_urls(path)  # a URL given as a path keeps no secret in any report
+            unreadable.extend(Skipped(shown, redact_urls(m), error=True) for m in messages)
+            continue
         resources.extend(inventory.resources)
         gaps.extend(inventory.coverage_gaps)
         if inventory.captured_at:
@@ -61,6 +76,7 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
     scanned: list[Scope] = []
     for name in request.providers:
         scanned.append(_read_provider(name, settings, resources, gaps))
+    resources = join_nodes(resources)  # a cluster node the cloud also listed is one resource
     if request.now is not None:
         now = request.now
     elif captured and not request.providers:
@@ -80,10 +96,30 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
         regions=unique(
             sorted({*(x for s in scanned for x in s.regions), *(r.region or "" for r in resources)})
         ),
-        files=request.inventories,
+        files=tuple(map(redact_urls, request.inventories)),
     )
     patterns = settings.workload_patterns
-    return audit(resources, policy, now, scope, coverage_gaps=gaps, workload_patterns=patterns)
+    result = audit(
+        resources,
+        policy,
+        now,
+        scope,
+        skipped=unreadable,
+        coverage_gaps=gaps,
+        workload_patterns=patterns,
+    )
+    if unreadable:  # an audit missing a whole inventory would read as resolved findings
+        return result
+    return _compared(result, request.history, request.baseline)
+
+
+def _compared(result: ScanResult, history: str | None, baseline: str | None) -> ScanResult:
+    """With a history or a baseline: compared with the previous audit (and recorded)."""
+    if not history and not baseline:
+        return result
+    from gpu_audit.history.remember import remember  # sqlite3: only when asked
+
+    return remember(result, history, baseline)
 
 
 def _read_provider(
@@ -120,7 +156,10 @@ def run_check(request: CheckRequest, settings: Settings) -> ScanResult:
     scope = Scope(command="check", providers=(), files=tuple(files))
     now = datetime.now(UTC)
     patterns = settings.workload_patterns
-    return audit(loaded.resources, policy, now, scope, skipped=skipped, workload_patterns=patterns)
+    result = audit(
+        loaded.resources, policy, now, scope, skipped=skipped, workload_patterns=patterns
+    )
+    return _compared(result, None, request.baseline)
 
 
 def with_flags(settings: Settings, request: ScanRequest) -> Settings:
@@ -210,8 +249,9 @@ def lookup_rows(names: tuple[str, ...], region: str | None) -> tuple[list[list[s
         cls = gpu_class(name)
         if cls is not None:
             quote = gpu_hour_price(cls.name)
+            label = f"{name} ({quote.item} per GPU)" if quote and quote.item else name
             rows.append(
-                [name, "-", cls.name, "1", _text(cls.memory_gib), _text(cls.rank), *_quote(quote)]
+                [label, "-", cls.name, "1", _text(cls.memory_gib), _text(cls.rank), *_quote(quote)]
             )
             continue
         unknown.append(name)

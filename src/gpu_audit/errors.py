@@ -1,8 +1,32 @@
 """One error base class and one class per stage; every message is located (file:line, rule, key)."""
 
+import unicodedata
+
+_UNPRINTABLE = frozenset(("Cc", "Cf", "Cs", "Co", "Zl", "Zp"))
+
+
+def one_line(message: str) -> str:
+    """A message with the control, bidi and line-break characters that a value from a file can
+    bring escaped (`\\n`, `\\x1b`, `\\u202e`): it stays one line, and cannot restyle a terminal."""
+    if message.isprintable():
+        return message
+    return "".join(
+        (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+        if unicodedata.category(c) in _UNPRINTABLE
+        else c
+        for c in message
+    )
+
 
 class GpuAuditError(Exception):
-    """Base of every expected failure: the CLI prints the message on one line and exits 2."""
+    """Base of every expected failure: the CLI prints the message on one line and exits 2.
+
+    Whatever a message interpolates (a key, an operand, a file name), it is one line: the
+    escaping is done here, once, for every stage.
+    """
+
+    def __init__(self, message: object = "") -> None:
+        super().__init__(one_line(str(message)))
 
 
 class ConfigError(GpuAuditError):
@@ -26,7 +50,7 @@ class InputErrors(InputError):
 
     def __init__(self, messages: list[str]) -> None:
         super().__init__(messages[0])
-        self.messages = tuple(messages)
+        self.messages = tuple(one_line(message) for message in messages)
 
     def __str__(self) -> str:
         return "\ngpu-audit: error: ".join(self.messages)

@@ -321,10 +321,15 @@ class Finding:
     expected: str
     actual: str
     line: int | None
-    monthly_savings_usd: float | None
+    monthly_savings_usd: float | None  # live capacity only: never set on a job's finding
     remediation: str | None = None
     waiver: Waiver | None = None
     suppressed: str | None = None  # reason of an inline ignore comment
+    # The saving in its own unit: "month" (live capacity, = monthly_savings_usd), "run" (a job,
+    # at its runtime cap) or "gpu-hour" (a job with no runtime cap). Amounts of different units
+    # are never added together.
+    saving_usd: float | None = None
+    saving_unit: str | None = None
 
     @property
     def is_open(self) -> bool:
@@ -334,6 +339,14 @@ class Finding:
     @property
     def message(self) -> str:
         return f"{self.title}: expected {self.expected}; found {self.actual}"
+
+    @property
+    def saving_per(self) -> str | None:
+        """The unit in words: `per month`, `per run at the 24 h cap`, `per GPU-hour`."""
+        if self.saving_unit == "run":
+            cap = self.resource.limits.max_runtime_hours
+            return f"per run at the {cap:g} h cap" if cap is not None else "per run"
+        return {"month": "per month", "gpu-hour": "per GPU-hour"}.get(self.saving_unit or "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,6 +408,76 @@ class Scope:
     policy_versions: tuple[str, ...] = ()
 
 
+class Change(StrEnum):
+    NEW = "new"
+    PERSISTING = "persisting"
+
+
+@dataclass(frozen=True, slots=True)
+class FindingHistory:
+    """A finding against the previous audit: `new`, or `persisting` since `first_seen`."""
+
+    change: Change
+    first_seen: datetime
+    audits_open: int  # audits this finding has been in, this one included
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """A finding of the previous audit that is gone now, with the saving it stood for."""
+
+    fingerprint: str
+    rule_id: str
+    severity: Severity
+    title: str
+    resource_id: str
+    location: str
+    monthly_savings_usd: float | None
+    first_seen: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Removed:
+    """A resource of the previous audit that is gone now, with what it cost."""
+
+    resource_id: str
+    provider: str
+    location: str
+    monthly_cost_usd: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class TrendPoint:
+    """One audit in the trend: spend, savings found (open) and savings realised (resolved)."""
+
+    generated_at: datetime
+    monthly_cost_usd: float
+    monthly_savings_usd: float
+    savings_realised_usd: float
+    findings_open: int
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """What changed since the previous audit of the same scope, as plain data reporters read.
+
+    `changes` runs parallel to `ScanResult.findings`. With no previous audit, `previous_at` is
+    None and every finding is new.
+    """
+
+    source: str  # "history FILE" or "baseline FILE"
+    previous_at: datetime | None
+    changes: tuple[FindingHistory, ...]
+    new: int = 0  # open findings only, as every count
+    persisting: int = 0
+    resolved: tuple[Resolved, ...] = ()
+    removed: tuple[Removed, ...] = ()
+    previous_cost_usd: float | None = None
+    previous_savings_usd: float | None = None
+    savings_realised_usd: float = 0.0
+    trend: tuple[TrendPoint, ...] = ()  # oldest first, this audit last
+
+
 @dataclass(frozen=True, slots=True)
 class ScanResult:
     generated_at: datetime
@@ -407,6 +490,8 @@ class ScanResult:
     coverage_gaps: tuple[CoverageGap, ...] = ()
     waivers: tuple[WaiverStatus, ...] = ()
     tool_version: str = __version__  # the gpu-audit that judged, as every report names it
+    fingerprints: tuple[str, ...] = ()  # parallel to findings: rule id + the resource's stable id
+    since: Comparison | None = None  # with a history or a baseline
 
     @property
     def partial(self) -> bool:

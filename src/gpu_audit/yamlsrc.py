@@ -233,7 +233,8 @@ def _is_json(path: str, text: str) -> bool:
 
 def load_json(path: str, text: str) -> Any:
     """Parse JSON with the json module; every failure is one located InputError."""
-    yamlguard.check_json_depth(path, text)
+    if len(text) <= _SCANNED_JSON:
+        yamlguard.check_json_depth(path, text)
     yamlguard.lone_surrogate(path, text)
     try:
         return json.loads(text, parse_constant=_not_json)
@@ -245,7 +246,15 @@ def load_json(path: str, text: str) -> Any:
         located = yamlguard.long_number(path, text)
         raise located or InputError(f"{path}: invalid JSON: {exc}") from exc
     except RecursionError as exc:
+        yamlguard.check_json_depth(path, text)  # raises, located, for anything this deep
         raise InputError(f"{path}: {yamlguard.too_deep()}") from exc
+
+
+# Job files, policies and settings are scanned for depth before parsing (their parsers walk
+# documents). A larger file is an inventory, whose reader takes typed scalars and never walks a
+# nested value: the C decoder guards its own recursion (a RecursionError, never a crash), so the
+# depth is scanned for, to name the line, only when it gives up, and 50 MB is not tokenized twice.
+_SCANNED_JSON = 8 * 1024 * 1024
 
 
 class _NotJson(ValueError):

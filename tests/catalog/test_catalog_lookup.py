@@ -213,3 +213,24 @@ def test_every_type_resolves_by_its_own_name() -> None:
     for spec in instance_types():
         assert instance_spec(spec.instance_type) == spec
         assert spec.cloud in REFERENCE_REGION
+
+
+def test_per_gpu_price_is_the_named_instances_price() -> None:
+    """Issue 12.6: a per-GPU price names its instance, and both figures are that instance's."""
+    a100 = gpu_hour_price("nvidia-tesla-a100")
+    assert a100 is not None and a100.item == "p4d.24xlarge"
+    assert "(p4d.24xlarge per GPU)" in a100.source
+    assert a100.spot == pytest.approx(5.0933 / 8, abs=1e-5)  # not another size's spot
+    models = {spec.gpu_model for spec in instance_types()}
+    for model in models:
+        quote = gpu_hour_price(model)
+        if quote is None or quote.item is None or quote.item.startswith("gpu:"):
+            continue
+        spec = instance_spec(quote.item)
+        whole = price(quote.item, quote.region)
+        assert spec is not None and whole is not None and whole.region == quote.region
+        assert quote.on_demand == pytest.approx(whole.on_demand / spec.gpu_count, abs=1e-5)
+        if whole.spot is None:
+            assert quote.spot is None, model
+        else:
+            assert quote.spot == pytest.approx(whole.spot / spec.gpu_count, abs=1e-5), model

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "jobs"
-FORBIDDEN = ("boto3", "botocore", "google.cloud", "google.api_core", "grpc")
+FORBIDDEN = ("boto3", "botocore", "google.cloud", "google.api_core", "grpc", "kubernetes")
 
 # Run the real CLI in a fresh interpreter, then report every module it imported, even on exit 1.
 PROBE = """

@@ -67,6 +67,38 @@ def test_downsize_saving_prices_the_target_class() -> None:
     assert 0 < finding.monthly_savings_usd < monthly  # 8 A10G-class GPUs still cost something
 
 
+def test_unallocated_saving_is_the_idle_share_of_the_node() -> None:
+    node = {"provider": "kubernetes", "cluster": "eks", "instance_type": "g5.12xlarge"}
+    result = _judge_one(**node, uptime_hours=48, gpu={"count": 4, "allocated": 1})
+    [finding] = [f for f in result.findings if f.rule_id == "gpu-unallocated"]
+    monthly = finding.resource.monthly_cost_usd
+    assert monthly and finding.monthly_savings_usd == round(monthly * 3 / 4, 2)
+
+
+def test_a_pod_is_priced_by_its_gpus_and_left_out_of_the_spend() -> None:
+    from gpu_audit.audit import audit
+    from gpu_audit.model import Scope
+    from gpu_audit.report.summary import summarize
+
+    node = from_mapping(
+        {"provider": "kubernetes", "id": "n", "cluster": "eks", "instance_type": "p4d.24xlarge",
+         "region": "us-east-1", "state": "running", "capacity": "on-demand",
+         "gpu": {"count": 8, "allocated": 4}, "uptime_hours": 48}
+    )  # fmt: skip
+    pod = from_mapping(
+        {"kind": "pod", "provider": "kubernetes", "id": "eks/ns/p", "cluster": "eks",
+         "region": "us-east-1", "state": "running", "capacity": "on-demand",
+         "gpu": {"model": "A100-40GB", "count": 4}, "uptime_hours": 48,
+         "utilization": {"gpu_avg": 1, "gpu_p95": 2, "window_hours": 24}}
+    )  # fmt: skip
+    result = audit([node, pod], load_policy(None), NOW, Scope(command="scan"))
+    node_cost, pod_cost = (r.monthly_cost_usd for r in result.resources)
+    assert node_cost and pod_cost and pod_cost < node_cost
+    assert summarize(result).monthly_cost_usd == node_cost
+    [idle] = [f for f in result.findings if f.rule_id == "idle-gpu"]
+    assert idle.resource.kind.value == "pod" and idle.monthly_savings_usd == pod_cost
+
+
 def test_job_findings_point_at_the_offending_key_and_honour_suppressions() -> None:
     source = SourceRef(
         path="job.yaml",

@@ -96,6 +96,10 @@ def write(tmp_path: Path, text: str, name: str = "p.yaml") -> str:
             ":5: rule 'r1': 1: a field name must be text, got 1",
         ),
         (
+            'version: 1\nrules:\n  - id: r1\n    severity: high\n    require: {gpu.count: {gte: "a\\nb"}}\n',
+            ":5: rule 'r1': gte: expected a number, got 'a\\x0ab'",
+        ),
+        (
             "version: 1\nrules:\n  - id: r1\n    severity: high\n    aliases: [old, old]\n"
             "    require: {capacity: spot}\n",
             ":5: rule 'r1': aliases: duplicate alias 'old'",

@@ -36,6 +36,8 @@ DOCUMENTED = [
     "actual",
     "monthly_cost_usd",
     "monthly_savings_usd",
+    "saving_usd",
+    "saving_unit",
     "waiver_owner",
     "waiver_expires",
     "waiver_reason",

@@ -14,7 +14,7 @@ from gpu_audit.report import json as json_report
 
 
 def schema() -> dict[str, Any]:
-    text = resources.files("gpu_audit.report").joinpath("report-v1.schema.json").read_text("utf-8")
+    text = resources.files("gpu_audit.report").joinpath("report-v2.schema.json").read_text("utf-8")
     loaded: dict[str, Any] = json.loads(text)
     return loaded
 
@@ -35,7 +35,7 @@ def test_schema_is_valid() -> None:
 
 def test_demo_validates(demo: ScanResult) -> None:
     document = validate(demo)
-    assert document["version"] == 1
+    assert document["version"] == 2
     assert {w["state"] for w in document["waivers"]} == {"active", "expiring", "expired"}
 
 

@@ -14,7 +14,8 @@ def test_groups_by_severity_and_ends_with_the_summary(demo: ScanResult) -> None:
     lines = text.splitlines()
     assert lines[0].startswith("HIGH (20; savings $")
     assert text.index("HIGH (") < text.index("MEDIUM (")
-    assert "$/month" in lines[1] and "saving/month" in lines[1]
+    assert "$/month" in lines[1] and "saving" in lines[1]
+    assert "$" in lines[3] and "/month" in lines[3]  # every saving cell states its unit
     assert "waived: 4 gpu-class-cap, 1 idle-gpu" in text
     assert "expired waiver: gpu-class-cap,spot-for-training" in text
     assert lines[-1] == table.summary_line(summarize(demo))

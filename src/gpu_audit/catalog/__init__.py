@@ -28,6 +28,7 @@ __all__ = [
     "ladder",
     "normalise_type",
     "price",
+    "regional_prices",
 ]
 
 # Where a region is not priced, the reference region of its cloud is used and the quote says so.
@@ -53,6 +54,7 @@ class PriceQuote:
     as_of: str
     source: str
     exact_region: bool
+    item: str | None = None  # the instance type (or gpu:<MODEL>) the prices are of
 
 
 def normalise_type(instance_type: str) -> str:
@@ -114,6 +116,7 @@ def _price_index() -> _PriceIndex:
             as_of=row["as_of"],
             source=row["source"],
             exact_region=True,
+            item=row["item"],
         )
         clouds[item] = row["cloud"]
     any_region: dict[str, PriceQuote] = {}
@@ -133,6 +136,12 @@ def instance_types() -> tuple[InstanceSpec, ...]:
     return tuple(_instances().values())
 
 
+def regional_prices(instance_type: str) -> tuple[PriceQuote, ...]:
+    """Every region the catalog prices this instance type in, alphabetically by region."""
+    key = _item_key(instance_type)
+    return tuple(q for (item, _r), q in sorted(_price_index().quotes.items()) if item == key)
+
+
 def _quote(item: str, region: str | None, cloud: str | None) -> PriceQuote | None:
     """The quote for (item, region); else the cloud's reference region; else any priced region.
 
@@ -150,7 +159,7 @@ def _quote(item: str, region: str | None, cloud: str | None) -> PriceQuote | Non
     if found is None:
         return None
     exact = region is None or region == found.region
-    return PriceQuote(found.on_demand, found.spot, found.region, found.as_of, found.source, exact)
+    return replace(found, exact_region=exact)
 
 
 def price(
@@ -187,6 +196,7 @@ def price(
         as_of=min(host.as_of, attached.as_of),
         source=f"{host.source}; {attached.source}",
         exact_region=host.exact_region and attached.exact_region,
+        item=f"{key} + {gpu_count}× {attached.item}",
     )
 
 
@@ -204,13 +214,18 @@ def _scaled(quote: PriceQuote, count: int) -> PriceQuote:
         as_of=quote.as_of,
         source=quote.source,
         exact_region=False,
+        item=quote.item,
     )
 
 
 @cache
 def _per_gpu_table() -> dict[str, PriceQuote]:
-    """Cheapest reference-region price per GPU-hour for each GPU model, over all instance types."""
-    best: dict[str, PriceQuote] = {}
+    """One GPU-hour of each model, priced from one instance type in its cloud's reference region.
+
+    The instance with the cheapest on-demand GPU-hour is chosen, and its own spot price is used:
+    on-demand and spot always come from the same instance and region, and the source names it.
+    """
+    candidates: list[tuple[float, str, str, PriceQuote]] = []
     for key, spec in _instances().items():
         quote = _price_index().quotes.get((key, REFERENCE_REGION.get(spec.cloud, "")))
         if quote is None or quote.on_demand is None or spec.gpu_count <= 0:
@@ -222,19 +237,12 @@ def _per_gpu_table() -> dict[str, PriceQuote]:
             as_of=quote.as_of,
             source=f"{quote.source} ({spec.instance_type} per GPU)",
             exact_region=False,
+            item=spec.instance_type,
         )
-        current = best.get(spec.gpu_model)
-        if current is None:
-            best[spec.gpu_model] = per
-            continue
-        # The cheapest on-demand and the cheapest spot GPU-hour may come from different sizes.
-        if per.on_demand is not None and (current.on_demand or 0) > per.on_demand:
-            current = replace(
-                current, on_demand=per.on_demand, source=per.source, region=per.region
-            )
-        if per.spot is not None and (current.spot is None or current.spot > per.spot):
-            current = replace(current, spot=per.spot)
-        best[spec.gpu_model] = current
+        candidates.append((per.on_demand or 0.0, spec.instance_type, spec.gpu_model, per))
+    best: dict[str, PriceQuote] = {}
+    for _cost, _name, model, per in sorted(candidates, key=lambda c: (c[0], c[1])):
+        best.setdefault(model, per)
     for (item, region), quote in _price_index().quotes.items():
         if item.startswith("gpu:") and region == REFERENCE_REGION["gcp"] and quote.on_demand:
             best.setdefault(item[4:], replace(quote, exact_region=False))

@@ -7,7 +7,7 @@ from datetime import datetime
 from functools import lru_cache
 
 from gpu_audit.catalog import gpu_class, instance_spec, price
-from gpu_audit.model import Capacity, Gpu, Kind, Price, Resource, State
+from gpu_audit.model import Capacity, Estimate, Gpu, Kind, Limits, Price, Resource, State
 
 HOURS_PER_MONTH = 730.0
 _BILLED = (State.RUNNING, State.PENDING, State.DEFINED)
@@ -30,14 +30,52 @@ def enrich(resource: Resource, now: datetime) -> Resource:
     if monthly is None and quote.hourly_usd is not None:
         billed = resource.state in _BILLED or resource.state is None
         monthly = round(quote.hourly_usd * HOURS_PER_MONTH, 2) if billed else 0.0
+    estimate = resource.estimate
+    if resource.kind is Kind.JOB:
+        estimate = _estimate(estimate, resource.limits, gpu, quote, resource.hpo.max_trials)
     if (
         gpu is resource.gpu
         and uptime == resource.uptime_hours
         and quote is resource.price
         and monthly == resource.monthly_cost_usd
+        and estimate is resource.estimate
     ):
         return resource
-    return _copy(resource, gpu=gpu, uptime_hours=uptime, price=quote, monthly_cost_usd=monthly)
+    return _copy(
+        resource,
+        gpu=gpu,
+        uptime_hours=uptime,
+        price=quote,
+        monthly_cost_usd=monthly,
+        estimate=estimate,
+    )
+
+
+def _estimate(
+    given: Estimate, limits: Limits, gpu: Gpu, quote: Price, trials: int | None
+) -> Estimate:
+    """A job's GPU-hours and run cost at its runtime cap (GPUs × cap, hourly rate × cap);
+    missing when the cap or the price is unknown. What the source gave is kept."""
+    hours = limits.max_runtime_hours
+    if hours is None:
+        return given
+    gpu_hours = given.gpu_hours
+    if gpu_hours is None and gpu.count:
+        gpu_hours = round(gpu.count * hours, 4)
+    run = given.run_usd
+    if run is None and quote.hourly_usd is not None:
+        run = cents(quote.hourly_usd * hours)
+    tuning = given.tuning_usd
+    if tuning is None and quote.hourly_usd is not None and trials is not None:
+        tuning = cents(quote.hourly_usd * hours * trials)
+    if (gpu_hours, run, tuning) == (given.gpu_hours, given.run_usd, given.tuning_usd):
+        return given
+    return Estimate(gpu_hours=gpu_hours, run_usd=run, tuning_usd=tuning)
+
+
+def cents(value: float) -> float:
+    """Round half up to the cent (round() is half-even: 0.125 → 0.12)."""
+    return float(int(value * 100 + 0.5 + 1e-9)) / 100 if value >= 0 else round(value, 2)
 
 
 _FIELDS = tuple(f.name for f in fields(Resource))
@@ -81,7 +119,7 @@ def _gpu(gpu: Gpu, instance_type: str | None) -> Gpu:
         memory = found.memory_gib if found else None
     if (model, count, memory) == (gpu.model, gpu.count, gpu.memory_gib):
         return gpu
-    return Gpu(model, count, memory)
+    return Gpu(model, count, memory, gpu.allocated)
 
 
 def _price(
@@ -106,10 +144,10 @@ def _price(
         return given
     on_demand = given.on_demand_hourly_usd
     if on_demand is None and quote.on_demand is not None:
-        on_demand = round(quote.on_demand * instances, 4)
+        on_demand = round(quote.on_demand * instances, 5)
     spot = given.spot_hourly_usd
     if spot is None and quote.spot is not None:
-        spot = round(quote.spot * instances, 4)
+        spot = round(quote.spot * instances, 5)
     hourly = given.hourly_usd
     if hourly is None:
         hourly = spot if capacity is Capacity.SPOT else on_demand

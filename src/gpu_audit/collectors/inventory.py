@@ -93,9 +93,11 @@ def _inventory(path: str, data: Any, problems: list[tuple[Path, str]]) -> Invent
             if key not in allowed:
                 hint = suggest(key, allowed)
                 problems.append(((key,), f"inventory: unknown key '{printable(key)}'{hint}"))
-        if data.get("version", 1) != 1:
+        versions = (1, 2) if "tool" in data else (1,)  # a JSON report of either version
+        if data.get("version", 1) not in versions:
+            expected = " or ".join(map(str, versions))
             problems.append(
-                (("version",), f"inventory: version: expected 1, got {data['version']!r}")
+                (("version",), f"inventory: version: expected {expected}, got {data['version']!r}")
             )
         if "resources" not in data:
             problems.append(((), "inventory: expected a 'resources' list"))
@@ -116,7 +118,7 @@ def _inventory(path: str, data: Any, problems: list[tuple[Path, str]]) -> Invent
 @cache
 def _report_keys() -> tuple[str, ...]:
     """A JSON report is an inventory too: its other sections are known, and ignored."""
-    schema = files("gpu_audit.report").joinpath("report-v1.schema.json").read_text("utf-8")
+    schema = files("gpu_audit.report").joinpath("report-v2.schema.json").read_text("utf-8")
     return tuple(json.loads(schema)["properties"])
 
 
@@ -124,13 +126,11 @@ def _resources(items: list[Any], top: Path, problems: list[tuple[Path, str]]) ->
     seen: set[tuple[str, str]] = set()
     for index, raw in enumerate(items):
         where = (*top, index)
-        label = f"resource #{index + 1}"
         if not isinstance(raw, Mapping):
-            problems.append((where, f"{label}: expected a mapping of fields"))
+            problems.append((where, f"resource #{index + 1}: expected a mapping of fields"))
             continue
-        if isinstance(raw.get("id"), str | int) and not isinstance(raw.get("id"), bool):
-            label = f"resource '{printable(raw['id'])}'"
         resource, found = read_mapping(raw)
+        label = _label(raw, index) if found else ""
         for problem in found:
             problems.append(
                 ((*where, *problem.key.split(".")), f"{label}: {problem.key}: {problem}")
@@ -139,9 +139,17 @@ def _resources(items: list[Any], top: Path, problems: list[tuple[Path, str]]) ->
             continue
         identity = (resource.provider, resource.id)
         if identity in seen:
+            label = _label(raw, index)
             problems.append(((*where, "id"), f"{label}: id: duplicate resource id"))
         seen.add(identity)
         yield resource
+
+
+def _label(raw: Mapping[str, Any], index: int) -> str:
+    """How a message names a resource: by its id where it has one, else by position."""
+    if isinstance(raw.get("id"), str | int) and not isinstance(raw.get("id"), bool):
+        return f"resource '{printable(raw['id'])}'"
+    return f"resource #{index + 1}"
 
 
 def _gaps(items: Any, problems: list[tuple[Path, str]]) -> Iterator[CoverageGap]:

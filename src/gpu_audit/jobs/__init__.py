@@ -31,7 +31,7 @@ from gpu_audit.model import Resource, Skipped
 from gpu_audit.yamlguard import printable
 from gpu_audit.yamlsrc import Document, load_documents, read_text
 
-__all__ = ["FORMATS", "JobLoad", "load_jobs"]
+__all__ = ["FORMATS", "JobLoad", "format_hints", "load_jobs"]
 
 # Detection order: the most specific markers first. SageMaker before Kubernetes (it claims the
 # SageMaker operator's CRDs); SkyPilot, recognised by its closed set of plain keys, last.
@@ -45,6 +45,12 @@ FORMATS: dict[str, JobFormat] = {
     "azureml": AzureML(),
     "skypilot": SkyPilot(),
 }
+
+
+def format_hints(name: str) -> dict[str, str]:
+    """How to state a missing field in this job format (empty for any other provider)."""
+    fmt = FORMATS.get(name)
+    return fmt.hints if fmt is not None else {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +162,8 @@ def _parse(document: Document, path: str) -> tuple[str, list[Resource]] | None:
     for fmt in FORMATS.values():
         try:
             parsed = fmt.parse(document, path)
+        except InputError:
+            raise  # already one located line (an impossible value)
         except Exception as exc:  # a parser bug must not stop the other files; it is reported
             stage = f"{fmt.name} parser"
             raise InputError(parser_failure(path, document.line, stage, exc)) from exc

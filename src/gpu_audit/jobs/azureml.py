@@ -47,6 +47,11 @@ def _is_azureml(data: LineMap) -> bool:
 
 class AzureML(JobFormat):
     name: ClassVar[str] = "azureml"
+    hints: ClassVar[dict[str, str]] = {
+        "capacity": "set `queue_settings.job_tier` on a serverless job; on a named cluster its "
+        "`tier` decides (check the cluster's file)",
+        "gpu.count": "name the GPUs with `resources.instance_type`, or check the cluster's `size`",
+    }
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:
         data = document.data

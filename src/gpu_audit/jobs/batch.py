@@ -16,7 +16,7 @@ instance types have no GPU (or `optimal`, which picks CPU families) yields nothi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from gpu_audit.jobs.aws_bodies import (
     Found,
@@ -77,6 +77,10 @@ def _is_cfn_resource(node: Any) -> bool:
 
 class Batch(JobFormat):
     name = "batch"
+    hints: ClassVar[dict[str, str]] = {
+        "capacity": "the job queue's compute environment sets it (`computeResources.type`); "
+        "check that file with the job definitions",
+    }
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:
         found = _bodies(document, path)

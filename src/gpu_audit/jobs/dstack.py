@@ -47,6 +47,9 @@ class _GpuSpec:
 
 class Dstack(JobFormat):
     name: ClassVar[str] = "dstack"
+    hints: ClassVar[dict[str, str]] = {
+        "capacity": "set `spot_policy` to `spot`, `on-demand` or `auto` (not a template)",
+    }
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:
         data = document.data

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from gpu_audit.fields import build_resource
+from gpu_audit.errors import InputError
+from gpu_audit.fields import FIELDS, build_resource
 from gpu_audit.jobs.gpus import gpu_name
+from gpu_audit.jobs.values import as_number
 from gpu_audit.model import Kind, Resource, SourceRef, State, Workload
 from gpu_audit.yamlsrc import Document, is_templated
 
+# Labels or tags that declare a job's caps where its format has no field (docs/estimate.md);
+# GCP label keys allow no `/`, so the dashed spelling is read too.
+LIMIT_TAGS = {
+    "limits.budget_usd": ("gpu-audit/budget-usd", "gpu-audit-budget-usd"),
+    "limits.max_runtime_hours": ("gpu-audit/max-runtime-hours", "gpu-audit-max-runtime-hours"),
+}
 # Fields a finding may name while the config leaves them out: with no key to point at, such a
 # finding points at the resource's own line (`JobDraft.anchor`), when the parser knows it.
 ANCHORED = (
@@ -25,9 +34,14 @@ ANCHORED = (
 
 
 class JobFormat(ABC):
-    """One job-config format: `parse` both recognises a document and maps it to the model."""
+    """One job-config format: `parse` both recognises a document and maps it to the model.
+
+    `hints` says, per canonical field, how to state it in this format when a rule found it
+    missing (the not-evaluated section of a report shows it).
+    """
 
     name: ClassVar[str]
+    hints: ClassVar[dict[str, str]] = {}
 
     @abstractmethod
     def parse(self, document: Document, path: str) -> list[Resource] | None:
@@ -101,8 +115,25 @@ class JobDraft:
     def get(self, field: str) -> Any:
         return self.values.get(field)
 
+    def _check_numbers(self, values: dict[str, Any]) -> None:
+        """A number the field table bounds (a count, hours, a budget) that is NaN, infinite or
+        impossible (`replicas: .inf`, `max_duration: -5`) is refused at its line, never passed
+        on to a report."""
+        for name, value in values.items():
+            spec = FIELDS.get(name)
+            if spec is None or spec.type != "number" or not isinstance(value, int | float):
+                continue
+            low = spec.minimum if spec.minimum is not None else -math.inf
+            high = spec.maximum if spec.maximum is not None else math.inf
+            if math.isfinite(value) and low <= value <= high:
+                continue
+            line = self.lines.get(name, self.document.line)
+            shown = f"{value:g}" if isinstance(value, float) else str(value)
+            raise InputError(f"{self.path}:{line}: {name}: {shown} is not a possible value")
+
     def build(self, suppressions: dict[int, dict[str, str]] | None = None) -> Resource:
         values = dict(self.values)
+        self._check_numbers(values)
         model = values.get("gpu.model")
         values["gpu.model"] = gpu_name(model) if isinstance(model, str) else None
         if values.get("data.uris"):
@@ -122,6 +153,11 @@ class JobDraft:
             note=self.note,
         )
         # No capacity default: a parser states the platform's own, where it documents one.
+        for field, keys in LIMIT_TAGS.items():  # for formats with no field of their own
+            for key in keys:
+                number = as_number(self.tags.get(key))
+                if number is not None and number >= 0:
+                    values.setdefault(field, number)
         values["workload"] = Workload(values.get("workload", Workload.TRAINING))
         return build_resource(
             values,

@@ -36,6 +36,12 @@ _DEADLINE_ANNOTATION = "provreq.kueue.x-k8s.io/maxRunDurationSeconds"
 
 class Kubernetes(JobFormat):
     name: ClassVar[str] = "kubernetes"
+    hints: ClassVar[dict[str, str]] = {
+        "capacity": "state it in the GPU pod template: a `karpenter.sh/capacity-type` nodeSelector "
+        "(or `cloud.google.com/gke-spot`, `eks.amazonaws.com/capacityType`, "
+        "`kubernetes.azure.com/scalesetpriority`), or a toleration of the spot nodes' taint",
+        "limits.max_runtime_hours": "set `activeDeadlineSeconds` on the job (or its `runPolicy`)",
+    }
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:
         data = document.data

@@ -35,6 +35,10 @@ class _NodeType:
 
 class RayCluster(JobFormat):
     name: ClassVar[str] = "ray"
+    hints: ClassVar[dict[str, str]] = {
+        "capacity": "set the node type's market (`InstanceMarketOptions`, GCP `scheduling`, "
+        "Anyscale `market_type`); on Kubernetes, in the pod templates",
+    }
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:
         data = document.data

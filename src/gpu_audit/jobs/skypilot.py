@@ -53,6 +53,9 @@ class _Candidate:
 
 class SkyPilot(JobFormat):
     name: ClassVar[str] = "skypilot"
+    hints: ClassVar[dict[str, str]] = {
+        "capacity": "set `resources.use_spot` to true or false (not a template)",
+    }
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:
         data = document.data

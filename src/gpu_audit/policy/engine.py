@@ -11,7 +11,7 @@ from functools import lru_cache, partial
 from operator import attrgetter
 
 from gpu_audit.catalog import PriceQuote, gpu_hour_price
-from gpu_audit.catalog.enrich import HOURS_PER_MONTH
+from gpu_audit.catalog.enrich import HOURS_PER_MONTH, cents
 from gpu_audit.fields import TAG_PREFIX, field_spec
 from gpu_audit.model import (
     Capacity,
@@ -40,7 +40,7 @@ class Evaluation:
 class _Plan:
     """One rule, ready for the hot loop: its judge, its explanation and its savings."""
 
-    __slots__ = ("aliases", "id", "info", "judge", "rule", "savings")
+    __slots__ = ("aliases", "id", "info", "job_savings", "judge", "rule", "savings")
 
     def __init__(self, rule: Rule) -> None:
         info = rule.info
@@ -48,7 +48,9 @@ class _Plan:
         self.id = info.id
         self.aliases = info.aliases
         self.judge = _judge(rule)
-        self.savings = _saving(info.savings, _downsize_target(rule))
+        target = _downsize_target(rule)
+        self.savings = _saving(info.savings, target)
+        self.job_savings = _job_saving(info.savings, target)
         self.info = info
 
     def finding(
@@ -59,10 +61,16 @@ class _Plan:
         suppressed: str | None = None,
     ) -> Finding:
         info = self.info
+        if resource.kind is Kind.JOB:  # a job is priced per run, never per month
+            amount, unit = self.job_savings(resource) if self.job_savings else (None, None)
+            return Finding(
+                info.id, info.severity, info.title, resource, *explained, line, None,
+                info.remediation, None, suppressed, amount, unit,
+            )  # fmt: skip
         saving = self.savings(resource) if self.savings else None
         return Finding(
             info.id, info.severity, info.title, resource, *explained, line, saving,
-            info.remediation, None, suppressed,
+            info.remediation, None, suppressed, saving, None if saving is None else "month",
         )  # fmt: skip
 
 
@@ -247,6 +255,8 @@ def _saving(kind: str | None, downsize_to: str | None) -> Saving | None:
         return _stop_saving
     if kind == "spot":
         return _spot_saving
+    if kind == "unallocated":
+        return _unallocated_saving
     if kind == "downsize" and downsize_to is None:
         return _half_saving
     if kind == "downsize":
@@ -269,6 +279,15 @@ def _spot_saving(resource: Resource) -> float | None:
     return round(max(0.0, on_demand - spot) * HOURS_PER_MONTH, 2)
 
 
+def _unallocated_saving(resource: Resource) -> float | None:
+    """A cluster node's GPUs no pod requests: their share of the node's monthly cost."""
+    monthly, gpu = resource.monthly_cost_usd, resource.gpu
+    if monthly is None or not gpu.count or gpu.allocated is None:
+        return None
+    idle = max(0, gpu.count - gpu.allocated)
+    return round(monthly * idle / gpu.count, 2)
+
+
 def _half_saving(resource: Resource) -> float | None:
     """No target class: one size down is about half the GPUs or half the price."""
     monthly = resource.monthly_cost_usd
@@ -284,6 +303,53 @@ def _downsize_saving(target: PriceQuote | None, resource: Resource) -> float | N
     per_hour = target.spot if spot else target.on_demand
     count = resource.gpu.count or 1
     return round(max(0.0, monthly - per_hour * count * HOURS_PER_MONTH), 2)  # type: ignore[operator]
+
+
+JobSaving = Callable[[Resource], tuple[float | None, str | None]]
+
+
+def _job_saving(kind: str | None, downsize_to: str | None) -> JobSaving | None:
+    """How a rule prices a job's finding: per run at its runtime cap, else per GPU-hour."""
+    if kind not in ("stop", "spot", "downsize"):
+        return None
+    target = _target_price(downsize_to) if kind == "downsize" and downsize_to else None
+    return partial(_per_run, kind, target)
+
+
+def _per_run(
+    kind: str, target: PriceQuote | None, resource: Resource
+) -> tuple[float | None, str | None]:
+    hourly = _hourly_saving(kind, target, resource)
+    if hourly is None:
+        return None, None
+    cap = resource.limits.max_runtime_hours
+    if cap is not None:
+        return cents(hourly * cap), "run"
+    gpus = resource.gpu.count
+    return (round(hourly / gpus, 4), "gpu-hour") if gpus else (None, None)
+
+
+def _hourly_saving(kind: str, target: PriceQuote | None, resource: Resource) -> float | None:
+    """What acting on the finding saves per hour the job runs, from the job's own prices."""
+    price = resource.price
+    if kind == "stop":
+        return price.hourly_usd
+    if kind == "spot":
+        if resource.capacity is Capacity.SPOT:
+            return 0.0
+        if price.on_demand_hourly_usd is None or price.spot_hourly_usd is None:
+            return None
+        return max(0.0, price.on_demand_hourly_usd - price.spot_hourly_usd)
+    if price.hourly_usd is None:
+        return None
+    if target is None:
+        return price.hourly_usd * 0.5  # no target class: one size down is about half
+    per_gpu = (
+        target.spot if resource.capacity is Capacity.SPOT and target.spot else target.on_demand
+    )
+    if per_gpu is None:
+        return None
+    return max(0.0, price.hourly_usd - per_gpu * (resource.gpu.count or 1))
 
 
 _target_price = lru_cache(maxsize=64)(gpu_hour_price)  # a handful of classes, priced once

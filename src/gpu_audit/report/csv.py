@@ -73,6 +73,8 @@ COLUMNS: dict[str, Callable[[Finding], str]] = {
     "actual": lambda f: _text(f.actual),
     "monthly_cost_usd": lambda f: _number(f.resource.monthly_cost_usd),
     "monthly_savings_usd": lambda f: _number(f.monthly_savings_usd),
+    "saving_usd": lambda f: _number(f.saving_usd),
+    "saving_unit": lambda f: _text(f.saving_unit),
     "waiver_owner": lambda f: _text(f.waiver.owner if f.waiver else None),
     "waiver_expires": lambda f: (
         f"{f.waiver.expires:%Y-%m-%d}" if f.waiver and f.waiver.expires else ""

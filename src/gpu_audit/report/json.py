@@ -1,4 +1,4 @@
-"""JSON report, schema version 1: stable keys, validated against `report-v1.schema.json`."""
+"""JSON report, schema version 2: stable keys, validated against `report-v2.schema.json`."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ from typing import Any, TextIO
 
 from gpu_audit.canonical import to_mapping
 from gpu_audit.fields import FIELDS
-from gpu_audit.model import Finding, ScanResult, Waiver
+from gpu_audit.model import Finding, FindingHistory, ScanResult, Waiver
 from gpu_audit.report import jsonstream
+from gpu_audit.report.since import finding_history, summary_block
 from gpu_audit.report.summary import summarize
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def render(result: ScanResult) -> str:
@@ -61,9 +62,9 @@ def _document(result: ScanResult, lazy: bool) -> dict[str, Any]:
             }
             for rule in result.rules
         ],
-        "findings": (_finding_text(f) for f in result.findings)
+        "findings": (_finding_text(*item) for item in _with_history(result))
         if lazy
-        else [_finding(f) for f in result.findings],
+        else [_finding(*item) for item in _with_history(result)],
         "resources": each(_bounded(to_mapping(r)) for r in result.resources),
         "not_evaluated": each(
             {
@@ -95,9 +96,12 @@ def _document(result: ScanResult, lazy: bool) -> dict[str, Any]:
             "monthly_cost_usd": summary.monthly_cost_usd,
             "unpriced_resources": summary.unpriced_resources,
             "monthly_savings_usd": summary.monthly_savings_usd,
+            "run_savings_usd": summary.run_savings_usd,
+            "jobs_with_run_savings": summary.jobs_with_run_savings,
             "coverage_gaps": summary.coverage_gaps,
             "skipped": summary.skipped,
             "input_errors": summary.input_errors,
+            "since": summary_block(result.since),
         },
     }
 
@@ -116,7 +120,16 @@ def _waiver(waiver: Waiver) -> dict[str, Any]:
     }
 
 
-def _finding(finding: Finding) -> dict[str, Any]:
+def _with_history(result: ScanResult) -> Iterable[tuple[Finding, str | None, Any]]:
+    """Each finding with its fingerprint and its change since the last audit (or None)."""
+    count = len(result.findings)
+    changes = result.since.changes if result.since else (None,) * count
+    return zip(result.findings, result.fingerprints or (None,) * count, changes, strict=True)
+
+
+def _finding(
+    finding: Finding, fingerprint: str | None = None, change: FindingHistory | None = None
+) -> dict[str, Any]:
     resource = finding.resource
     source = None
     if resource.source.path is not None:
@@ -146,16 +159,22 @@ def _finding(finding: Finding) -> dict[str, Any]:
         "expected": finding.expected,
         "actual": finding.actual,
         "monthly_savings_usd": _at_least_0(finding.monthly_savings_usd),
+        "saving_usd": _at_least_0(finding.saving_usd),
+        "saving_unit": finding.saving_unit,
         "waiver": _waiver(finding.waiver) if finding.waiver else None,
         "suppressed": finding.suppressed,
         "remediation": finding.remediation,
+        "fingerprint": fingerprint,
+        **finding_history(change),
     }
 
 
 _S = jsonstream.scalar
 
 
-def _finding_text(finding: Finding) -> jsonstream.Raw:
+def _finding_text(
+    finding: Finding, fingerprint: str | None = None, change: FindingHistory | None = None
+) -> jsonstream.Raw:
     """`_finding` encoded as it sits in the report's `findings` array, without building it: a
     report of 100k resources has about 200k findings (a test holds the two to the same text)."""
     resource = finding.resource
@@ -167,6 +186,7 @@ def _finding_text(finding: Finding) -> jsonstream.Raw:
         source = f'{{\n{_P3}"path": {_S(path)},\n{_P3}"line": {_S(finding.line)}\n{_P2}}}'
         location = f"{path}:{finding.line}"
     waiver = "null" if not finding.waiver else jsonstream.text(_waiver(finding.waiver), _P1)
+    history = finding_history(change)
     return jsonstream.Raw(
         f'{{\n{_P1}"rule_id": {_S(finding.rule_id)},'
         f'\n{_P1}"severity": {_S(finding.severity.label)},'
@@ -181,8 +201,13 @@ def _finding_text(finding: Finding) -> jsonstream.Raw:
         f'\n{_P1}"field": {_S(finding.field)},\n{_P1}"expected": {_S(finding.expected)},'
         f'\n{_P1}"actual": {_S(finding.actual)},'
         f'\n{_P1}"monthly_savings_usd": {_S(_at_least_0(finding.monthly_savings_usd))},'
+        f'\n{_P1}"saving_usd": {_S(_at_least_0(finding.saving_usd))},'
+        f'\n{_P1}"saving_unit": {_S(finding.saving_unit)},'
         f'\n{_P1}"waiver": {waiver},\n{_P1}"suppressed": {_S(finding.suppressed)},'
-        f'\n{_P1}"remediation": {_S(finding.remediation)}\n{_P0}}}'
+        f'\n{_P1}"remediation": {_S(finding.remediation)},'
+        f'\n{_P1}"fingerprint": {_S(fingerprint)},\n{_P1}"change": {_S(history["change"])},'
+        f'\n{_P1}"first_seen": {_S(history["first_seen"])},'
+        f'\n{_P1}"audits_open": {_S(history["audits_open"])}\n{_P0}}}'
     )
 
 

@@ -13,6 +13,7 @@ from gpu_audit.report.markdown_detail import (
     skipped_inputs,
     waivers,
 )
+from gpu_audit.report.markdown_since import since_section
 from gpu_audit.report.markdown_text import chart_label, inline, money, table
 from gpu_audit.report.summary import Summary, best_savings, summarize
 
@@ -25,7 +26,7 @@ def render(result: ScanResult) -> str:
     best = best_savings(list(result.findings))
     sections = [
         header(result),
-        executive_summary(summary),
+        executive_summary(summary, since_section(result)),
         savings_charts(best, summary),
         top_savings(best),
         findings_by_rule(result),
@@ -82,7 +83,21 @@ def header(result: ScanResult) -> list[str]:
     return lines
 
 
-def executive_summary(summary: Summary) -> list[str]:
+def _run_savings(summary: Summary) -> list[list[str]]:
+    """Job findings are priced per run at each job's runtime cap, apart from monthly figures."""
+    if not summary.jobs_with_run_savings:
+        return []
+    jobs = "job" if summary.jobs_with_run_savings == 1 else "jobs"
+    return [
+        [
+            "Savings on jobs",
+            f"\\${summary.run_savings_usd:,.2f} per run over "
+            f"{summary.jobs_with_run_savings} {jobs} (not part of the monthly figure)",
+        ]
+    ]
+
+
+def executive_summary(summary: Summary, since: list[str] | None = None) -> list[str]:
     unpriced = f" ({summary.unpriced_resources} unpriced)" if summary.unpriced_resources else ""
     rows = [
         [
@@ -91,6 +106,7 @@ def executive_summary(summary: Summary) -> list[str]:
             f"{summary.resources} resources{unpriced}",
         ],
         ["Estimated savings", f"{money(summary.monthly_savings_usd)} / month"],
+        *_run_savings(summary),
         ["Open findings", str(summary.findings_open)],
         ["Waived / suppressed", f"{summary.findings_waived} / {summary.findings_suppressed}"],
         [
@@ -106,6 +122,7 @@ def executive_summary(summary: Summary) -> list[str]:
     return [
         "## Executive summary",
         "",
+        *([*since, ""] if since else []),
         *table(["Measure", "Value"], rows),
         "",
         *table(["Severity", "Open findings"], severities, align="lr"),

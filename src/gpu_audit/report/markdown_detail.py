@@ -9,7 +9,7 @@ from typing import Any
 from gpu_audit.model import Finding, Kind, RuleInfo, ScanResult, Severity, WaiverState
 from gpu_audit.report import not_evaluated as missing
 from gpu_audit.report.markdown_text import inline, money, prose, table
-from gpu_audit.report.summary import total_savings
+from gpu_audit.report.summary import saving_text, total_savings
 
 ROWS_PER_RULE = 50  # a runbook page stays readable; the CSV and JSON reports list every finding
 _WAIVER_HEADINGS = {
@@ -66,6 +66,9 @@ def _rule_section(rule_id: str, rule: RuleInfo | None, findings: list[Finding]) 
         f"**Suppressed:** {sum(1 for f in findings if f.suppressed is not None)} · "
         f"**Savings:** {money(total_savings(opened))} / month"
     )
+    per_run = total_savings(opened, unit="run")
+    if per_run:  # jobs: per run, never added to the monthly figure
+        counts += f" · **Savings on jobs:** \\${per_run:,.2f} per run (at each job's cap)"
     remediation = rule.remediation if rule else first.remediation
     lines = [f"### {inline(rule_id, 80)}: {inline(first.title, 160)}", "", counts]
     if remediation:
@@ -77,7 +80,7 @@ def _rule_section(rule_id: str, rule: RuleInfo | None, findings: list[Finding]) 
             inline(f.resource.instance_type),
             _gpu(f),
             money(f.resource.monthly_cost_usd),
-            money(f.monthly_savings_usd),
+            (saving_text(f, short=True) or "–").replace("$", "\\$"),
             inline(f.actual, 160),
             status(f),
         ]
@@ -91,7 +94,7 @@ def _rule_section(rule_id: str, rule: RuleInfo | None, findings: list[Finding]) 
         "Type",
         "GPU",
         "Cost / month",
-        "Saving / month",
+        "Saving",
         "Found",
         "Status",
     ]

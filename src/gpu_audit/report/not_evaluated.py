@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpu_audit.collectors.registry import PROVIDERS
+from gpu_audit.jobs import format_hints
 from gpu_audit.model import Kind, NotEvaluated
 
-# A provider's own hints first (collectors/<name>/provider.py), then (field, kind), then
-# (field, None); `tags.*` is handled apart.
+# A provider's (collectors/<name>/provider.py) or job format's (jobs/<format>.py) own hints first,
+# then (field, kind), then (field, None); `tags.*` is handled apart.
 _HINTS: dict[tuple[str, str | None], str] = {
     (
         "utilization.gpu_p95",
@@ -29,16 +31,6 @@ _HINTS: dict[tuple[str, str | None], str] = {
     "waive the rule for it or scope the rule with `where`",
     ("gpu.count", "job"): "give the GPU count literally, not through a template variable",
     ("gpu.count", None): "use an instance type the catalog knows (`gpu-audit catalog lookup`)",
-    # job formats, by provider name (a live provider's hints live in its folder)
-    ("capacity", "kubernetes"): "state it in the GPU pod template: a `karpenter.sh/capacity-type` "
-    "nodeSelector (or `cloud.google.com/gke-spot`, `eks.amazonaws.com/capacityType`, "
-    "`kubernetes.azure.com/scalesetpriority`), or a toleration of the spot nodes' taint",
-    ("capacity", "batch"): "the job queue's compute environment sets it (`computeResources.type`); "
-    "check that file",
-    ("capacity", "ray"): "set the node type's market (`InstanceMarketOptions`, GCP `scheduling`, "
-    "Anyscale `market_type`); on Kubernetes, in the pod templates",
-    ("capacity", "azureml"): "set `queue_settings.job_tier` on a serverless job; otherwise the "
-    "compute cluster's `tier` decides it",
     ("capacity", "job"): "state the capacity in the job config (SkyPilot `use_spot`, a "
     "`karpenter.sh/capacity-type` or `cloud.google.com/gke-spot` nodeSelector on Kubernetes)",
     ("capacity", None): "record the provisioning model (spot, on-demand or reserved)",
@@ -73,10 +65,14 @@ def grouped(records: tuple[NotEvaluated, ...]) -> list[Gap]:
 def hint(missing: str, provider: str, kind: str = Kind.INSTANCE.value) -> str:
     """How to supply a missing field; Markdown from this module (no input is interpolated)."""
     field = missing.split(" ", 1)[0]
-    own = PROVIDERS[provider].hints if provider in PROVIDERS else {}
+    own: Mapping[str, str]
+    if kind == Kind.JOB.value:  # a job's provider is its format (`kubernetes` is both)
+        own = format_hints(provider)
+    else:
+        own = PROVIDERS[provider].hints if provider in PROVIDERS else {}
     if field in own:
         return own[field]
-    for key in ((field, provider), (field, kind), (field, None)):
+    for key in ((field, kind), (field, None)):
         if key in _HINTS:
             return _HINTS[key]
     if field.startswith("tags."):

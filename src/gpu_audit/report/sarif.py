@@ -7,7 +7,6 @@ inline-suppressed findings stay in the log with a `suppressions` entry, as SARIF
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 from pathlib import Path, PurePath
@@ -62,7 +61,10 @@ def log(result: ScanResult, root: Path, lazy: bool = False) -> dict[str, Any]:
             SRCROOT: {"description": {"text": "The directory gpu-audit ran in."}}
         },
         "invocations": [_invocation(result, root)],
-        "results": (_result(f, index.get(f.rule_id), root) for f in result.findings),
+        "results": (
+            _result(f, index.get(f.rule_id), root, fingerprint)
+            for f, fingerprint in zip(result.findings, _fingerprints(result), strict=True)
+        ),
         "columnKind": "unicodeCodePoints",
     }
     if not lazy:
@@ -91,7 +93,19 @@ def _rule(rule: RuleInfo) -> dict[str, Any]:
     return out
 
 
-def _result(finding: Finding, rule_index: int | None, root: Path) -> dict[str, Any]:
+def _fingerprints(result: ScanResult) -> tuple[str, ...]:
+    """The findings' fingerprints (docs/history.md): the audit's, or worked out here for a
+    result built by hand."""
+    if result.fingerprints:
+        return result.fingerprints
+    from gpu_audit.history.fingerprint import fingerprints
+
+    return fingerprints(result.findings)
+
+
+def _result(
+    finding: Finding, rule_index: int | None, root: Path, fingerprint: str
+) -> dict[str, Any]:
     resource = finding.resource
     field = finding.field  # worked out on demand from the requirement: ask once
     out: dict[str, Any] = {
@@ -99,13 +113,15 @@ def _result(finding: Finding, rule_index: int | None, root: Path) -> dict[str, A
         "level": _LEVELS[finding.severity],
         "message": {"text": finding.message},
         "locations": [_location(finding, root)],
-        "partialFingerprints": {FINGERPRINT_KEY: fingerprint(finding, root, field)},
+        "partialFingerprints": {FINGERPRINT_KEY: fingerprint},
         "properties": {
             "severity": finding.severity.label,
             "field": field,
             "expected": finding.expected,
             "actual": finding.actual,
             "monthlySavingsUsd": finding.monthly_savings_usd,
+            "savingUsd": finding.saving_usd,
+            "savingUnit": finding.saving_unit,
             "monthlyCostUsd": resource.monthly_cost_usd,
             "instanceType": resource.instance_type,
             "gpu": {"model": resource.gpu.model, "count": resource.gpu.count},
@@ -193,16 +209,3 @@ def _suppressions(finding: Finding) -> list[dict[str, Any]]:
     if finding.suppressed is not None:
         return [{"kind": "inSource", "status": "accepted", "justification": finding.suppressed}]
     return []
-
-
-def fingerprint(finding: Finding, root: Path, field: str | None = None) -> str:
-    """Stable across runs: rule, resource identity and field; never lines or times."""
-    resource = finding.resource
-    if resource.kind is Kind.JOB and resource.source.path:
-        where = artifact(resource.source.path, root)["uri"]
-        identity = f"job:{where}#{resource.source.document or 0}:{resource.name or ''}"
-    else:
-        identity = f"{resource.kind.value}:{resource.location}"
-    field = field if field is not None else finding.field
-    text = "\0".join([finding.rule_id, identity, field or ""])
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]

@@ -6,7 +6,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from gpu_audit.model import Finding, ScanResult, Severity
+from gpu_audit.model import Finding, Kind, ScanResult, Severity
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +26,10 @@ class Summary:
     skipped: int
     input_errors: int
     partial: bool
+    # Job findings are priced per run (never added to a monthly figure): the sum over jobs of
+    # each job's largest per-run saving, and how many jobs that covers.
+    run_savings_usd: float = 0.0
+    jobs_with_run_savings: int = 0
 
 
 def summarize(result: ScanResult) -> Summary:
@@ -34,7 +38,9 @@ def summarize(result: ScanResult) -> Summary:
     for finding in open_findings:
         by_severity[finding.severity.label] += 1
     by_rule = dict(Counter(f.rule_id for f in open_findings).most_common())
-    costs = [c for r in result.resources if _usable(c := r.monthly_cost_usd) and c is not None]
+    # A pod's GPUs are part of its node's cost: spend counts nodes and instances, never both.
+    billed = [r for r in result.resources if r.kind is not Kind.POD]
+    costs = [c for r in billed if _usable(c := r.monthly_cost_usd) and c is not None]
     return Summary(
         resources=len(result.resources),
         findings_open=len(open_findings),
@@ -45,12 +51,14 @@ def summarize(result: ScanResult) -> Summary:
         not_evaluated=len(result.not_evaluated),
         not_evaluated_resources=len({id(n.resource) for n in result.not_evaluated}),
         monthly_cost_usd=round(sum(costs), 2),
-        unpriced_resources=len(result.resources) - len(costs),
+        unpriced_resources=len(billed) - len(costs),
         monthly_savings_usd=total_savings(open_findings),
         coverage_gaps=len(result.coverage_gaps),
         skipped=len(result.skipped),
         input_errors=len(result.input_errors),
         partial=result.partial,
+        run_savings_usd=total_savings(open_findings, unit="run"),
+        jobs_with_run_savings=len(_best_per_resource(open_findings, "run")),
     )
 
 
@@ -60,16 +68,44 @@ def _usable(amount: float | None) -> bool:
     return amount is not None and 0 <= amount < math.inf
 
 
-def total_savings(findings: list[Finding]) -> float:
-    """Savings do not add up on one resource (stopping it saves what spot would): take the max."""
+def total_savings(findings: list[Finding], unit: str = "month") -> float:
+    """Savings do not add up on one resource (stopping it saves what spot would): take the max.
+    Only savings of one unit are added: monthly (live capacity) or per run (jobs).
+
+    A pod's saving stays on its finding but out of the total: its GPUs are part of its node's
+    cost, and releasing them saves money once the node shrinks (the node's findings count that).
+    """
+    return round(sum(_best_per_resource(findings, unit).values()), 2)
+
+
+def _best_per_resource(findings: list[Finding], unit: str) -> dict[int, float]:
     best: dict[int, float] = {}
     for finding in findings:
-        saving = finding.monthly_savings_usd
-        if saving is None or not _usable(saving):
+        saving = finding.monthly_savings_usd if unit == "month" else finding.saving_usd
+        if (
+            saving is None
+            or not _usable(saving)
+            or (unit != "month" and finding.saving_unit != unit)
+            or finding.resource.kind is Kind.POD
+        ):
             continue
         key = id(finding.resource)
         best[key] = max(best.get(key, 0.0), saving)
-    return round(sum(best.values()), 2)
+    return best
+
+
+def saving_text(finding: Finding, short: bool = False) -> str | None:
+    """A finding's saving with its unit: `$15,774/month`, `$259.29 per run at the 12 h cap`,
+    `$4.2558 per GPU-hour`; `short` for narrow columns (`$259.29/run`). None when unpriced."""
+    amount, unit = finding.saving_usd, finding.saving_unit
+    if amount is None or unit is None:
+        return None
+    if unit == "month":
+        return f"${amount:,.0f}/month"
+    if unit == "gpu-hour":
+        figure = f"${amount:,.4f}".rstrip("0").rstrip(".")
+        return f"{figure}/GPU-h" if short else f"{figure} per GPU-hour"
+    return f"${amount:,.2f}/run" if short else f"${amount:,.2f} {finding.saving_per}"
 
 
 def best_savings(findings: list[Finding]) -> list[Finding]:
@@ -81,7 +117,7 @@ def best_savings(findings: list[Finding]) -> list[Finding]:
     best: dict[int, Finding] = {}
     for finding in findings:
         saving = finding.monthly_savings_usd
-        if not finding.is_open or not saving or saving <= 0:
+        if not finding.is_open or not saving or saving <= 0 or finding.resource.kind is Kind.POD:
             continue
         key = id(finding.resource)
         current = best.get(key)

@@ -14,9 +14,10 @@ from typing import TextIO
 
 from gpu_audit.model import Finding, Kind, ScanResult, Severity
 from gpu_audit.report.escape import terminal_safe
-from gpu_audit.report.summary import Summary, summarize, total_savings
+from gpu_audit.report.since import counts_line, new_findings
+from gpu_audit.report.summary import Summary, saving_text, summarize, total_savings
 
-HEADERS = ["rule", "name", "resource", "type", "GPU", "$/month", "saving/month", "found"]
+HEADERS = ["rule", "name", "resource", "type", "GPU", "$/month", "saving", "found"]
 FLEXIBLE = {7: 10, 2: 14, 1: 10}  # column → narrowest width, shrunk in this order to fit
 WIDTH = 120  # in files and pipes; on a terminal, the terminal's width
 # ANSI SGR per severity, on a terminal only (never in files or pipes), and never with NO_COLOR
@@ -34,22 +35,33 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
 
     lines: list[str] = []
     open_findings = [f for f in result.findings if f.is_open]
+    new = new_findings(result)
     for severity in sorted(Severity, reverse=True):
         group = [f for f in open_findings if f.severity is severity]
         if not group:
             continue
         saving = total_savings(group)
-        heading = f"{severity.label.upper()} ({len(group)}; savings {_money(saving)}/month)"
+        per_run = total_savings(group, unit="run")  # jobs: per run, never added to /month
+        runs = f"; ${per_run:,.2f} per run" if per_run else ""
+        heading = f"{severity.label.upper()} ({len(group)}; savings {_money(saving)}/month{runs})"
         if colour:
             heading = f"\x1b[{COLOURS[severity.label]}m{heading}\x1b[0m"
         lines.append(heading)
-        rows = _fit([_row(f) for f in sorted(group, key=_order)], width)
-        lines.append(tabulate(rows, headers=HEADERS, tablefmt="simple", disable_numparse=True))
+        ordered = sorted(group, key=_order)
+        marked = result.since is not None  # a first column marks what is new since the last audit
+        rows = _fit([_row(f) for f in ordered], width - 5 if marked else width)
+        headers = HEADERS
+        if marked:
+            rows = [["new" if id(f) in new else "", *r] for f, r in zip(ordered, rows, strict=True)]
+            headers = ["", *HEADERS]
+        lines.append(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
         lines.append("")
     if not open_findings:
         lines += ["No open findings.", ""]
     lines += _set_aside(result)
     lines += _problems(result)
+    if result.since is not None:
+        lines.append(counts_line(result.since))
     lines.append(summary_line(summarize(result)))
     return "\n".join(lines) + "\n"
 
@@ -127,7 +139,7 @@ def _row(finding: Finding) -> list[str]:
         clean(resource.instance_type or "-"),
         gpus,
         _money(resource.monthly_cost_usd),
-        _money(finding.monthly_savings_usd),
+        saving_text(finding, short=True) or "-",
         clean(finding.actual, 60),
     ]
 
@@ -159,6 +171,11 @@ def summary_line(summary: Summary) -> str:
         f"GPU spend ${summary.monthly_cost_usd:,.0f}/month",
         f"savings ${summary.monthly_savings_usd:,.0f}/month",
     ]
+    if summary.jobs_with_run_savings:  # per run: never added to the monthly figure
+        jobs = "job" if summary.jobs_with_run_savings == 1 else "jobs"
+        parts.append(
+            f"${summary.run_savings_usd:,.2f} per run over {summary.jobs_with_run_savings} {jobs}"
+        )
     if summary.findings_waived:
         parts.append(f"{summary.findings_waived} waived")
     if summary.findings_suppressed:

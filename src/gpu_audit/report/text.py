@@ -13,7 +13,8 @@ from typing import TextIO
 
 from gpu_audit.model import Finding, Kind, ScanResult
 from gpu_audit.report.escape import terminal_safe
-from gpu_audit.report.summary import summarize
+from gpu_audit.report.since import counts_line, new_findings
+from gpu_audit.report.summary import saving_text, summarize
 
 # Control and bidi characters would let a tag value repaint a terminal or forge a line.
 clean = terminal_safe
@@ -27,12 +28,16 @@ def render(result: ScanResult) -> str:
 
 def write(result: ScanResult, stream: TextIO) -> None:
     ordered = _ordered([f for f in result.findings if f.is_open])
+    new = new_findings(result)
     for start in range(0, len(ordered), 4096):
-        stream.write("".join(_line(f) + "\n" for f in ordered[start : start + 4096]))
+        chunk = ordered[start : start + 4096]
+        stream.write("".join(_line(f) + (" [new]\n" if id(f) in new else "\n") for f in chunk))
     for gap in result.coverage_gaps:
         stream.write(
             f"{clean(gap.location)}: incomplete: {clean(gap.error)}: {clean(gap.message)}\n"
         )
+    if result.since is not None:
+        stream.write(counts_line(result.since) + "\n")
     stream.write(summary_text(result) + "\n")
 
 
@@ -49,8 +54,8 @@ def _line(finding: Finding) -> str:
         where = f"{resource.source.path}:{finding.line or 1}"
     else:
         where = resource.location
-    saving = finding.monthly_savings_usd
-    money = f" (saves ${saving:,.0f}/month)" if saving else ""
+    saving = saving_text(finding) if finding.saving_usd else None
+    money = f" (saves {saving})" if saving else ""
     return (
         f"{clean(where)}: {finding.severity.label} {clean(finding.rule_id)}: "
         f"{clean(finding.message)}{money}"

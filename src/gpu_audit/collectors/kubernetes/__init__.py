@@ -1,0 +1,1 @@
+"""Kubernetes: GPU nodes and the pods holding their GPUs, with DCGM utilization."""

@@ -1,0 +1,143 @@
+"""Kubernetes collector: GPU nodes and the pods holding GPUs, per kubeconfig context, read-only.
+
+Calls: `list nodes` and `list pods` (all namespaces), paginated with `limit` and `continue`, and
+four Prometheus queries for DCGM utilization when `prometheus` is set. The client is imported
+inside the calls (see connect.py).
+
+A node's `id` is its provider id (`aws:///us-east-1a/i-…`, `gce://project/zone/name`), which is
+how a scan that also reads the cloud joins the two views; without one, `context/node-name`.
+A pod's `id` is `context/namespace/name`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+from gpu_audit.collectors.interface import Collector, Progress, ProgressCallback
+from gpu_audit.collectors.kubernetes import dcgm
+from gpu_audit.collectors.kubernetes.connect import Target, targets
+from gpu_audit.collectors.kubernetes.resources import ClusterView, node_resource, pod_resource
+from gpu_audit.collectors.kubernetes.settings import KubernetesSettings
+from gpu_audit.collectors.redact import redact_urls
+from gpu_audit.model import CoverageGap, Resource, Scope
+
+_LIVE_PHASES = "status.phase!=Succeeded,status.phase!=Failed"
+
+
+class KubernetesCollector(Collector[KubernetesSettings]):
+    """One context after the other (a scan reads a few clusters); gaps per unreadable context."""
+
+    name = "kubernetes"
+
+    def __init__(
+        self, settings: KubernetesSettings, progress: ProgressCallback | None = None
+    ) -> None:
+        super().__init__(settings, progress)
+        self._contexts: list[str] = []
+        self._regions: set[str] = set()
+
+    def scope(self) -> Scope:
+        return Scope(
+            command="scan",
+            providers=(self.name,),
+            accounts=tuple(self._contexts),
+            regions=tuple(sorted(self._regions)),
+        )
+
+    def collect(self) -> Iterator[Resource | CoverageGap]:
+        found = targets(self.settings)
+        self._contexts = [t.context for t in found]
+        now = datetime.now(UTC)
+        utilization, note = self._utilization(now)
+        count = 0
+        for done, target in enumerate(found, start=1):
+            self._tick(Progress(done - 1, len(found), count, f"reading {target.context}"))
+            for item in self._read(target, utilization, note):
+                if isinstance(item, Resource):
+                    count += 1
+                    if item.region:
+                        self._regions.add(item.region)
+                yield item
+            self._tick(Progress(done, len(found), count))
+
+    def _utilization(self, now: datetime) -> tuple[dcgm.DcgmUtilization | None, str | None]:
+        if not self.settings.prometheus:
+            return None, None
+        try:
+            return dcgm.fetch(self.settings, now), None
+        except dcgm.MetricsError as exc:
+            return None, redact_urls(f"utilization unavailable: {exc}")
+
+    def _read(
+        self, target: Target, utilization: dcgm.DcgmUtilization | None, note: str | None
+    ) -> list[Resource | CoverageGap]:
+        from kubernetes.client import CoreV1Api
+        from kubernetes.client.exceptions import ApiException
+        from kubernetes.config.config_exception import ConfigException
+        from urllib3.exceptions import HTTPError
+
+        try:
+            api = CoreV1Api(target.connect())
+            with api.api_client:
+                nodes = self._list(api.list_node)
+                pods = self._list(api.list_pod_for_all_namespaces, field_selector=_LIVE_PHASES)
+        except ApiException as exc:
+            return [self._gap(target, _api_error(exc), _api_message(exc))]
+        except (ConfigException, HTTPError, OSError) as exc:
+            return [self._gap(target, type(exc).__name__, _one_line(str(exc)))]
+        view = ClusterView.build(target.context, nodes, pods, self.settings)
+        out: list[Resource | CoverageGap] = []
+        for node in view.gpu_nodes:
+            out.append(node_resource(view, node, utilization, note))
+        for pod in view.gpu_pods:
+            out.append(pod_resource(view, pod, utilization, note))
+        return out
+
+    def _list(self, call: Any, **query: Any) -> list[dict[str, Any]]:
+        """Every item of a list call, page by page (`limit` and `continue`)."""
+        items: list[dict[str, Any]] = []
+        token: str | None = None
+        timeout = self.settings.timeout
+        while True:
+            page_args: dict[str, Any] = {"limit": self.settings.page_size, **query}
+            if token:
+                page_args["_continue"] = token
+            response = call(**page_args, _preload_content=False, _request_timeout=timeout)
+            page = json.loads(response.data or b"{}")
+            items.extend(i for i in page.get("items") or () if isinstance(i, dict))
+            token = (page.get("metadata") or {}).get("continue") or None
+            if not token:
+                return items
+
+    def _gap(self, target: Target, error: str, message: str) -> CoverageGap:
+        return CoverageGap(
+            "kubernetes", f"context {target.context}", error, redact_urls(message),
+            account=target.context,
+        )  # fmt: skip
+
+    def _tick(self, progress: Progress) -> None:
+        if self.progress is not None:
+            self.progress(progress)
+
+
+def _api_error(exc: Any) -> str:
+    reason = str(getattr(exc, "reason", "") or "ApiException").strip()
+    status = getattr(exc, "status", None)
+    return f"{reason} ({status})" if status else reason
+
+
+def _api_message(exc: Any) -> str:
+    """The Status object's message when the server sent one (`nodes is forbidden: User …`)."""
+    body = getattr(exc, "body", None)
+    try:
+        message = json.loads(body).get("message") if body else None
+    except (ValueError, AttributeError):
+        message = None
+    return _one_line(str(message or exc))
+
+
+def _one_line(text: str) -> str:
+    return text.strip().splitlines()[0][:300] if text.strip() else "no detail"

@@ -1,0 +1,85 @@
+"""The values an estimate is made of: rates with their source, job estimates, priced options."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """An hourly price for the whole job (all nodes) at one capacity, and where it came from."""
+
+    capacity: str  # "on-demand" | "spot"
+    hourly_usd: float
+    run_usd: float | None  # hourly × runtime, rounded to the cent; None when the runtime is unknown
+    instance_type: str  # the instance the price is of ("p4d.24xlarge", "p4d.24xlarge per GPU")
+    region: str
+    as_of: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class JobEstimate:
+    """One job: its GPUs, the runtime assumed, GPU-hours and the cost of one run."""
+
+    job: str
+    location: str
+    provider: str
+    gpu_model: str | None
+    gpus_per_node: int | None
+    nodes: int | None
+    gpu_count: int | None
+    hours: float | None
+    hours_from: str  # "runtime cap" | "--hours" | "unknown"
+    gpu_hours: float | None
+    capacity: str  # the job's own capacity
+    region_note: str  # how the region was chosen
+    on_demand: Rate | None
+    spot: Rate | None
+    run_usd: float | None  # at the job's own capacity
+    budget_usd: float | None
+    trials: int | None = None  # tuning jobs: trial cap
+    tuning_on_demand_usd: float | None = None  # worst case: trials × one run
+    tuning_spot_usd: float | None = None
+    note: str | None = None
+
+    @property
+    def over_budget(self) -> bool:
+        return (
+            self.budget_usd is not None
+            and self.run_usd is not None
+            and (self.run_usd > self.budget_usd)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One choice for a GPU request: an instance type, region and capacity, priced for the run."""
+
+    instance_type: str
+    cloud: str
+    region: str
+    gpu_model: str
+    gpus_per_node: int
+    memory_gib_per_gpu: float
+    nodes: int
+    capacity: str
+    hourly_usd: float  # all nodes
+    run_usd: float
+    over_budget: bool
+    as_of: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class OptionTable:
+    """The options for one request, cheapest run first, and what the catalog cannot price."""
+
+    gpu_model: str
+    gpus_per_node: int
+    nodes: int
+    hours: float
+    cloud: str | None
+    max_usd: float | None
+    options: tuple[Option, ...]
+    unpriced: tuple[str, ...]

@@ -1,0 +1,195 @@
+"""Estimates and option tables as table (terminal), text, json or markdown; values in, text out."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from gpu_audit.estimate.model import JobEstimate, OptionTable, Rate
+
+FORMATS = ("table", "text", "json", "markdown")
+JSON_VERSION = 1
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+JOB_HEADERS = ["job", "GPUs", "runtime", "GPU-h", "rate on-demand", "run on-demand", "rate spot",
+               "run spot", "budget"]  # fmt: skip
+OPTION_HEADERS = ["instance type", "cloud", "region", "GPU", "GPUs/node", "GiB/GPU", "nodes",
+                  "capacity", "$/hour", "run", "budget"]  # fmt: skip
+
+
+def money(value: float | None) -> str:
+    return "-" if value is None else f"${value:,.2f}"
+
+
+def _rate(value: float | None) -> str:
+    """An hourly rate to four decimals without trailing zeros: `$27.4471/h`, `$1.006/h`."""
+    if value is None:
+        return "-"
+    text = f"{value:,.4f}".rstrip("0")
+    return f"${text}{'00' if text.endswith('.') else ''}/h"
+
+
+def _clean(value: object) -> str:
+    return _CONTROLS.sub(" ", str(value))
+
+
+def _gpus(e: JobEstimate) -> str:
+    if e.gpu_model is None or e.gpu_count is None:
+        return "unknown"
+    if e.nodes and e.gpus_per_node:
+        return f"{e.gpu_model} × {e.gpus_per_node} × {e.nodes} node{'s' if e.nodes != 1 else ''}"
+    return f"{e.gpu_model} × {e.gpu_count}"
+
+
+def _hours(e: JobEstimate) -> str:
+    return "unknown" if e.hours is None else f"{e.hours:g} h ({e.hours_from})"
+
+
+def _budget(e: JobEstimate) -> str:
+    if e.budget_usd is None:
+        return "-"
+    return f"{money(e.budget_usd)} {'OVER' if e.over_budget else 'ok'}"
+
+
+def _job_row(e: JobEstimate) -> list[str]:
+    od, spot = e.on_demand, e.spot
+    return [
+        _clean(e.job), _gpus(e), _hours(e), "-" if e.gpu_hours is None else f"{e.gpu_hours:g}",
+        _rate(od.hourly_usd if od else None), money(od.run_usd if od else None),
+        _rate(spot.hourly_usd if spot else None), money(spot.run_usd if spot else None),
+        _budget(e),
+    ]  # fmt: skip
+
+
+def _notes(e: JobEstimate) -> list[str]:
+    """The lines under a job: where its price and region came from, and tuning worst cases."""
+    lines = [f"{_clean(e.job)} ({_clean(e.location)}, {e.provider}, {e.capacity}):"]
+    rate = e.on_demand or e.spot
+    if rate is not None:
+        lines.append(f"  price: {rate.instance_type}, {e.region_note}; as of {rate.as_of}")
+        lines.append(f"  source: {_clean(rate.source)}")
+    if e.hours is None:
+        lines.append("  runtime unknown: the job sets no runtime cap; give --hours to cost a run")
+    if e.trials is not None:
+        lines.append(
+            f"  tuning worst case, {e.trials} trials × one run: on-demand "
+            f"{money(e.tuning_on_demand_usd)}, spot {money(e.tuning_spot_usd)} (declared "
+            "parallelism shortens the wall time, not the cost; early stopping can only lower it)"
+        )
+    if e.note:
+        lines.append(f"  {e.note}")
+    return lines
+
+
+def render_jobs(estimates: Sequence[JobEstimate], fmt: str) -> str:
+    if fmt == "json":
+        return _json({"kind": "job-estimates", "jobs": [_job_json(e) for e in estimates]})
+    if not estimates:
+        return "No GPU jobs found.\n"
+    rows = [_job_row(e) for e in estimates]
+    notes = [line for e in estimates for line in _notes(e)]
+    if fmt == "markdown":
+        bullets = [f"{'  ' if n.startswith(' ') else ''}- {n.strip()}" for n in notes]
+        return "\n".join([*_markdown(JOB_HEADERS, rows), "", *bullets]) + "\n"
+    if fmt == "text":
+        return "\n".join(_text_job(e) for e in estimates)
+    return "\n".join([_tabulate(JOB_HEADERS, rows), "", *notes]) + "\n"
+
+
+def _text_job(e: JobEstimate) -> str:
+    od, spot = e.on_demand, e.spot
+    lines = [
+        *_notes(e)[:1],
+        f"  GPUs: {_gpus(e)}; runtime: {_hours(e)}; GPU-hours: "
+        + ("unknown" if e.gpu_hours is None else f"{e.gpu_hours:g}"),
+        _capacity_line("on-demand", od),
+        _capacity_line("spot", spot),
+        f"  budget: {_budget(e)}",
+        *_notes(e)[1:],
+    ]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def _capacity_line(capacity: str, rate: Rate | None) -> str:
+    hourly, run = (rate.hourly_usd, rate.run_usd) if rate else (None, None)
+    return f"  {capacity}: {_rate(hourly)}, one run {money(run)}"
+
+
+def _job_json(e: JobEstimate) -> dict[str, Any]:
+    data = asdict(e)
+    data["over_budget"] = e.over_budget
+    return data
+
+
+def _option_rows(table: OptionTable) -> list[list[str]]:
+    return [
+        [o.instance_type, o.cloud, o.region, o.gpu_model, str(o.gpus_per_node),
+         f"{o.memory_gib_per_gpu:g}", str(o.nodes), o.capacity, _rate(o.hourly_usd),
+         money(o.run_usd),
+         "-" if table.max_usd is None else ("OVER" if o.over_budget else "ok")]
+        for o in table.options
+    ]  # fmt: skip
+
+
+def _option_title(table: OptionTable) -> str:
+    where = f" on {table.cloud}" if table.cloud else ""
+    nodes = f" × {table.nodes} nodes" if table.nodes != 1 else ""
+    return (
+        f"{table.gpu_model} × {table.gpus_per_node}{nodes} for {table.hours:g} h{where}: "
+        f"{len(table.options)} options, cheapest run first"
+    )
+
+
+def _option_footer(table: OptionTable) -> list[str]:
+    lines = []
+    if table.unpriced:
+        lines.append(f"Not priced by the catalog: {', '.join(table.unpriced)}.")
+    dates = sorted({o.as_of for o in table.options})
+    if dates:
+        lines.append(f"Prices as of {dates[0]} to {dates[-1]}; sources per row: --format json.")
+    return lines
+
+
+def render_options(table: OptionTable, fmt: str) -> str:
+    if fmt == "json":
+        data = asdict(table)
+        data["kind"] = "options"
+        return _json(data)
+    rows = _option_rows(table)
+    if fmt == "markdown":
+        body = _markdown(OPTION_HEADERS, rows)
+        head = f"**{_option_title(table)}**"
+        return "\n".join([head, "", *body, "", *_option_footer(table)]) + "\n"
+    if fmt == "text":
+        lines = [
+            f"{r[0]} {r[2]} {r[7]}: {r[8]}, run {r[9]} ({r[4]}× {r[3]}, {r[5]} GiB each)"
+            + ("" if r[10] == "-" else f" {r[10]}")
+            for r in rows
+        ]
+        return "\n".join([_option_title(table), *lines, *_option_footer(table)]) + "\n"
+    drawn = _tabulate(OPTION_HEADERS, rows)
+    return "\n".join([_option_title(table), drawn, *_option_footer(table)]) + "\n"
+
+
+def _tabulate(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    from tabulate import tabulate  # ~0.1 s, only when a table is drawn
+
+    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+
+
+def _markdown(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    def cell(text: str) -> str:
+        return text.replace("\\", "\\\\").replace("|", "\\|")
+
+    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def _json(data: dict[str, Any]) -> str:
+    return json.dumps({"version": JSON_VERSION, **data}, indent=2, ensure_ascii=False) + "\n"
+
+
+__all__ = ["FORMATS", "Rate", "render_jobs", "render_options"]

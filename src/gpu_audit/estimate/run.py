@@ -1,0 +1,74 @@
+"""`gpu-audit estimate` between the CLI and the pure core: a typed request in, a report out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from gpu_audit.errors import ConfigError
+
+
+@dataclass(frozen=True, slots=True)
+class EstimateRequest:
+    """What `estimate` was asked: job files, or a GPU request (`--gpu` / `--instance-type`)."""
+
+    files: tuple[str, ...] = ()
+    gpu: str | None = None  # "A100-80GB:8"
+    instance_type: str | None = None
+    hours: float | None = None
+    nodes: int = 1
+    cloud: str | None = None
+    max_usd: float | None = None
+    fmt: str = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class EstimateReport:
+    text: str
+    over_budget: int  # jobs whose run costs more than their declared budget
+    errors: tuple[str, ...]  # files that could not be read, one located line each
+
+
+def run_estimate(request: EstimateRequest) -> EstimateReport:
+    from gpu_audit.estimate.compute import (
+        instance_request,
+        options,
+        parse_gpu_request,
+    )
+    from gpu_audit.estimate.render import render_options
+
+    asked = request.gpu is not None or request.instance_type is not None
+    if asked and request.files:
+        raise ConfigError("estimate: give job FILES, or --gpu/--instance-type, not both")
+    if request.gpu is not None and request.instance_type is not None:
+        raise ConfigError("estimate: give --gpu or --instance-type, not both")
+    if not asked and not request.files:
+        raise ConfigError("estimate: nothing to estimate: give job FILES, --gpu or --instance-type")
+    if request.hours is not None and request.hours <= 0:
+        raise ConfigError("estimate: --hours must be positive")
+    if asked:
+        if request.hours is None:
+            raise ConfigError("estimate: --gpu and --instance-type need --hours")
+        if request.instance_type is not None:
+            model, per_node = instance_request(request.instance_type)
+        else:
+            model, per_node = parse_gpu_request(request.gpu or "")
+        table = options(
+            model, per_node, request.hours, request.nodes, request.cloud, request.max_usd
+        )
+        return EstimateReport(render_options(table, request.fmt), 0, ())  # choices, not a gate
+    return _jobs(request)
+
+
+def _jobs(request: EstimateRequest) -> EstimateReport:
+    from gpu_audit.catalog.enrich import enrich
+    from gpu_audit.estimate.compute import estimate_job
+    from gpu_audit.estimate.render import render_jobs
+    from gpu_audit.jobs import load_jobs
+
+    loaded = load_jobs(request.files)
+    now = datetime.now(UTC)
+    estimates = [estimate_job(enrich(r, now), request.hours) for r in loaded.resources]
+    errors = tuple(s.reason for s in loaded.skipped if s.error)
+    over = sum(1 for e in estimates if e.over_budget)
+    return EstimateReport(render_jobs(estimates, request.fmt), over, errors)

@@ -1,0 +1,1 @@
+"""Audit history: fingerprints, the SQLite store, the comparison with the previous audit."""

@@ -1,0 +1,101 @@
+"""A saved JSON report as the previous audit: the same comparison without a database."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from gpu_audit.errors import InputError
+from gpu_audit.history.compare import PastFinding, PastResource, Previous
+from gpu_audit.history.store import parse_iso
+from gpu_audit.model import Severity, TrendPoint
+from gpu_audit.yamlsrc import read_text
+
+
+def load_baseline(path: str) -> Previous:
+    """The previous audit from a gpu-audit JSON report (`--format json`)."""
+    try:
+        document = json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{path}:{exc.lineno}:{exc.colno}: baseline: invalid JSON: {exc.msg}"
+        ) from None
+    if not isinstance(document, dict) or document.get("tool", {}).get("name") != "gpu-audit":
+        raise InputError(f"{path}:1: baseline: not a gpu-audit JSON report")
+    try:
+        return _previous(document)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(
+            f"{path}: baseline: not a gpu-audit JSON report ({exc!r} missing or bad)"
+        ) from None
+
+
+def _previous(document: Mapping[str, Any]) -> Previous:
+    generated_at = parse_iso(document["generated_at"])
+    seen: dict[str, tuple[str, int, int]] = {}
+    open_findings: dict[int, PastFinding] = {}
+    titles = {}
+    for index, raw in enumerate(document["findings"]):
+        fingerprint = raw.get("fingerprint")
+        if not fingerprint:
+            raise ValueError("findings[].fingerprint")
+        first_seen = raw.get("first_seen") or document["generated_at"]
+        seen[fingerprint] = (first_seen, raw.get("audits_open") or 1, index)
+        titles[raw["rule_id"]] = raw["title"]
+        if raw.get("waiver") is not None or raw.get("suppressed") is not None:
+            continue
+        resource = raw["resource"]
+        open_findings[index] = PastFinding(
+            fingerprint=fingerprint,
+            rule_id=raw["rule_id"],
+            severity=int(Severity.parse(raw["severity"])),
+            resource_key=f"{resource['provider']}:{resource['id']}",
+            resource_id=resource["id"],
+            provider=resource["provider"],
+            account=resource.get("account"),
+            region=resource.get("region"),
+            location=raw["location"],
+            monthly_savings_usd=raw.get("monthly_savings_usd"),
+            first_seen=first_seen,
+        )
+    resources = [
+        PastResource(
+            f"{raw['provider']}:{raw['id']}",
+            raw["id"],
+            raw["provider"],
+            raw.get("account"),
+            raw.get("region"),
+            "/".join(
+                [raw["provider"], raw.get("account") or "-", raw.get("region") or "-", raw["id"]]
+            ),
+            raw.get("monthly_cost_usd"),
+        )
+        for raw in document["resources"]
+        if raw.get("kind") != "job"  # a job is not running capacity: a deleted file is not removed
+    ]
+    summary = document["summary"]
+    cost = float(summary["monthly_cost_usd"])
+    savings = float(summary["monthly_savings_usd"])
+    since = summary.get("since") or {}
+    trend = tuple(
+        TrendPoint(
+            parse_iso(p["generated_at"]),
+            p["monthly_cost_usd"],
+            p["monthly_savings_usd"],
+            p["savings_realised_usd"],
+            p["findings"],
+        )
+        for p in since.get("trend") or ()
+    ) or (TrendPoint(generated_at, cost, savings, 0.0, int(summary["findings"])),)
+    return Previous(
+        generated_at,
+        cost,
+        savings,
+        seen,
+        {r.key: index for index, r in enumerate(resources)},
+        lambda rows: [open_findings[i] for i in rows if i in open_findings],
+        lambda rows: [resources[i] for i in rows],
+        trend,
+        titles,
+    )

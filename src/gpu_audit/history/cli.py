@@ -1,0 +1,160 @@
+"""`gpu-audit history list|show|trend|prune`: read and tend the audit history database."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+FORMATS = ("table", "text", "json", "markdown", "sarif", "csv")
+_DATABASE = click.option(
+    "--history",
+    "path",
+    metavar="PATH",
+    help="The history database (default: `history:` in .gpu-audit.yaml).",
+)
+_CONFIG = click.option(
+    "--config", "config_path", metavar="FILE", help="Settings file (default: found upwards)."
+)
+
+
+COMPARISON_OPTIONS = (  # scan's and check's
+    click.option(
+        "--baseline",
+        metavar="REPORT.json",
+        help="Compare with this saved JSON report (no database): new, persisting, resolved.",
+    ),
+    click.option(
+        "--fail-on-new",
+        is_flag=True,
+        help="Exit 1 on any open finding not in the baseline or the last audit.",
+    ),
+    click.option(
+        "--new-only",
+        is_flag=True,
+        help="--fail-on counts only findings not in the baseline or the last audit.",
+    ),
+)
+
+
+def needs_comparison(options: dict[str, Any], history: str | None) -> None:
+    """--new-only and --fail-on-new mean nothing without something to compare with."""
+    from gpu_audit.errors import ConfigError
+
+    if (options["new_only"] or options["fail_on_new"]) and not (history or options["baseline"]):
+        raise ConfigError("--new-only and --fail-on-new need --baseline REPORT.json or --history")
+
+
+def _open(path: str | None, config: str | None = None) -> Any:
+    from gpu_audit.errors import ConfigError
+    from gpu_audit.history.store import HistoryStore
+    from gpu_audit.settings import load_settings
+
+    path = path or load_settings(config).history
+    if not path:
+        raise ConfigError("no history database: give --history PATH or set history: in the config")
+    return HistoryStore.open(path, create=False)
+
+
+@click.group("history", short_help="Recorded audits: list, show, trend, prune.")
+def history_group() -> None:
+    """Recorded audits: list them, show one again, the trend, prune old ones."""
+
+
+@history_group.command("list", short_help="The audits recorded.")
+@_DATABASE
+@_CONFIG
+def history_list(path: str | None, config_path: str | None) -> None:
+    """Audits: when, scope, counts, spend and savings."""
+    from tabulate import tabulate
+
+    store = _open(path, config_path)
+    rows = [
+        (
+            a.id,
+            a.generated_at.strftime("%Y-%m-%d %H:%M"),
+            " ".join(a.scope.providers) or a.scope.command,
+            a.resources,
+            a.findings_open,
+            _count(a.new),
+            _count(a.persisting),
+            _count(a.resolved),
+            f"{a.monthly_cost_usd:,.2f}",
+            f"{a.monthly_savings_usd:,.2f}",
+            f"{a.savings_realised_usd:,.2f}",
+        )
+        for a in store.audits()
+    ]
+    store.close()
+    headers = ["id", "when (UTC)", "scope", "resources", "open", "new", "persisting"]
+    headers += ["resolved", "spend $/mo", "savings found $/mo", "savings realised $/mo"]
+    click.echo(tabulate(rows, headers=headers, disable_numparse=True))
+
+
+@history_group.command("show", short_help="Render a recorded audit again.")
+@click.argument("audit_id", type=int)
+@_DATABASE
+@_CONFIG
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--output", "-o", metavar="PATH", help="Write the report here (atomically).")
+def history_show(
+    audit_id: int, path: str | None, config_path: str | None, fmt: str, output: str | None
+) -> None:
+    """Render a recorded audit again, in any format, with what had changed."""
+    from gpu_audit.history.load import load_audit
+    from gpu_audit.report import render
+
+    store = _open(path, config_path)
+    try:
+        text = render(fmt, load_audit(store, audit_id))
+    finally:
+        store.close()
+    if output:
+        from gpu_audit.report.writer import write_atomic
+
+        write_atomic(output, text)
+    else:
+        click.echo(text, nl=False)
+
+
+@history_group.command("trend", short_help="Spend and savings per audit.")
+@_DATABASE
+@_CONFIG
+@click.option("--audit", "audit_id", type=int, help="The trend up to this audit (default: latest).")
+def history_trend(path: str | None, config_path: str | None, audit_id: int | None) -> None:
+    """Spend, savings found and savings realised over the audits of one scope."""
+    from tabulate import tabulate
+
+    store = _open(path, config_path)
+    points = store.trend(audit_id)
+    store.close()
+    rows = [
+        (
+            p.generated_at.strftime("%Y-%m-%d"),
+            f"{p.monthly_cost_usd:,.2f}",
+            f"{p.monthly_savings_usd:,.2f}",
+            f"{p.savings_realised_usd:,.2f}",
+            p.findings_open,
+        )
+        for p in points
+    ]
+    headers = ["audit", "spend $/mo", "savings found $/mo", "savings realised $/mo", "open"]
+    click.echo(tabulate(rows, headers=headers, disable_numparse=True))
+
+
+@history_group.command("prune", short_help="Keep the latest N audits.")
+@_DATABASE
+@_CONFIG
+@click.option("--keep", type=click.IntRange(1), required=True, help="Audits to keep per scope.")
+def history_prune(path: str | None, config_path: str | None, keep: int) -> None:
+    """Delete all but the latest N audits of each scope."""
+    store = _open(path, config_path)
+    try:
+        removed = store.prune(keep)
+    finally:
+        store.close()
+    click.echo(f"pruned {removed} audit{'s' if removed != 1 else ''}; kept the latest {keep}")
+
+
+def _count(value: int | None) -> str:
+    return "-" if value is None else str(value)

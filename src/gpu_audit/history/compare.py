@@ -1,0 +1,164 @@
+"""The comparison with the previous audit: new, persisting, resolved, removed, realised."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import NamedTuple
+
+from gpu_audit.history.fingerprint import resource_key
+from gpu_audit.model import (
+    Change,
+    Comparison,
+    CoverageGap,
+    FindingHistory,
+    Removed,
+    Resolved,
+    ScanResult,
+    Severity,
+    TrendPoint,
+)
+from gpu_audit.report.summary import total_savings
+
+TREND_AUDITS = 8  # the trend shows this audit and the seven before it
+
+
+class PastFinding(NamedTuple):
+    """An open finding of the previous audit, as a resolved one is reported."""
+
+    fingerprint: str
+    rule_id: str
+    severity: int
+    resource_key: str
+    resource_id: str
+    provider: str
+    account: str | None
+    region: str | None
+    location: str
+    monthly_savings_usd: float | None
+    first_seen: str  # ISO 8601
+
+
+class PastResource(NamedTuple):
+    key: str
+    resource_id: str
+    provider: str
+    account: str | None
+    region: str | None
+    location: str
+    monthly_cost_usd: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Previous:
+    """The previous audit, from the history store or a saved JSON report.
+
+    `seen` maps every fingerprint of it to (first seen, audits, row) and `resource_keys` every
+    resource's stable id to its row: that is all that is held of ~200k findings. The details of
+    what is gone are read for those rows only (`findings_of` yields the open ones).
+    """
+
+    generated_at: datetime
+    monthly_cost_usd: float
+    monthly_savings_usd: float
+    seen: Mapping[str, tuple[str, int, int]]
+    resource_keys: Mapping[str, int]
+    findings_of: Callable[[list[int]], Iterable[PastFinding]]
+    resources_of: Callable[[list[int]], Iterable[PastResource]]
+    trend: tuple[TrendPoint, ...] = ()  # the audits before, oldest first, the previous one last
+    titles: Mapping[str, str] = field(default_factory=dict)  # rule id → title
+
+
+def compare(result: ScanResult, previous: Previous | None, source: str) -> Comparison:
+    """Judge each finding of `result` against `previous` (None: the first audit)."""
+    fingerprints = result.fingerprints
+    now = result.generated_at
+    past = previous.seen if previous else {}
+    changes = []
+    new = persisting = 0
+    fresh = FindingHistory(Change.NEW, now, 1)
+    dates: dict[str, datetime] = {}
+    for finding, fingerprint in zip(result.findings, fingerprints, strict=True):
+        before = past.get(fingerprint)
+        if before is None:
+            changes.append(fresh)
+            new += finding.is_open
+        else:
+            first = dates.get(before[0]) or dates.setdefault(before[0], parse_time(before[0]))
+            changes.append(FindingHistory(Change.PERSISTING, first, before[1] + 1))
+            persisting += finding.is_open
+    open_findings = [f for f in result.findings if f.is_open]
+    cost = round(sum(r.monthly_cost_usd or 0.0 for r in result.resources), 2)
+    savings = total_savings(open_findings)
+    if previous is None:
+        point = TrendPoint(now, cost, savings, 0.0, len(open_findings))
+        return Comparison(source, None, tuple(changes), new=new, trend=(point,))
+    gaps = result.coverage_gaps
+    rows = [past[fp][2] for fp in past.keys() - set(fingerprints)]
+    gone = [f for f in previous.findings_of(sorted(rows)) if not _unseen(f, gaps)]
+    resolved = sorted(
+        (_resolved(f, previous.titles) for f in gone),
+        key=lambda r: (-(r.monthly_savings_usd or 0.0), r.location, r.rule_id),
+    )
+    known = previous.resource_keys
+    rows = [known[key] for key in known.keys() - {resource_key(r) for r in result.resources}]
+    removed = sorted(
+        (
+            Removed(r.resource_id, r.provider, r.location, r.monthly_cost_usd)
+            for r in previous.resources_of(sorted(rows))
+            if not _unseen(r, gaps)
+        ),
+        key=lambda r: (-(r.monthly_cost_usd or 0.0), r.location),
+    )
+    realised = _realised(gone)
+    point = TrendPoint(now, cost, savings, realised, len(open_findings))
+    return Comparison(
+        source=source,
+        previous_at=previous.generated_at,
+        changes=tuple(changes),
+        new=new,
+        persisting=persisting,
+        resolved=tuple(resolved),
+        removed=tuple(removed),
+        previous_cost_usd=previous.monthly_cost_usd,
+        previous_savings_usd=previous.monthly_savings_usd,
+        savings_realised_usd=realised,
+        trend=(*previous.trend, point)[-TREND_AUDITS:],
+    )
+
+
+def _resolved(f: PastFinding, titles: Mapping[str, str]) -> Resolved:
+    return Resolved(
+        f.fingerprint,
+        f.rule_id,
+        Severity(f.severity),
+        titles.get(f.rule_id, f.rule_id),
+        f.resource_id,
+        f.location,
+        f.monthly_savings_usd,
+        parse_time(f.first_seen),
+    )
+
+
+def parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _realised(gone: list[PastFinding]) -> float:
+    """Savings of resolved findings; as with savings found, per resource the largest counts."""
+    best: dict[str, float] = {}
+    for item in gone:
+        key = item.resource_key
+        best[key] = max(best.get(key, 0.0), item.monthly_savings_usd or 0.0)
+    return round(sum(best.values(), 0.0), 2)
+
+
+def _unseen(resource: PastFinding | PastResource, gaps: tuple[CoverageGap, ...]) -> bool:
+    """A resource in a region or account this scan could not read is not gone: it is unseen."""
+    return any(
+        gap.provider == resource.provider
+        and (gap.account is None or gap.account == resource.account)
+        and (gap.region is None or gap.region == resource.region)
+        for gap in gaps
+    )

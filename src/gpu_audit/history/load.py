@@ -1,0 +1,106 @@
+"""A recorded audit back as a ScanResult, so `history show` renders it in any format."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from gpu_audit.errors import InputError
+from gpu_audit.history.compare import compare
+from gpu_audit.history.documents import unpack
+from gpu_audit.history.store import HistoryStore, _scope, parse_iso
+from gpu_audit.model import (
+    CoverageGap,
+    Finding,
+    Kind,
+    NotEvaluated,
+    RuleInfo,
+    ScanResult,
+    Severity,
+    Skipped,
+    Waiver,
+    WaiverState,
+    WaiverStatus,
+)
+
+
+def load_audit(store: HistoryStore, audit_id: int) -> ScanResult:
+    """The audit `audit_id` as it was judged, compared again with the audit before it."""
+    with store.errors():
+        row = store.conn.execute(
+            "SELECT generated_at, scope, rules, coverage_gaps, skipped, waivers, "
+            "resource_documents FROM audits WHERE id = ?",
+            (audit_id,),
+        ).fetchone()
+        if row is None:
+            raise InputError(f"{store.path}: history: no audit with id {audit_id}")
+        resources = unpack(row[6])
+        rules = {r["id"]: _rule(r) for r in json.loads(row[2])}
+        waivers: dict[str, Waiver] = {}
+        findings = []
+        fingerprints = []
+        for fp, rseq, rule_id, sev, fld, exp, act, line, sav, waiver, supp in store.conn.execute(
+            "SELECT fingerprint, resource_seq, rule_id, severity, field, expected, actual, "
+            "line, monthly_savings_usd, waiver, suppressed "
+            "FROM findings WHERE audit_id = ? ORDER BY seq",
+            (audit_id,),
+        ):
+            rule = rules.get(rule_id)
+            title, remedy = (rule.title, rule.remediation) if rule else (rule_id, None)
+            held = _waiver(waivers, waiver)
+            resource = resources[rseq]
+            findings.append(
+                Finding(rule_id, Severity(sev), title, resource, fld, exp, act, line, sav, remedy,
+                        held, supp)
+            )  # fmt: skip
+            fingerprints.append(fp)
+        not_evaluated = tuple(
+            NotEvaluated(rule, resources[rseq], missing)
+            for rule, rseq, missing in store.conn.execute(
+                "SELECT rule_id, resource_seq, missing FROM not_evaluated WHERE audit_id = ? "
+                "ORDER BY rowid",
+                (audit_id,),
+            )
+        )
+    generated_at, scope, _, gaps, skipped, statuses, _ = row
+    result = ScanResult(
+        generated_at=parse_iso(generated_at),
+        scope=_scope(scope),
+        rules=tuple(rules.values()),
+        resources=tuple(resources),
+        findings=tuple(findings),
+        not_evaluated=not_evaluated,
+        skipped=tuple(Skipped(**s) for s in json.loads(skipped)),
+        coverage_gaps=tuple(CoverageGap(**g) for g in json.loads(gaps)),
+        waivers=tuple(_status(s) for s in json.loads(statuses)),
+        fingerprints=tuple(fingerprints),
+    )
+    since = compare(result, store.previous(result), f"history {store.path}")
+    return replace(result, since=since)
+
+
+def _rule(raw: dict[str, Any]) -> RuleInfo:
+    raw = {**raw, "severity": Severity(raw["severity"])}
+    raw["targets"] = tuple(Kind(t) for t in raw["targets"])
+    raw["aliases"] = tuple(raw.get("aliases") or ())
+    return RuleInfo(**raw)
+
+
+def _make_waiver(raw: dict[str, Any]) -> Waiver:
+    expires: datetime | None = parse_iso(raw["expires"]) if raw.get("expires") else None
+    return Waiver(raw["rule"], raw["reason"], raw["owner"], expires, raw["where"], raw["source"])
+
+
+def _waiver(cache: dict[str, Waiver], text: str | None) -> Waiver | None:
+    if text is None:
+        return None
+    held = cache.get(text)
+    if held is None:
+        held = cache[text] = _make_waiver(json.loads(text))
+    return held
+
+
+def _status(raw: dict[str, Any]) -> WaiverStatus:
+    return WaiverStatus(_make_waiver(raw), WaiverState(raw["state"]), raw["matched"])

@@ -1,0 +1,57 @@
+"""Between judging and rendering: compare with the previous audit, and record this one."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+from gpu_audit.errors import ConfigError, InputError
+from gpu_audit.history.baseline import load_baseline
+from gpu_audit.history.compare import compare
+from gpu_audit.history.schema import check_file
+from gpu_audit.history.store import HistoryStore
+from gpu_audit.model import Change, ScanResult, Severity
+
+
+def preflight(history: str | None, baseline: str | None) -> None:
+    """Refuse a bad history file or a missing baseline before a long scan starts, not after."""
+    if history and baseline:
+        raise ConfigError("--baseline compares with a saved report instead of --history: give one")
+    if history:
+        check_file(history)
+    if baseline and not os.path.isfile(baseline):
+        raise InputError(f"{baseline}: baseline: no such file")
+
+
+def remember(result: ScanResult, history: str | None, baseline: str | None) -> ScanResult:
+    """`result` with `since` filled from a saved report (`baseline`) or the history database,
+    which then records it (one transaction); unchanged when neither is given."""
+    if history and baseline:
+        raise ConfigError("--baseline compares with a saved report instead of --history: give one")
+    if baseline:
+        since = compare(result, load_baseline(baseline), f"baseline {baseline}")
+        return replace(result, since=since)
+    if not history:
+        return result
+    store = HistoryStore.open(history)
+    try:
+        since = compare(result, store.previous(result), f"history {history}")
+        result = replace(result, since=since)
+        store.record(result)
+    finally:
+        store.close()
+    return result
+
+
+def failing(result: ScanResult, threshold: Severity, new_only: bool) -> bool:
+    """Any open finding at or above `threshold` (with `new_only`: new since the last audit)."""
+    changes = result.since.changes if result.since else None
+    if new_only and changes is None:
+        raise ConfigError("--new-only and --fail-on-new need --baseline REPORT.json or --history")
+    for index, finding in enumerate(result.findings):
+        if not finding.is_open or finding.severity < threshold:
+            continue
+        if new_only and changes is not None and changes[index].change is not Change.NEW:
+            continue
+        return True
+    return False

@@ -1,0 +1,315 @@
+"""The history store: one SQLite file (WAL), one transaction per recorded audit."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from gpu_audit.errors import InputError
+from gpu_audit.history import schema
+from gpu_audit.history.compare import TREND_AUDITS, PastFinding, PastResource, Previous, compare
+from gpu_audit.history.documents import pack
+from gpu_audit.history.fingerprint import resource_key
+from gpu_audit.model import ScanResult, Scope, TrendPoint, Waiver
+from gpu_audit.report.summary import summarize
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRow:
+    """One recorded audit, as `history list` shows it."""
+
+    id: int
+    generated_at: datetime
+    scope: Scope
+    resources: int
+    findings_open: int
+    new: int | None
+    persisting: int | None
+    resolved: int | None
+    monthly_cost_usd: float
+    monthly_savings_usd: float
+    savings_realised_usd: float
+
+
+def scope_key(scope: Scope) -> str:
+    """Audits compare with the previous audit of the same command and providers."""
+    return json.dumps([scope.command, sorted(scope.providers)])
+
+
+def iso(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def parse_iso(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+class HistoryStore:
+    """Open with `HistoryStore.open(path)`; a bad file raises InputError and is left untouched."""
+
+    def __init__(self, path: str, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self.conn = conn
+
+    @classmethod
+    def open(cls, path: str, create: bool = True) -> HistoryStore:
+        schema.check_file(path)
+        if not create and not os.path.exists(path):
+            raise InputError(f"{path}: history: no such database")
+        try:
+            conn = sqlite3.connect(path, timeout=60, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise InputError(f"{path}: history: cannot open: {exc}") from None
+        store = cls(path, conn)
+        try:
+            with store.errors():
+                conn.execute("PRAGMA cache_size = -65536")  # 64 MiB: an audit is written at once
+                schema.migrate(path, conn)
+                if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+        except BaseException:
+            conn.close()
+            raise
+        return store
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def errors(self) -> Iterator[None]:
+        """A damaged file surfaces as one located message, never a traceback."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"{self.path}: history: unreadable database: {exc}") from None
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self.errors():
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+
+    def previous(self, result: ScanResult) -> Previous | None:
+        """The latest audit of the same scope before `result`, with the trend up to it."""
+        with self.errors():
+            rows = self.conn.execute(
+                "SELECT id, generated_at, monthly_cost_usd, monthly_savings_usd, "
+                "savings_realised_usd, findings_open, rules FROM audits "
+                "WHERE scope_key = ? AND generated_at < ? ORDER BY generated_at DESC, id DESC "
+                "LIMIT ?",
+                (scope_key(result.scope), iso(result.generated_at), TREND_AUDITS - 1),
+            ).fetchall()
+            if not rows:
+                return None
+            audit_id, generated_at, cost, savings = rows[0][:4]
+            trend = tuple(
+                TrendPoint(parse_iso(r[1]), r[2], r[3], r[4], r[5]) for r in reversed(rows)
+            )
+            titles = {rule["id"]: rule["title"] for rule in json.loads(rows[0][6])}
+            return Previous(
+                parse_iso(generated_at),
+                cost,
+                savings,
+                self._past_seen(audit_id),
+                self._past_keys(audit_id),
+                lambda rows: self._rows(_PAST_FINDINGS, audit_id, rows, PastFinding._make),
+                lambda rows: self._rows(_PAST_RESOURCES, audit_id, rows, PastResource._make),
+                trend,
+                titles,
+            )
+
+    def _past_seen(self, audit_id: int) -> dict[str, tuple[str, int, int]]:
+        rows = self.conn.execute(
+            "SELECT fingerprint, first_seen, audits_open, seq FROM findings WHERE audit_id = ?",
+            (audit_id,),
+        )
+        dates: dict[str, str] = {}  # one string per distinct date, not one per row
+        return {fp: (dates.setdefault(first, first), n, seq) for fp, first, n, seq in rows}
+
+    def _past_keys(self, audit_id: int) -> dict[str, int]:
+        rows = self.conn.execute("SELECT key, seq FROM resources WHERE audit_id = ?", (audit_id,))
+        return dict(rows.fetchall())
+
+    def _rows(self, query: str, audit_id: int, rows: list[int], make: Any) -> Iterator[Any]:
+        """`query`'s rows of audit `audit_id` whose seq is in `rows`, 500 at a time."""
+        with self.errors():
+            for start in range(0, len(rows), 500):
+                chunk = rows[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                yield from map(make, self.conn.execute(query % marks, (audit_id, *chunk)))
+
+    def record(self, result: ScanResult) -> int:
+        """Record `result` (compared or not) in one transaction; returns the audit id."""
+        summary = summarize(result)
+        since = result.since
+        scope = result.scope
+        documents = pack(result.resources)
+        with self.transaction() as conn:
+            audit_id = conn.execute(
+                "INSERT INTO audits (generated_at, recorded_at, scope_key, scope, rules, "
+                "coverage_gaps, skipped, waivers, resources, findings_open, not_evaluated, new, "
+                "persisting, resolved, removed, monthly_cost_usd, monthly_savings_usd, "
+                "savings_realised_usd, resource_documents) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    iso(result.generated_at),
+                    iso(datetime.now(UTC)),
+                    scope_key(scope),
+                    json.dumps(asdict(scope)),
+                    json.dumps([_rule(r) for r in result.rules]),
+                    json.dumps([asdict(g) for g in result.coverage_gaps]),
+                    json.dumps([asdict(s) for s in result.skipped]),
+                    json.dumps([_waiver_status(w) for w in result.waivers], default=str),
+                    summary.resources,
+                    summary.findings_open,
+                    summary.not_evaluated,
+                    since.new if since else None,
+                    since.persisting if since else None,
+                    len(since.resolved) if since else None,
+                    len(since.removed) if since else None,
+                    summary.monthly_cost_usd,
+                    summary.monthly_savings_usd,
+                    since.savings_realised_usd if since else 0.0,
+                    documents,
+                ),
+            ).lastrowid
+            assert audit_id is not None
+            self._insert_rows(conn, audit_id, result)
+        return audit_id
+
+    def _insert_rows(self, conn: sqlite3.Connection, audit_id: int, result: ScanResult) -> None:
+        seq = {id(r): i for i, r in enumerate(result.resources)}
+        conn.executemany(
+            "INSERT INTO resources VALUES (?,?,?,?,?,?,?,?,?)",
+            (
+                (audit_id, i, resource_key(r), r.id, r.provider, r.account, r.region,
+                 r.location, r.monthly_cost_usd)
+                for i, r in enumerate(result.resources)
+            ),
+        )  # fmt: skip
+        since = result.since or compare(result, None, "")
+        stamps: dict[datetime, str] = {}
+        waivers: dict[int, str] = {}
+        rows = (
+            (audit_id, i, fp, seq[id(f.resource)], f.rule_id, f.severity, f.field, f.expected,
+             f.actual, f.line, f.monthly_savings_usd,
+             None if f.waiver is None else _interned(waivers, f.waiver), f.suppressed,
+             stamps.get(c.first_seen) or stamps.setdefault(c.first_seen, iso(c.first_seen)),
+             c.audits_open)
+            for i, (f, fp, c) in enumerate(
+                zip(result.findings, result.fingerprints, since.changes, strict=True)
+            )
+        )  # fmt: skip
+        conn.executemany("INSERT INTO findings VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        conn.executemany(
+            "INSERT INTO not_evaluated VALUES (?,?,?,?)",
+            ((audit_id, n.rule_id, seq[id(n.resource)], n.missing) for n in result.not_evaluated),
+        )
+
+    def audits(self) -> list[AuditRow]:
+        with self.errors():
+            rows = self.conn.execute(
+                "SELECT id, generated_at, scope, resources, findings_open, new, persisting, "
+                "resolved, monthly_cost_usd, monthly_savings_usd, savings_realised_usd "
+                "FROM audits ORDER BY generated_at, id"
+            ).fetchall()
+        return [AuditRow(r[0], parse_iso(r[1]), _scope(r[2]), *r[3:]) for r in rows]
+
+    def trend(self, audit_id: int | None = None) -> list[TrendPoint]:
+        """The trend of the scope of `audit_id` (default: the latest audit), oldest first."""
+        with self.errors():
+            row = self.conn.execute(
+                "SELECT scope_key, generated_at FROM audits WHERE (? IS NULL OR id = ?) "
+                "ORDER BY generated_at DESC, id DESC LIMIT 1",
+                (audit_id, audit_id),
+            ).fetchone()
+            if row is None:
+                return []
+            rows = self.conn.execute(
+                "SELECT generated_at, monthly_cost_usd, monthly_savings_usd, "
+                "savings_realised_usd, findings_open FROM audits "
+                "WHERE scope_key = ? AND generated_at <= ? ORDER BY generated_at, id",
+                row,
+            ).fetchall()
+        return [TrendPoint(parse_iso(r[0]), *r[1:]) for r in rows]
+
+    def prune(self, keep: int) -> int:
+        """Delete all but the latest `keep` audits of each scope; returns how many went."""
+        with self.transaction() as conn:
+            doomed = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY scope_key "
+                    "ORDER BY generated_at DESC, id DESC) AS n FROM audits) WHERE n > ?",
+                    (keep,),
+                )
+            ]
+            for statement in _PRUNE:
+                conn.executemany(statement, ((i,) for i in doomed))
+        return len(doomed)
+
+
+# the details of what is gone, by row (seq); %s is a list of placeholders
+_PAST_FINDINGS = (
+    "SELECT f.fingerprint, f.rule_id, f.severity, r.key, r.id, r.provider, r.account, r.region, "
+    "r.location, f.monthly_savings_usd, f.first_seen FROM findings f JOIN resources r "
+    "ON r.audit_id = f.audit_id AND r.seq = f.resource_seq "
+    "WHERE f.audit_id = ? AND f.seq IN (%s) AND f.waiver IS NULL AND f.suppressed IS NULL"
+)
+_PAST_RESOURCES = (
+    "SELECT key, id, provider, account, region, location, monthly_cost_usd "
+    "FROM resources WHERE audit_id = ? AND seq IN (%s)"
+)
+_PRUNE = (
+    "DELETE FROM not_evaluated WHERE audit_id = ?",
+    "DELETE FROM findings WHERE audit_id = ?",
+    "DELETE FROM resources WHERE audit_id = ?",
+    "DELETE FROM audits WHERE id = ?",
+)
+
+
+def _scope(text: str) -> Scope:
+    raw: dict[str, Any] = json.loads(text)
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+    return Scope(**values)
+
+
+def _rule(rule: Any) -> dict[str, Any]:
+    out = asdict(rule)
+    out["severity"] = int(rule.severity)
+    out["targets"] = [t.value for t in rule.targets]
+    return out
+
+
+def waiver_mapping(waiver: Waiver) -> dict[str, Any]:
+    return {
+        "rule": waiver.rule,
+        "reason": waiver.reason,
+        "owner": waiver.owner,
+        "expires": iso(waiver.expires) if waiver.expires else None,
+        "where": dict(waiver.where),
+        "source": waiver.source,
+    }
+
+
+def _waiver_status(status: Any) -> dict[str, Any]:
+    return {**waiver_mapping(status.waiver), "state": status.state.value, "matched": status.matched}
+
+
+def _interned(cache: dict[int, str], waiver: Waiver) -> str:
+    text = cache.get(id(waiver))
+    if text is None:
+        text = cache[id(waiver)] = json.dumps(waiver_mapping(waiver), default=str)
+    return text

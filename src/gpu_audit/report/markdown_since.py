@@ -1,0 +1,143 @@
+"""Markdown: "Since the last audit (DATE)": counts, the oldest persisting findings, what was
+resolved and removed, and the trend (a Mermaid `xychart-beta` plus a plain table)."""
+
+from __future__ import annotations
+
+from gpu_audit.model import Change, Comparison, ScanResult, TrendPoint
+from gpu_audit.report.markdown_text import inline, money, table
+
+TOP = 10
+
+
+def since_section(result: ScanResult) -> list[str]:
+    since = result.since
+    if since is None:
+        return []
+    if since.previous_at is None:
+        return [
+            "### First recorded audit",
+            "",
+            f"No earlier audit of this scope in {inline(since.source)}: every finding is new. "
+            "The next audit will say what changed since this one.",
+        ]
+    lines = [f"### Since the last audit ({since.previous_at:%Y-%m-%d})", ""]
+    lines += table(["Measure", "Then", "Now"], _measures(since), align="lrr")
+    lines += _persisting(result)
+    lines += _resolved(since)
+    lines += _removed(since)
+    lines += _trend(since.trend)
+    return lines
+
+
+def _measures(since: Comparison) -> list[list[str]]:
+    now = since.trend[-1]
+    removed_cost = sum(r.monthly_cost_usd or 0.0 for r in since.removed)
+    return [
+        ["GPU spend / month", money(since.previous_cost_usd), money(now.monthly_cost_usd)],
+        [
+            "Savings found / month",
+            money(since.previous_savings_usd),
+            money(now.monthly_savings_usd),
+        ],
+        ["Savings realised / month (resolved findings)", "", money(since.savings_realised_usd)],
+        ["New findings", "", str(since.new)],
+        ["Persisting findings", "", str(since.persisting)],
+        ["Resolved findings", "", str(len(since.resolved))],
+        [
+            "Resources removed (their spend / month)",
+            "",
+            f"{len(since.removed)} ({money(removed_cost)})",
+        ],
+    ]
+
+
+def _persisting(result: ScanResult) -> list[str]:
+    assert result.since is not None
+    rows = [
+        (change, finding)
+        for finding, change in zip(result.findings, result.since.changes, strict=True)
+        if change.change is Change.PERSISTING and finding.is_open
+    ]
+    if not rows:
+        return []
+    rows.sort(key=lambda item: (item[0].first_seen, -item[1].severity, item[1].resource.location))
+    body = [
+        [
+            inline(f.resource.location, 100),
+            inline(f.rule_id),
+            f.severity.label,
+            f"open for {c.audits_open} audits since {c.first_seen:%Y-%m-%d}",
+            money(f.monthly_savings_usd),
+        ]
+        for c, f in rows[:TOP]
+    ]
+    more = f" (the {TOP} oldest of {len(rows)})" if len(rows) > TOP else ""
+    headers = ["Resource", "Rule", "Severity", "Open", "Saving / month"]
+    return ["", f"**Oldest persisting findings**{more}", "", *table(headers, body, align="llllr")]
+
+
+def _resolved(since: Comparison) -> list[str]:
+    if not since.resolved:
+        return []
+    body = [
+        [
+            inline(r.location, 100),
+            inline(r.rule_id),
+            f"{r.first_seen:%Y-%m-%d}",
+            money(r.monthly_savings_usd),
+        ]
+        for r in since.resolved[:TOP]
+    ]
+    more = f" (the {TOP} largest of {len(since.resolved)})" if len(since.resolved) > TOP else ""
+    headers = ["Resource", "Rule", "First seen", "Saving realised / month"]
+    return ["", f"**Resolved since the last audit**{more}", "", *table(headers, body, align="lllr")]
+
+
+def _removed(since: Comparison) -> list[str]:
+    if not since.removed:
+        return []
+    body = [[inline(r.location, 100), money(r.monthly_cost_usd)] for r in since.removed[:TOP]]
+    more = f" (the {TOP} costliest of {len(since.removed)})" if len(since.removed) > TOP else ""
+    headers = ["Resource", "Spend / month then"]
+    return [
+        "",
+        f"**Resources gone since the last audit**{more}",
+        "",
+        *table(headers, body, align="lr"),
+    ]
+
+
+def _trend(points: tuple[TrendPoint, ...]) -> list[str]:
+    labels = ", ".join(f'"{p.generated_at:%Y-%m-%d}"' for p in points)
+    top = max([p.monthly_cost_usd for p in points] + [1.0])
+    chart = [
+        "```mermaid",
+        "xychart-beta",
+        '    title "GPU spend and savings per audit (USD / month)"',
+        f"    x-axis [{labels}]",
+        f'    y-axis "USD / month" 0 --> {top * 1.1:.0f}',
+        f"    line [{', '.join(f'{p.monthly_cost_usd:.0f}' for p in points)}]",
+        f"    bar [{', '.join(f'{p.monthly_savings_usd:.0f}' for p in points)}]",
+        f"    bar [{', '.join(f'{p.savings_realised_usd:.0f}' for p in points)}]",
+        "```",
+    ]
+    rows = [
+        [
+            f"{p.generated_at:%Y-%m-%d}",
+            money(p.monthly_cost_usd),
+            money(p.monthly_savings_usd),
+            money(p.savings_realised_usd),
+            str(p.findings_open),
+        ]
+        for p in points
+    ]
+    headers = ["Audit", "GPU spend", "Savings found", "Savings realised", "Open findings"]
+    return [
+        "",
+        f"**Trend over the last {len(points)} audits**: the line is GPU spend, the bars savings "
+        "found and, drawn over them, savings realised (per month).",
+        "",
+        *chart,
+        "",
+        *table(headers, rows, align="lrrrr"),
+    ]

@@ -1,0 +1,103 @@
+"""What every format says about the comparison with the previous audit (`ScanResult.since`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpu_audit.model import Change, Comparison, FindingHistory, ScanResult
+
+
+def iso(moment: Any) -> str | None:
+    return moment.isoformat().replace("+00:00", "Z") if moment else None
+
+
+def counts_line(since: Comparison) -> str:
+    """`since 2026-11-20: 4 new, 22 persisting, 3 resolved (savings realised $24,622/month), …`"""
+    if since.previous_at is None:
+        return f"first audit ({since.source}): {since.new} new"
+    removed = ""
+    if since.removed:
+        cost = sum(r.monthly_cost_usd or 0.0 for r in since.removed)
+        removed = f", {len(since.removed)} resources removed (${cost:,.0f}/month)"
+    return (
+        f"since {since.previous_at:%Y-%m-%d}: {since.new} new, {since.persisting} persisting, "
+        f"{len(since.resolved)} resolved (savings realised ${since.savings_realised_usd:,.0f}"
+        f"/month){removed}"
+    )
+
+
+def new_findings(result: ScanResult) -> set[int]:
+    """`id()` of each finding new since the previous audit (none without a comparison)."""
+    if result.since is None:
+        return set()
+    return {
+        id(f)
+        for f, c in zip(result.findings, result.since.changes, strict=True)
+        if c.change is Change.NEW
+    }
+
+
+def finding_history(change: FindingHistory | None) -> dict[str, Any]:
+    """The JSON report's per-finding keys (null without a comparison)."""
+    if change is None:
+        return {"change": None, "first_seen": None, "audits_open": None}
+    return {
+        "change": change.change.value,
+        "first_seen": iso(change.first_seen),
+        "audits_open": change.audits_open,
+    }
+
+
+def summary_block(since: Comparison | None) -> dict[str, Any] | None:
+    """The JSON report's `summary.since`."""
+    if since is None:
+        return None
+    return {
+        "source": since.source,
+        "previous_at": iso(since.previous_at),
+        "new": since.new,
+        "persisting": since.persisting,
+        "resolved": len(since.resolved),
+        "removed": len(since.removed),
+        "monthly_cost_usd": {
+            "now": since.trend[-1].monthly_cost_usd,
+            "then": since.previous_cost_usd,
+        },
+        "monthly_savings_usd": {
+            "now": since.trend[-1].monthly_savings_usd,
+            "then": since.previous_savings_usd,
+        },
+        "savings_realised_usd": since.savings_realised_usd,
+        "resolved_findings": [
+            {
+                "fingerprint": r.fingerprint,
+                "rule_id": r.rule_id,
+                "severity": r.severity.label,
+                "title": r.title,
+                "resource_id": r.resource_id,
+                "location": r.location,
+                "monthly_savings_usd": r.monthly_savings_usd,
+                "first_seen": iso(r.first_seen),
+            }
+            for r in since.resolved
+        ],
+        "removed_resources": [
+            {
+                "resource_id": r.resource_id,
+                "provider": r.provider,
+                "location": r.location,
+                "monthly_cost_usd": r.monthly_cost_usd,
+            }
+            for r in since.removed
+        ],
+        "trend": [
+            {
+                "generated_at": iso(p.generated_at),
+                "monthly_cost_usd": p.monthly_cost_usd,
+                "monthly_savings_usd": p.monthly_savings_usd,
+                "savings_realised_usd": p.savings_realised_usd,
+                "findings": p.findings_open,
+            }
+            for p in since.trend
+        ],
+    }

@@ -1,0 +1,165 @@
+"""`gpu-audit estimate` end to end: formats, exit codes, one-line errors, no cloud SDK imported."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gpu_audit.cli import main
+from tests.conftest import FIXTURES
+
+JOBS = sorted(str(p) for p in (FIXTURES / "estimate").iterdir())
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("fmt", ["table", "text", "json", "markdown"])
+def test_job_files_in_every_format_exit_1_over_budget(fmt: str) -> None:
+    code, out, _ = run("estimate", *JOBS, "--format", fmt)
+    assert code == 1  # llm-finetune: $329.36 a run against a $300 budget
+    assert "$329.36" in out or '"run_usd": 329.36' in out
+
+
+def test_json_names_as_of_and_source_of_every_rate() -> None:
+    _, out, _ = run("estimate", *JOBS, "--format", "json", "--hours", "3")
+    jobs = {j["job"]: j for j in json.loads(out)["jobs"]}
+    assert jobs["h100-sweep"]["on_demand"]["run_usd"] == 165.12  # 8 × 55.04/8 × 3 h
+    for job in jobs.values():
+        for rate in (job["on_demand"], job["spot"]):
+            assert rate["as_of"] and rate["source"] and rate["instance_type"]
+
+
+def test_option_table_for_a_gpu_request() -> None:
+    code, out, _ = run("estimate", "--gpu", "A100-80GB:8", "--hours", "12", "--format", "json")
+    assert code == 0
+    rows = json.loads(out)["options"]
+    types = {(r["instance_type"], r["capacity"]) for r in rows}
+    for itype in ("p4de.24xlarge", "a2-ultragpu-8g", "Standard_ND96amsr_A100_v4"):
+        assert {(itype, "on-demand"), (itype, "spot")} <= types
+
+
+def test_instance_type_request_with_nodes_and_cloud() -> None:
+    code, out, _ = run(
+        "estimate", "--instance-type", "p4d.24xlarge", "--hours", "12", "--nodes", "2",
+        "--cloud", "aws", "--max-usd", "200", "--format", "text",
+    )  # fmt: skip
+    assert code == 0
+    assert "p4d.24xlarge us-east-1 spot: $10.1866/h, run $122.24" in out  # 5.0933 × 2 × 12
+    assert "OVER" in out and " ok" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "nothing to estimate"),
+        (("--gpu", "A100-80GB:8"), "need --hours"),
+        (("--gpu", "A100:eight", "--hours", "1"), "whole number"),
+        (("--gpu", "A100:8", "--instance-type", "p4d.24xlarge", "--hours", "1"), "not both"),
+        (("--instance-type", "m5.large", "--hours", "1"), "not in the catalog"),
+        (("--gpu", "A100:8", "--hours", "-1"), "positive"),
+    ],
+)
+def test_bad_requests_are_one_line_errors(args: tuple[str, ...], message: str) -> None:
+    code, _, err = run("estimate", *args)
+    assert code == 2
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_an_unreadable_file_exits_2_and_the_rest_is_estimated() -> None:
+    code, out, err = run("estimate", "missing.yaml", JOBS[0], "--format", "text")
+    assert code == 2
+    assert "missing.yaml" in err and "llm-finetune" in out
+
+
+PROBE = """
+import atexit, json, sys
+atexit.register(lambda: print("MODULES=" + json.dumps(sorted(sys.modules)), file=sys.stderr))
+from gpu_audit.cli import main
+sys.argv = ["gpu-audit", "estimate", "--format", "json", *sys.argv[1:]]
+main()
+"""
+
+
+def test_estimate_imports_no_cloud_sdk() -> None:
+    run_ = subprocess.run(
+        [sys.executable, "-c", PROBE, *JOBS], capture_output=True, text=True, timeout=120
+    )
+    assert run_.returncode == 1, run_.stderr
+    line = next(ln for ln in run_.stderr.splitlines() if ln.startswith("MODULES="))
+    modules = json.loads(line[len("MODULES=") :])
+    bad = ("boto3", "botocore", "google.cloud", "google.api_core", "grpc")
+    assert not [m for m in modules if any(m == b or m.startswith(b + ".") for b in bad)]
+    assert "gpu_audit.estimate.compute" in modules
+
+
+def test_check_fails_the_pack_budget_rule_for_a_job_over_its_budget() -> None:
+    over = str(FIXTURES / "estimate" / "finetune-over-budget.json")
+    code, out, _ = run("check", over, "--format", "json")
+    assert code == 1
+    findings = [f for f in json.loads(out)["findings"] if f["rule_id"] == "run-within-budget"]
+    assert len(findings) == 1
+    assert "329.36" in findings[0]["actual"] and "300" in findings[0]["actual"]
+    within = str(FIXTURES / "estimate" / "tuning-spot.json")  # no budget: out of scope
+    _, out, _ = run("check", within, "--format", "json")
+    assert not [f for f in json.loads(out)["findings"] if f["rule_id"] == "run-within-budget"]
+
+
+def test_catalog_lookup_of_a_gpu_names_the_instance_its_prices_are_of() -> None:
+    """Issue 12.6: the per-GPU row is p4d.24xlarge's price / 8, spot included."""
+    code, out, _ = run("catalog", "lookup", "nvidia-tesla-a100")
+    assert code == 0
+    row = next(line for line in out.splitlines() if line.startswith("nvidia-tesla-a100"))
+    assert "(p4d.24xlarge per GPU)" in row
+    assert "2.74471" in row and "0.63666" in row  # 21.957642 / 8 and 5.0933 / 8
+
+
+def test_output_never_replaces_a_job_file(tmp_path: Path) -> None:
+    job = tmp_path / "job.json"
+    job.write_text((FIXTURES / "estimate" / "tuning-spot.json").read_text())
+    before = job.read_text()
+    code, _, err = run("estimate", str(job), "-o", str(job))
+    assert code == 2 and "input of this run" in err and job.read_text() == before
+    written = tmp_path / "estimate.md"
+    code, _, _ = run("estimate", str(job), "-o", str(written))
+    assert code == 0 and written.read_text().startswith("| job |")  # format from the extension
+
+
+@pytest.mark.parametrize("fmt", ["table", "text", "markdown", "csv", "json", "sarif"])
+def test_job_findings_state_per_run_savings_in_every_format(fmt: str) -> None:
+    """(27.44705 - 5.8394) $/h × 12 h = $259.29 per run; never a monthly figure for a job."""
+    over = str(FIXTURES / "estimate" / "finetune-over-budget.json")
+    _, out, _ = run("check", over, "--format", fmt)
+    assert "259.29" in out
+    if fmt == "json":
+        data = json.loads(out)
+        [spot] = [f for f in data["findings"] if f["rule_id"] == "spot-for-training"]
+        assert (spot["saving_usd"], spot["saving_unit"], spot["monthly_savings_usd"]) == (
+            259.29,
+            "run",
+            None,
+        )
+        assert data["summary"]["monthly_savings_usd"] == 0
+        assert data["summary"]["run_savings_usd"] == 259.29
+    elif fmt == "sarif":
+        assert '"savingUnit": "run"' in out
+    elif fmt == "csv":
+        assert ",259.29,run," in out
+    else:
+        assert "per run" in out or "/run" in out
+        assert "15,774" not in out  # the old per-month figure for a 12 h job
+
+
+def test_an_error_line_never_shows_url_secrets() -> None:
+    code, _, err = run("estimate", "https://user:pw@example.com/job.yaml?sig=abc")
+    assert code == 2
+    assert "pw@" not in err and "sig=abc" not in err
