@@ -118,6 +118,12 @@ def output_options(func: F) -> F:
             help="Settings file (default: .gpu-audit.yaml found upwards).",
         ),
         click.option("-q", "--quiet", is_flag=True, help="Print the summary line only."),
+        click.option(
+            "-v",
+            "--verbose",
+            is_flag=True,
+            help="Also list each skipped input and why (on stderr).",
+        ),
         *COMPARISON_OPTIONS,
     ]
     for option in reversed(options):
@@ -227,14 +233,28 @@ def scan(
 
 
 @main.command(short_help="Lint ML job configs before they launch (pre-commit hook).")
-@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, type=click.Path())
+@click.option(
+    "--exclude",
+    "excludes",
+    multiple=True,
+    metavar="GLOB",
+    help="Skip files under directories and globs matching this .gitignore-style pattern "
+    "(repeatable).",
+)
 @output_options
-def check(files: tuple[str, ...], **options: Any) -> None:
-    """Lint ML job configs: SkyPilot, Kubernetes, SageMaker, Vertex, Batch, Ray, dstack, AzureML."""
+def check(files: tuple[str, ...], excludes: tuple[str, ...], **options: Any) -> None:
+    """Lint ML job configs: SkyPilot, Kubernetes, SageMaker, Vertex, Batch, Ray, dstack, AzureML.
+
+    FILES may be files (always read), directories (walked for .yaml/.yml/.json files, honouring
+    .gitignore) and quoted globs ('jobs/**/*.yaml').
+    """
     from gpu_audit.commands import CheckRequest, run_check
 
     settings = _settings(options)
-    request = CheckRequest(files, options["policies"], options["config_path"], options["baseline"])
+    request = CheckRequest(
+        files, options["policies"], options["config_path"], options["baseline"], excludes
+    )
     needs_comparison(options, None)
     result = run_check(request, settings)
     if os.environ.get("PRE_COMMIT") and not options["output"]:
@@ -273,6 +293,16 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
         if result.coverage_gaps and fmt in ("table", "text"):
             click.echo(incomplete_notice(result))  # before any "No open findings"
         write_report(fmt, result, sys.stdout)
+    if options["verbose"]:
+        from gpu_audit.report.escape import terminal_safe
+
+        for skipped in result.skipped:
+            if not skipped.error:
+                where = f"{skipped.path}:{skipped.line}" if skipped.line else skipped.path
+                click.echo(
+                    f"gpu-audit: skipped: {terminal_safe(where)}: {terminal_safe(skipped.reason)}",
+                    err=True,
+                )
     for skipped in result.input_errors:
         click.echo(f"gpu-audit: error: {one_line(redact_urls(skipped.reason))}", err=True)
     for gap in result.coverage_gaps:

@@ -35,10 +35,11 @@ class ScanRequest:
 
 @dataclass(frozen=True, slots=True)
 class CheckRequest:
-    files: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()  # files, directories (walked) and globs, as given
     policies: tuple[str, ...] = ()
     config_path: str | None = None
     baseline: str | None = None
+    excludes: tuple[str, ...] = ()  # gitwildmatch patterns, beside the settings' `exclude`
 
 
 def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
@@ -144,15 +145,19 @@ def _read_provider(
 
 def run_check(request: CheckRequest, settings: Settings) -> ScanResult:
     from gpu_audit.jobs import load_jobs
+    from gpu_audit.jobs.discover import expand
+    from gpu_audit.model import Skipped
     from gpu_audit.policy.loader import load_policy
 
     policy = load_policy(request.policies or settings.policies)
-    loaded = load_jobs(request.files)
-    scope = Scope(command="check", providers=(), files=request.files)
+    files, unmatched = expand(request.files, (*settings.exclude, *request.excludes))
+    loaded = load_jobs(files)
+    skipped = (*loaded.skipped, *(Skipped(m.split(": ", 1)[0], m, error=True) for m in unmatched))
+    scope = Scope(command="check", providers=(), files=tuple(files))
     now = datetime.now(UTC)
     patterns = settings.workload_patterns
     result = audit(
-        loaded.resources, policy, now, scope, skipped=loaded.skipped, workload_patterns=patterns
+        loaded.resources, policy, now, scope, skipped=skipped, workload_patterns=patterns
     )
     return _compared(result, None, request.baseline)
 

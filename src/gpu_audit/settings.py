@@ -16,7 +16,7 @@ from gpu_audit.yamlsrc import LineMap, load_documents, read_text
 
 CONFIG_NAMES = (".gpu-audit.yaml", ".gpu-audit.yml")
 FAIL_ON = ("info", "low", "medium", "high", "critical", "none")
-SHARED_KEYS = ("policies", "fail_on", "workload_patterns", "history")
+SHARED_KEYS = ("policies", "fail_on", "workload_patterns", "history", "exclude")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +32,7 @@ class Settings:
     )
     history: str | None = None  # the audit history database (`scan --history`)
     source: str | None = None  # the config file these came from
+    exclude: tuple[str, ...] = ()  # `check`: gitwildmatch patterns skipped under directories
 
     def section(self, provider: str) -> Any:
         """The settings of one provider (its dataclass from the registry)."""
@@ -101,11 +102,19 @@ def _build(path: str, data: LineMap) -> Settings:
             f"{', '.join(FAIL_ON)}"
         )
     patterns = _patterns(path, data)
+    exclude = data.get("exclude") or ()
+    if isinstance(exclude, str):
+        exclude = (exclude,)
+    if not isinstance(exclude, list | tuple) or not all(isinstance(p, str) for p in exclude):
+        line = data.line_of("exclude")
+        raise ConfigError(f"{path}:{line}: config: exclude: expected a list of patterns")
     history = data.get("history")
     if history is not None and not isinstance(history, str):
         raise ConfigError(f"{path}:{data.line_of('history')}: config: history: expected a path")
     history = os.path.join(base, os.path.expanduser(history)) if history else None
-    return Settings(sections, resolved, fail_on, patterns, history=history, source=path)
+    return Settings(
+        sections, resolved, fail_on, patterns, history=history, source=path, exclude=tuple(exclude)
+    )
 
 
 def _patterns(path: str, data: LineMap) -> Mapping[str, tuple[str, ...]]:

@@ -171,3 +171,18 @@ def test_long_rule_tables_are_capped(demo: ScanResult) -> None:
     text = markdown.render(replace(demo, findings=many))
     assert_well_formed(text, demo)
     assert f"… and {len(many) - markdown_detail.ROWS_PER_RULE} more findings" in text
+
+
+def test_header_shows_no_absolute_path(demo: ScanResult) -> None:
+    import os
+    from dataclasses import replace
+
+    import gpu_audit
+
+    pack = os.path.join(os.path.dirname(gpu_audit.__file__), "policy", "packs", "runbook.yaml")
+    elsewhere = "/home/someone/secret/team-policy.yaml"
+    scope = replace(demo.scope, policy_files=(pack, elsewhere), policy_versions=())
+    text = markdown.render(replace(demo, scope=scope))
+    head = text.split("## ", 1)[0]
+    assert "runbook" in head and "team-policy.yaml" in head
+    assert "/home/" not in head and gpu_audit.__file__.rsplit("/", 2)[0] not in head

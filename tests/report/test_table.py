@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gpu_audit.model import ScanResult
 from gpu_audit.report import table
 from gpu_audit.report.summary import summarize
@@ -26,7 +28,7 @@ def test_gaps_and_errors_are_called_out(hostile: ScanResult) -> None:
     text = table.render(hostile)
     assert "COVERAGE GAP: aws account" in text
     assert "error: " in text
-    assert "PARTIAL: 1 coverage gaps" in text.splitlines()[-1]
+    assert "PARTIAL: 1 coverage gap" in text.splitlines()[-1]
 
 
 def test_control_characters_never_reach_the_terminal(hostile: ScanResult) -> None:
@@ -45,3 +47,33 @@ def test_no_findings() -> None:
     text = table.render(EMPTY)
     assert text.startswith("No open findings.")
     assert text.splitlines()[-1].startswith("0 findings; 0 resources")
+
+
+def test_name_column_width_and_colour_only_on_a_terminal(
+    demo: ScanResult, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    wide = table.render(demo, 400)
+    narrow = table.render(demo, 120)
+    assert "name" in narrow.splitlines()[1] and "vision-h100" in narrow
+    assert max(map(len, narrow.splitlines()[:10])) < max(map(len, wide.splitlines()[:10]))
+    assert max(map(len, narrow.splitlines()[:10])) <= 125
+    assert "\x1b[31mHIGH" in table.render(demo, colour=True)
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    tty = Tty()
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    table.write(demo, tty)
+    assert tty.getvalue().startswith("\x1b[31mHIGH")
+    monkeypatch.setenv("NO_COLOR", "1")
+    quiet = Tty()
+    table.write(demo, quiet)
+    assert "\x1b" not in quiet.getvalue()
+    piped = io.StringIO()
+    monkeypatch.delenv("NO_COLOR")
+    table.write(demo, piped)
+    assert "\x1b" not in piped.getvalue()

@@ -21,6 +21,7 @@ from gpu_audit.jobs.batch import Batch
 from gpu_audit.jobs.dstack import Dstack
 from gpu_audit.jobs.interface import JobFormat
 from gpu_audit.jobs.kubernetes import Kubernetes
+from gpu_audit.jobs.misspelt import misspelt_key
 from gpu_audit.jobs.ray import RayCluster
 from gpu_audit.jobs.sagemaker import SageMaker
 from gpu_audit.jobs.skypilot import SkyPilot
@@ -110,6 +111,11 @@ def _load_file(path: str) -> tuple[list[Resource], Skipped | None]:
             resources.append(_finish(resource, suppressions, note))
     if resources:
         return resources, None
+    if not recognised:
+        for document in documents:
+            misspelt = misspelt_key(document, path)
+            if misspelt is not None:
+                return [], Skipped(path, misspelt[1], error=True, line=misspelt[0])
     reason = _no_job_reason(documents, recognised)
     if note:
         line = helm.first_template_line(text)

@@ -27,13 +27,14 @@ from gpu_audit.yamlsrc import Document, LineList, LineMap, is_templated
 
 # SkyPilot validates tasks against a closed schema: a document with any other top-level key is
 # not a SkyPilot task (a compose file, a CI config). `execution` heads a job group.
-_TASK_KEYS = frozenset(
+TASK_KEYS = frozenset(
     {
         "name", "workdir", "num_nodes", "resources", "envs", "secrets", "file_mounts", "setup",
         "run", "service", "pool", "config", "volumes", "event_callback", "inputs", "outputs",
         "experimental", "execution",
     }
 )  # fmt: skip
+MARKER_KEYS = frozenset({"resources", "run", "setup", "num_nodes"})  # one makes it a task
 _NO_REGION_INFRA = {"k8s", "kubernetes", "ssh", "local", "*"}
 
 
@@ -58,9 +59,9 @@ class SkyPilot(JobFormat):
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:
         data = document.data
-        if not isinstance(data, LineMap) or not data.keys() <= _TASK_KEYS:
+        if not isinstance(data, LineMap) or not data.keys() <= TASK_KEYS:
             return None
-        if not any(key in data for key in ("resources", "run", "setup", "num_nodes")):
+        if not any(key in data for key in MARKER_KEYS):
             return None
         draft = JobDraft(self.name, path, document, name=_text(data.get("name")))
         resources = data.get("resources")

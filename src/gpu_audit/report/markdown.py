@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from datetime import datetime
 
@@ -54,13 +55,25 @@ def _listing(values: tuple[str, ...]) -> str:
     return shown + (f", and {rest} more" if rest > 0 else "")
 
 
+def shown_path(path: str) -> str:
+    """A path fit to publish: a built-in pack by name (`runbook`), a path under the working
+    directory relative to it, any other absolute path by its file name only."""
+    if not os.path.isabs(path):
+        return path
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if path.startswith(package + os.sep):
+        return os.path.splitext(os.path.basename(path))[0]
+    relative = os.path.relpath(path)
+    return os.path.basename(path) if relative.startswith("..") else relative
+
+
 def header(result: ScanResult) -> list[str]:
     scope = result.scope
     versions = scope.policy_versions
     policies = [
-        f"{inline(path, 120)} ({inline(versions[i], 80)})"
+        f"{inline(shown_path(path), 120)} ({inline(versions[i], 80)})"
         if len(versions) == len(scope.policy_files)
-        else inline(path, 120)
+        else inline(shown_path(path), 120)
         for i, path in enumerate(scope.policy_files)
     ]
     rows = [
@@ -69,7 +82,7 @@ def header(result: ScanResult) -> list[str]:
         ["Providers", _listing(scope.providers)],
         ["Accounts / projects", _listing(scope.accounts)],
         ["Regions", _listing(scope.regions)],
-        ["Files", _listing(scope.files)],
+        ["Files", _listing(tuple(shown_path(f) for f in scope.files))],
         ["Policies", "; ".join(policies) or "–"],
     ]
     rows = [r for r in rows if r[1] != "–" or r[0] in ("Files", "Policies")]

@@ -7,17 +7,30 @@ the cursor or recolour the terminal.
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections import Counter
+from typing import TextIO
 
 from gpu_audit.model import Finding, Kind, ScanResult, Severity
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.since import counts_line, new_findings
 from gpu_audit.report.summary import Summary, saving_text, summarize, total_savings
 
-HEADERS = ["rule", "resource", "type", "GPU", "$/month", "saving", "found"]
+HEADERS = ["rule", "name", "resource", "type", "GPU", "$/month", "saving", "found"]
+FLEXIBLE = {7: 10, 2: 14, 1: 10}  # column → narrowest width, shrunk in this order to fit
+WIDTH = 120  # in files and pipes; on a terminal, the terminal's width
+# ANSI SGR per severity, on a terminal only (never in files or pipes), and never with NO_COLOR
+COLOURS = {"critical": "1;31", "high": "31", "medium": "33", "low": "36", "info": "2"}
 
 
-def render(result: ScanResult) -> str:
+def write(result: ScanResult, stream: TextIO) -> None:
+    terminal = hasattr(stream, "isatty") and stream.isatty()
+    width = shutil.get_terminal_size((WIDTH, 24)).columns if terminal else WIDTH
+    stream.write(render(result, width, colour=terminal and not os.environ.get("NO_COLOR")))
+
+
+def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
     from tabulate import tabulate  # imported here: ~0.1 s that `check -q` need not pay
 
     lines: list[str] = []
@@ -30,13 +43,15 @@ def render(result: ScanResult) -> str:
         saving = total_savings(group)
         per_run = total_savings(group, unit="run")  # jobs: per run, never added to /month
         runs = f"; ${per_run:,.2f} per run" if per_run else ""
-        lines.append(
-            f"{severity.label.upper()} ({len(group)}; savings {_money(saving)}/month{runs})"
-        )
+        heading = f"{severity.label.upper()} ({len(group)}; savings {_money(saving)}/month{runs})"
+        if colour:
+            heading = f"\x1b[{COLOURS[severity.label]}m{heading}\x1b[0m"
+        lines.append(heading)
         ordered = sorted(group, key=_order)
-        rows = [_row(f) for f in ordered]
+        marked = result.since is not None  # a first column marks what is new since the last audit
+        rows = _fit([_row(f) for f in ordered], width - 5 if marked else width)
         headers = HEADERS
-        if result.since is not None:  # a first column marks what is new since the last audit
+        if marked:
             rows = [["new" if id(f) in new else "", *r] for f, r in zip(ordered, rows, strict=True)]
             headers = ["", *HEADERS]
         lines.append(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
@@ -49,6 +64,22 @@ def render(result: ScanResult) -> str:
         lines.append(counts_line(result.since))
     lines.append(summary_line(summarize(result)))
     return "\n".join(lines) + "\n"
+
+
+def _fit(rows: list[list[str]], width: int) -> list[list[str]]:
+    """Clip the flexible columns (found, resource, name) until the table fits `width`."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(HEADERS)]
+    excess = sum(widths) + 2 * (len(widths) - 1) - width
+    for column, narrowest in FLEXIBLE.items():
+        if excess <= 0:
+            break
+        cut = min(excess, max(widths[column] - narrowest, 0))
+        widths[column] -= cut
+        excess -= cut
+    for row in rows:
+        for column in FLEXIBLE:
+            row[column] = clean(row[column], widths[column], tail=column == 2)
+    return rows
 
 
 def _set_aside(result: ScanResult) -> list[str]:
@@ -68,7 +99,8 @@ def _set_aside(result: ScanResult) -> list[str]:
         )
     passed_over = len(result.skipped) - len(result.input_errors)
     if passed_over:
-        lines.append(f"skipped: {passed_over} inputs hold no GPU job")
+        noun = "input holds" if passed_over == 1 else "inputs hold"
+        lines.append(f"skipped: {passed_over} {noun} no GPU job (-v lists them)")
     if result.not_evaluated:
         missing = Counter(n.missing.split(" ", 1)[0] for n in result.not_evaluated)
         lines.append("not evaluated (missing data): " + _counts(missing))
@@ -102,6 +134,7 @@ def _row(finding: Finding) -> list[str]:
         location = f"{resource.source.path}:{finding.line or resource.source.line or '?'}"
     return [
         clean(finding.rule_id),
+        clean(resource.name or "-", 40),
         clean(location, 60, tail=True),
         clean(resource.instance_type or "-"),
         gpus,
@@ -125,11 +158,16 @@ def _money(value: float | None) -> str:
     return "-" if value is None else f"${value:,.0f}"
 
 
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """`1 finding`, `2 findings`, `0 findings` (`nouns` when the plural is not noun + s)."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
 def summary_line(summary: Summary) -> str:
     severities = ", ".join(f"{n} {s}" for s, n in summary.by_severity.items() if n)
     parts = [
-        f"{summary.findings_open} findings" + (f" ({severities})" if severities else ""),
-        f"{summary.resources} resources",
+        plural(summary.findings_open, "finding") + (f" ({severities})" if severities else ""),
+        plural(summary.resources, "resource"),
         f"GPU spend ${summary.monthly_cost_usd:,.0f}/month",
         f"savings ${summary.monthly_savings_usd:,.0f}/month",
     ]
@@ -145,7 +183,10 @@ def summary_line(summary: Summary) -> str:
     if summary.not_evaluated:
         parts.append(f"{summary.not_evaluated} not evaluated")
     if summary.coverage_gaps:
-        parts.append(f"PARTIAL: {summary.coverage_gaps} coverage gaps")
+        parts.append(f"PARTIAL: {plural(summary.coverage_gaps, 'coverage gap')}")
+    passed_over = summary.skipped - summary.input_errors
+    if passed_over:
+        parts.append(f"{plural(passed_over, 'input')} skipped (no GPU job)")
     if summary.input_errors:
-        parts.append(f"{summary.input_errors} unreadable inputs")
+        parts.append(plural(summary.input_errors, "unreadable input"))
     return "; ".join(parts)

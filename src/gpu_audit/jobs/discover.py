@@ -1,0 +1,95 @@
+"""`check` arguments to files: explicit files as given, directories walked, globs expanded.
+
+From directories and globs only YAML/JSON-named files are taken (`.yaml`, `.yml`, `.json`), and
+not those a `.gitignore` (in the walked tree, or in a parent directory up to the repository
+root) or an `--exclude` pattern names; `.git` is never entered. An explicit file argument is
+always read. Patterns are gitwildmatch (`.gitignore` syntax) read by `pathspec`, imported only
+when a directory or glob is given: a hook handed staged files pays nothing for it.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+_GLOB_CHARS = frozenset("*?[")
+_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def expand(arguments: Sequence[str], excludes: Sequence[str] = ()) -> tuple[list[str], list[str]]:
+    """The files to read, in order and once each; and one message per argument that matched
+    nothing (a glob with no match, a path that does not exist)."""
+    files: dict[str, None] = {}
+    unmatched: list[str] = []
+    walker: _Walker | None = None
+    for argument in arguments:
+        if os.path.isdir(argument):
+            walker = walker or _Walker(excludes)
+            files.update(dict.fromkeys(walker.walk(argument)))
+        elif not os.path.lexists(argument) and _GLOB_CHARS & set(argument):
+            walker = walker or _Walker(excludes)
+            found = [*walker.globbed(argument)]
+            if not found:
+                unmatched.append(f"{argument}: no YAML or JSON file matches this pattern")
+            files.update(dict.fromkeys(found))
+        else:
+            files[argument] = None  # explicit: always read (a missing file is reported then)
+    return list(files), unmatched
+
+
+class _Walker:
+    def __init__(self, excludes: Sequence[str]) -> None:
+        import pathspec  # ~10 ms, only when a directory or glob is given
+
+        self._pathspec: Any = pathspec
+        self._excludes = pathspec.GitIgnoreSpec.from_lines(excludes)
+        self._ignores: dict[str, Any] = {}  # directory → its .gitignore spec (None: none)
+
+    def walk(self, top: str) -> Iterator[str]:
+        for here, dirs, names in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if d != ".git" and not self._skip(here, d, True))
+            for name in sorted(names):
+                if name.lower().endswith(_SUFFIXES) and not self._skip(here, name, False):
+                    yield os.path.join(here, name)
+
+    def globbed(self, pattern: str) -> Iterator[str]:
+        for path in sorted(glob.glob(pattern, recursive=True)):
+            if os.path.isdir(path):
+                continue
+            here, name = os.path.split(path)
+            if name.lower().endswith(_SUFFIXES) and not self._skip(here or ".", name, False):
+                yield path
+
+    def _skip(self, here: str, name: str, is_dir: bool) -> bool:
+        """Excluded by `--exclude` (matched against the path as given and from here), or by a
+        `.gitignore` in this directory or a parent up to the repository root."""
+        path = os.path.normpath(os.path.join(here, name))
+        suffix = "/" if is_dir else ""
+        if self._excludes.match_file(path + suffix) or self._excludes.match_file(name + suffix):
+            return True
+        directory = os.path.abspath(here)
+        while True:
+            spec = self._gitignore(directory)
+            if spec is not None:
+                relative = os.path.relpath(os.path.abspath(path), directory)
+                if spec.match_file(relative.replace(os.sep, "/") + suffix):
+                    return True
+            if os.path.exists(os.path.join(directory, ".git")):
+                return False
+            parent = os.path.dirname(directory)
+            if parent == directory:
+                return False
+            directory = parent
+
+    def _gitignore(self, directory: str) -> Any:
+        if directory not in self._ignores:
+            try:
+                with open(os.path.join(directory, ".gitignore"), encoding="utf-8") as handle:
+                    lines = handle.read().splitlines()
+            except (OSError, UnicodeDecodeError):
+                lines = []
+            spec = self._pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+            self._ignores[directory] = spec
+        return self._ignores[directory]
