@@ -18,7 +18,14 @@ from hypothesis import strategies as st
 
 from tests.conftest import FIXTURES
 from tests.fuzz.hostile import mutated
-from tests.fuzz.promises import Broken, check_run, invoke, sarif_schema_present, write
+from tests.fuzz.promises import (
+    Broken,
+    check_run,
+    invoke,
+    sarif_schema_present,
+    strict_json,
+    write,
+)
 
 pytestmark = pytest.mark.slow  # ~20 s: `make quick` leaves the fuzz suite to `make test`
 
@@ -59,6 +66,26 @@ def test_check_keeps_its_promises_on_mutated_job_configs(case: tuple[str, str], 
                 report = json.loads(result.stdout)
                 assert good in report["scope"]["files"], "good file not judged"
                 assert any(r.get("source", {}).get("path") == good for r in report["resources"])
+
+        _kept(promises)
+
+
+@given(case=mutated("jobs"), fmt=st.sampled_from(["json", "text", "markdown"]))
+def test_estimate_keeps_its_promises_on_mutated_job_configs(
+    case: tuple[str, str], fmt: str
+) -> None:
+    """`gpu-audit estimate` reads the same job files: the same promises, and strict JSON."""
+    name, text = case
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        good = write(directory, "good.sky.yaml", GOOD_JOB)
+        bad = write(directory, name, text)
+        result = invoke(["estimate", "--format", fmt, good, bad])
+
+        def promises() -> None:
+            check_run(result, [good, bad], None, text)
+            if fmt == "json" and result.stdout.strip():
+                strict_json(result.stdout, f"\n--- input ---\n{text[:1500]}")
 
         _kept(promises)
 
