@@ -19,7 +19,7 @@ from gpu_audit.collectors.redact import redact_urls
 from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.errors import ConfigError, GpuAuditError, one_line
 from gpu_audit.history.cli import COMPARISON_OPTIONS, history_group, needs_comparison
-from gpu_audit.model import ScanResult, Severity
+from gpu_audit.model import Change, ScanResult, Severity
 from gpu_audit.settings import FAIL_ON, Settings, load_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -47,12 +47,24 @@ def exit_code(result: ScanResult, fail_on: str, new_only: bool = False) -> ExitC
         return ExitCode.ERROR
     if result.partial:
         return ExitCode.INCOMPLETE
-    if fail_on != "none":
-        from gpu_audit.history.remember import failing
-
-        if failing(result, Severity.parse(fail_on), new_only):
-            return ExitCode.FINDINGS
+    if fail_on != "none" and _failing(result, Severity.parse(fail_on), new_only):
+        return ExitCode.FINDINGS
     return ExitCode.OK
+
+
+def _failing(result: ScanResult, threshold: Severity, new_only: bool) -> bool:
+    """Any open finding at or above `threshold` (with `new_only`: new since the last audit).
+    Here, not in history/: every `check` on every commit asks, and needs no sqlite3 for it."""
+    changes = result.since.changes if result.since else None
+    if new_only and changes is None:
+        raise ConfigError("--new-only and --fail-on-new need --baseline REPORT.json or --history")
+    for index, finding in enumerate(result.findings):
+        if not finding.is_open or finding.severity < threshold:
+            continue
+        if new_only and changes is not None and changes[index].change is not Change.NEW:
+            continue
+        return True
+    return False
 
 
 class _Group(click.Group):

@@ -8,7 +8,17 @@ import sys
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "jobs"
-FORBIDDEN = ("boto3", "botocore", "google.cloud", "google.api_core", "grpc", "kubernetes")
+# cloud SDKs, and what only --history (sqlite3) or a directory argument (pathspec) needs
+FORBIDDEN = (
+    "boto3",
+    "botocore",
+    "google.cloud",
+    "google.api_core",
+    "grpc",
+    "kubernetes",
+    "sqlite3",
+    "pathspec",
+)
 
 # Run the real CLI in a fresh interpreter, then report every module it imported, even on exit 1.
 PROBE = """

@@ -10,7 +10,7 @@ from gpu_audit.history.baseline import load_baseline
 from gpu_audit.history.compare import compare
 from gpu_audit.history.schema import check_file
 from gpu_audit.history.store import HistoryStore
-from gpu_audit.model import Change, ScanResult, Severity
+from gpu_audit.model import ScanResult
 
 
 def preflight(history: str | None, baseline: str | None) -> None:
@@ -41,17 +41,3 @@ def remember(result: ScanResult, history: str | None, baseline: str | None) -> S
     finally:
         store.close()
     return result
-
-
-def failing(result: ScanResult, threshold: Severity, new_only: bool) -> bool:
-    """Any open finding at or above `threshold` (with `new_only`: new since the last audit)."""
-    changes = result.since.changes if result.since else None
-    if new_only and changes is None:
-        raise ConfigError("--new-only and --fail-on-new need --baseline REPORT.json or --history")
-    for index, finding in enumerate(result.findings):
-        if not finding.is_open or finding.severity < threshold:
-            continue
-        if new_only and changes is not None and changes[index].change is not Change.NEW:
-            continue
-        return True
-    return False
