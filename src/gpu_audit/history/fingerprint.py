@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable
 from functools import lru_cache
 
 from gpu_audit.model import Finding, Kind, Resource
+
+try:  # the builtin module: `import hashlib` would load OpenSSL, ~3 ms of every commit's check
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - an interpreter built without it
+    from hashlib import blake2b
 
 
 @lru_cache(maxsize=4096)
@@ -44,7 +48,7 @@ def resource_key(resource: Resource) -> str:
 
 def fingerprint_of(rule_id: str, key: str) -> str:
     """24 hex digits of BLAKE2b over `rule_id NUL resource key`."""
-    digest = hashlib.blake2b(f"{rule_id}\0{key}".encode(), digest_size=12)
+    digest = blake2b(f"{rule_id}\0{key}".encode(), digest_size=12)
     return digest.hexdigest()
 
 
