@@ -6,7 +6,6 @@ A mapping uses the data model's field names, nested as in the policy language (`
 
 from __future__ import annotations
 
-import math
 import reprlib
 import sys
 from collections.abc import Callable, Mapping
@@ -302,10 +301,7 @@ def _typed(spec: FieldSpec, value: Any) -> Any:
 
 def _bounded(spec: FieldSpec, value: float) -> float:
     """A number within the field's bounds; NaN, infinity and impossible values are refused."""
-    if not math.isfinite(value):
-        raise FieldProblem(spec.name, f"expected a finite number, got {value}")
-    if spec.minimum is not None and value < spec.minimum:
-        raise FieldProblem(spec.name, f"{value:g} is below the minimum {spec.minimum:g}")
-    if spec.maximum is not None and value > spec.maximum:
-        raise FieldProblem(spec.name, f"{value:g} is above the maximum {spec.maximum:g}")
+    problem = spec.impossible(value)
+    if problem is not None:
+        raise FieldProblem(spec.name, problem)
     return value

@@ -8,6 +8,7 @@ line in model.py plus whatever sets it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import MISSING, dataclass, fields
 from enum import Enum
@@ -50,6 +51,16 @@ class FieldSpec:
     enum: EnumType | None = None
     minimum: float | None = None
     maximum: float | None = None
+
+    def impossible(self, value: float) -> str | None:
+        """Why a number cannot be this field's value (NaN, infinity, out of bounds), or None."""
+        if not math.isfinite(value):
+            return f"expected a finite number, got {value}"
+        if self.minimum is not None and value < self.minimum:
+            return f"{value:g} is below the minimum {self.minimum:g}"
+        if self.maximum is not None and value > self.maximum:
+            return f"{value:g} is above the maximum {self.maximum:g}"
+        return None
 
     @property
     def key(self) -> str:

@@ -141,13 +141,13 @@ def test_a_parser_failing_on_a_hostile_number_says_so(tmp_path: Path) -> None:
             "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: s}\nspec:\n  replicas: .inf\n"
             "  template:\n    spec:\n      containers:\n        - name: c\n          image: x\n"
             "          resources: {limits: {nvidia.com/gpu: 1}}\n",
-            ":11: gpu.count: inf is not a possible value",
+            ":11: gpu.count: expected a finite number, got inf",
         ),
         (
             "t.dstack.yml",
             "type: task\nname: t\ncommands: [python train.py]\nmax_duration: -5\n"
             "resources: {gpu: A100:1}\n",
-            ":4: limits.max_runtime_hours: ",
+            ":4: limits.max_runtime_hours: -0.00138889 is below the minimum 0",
         ),
     ],
 )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -123,13 +122,10 @@ class JobDraft:
             spec = FIELDS.get(name)
             if spec is None or spec.type != "number" or not isinstance(value, int | float):
                 continue
-            low = spec.minimum if spec.minimum is not None else -math.inf
-            high = spec.maximum if spec.maximum is not None else math.inf
-            if math.isfinite(value) and low <= value <= high:
-                continue
-            line = self.lines.get(name, self.document.line)
-            shown = f"{value:g}" if isinstance(value, float) else str(value)
-            raise InputError(f"{self.path}:{line}: {name}: {shown} is not a possible value")
+            problem = spec.impossible(value)
+            if problem is not None:
+                line = self.lines.get(name, self.document.line)
+                raise InputError(f"{self.path}:{line}: {name}: {problem}")
 
     def build(self, suppressions: dict[int, dict[str, str]] | None = None) -> Resource:
         values = dict(self.values)
