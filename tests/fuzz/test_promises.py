@@ -122,5 +122,17 @@ def test_json_inventories_keep_their_promises(case: tuple[str, str], fmt: str) -
         _kept(lambda: check_run(result, [path], fmt, text))
 
 
+@given(case=mutated("inventory", json_out=True), fmt=st.sampled_from(["json", "text"]))
+def test_a_mutated_baseline_keeps_the_promises(case: tuple[str, str], fmt: str) -> None:
+    """`--baseline FILE` is another JSON input (a saved report): the same promises hold."""
+    name, text = case
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        good = write(directory, "good.sky.yaml", GOOD_JOB)
+        baseline = write(directory, name, text)
+        result = invoke(["check", "--baseline", baseline, "--format", fmt, good])
+        _kept(lambda: check_run(result, [good, baseline], fmt, text))
+
+
 def test_the_seeds_are_real_files() -> None:
     assert (FIXTURES / "inventory" / "demo.yaml").exists()

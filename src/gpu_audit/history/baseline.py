@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,22 +9,22 @@ from gpu_audit.errors import InputError
 from gpu_audit.history.compare import PastFinding, PastResource, Previous
 from gpu_audit.history.store import parse_iso
 from gpu_audit.model import Severity, TrendPoint
-from gpu_audit.yamlsrc import read_text
+from gpu_audit.yamlsrc import load_json, read_text
 
 
 def load_baseline(path: str) -> Previous:
     """The previous audit from a gpu-audit JSON report (`--format json`)."""
-    try:
-        document = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{path}:{exc.lineno}:{exc.colno}: baseline: invalid JSON: {exc.msg}"
-        ) from None
-    if not isinstance(document, dict) or document.get("tool", {}).get("name") != "gpu-audit":
+    text = read_text(path)
+    try:  # the shared strict reader: huge integers, NaN, depth and bad escapes are located
+        document = load_json(path, text)
+    except InputError as exc:
+        raise InputError(f"{exc} (baseline)") from None
+    tool = document.get("tool") if isinstance(document, dict) else None
+    if not isinstance(tool, dict) or tool.get("name") != "gpu-audit":
         raise InputError(f"{path}:1: baseline: not a gpu-audit JSON report")
     try:
         return _previous(document)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise InputError(
             f"{path}: baseline: not a gpu-audit JSON report ({exc!r} missing or bad)"
         ) from None
