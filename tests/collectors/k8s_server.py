@@ -41,6 +41,7 @@ class FakeCluster:
 class FakeKube:
     clusters: dict[str, FakeCluster] = field(default_factory=dict)  # bearer token → cluster
     forbidden: set[str] = field(default_factory=set)
+    garbled: set[str] = field(default_factory=set)  # tokens answered 200 with an HTML page
     unavailable: dict[str, int] = field(default_factory=dict)
     max_page: int = 2
     requests: list[Recorded] = field(default_factory=list)
@@ -112,6 +113,14 @@ class _KubeHandler(_Base):
             self.send_json(503, _status(503, "ServiceUnavailable", "the server is busy"))
             return
         resource = split.path.removeprefix("/api/v1/")
+        if token in fake.garbled:  # a captive portal or proxy answering for the API server
+            data = b"<html><body>Sign in to continue</body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         if token in fake.forbidden:
             message = (
                 f'{resource} is forbidden: User "system:serviceaccount:audit:reader" cannot '

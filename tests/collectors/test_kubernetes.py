@@ -118,6 +118,17 @@ def test_a_forbidden_context_is_a_gap_and_a_503_is_retried(tmp_path: Path) -> No
     assert sum(r.token == "flaky" and r.path == "/api/v1/nodes" for r in fake.requests) == 3
 
 
+def test_an_answer_that_is_not_json_is_a_gap_not_a_traceback(tmp_path: Path) -> None:
+    fake = fleet()
+    fake.garbled.add("flaky")
+    with serve_kube(fake) as url:
+        config = kubeconfig(tmp_path / "config", url)
+        _, gaps, _ = collect(settings_for(config, "flaky"))
+    [gap] = gaps
+    assert (gap.error, gap.account) == ("InvalidResponse", "flaky")
+    assert gap.message.startswith("the API answered something that is not JSON")
+
+
 def test_a_context_that_keeps_failing_is_a_gap_after_bounded_retries(tmp_path: Path) -> None:
     fake = fleet()
     fake.unavailable["flaky"] = 100

@@ -86,7 +86,7 @@ class KubernetesCollector(Collector[KubernetesSettings]):
                 pods = self._list(api.list_pod_for_all_namespaces, field_selector=_LIVE_PHASES)
         except ApiException as exc:
             return [self._gap(target, _api_error(exc), _api_message(exc))]
-        except (ConfigException, HTTPError, OSError) as exc:
+        except (ConfigException, HTTPError, OSError, InvalidResponse) as exc:
             return [self._gap(target, type(exc).__name__, _one_line(str(exc)))]
         view = ClusterView.build(target.context, nodes, pods, self.settings)
         out: list[Resource | CoverageGap] = []
@@ -106,7 +106,12 @@ class KubernetesCollector(Collector[KubernetesSettings]):
             if token:
                 page_args["_continue"] = token
             response = call(**page_args, _preload_content=False, _request_timeout=timeout)
-            page = json.loads(response.data or b"{}")
+            try:
+                page = json.loads(response.data or b"{}")
+            except ValueError as exc:  # a proxy's HTML page, a truncated body
+                raise InvalidResponse(f"the API answered something that is not JSON ({exc})") from None
+            if not isinstance(page, dict):
+                raise InvalidResponse("the API answered JSON that is not a list object")
             items.extend(i for i in page.get("items") or () if isinstance(i, dict))
             token = (page.get("metadata") or {}).get("continue") or None
             if not token:
@@ -141,3 +146,7 @@ def _api_message(exc: Any) -> str:
 
 def _one_line(text: str) -> str:
     return text.strip().splitlines()[0][:300] if text.strip() else "no detail"
+
+
+class InvalidResponse(Exception):
+    """A list call whose answer is not a Kubernetes list: the context is a gap, not a crash."""
