@@ -109,7 +109,8 @@ class KubernetesCollector(Collector[KubernetesSettings]):
             try:
                 page = json.loads(response.data or b"{}")
             except ValueError as exc:  # a proxy's HTML page, a truncated body
-                raise InvalidResponse(f"the API answered something that is not JSON ({exc})") from None
+                detail = f"the API answered something that is not JSON ({exc})"
+                raise InvalidResponse(detail) from None
             if not isinstance(page, dict):
                 raise InvalidResponse("the API answered JSON that is not a list object")
             items.extend(i for i in page.get("items") or () if isinstance(i, dict))
