@@ -258,3 +258,25 @@ def test_gap_fields_cannot_forge_a_line_or_restyle_the_terminal(tmp_path: Path) 
     assert line.startswith("gpu-audit: incomplete: ")
     assert "\x1b" not in line and "\x07" not in line and "\u202e" not in line
     assert "a\\x0ab\\u202e" in line
+
+
+def test_cached_and_copied_values_stay_with_their_own_resource(tmp_path: Path) -> None:
+    """Launch times are parsed once per distinct string and tags copied on a fast path: each
+    resource still gets its own values, and a bad time after good ones is still refused."""
+    tags = {"team": "nlp"}
+    rows = [
+        {"provider": "aws", "id": "a", "launched_at": "2026-11-01T00:00:00Z", "tags": tags},
+        {"provider": "aws", "id": "b", "launched_at": "2026-11-02T00:00:00Z", "tags": tags},
+        {"provider": "aws", "id": "c", "launched_at": "2026-11-01T00:00:00Z", "tags": {}},
+    ]
+    path = tmp_path / "inv.json"
+    path.write_text(json.dumps({"version": 1, "resources": rows}), encoding="utf-8")
+    first, second, third = load_inventory(str(path)).resources
+    assert [r.launched_at.day for r in (first, second, third) if r.launched_at] == [1, 2, 1]
+    assert first.tags == second.tags == tags and third.tags == {}
+    assert first.tags is not second.tags
+    rows.append({"provider": "aws", "id": "d", "launched_at": "2026-11-01T00:00:00Q"})
+    path.write_text(json.dumps({"version": 1, "resources": rows}), encoding="utf-8")
+    with pytest.raises(InputErrors) as raised:
+        load_inventory(str(path))
+    assert "resource 'd': launched_at: expected an ISO 8601 time" in str(raised.value.messages)

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime
 from difflib import get_close_matches
+from functools import lru_cache
 from typing import Any
 
 from gpu_audit.fields import FIELDS, SECTIONS, FieldSpec
@@ -183,7 +184,40 @@ def _converter(spec: FieldSpec) -> Callable[[Any], Any]:
             return _typed(spec, value)
 
         return number
+    if spec.type == "datetime":
+
+        def moment(value: Any) -> Any:
+            return _time(spec.name, value) if value.__class__ is str else _typed(spec, value)
+
+        return moment
+    if spec.type == "tag":
+
+        def tags(value: Any) -> Any:
+            if (
+                value.__class__ is dict
+                and all(v.__class__ is str for v in value.values())
+                and all(k.__class__ is str for k in value)
+            ):
+                return dict(value)  # a copy: the resource's tags are its own
+            return _typed(spec, value)
+
+        return tags
+    if spec.type == "list":
+
+        def items(value: Any) -> Any:
+            if value.__class__ is list and all(v.__class__ is str for v in value):
+                return tuple(value)
+            return _typed(spec, value)
+
+        return items
     return lambda value: _typed(spec, value)
+
+
+@lru_cache(maxsize=65536)
+def _time(key: str, text: str) -> datetime:
+    """`parse_time` of a string, once per distinct one (fleets repeat launch times to the hour;
+    a datetime is immutable, so resources may share it). A problem is raised, never cached."""
+    return parse_time(key, text)
 
 
 _TOP = {spec.name: _converter(spec) for spec in FIELDS.values() if spec.group is None}
