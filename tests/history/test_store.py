@@ -113,13 +113,14 @@ def test_migrations_run_forward_and_keep_the_data(
 ) -> None:
     db = _recorded(quarters, tmp_path)
     conn = sqlite3.connect(db, isolation_level=None)
-    later = {**schema.MIGRATIONS, 2: "ALTER TABLE audits ADD COLUMN note TEXT"}
+    next_version = schema.SCHEMA_VERSION + 1
+    later = {**schema.MIGRATIONS, next_version: "ALTER TABLE audits ADD COLUMN note TEXT"}
     schema.migrate(str(db), conn, later)
-    assert conn.execute("PRAGMA user_version").fetchone() == (2,)
+    assert conn.execute("PRAGMA user_version").fetchone() == (next_version,)
     assert conn.execute("SELECT count(*), max(note) FROM audits").fetchone() == (1, None)
     conn.close()
     with pytest.raises(Exception, match="newer gpu-audit"):
-        HistoryStore.open(str(db))  # this version reads up to schema 1
+        HistoryStore.open(str(db))  # this version reads up to SCHEMA_VERSION
 
 
 def test_the_database_is_in_wal_mode(quarters: tuple[Path, list[Path]], tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from gpu_audit.errors import InputError
 from gpu_audit.history.compare import compare
-from gpu_audit.history.documents import unpack
+from gpu_audit.history.documents import unpack, unpack_checks
 from gpu_audit.history.store import HistoryStore, _scope, parse_iso
 from gpu_audit.model import (
     CoverageGap,
@@ -31,7 +31,7 @@ def load_audit(store: HistoryStore, audit_id: int) -> ScanResult:
     with store.errors():
         row = store.conn.execute(
             "SELECT generated_at, scope, rules, coverage_gaps, skipped, waivers, "
-            "resource_documents FROM audits WHERE id = ?",
+            "resource_documents, not_evaluated_documents FROM audits WHERE id = ?",
             (audit_id,),
         ).fetchone()
         if row is None:
@@ -58,13 +58,9 @@ def load_audit(store: HistoryStore, audit_id: int) -> ScanResult:
             fingerprints.append(fp)
         not_evaluated = tuple(
             NotEvaluated(rule, resources[rseq], missing)
-            for rule, rseq, missing in store.conn.execute(
-                "SELECT rule_id, resource_seq, missing FROM not_evaluated WHERE audit_id = ? "
-                "ORDER BY rowid",
-                (audit_id,),
-            )
+            for rule, rseq, missing in unpack_checks(row[7])
         )
-    generated_at, scope, _, gaps, skipped, statuses, _ = row
+    generated_at, scope, _, gaps, skipped, statuses, *_ = row
     result = ScanResult(
         generated_at=parse_iso(generated_at),
         scope=_scope(scope),

@@ -8,6 +8,7 @@ from dataclasses import replace
 from gpu_audit.errors import ConfigError, InputError
 from gpu_audit.history.baseline import load_baseline
 from gpu_audit.history.compare import compare
+from gpu_audit.history.fingerprint import resource_key
 from gpu_audit.history.schema import check_file
 from gpu_audit.history.store import HistoryStore
 from gpu_audit.model import ScanResult
@@ -35,9 +36,10 @@ def remember(result: ScanResult, history: str | None, baseline: str | None) -> S
         return result
     store = HistoryStore.open(history)
     try:
-        since = compare(result, store.previous(result), f"history {history}")
+        keys = list(map(resource_key, result.resources))
+        since = compare(result, store.previous(result), f"history {history}", keys)
         result = replace(result, since=since)
-        store.record(result)
+        store.record(result, keys)
     finally:
         store.close()
     return result

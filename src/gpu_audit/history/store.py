@@ -5,19 +5,21 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from operator import itemgetter
 from typing import Any
 
 from gpu_audit.errors import InputError
-from gpu_audit.history import schema
+from gpu_audit.history import rows, schema
 from gpu_audit.history.compare import TREND_AUDITS, PastFinding, PastResource, Previous, compare
-from gpu_audit.history.documents import pack
+from gpu_audit.history.documents import encode_checks, pack
 from gpu_audit.history.fingerprint import resource_key
-from gpu_audit.model import ScanResult, Scope, TrendPoint, Waiver
-from gpu_audit.report.summary import summarize
+from gpu_audit.history.rows import iso, waiver_mapping
+from gpu_audit.model import ScanResult, Scope, TrendPoint
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,10 +42,6 @@ class AuditRow:
 def scope_key(scope: Scope) -> str:
     """Audits compare with the previous audit of the same command and providers."""
     return json.dumps([scope.command, sorted(scope.providers)])
-
-
-def iso(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def parse_iso(text: str) -> datetime:
@@ -130,13 +128,13 @@ class HistoryStore:
                 titles,
             )
 
-    def _past_seen(self, audit_id: int) -> dict[str, tuple[str, int, int]]:
-        rows = self.conn.execute(
-            "SELECT fingerprint, first_seen, audits_open, seq FROM findings WHERE audit_id = ?",
+    def _past_seen(self, audit_id: int) -> dict[str, tuple[Any, ...]]:
+        """fingerprint → (first seen, audits, row, fingerprint): the rows as SQLite made them."""
+        found = self.conn.execute(
+            "SELECT first_seen, audits_open, seq, fingerprint FROM findings WHERE audit_id = ?",
             (audit_id,),
-        )
-        dates: dict[str, str] = {}  # one string per distinct date, not one per row
-        return {fp: (dates.setdefault(first, first), n, seq) for fp, first, n, seq in rows}
+        ).fetchall()
+        return dict(zip(map(itemgetter(3), found), found, strict=True))
 
     def _past_keys(self, audit_id: int) -> dict[str, int]:
         rows = self.conn.execute("SELECT key, seq FROM resources WHERE audit_id = ?", (audit_id,))
@@ -150,73 +148,53 @@ class HistoryStore:
                 marks = ",".join("?" * len(chunk))
                 yield from map(make, self.conn.execute(query % marks, (audit_id, *chunk)))
 
-    def record(self, result: ScanResult) -> int:
-        """Record `result` (compared or not) in one transaction; returns the audit id."""
-        summary = summarize(result)
-        since = result.since
-        scope = result.scope
+    def record(self, result: ScanResult, keys: Sequence[str] | None = None) -> int:
+        """Record `result` (compared or not) in one transaction; returns the audit id. `keys`:
+        the resources' stable ids, when the caller has them already."""
+        keys = keys if keys is not None else list(map(resource_key, result.resources))
+        compared = result.since
+        since = compared or compare(result, None, "", keys)
+        point = since.trend[-1]  # this audit: spend, savings found, open findings
+        seq = {id(r): i for i, r in enumerate(result.resources)}
         documents = pack(result.resources)
+        checks = [(n.rule_id, seq[id(n.resource)], n.missing) for n in result.not_evaluated]
         with self.transaction() as conn:
             audit_id = conn.execute(
                 "INSERT INTO audits (generated_at, recorded_at, scope_key, scope, rules, "
                 "coverage_gaps, skipped, waivers, resources, findings_open, not_evaluated, new, "
                 "persisting, resolved, removed, monthly_cost_usd, monthly_savings_usd, "
-                "savings_realised_usd, resource_documents) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "savings_realised_usd, resource_documents, not_evaluated_documents) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     iso(result.generated_at),
                     iso(datetime.now(UTC)),
-                    scope_key(scope),
-                    json.dumps(asdict(scope)),
+                    scope_key(result.scope),
+                    json.dumps(asdict(result.scope)),
                     json.dumps([_rule(r) for r in result.rules]),
                     json.dumps([asdict(g) for g in result.coverage_gaps]),
                     json.dumps([asdict(s) for s in result.skipped]),
                     json.dumps([_waiver_status(w) for w in result.waivers], default=str),
-                    summary.resources,
-                    summary.findings_open,
-                    summary.not_evaluated,
-                    since.new if since else None,
-                    since.persisting if since else None,
-                    len(since.resolved) if since else None,
-                    len(since.removed) if since else None,
-                    summary.monthly_cost_usd,
-                    summary.monthly_savings_usd,
-                    since.savings_realised_usd if since else 0.0,
+                    len(result.resources),
+                    point.findings_open,
+                    len(checks),
+                    compared.new if compared else None,
+                    compared.persisting if compared else None,
+                    len(compared.resolved) if compared else None,
+                    len(compared.removed) if compared else None,
+                    point.monthly_cost_usd,
+                    point.monthly_savings_usd,
+                    compared.savings_realised_usd if compared else 0.0,
                     documents,
+                    encode_checks(checks),
                 ),
             ).lastrowid
             assert audit_id is not None
-            self._insert_rows(conn, audit_id, result)
-        return audit_id
-
-    def _insert_rows(self, conn: sqlite3.Connection, audit_id: int, result: ScanResult) -> None:
-        seq = {id(r): i for i, r in enumerate(result.resources)}
-        conn.executemany(
-            "INSERT INTO resources VALUES (?,?,?,?,?,?,?,?,?)",
-            (
-                (audit_id, i, resource_key(r), r.id, r.provider, r.account, r.region,
-                 r.location, r.monthly_cost_usd)
-                for i, r in enumerate(result.resources)
-            ),
-        )  # fmt: skip
-        since = result.since or compare(result, None, "")
-        stamps: dict[datetime, str] = {}
-        waivers: dict[int, str] = {}
-        rows = (
-            (audit_id, i, fp, seq[id(f.resource)], f.rule_id, f.severity, f.field, f.expected,
-             f.actual, f.line, f.monthly_savings_usd,
-             None if f.waiver is None else _interned(waivers, f.waiver), f.suppressed,
-             stamps.get(c.first_seen) or stamps.setdefault(c.first_seen, iso(c.first_seen)),
-             c.audits_open)
-            for i, (f, fp, c) in enumerate(
-                zip(result.findings, result.fingerprints, since.changes, strict=True)
+            rows.insert(conn, audit_id, result, keys, seq, since.changes)
+            conn.executemany(
+                "INSERT INTO not_evaluated VALUES (?,?,?,?)",
+                ((audit_id, rule, missing, n) for (rule, missing), n in _counts(checks).items()),
             )
-        )  # fmt: skip
-        conn.executemany("INSERT INTO findings VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-        conn.executemany(
-            "INSERT INTO not_evaluated VALUES (?,?,?,?)",
-            ((audit_id, n.rule_id, seq[id(n.resource)], n.missing) for n in result.not_evaluated),
-        )
+        return audit_id
 
     def audits(self) -> list[AuditRow]:
         with self.errors():
@@ -293,23 +271,10 @@ def _rule(rule: Any) -> dict[str, Any]:
     return out
 
 
-def waiver_mapping(waiver: Waiver) -> dict[str, Any]:
-    return {
-        "rule": waiver.rule,
-        "reason": waiver.reason,
-        "owner": waiver.owner,
-        "expires": iso(waiver.expires) if waiver.expires else None,
-        "where": dict(waiver.where),
-        "source": waiver.source,
-    }
-
-
 def _waiver_status(status: Any) -> dict[str, Any]:
     return {**waiver_mapping(status.waiver), "state": status.state.value, "matched": status.matched}
 
 
-def _interned(cache: dict[int, str], waiver: Waiver) -> str:
-    text = cache.get(id(waiver))
-    if text is None:
-        text = cache[id(waiver)] = json.dumps(waiver_mapping(waiver), default=str)
-    return text
+def _counts(checks: list[tuple[str, int, str]]) -> Counter[tuple[str, str]]:
+    """Not-evaluated checks per (rule, missing field)."""
+    return Counter((rule, missing) for rule, _, missing in checks)
