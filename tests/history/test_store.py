@@ -197,7 +197,7 @@ def test_a_writer_killed_mid_transaction_leaves_the_previous_state(
 ) -> None:
     db = _recorded(quarters, tmp_path)
     body = (
-        'conn.execute("DELETE FROM findings")\n'
+        'conn.execute("DELETE FROM documents")\n'
         'conn.execute("DELETE FROM audits")\n'
         'print("locked", flush=True)\n'
         "time.sleep(60)"
@@ -208,7 +208,7 @@ def test_a_writer_killed_mid_transaction_leaves_the_previous_state(
     holder.communicate(timeout=30)
     store = HistoryStore.open(str(db), create=False)
     assert len(store.audits()) == 1
-    assert store.conn.execute("SELECT count(*) FROM findings").fetchone()[0] == 4
+    assert store.conn.execute("SELECT count(*) FROM documents").fetchone()[0] == 4
     store.close()
     policy, paths = quarters
     assert _scan(policy, paths[1], db, DATES[1])[0] == 0  # and the next audit records

@@ -76,6 +76,17 @@ def unpack_checks(blob: bytes) -> list[tuple[str, int, str]]:
     return [(rules[r], row, missing[m]) for r, row, m in document["rows"]]
 
 
+def encode_columns(columns: dict[str, list[Any]]) -> bytes:
+    """Equal-length columns by name as `{"columns": {...}}`, compressed."""
+    text = json.dumps({"columns": columns}, separators=(",", ":"))
+    return zlib.compress(text.encode(), 1)
+
+
+def decode_columns(blob: bytes) -> dict[str, list[Any]]:
+    columns: dict[str, list[Any]] = json.loads(zlib.decompress(blob))["columns"]
+    return columns
+
+
 def _nested(names: list[str], row: Sequence[Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, value in zip(names, row, strict=True):

@@ -7,45 +7,12 @@ import sqlite3
 from collections.abc import Callable
 
 from gpu_audit.errors import InputError
-from gpu_audit.history.documents import encode_checks
+from gpu_audit.history.upgrade import to_2
 
 APPLICATION_ID = 0x47505541  # "GPUA" in the SQLite header's application_id
 SCHEMA_VERSION = 2
 _MAGIC = b"SQLite format 3\x00"
 
-
-def _to_2(conn: sqlite3.Connection) -> None:
-    """Not-evaluated checks: a count per (rule, missing field) in `not_evaluated`, the checks
-    themselves a compressed document on their audit (a row per check cost ~0.5 s at 100k)."""
-    conn.execute("ALTER TABLE audits ADD COLUMN not_evaluated_documents BLOB")
-    for (audit_id,) in conn.execute("SELECT id FROM audits").fetchall():
-        rows = conn.execute(
-            "SELECT rule_id, resource_seq, missing FROM not_evaluated WHERE audit_id = ? "
-            "ORDER BY rowid",
-            (audit_id,),
-        )
-        conn.execute(
-            "UPDATE audits SET not_evaluated_documents = ? WHERE id = ?",
-            (encode_checks(rows), audit_id),
-        )
-    conn.execute("ALTER TABLE not_evaluated RENAME TO not_evaluated_1")
-    conn.execute(NOT_EVALUATED)
-    conn.execute(
-        "INSERT INTO not_evaluated SELECT audit_id, rule_id, missing, count(*) "
-        "FROM not_evaluated_1 GROUP BY audit_id, rule_id, missing"
-    )
-    conn.execute("DROP TABLE not_evaluated_1")
-
-
-NOT_EVALUATED = """
-CREATE TABLE not_evaluated (
-    audit_id INTEGER NOT NULL,
-    rule_id TEXT NOT NULL,
-    missing TEXT NOT NULL,
-    checks INTEGER NOT NULL,
-    PRIMARY KEY (audit_id, rule_id, missing)
-) WITHOUT ROWID
-"""
 
 # version → the statements (or the function) that bring the previous version to it; never edit
 # a shipped entry.
@@ -112,7 +79,7 @@ MIGRATIONS: dict[int, str | Callable[[sqlite3.Connection], None]] = {
     );
     CREATE INDEX not_evaluated_by_audit ON not_evaluated (audit_id);
     """,
-    2: _to_2,
+    2: to_2,
 }
 
 

@@ -10,12 +10,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from operator import itemgetter
 from typing import Any
 
 from gpu_audit.errors import InputError
-from gpu_audit.history import rows, schema
-from gpu_audit.history.compare import TREND_AUDITS, PastFinding, PastResource, Previous, compare
+from gpu_audit.history import past, rows, schema
+from gpu_audit.history.compare import TREND_AUDITS, Previous, compare
 from gpu_audit.history.documents import encode_checks, pack
 from gpu_audit.history.fingerprint import resource_key
 from gpu_audit.history.rows import iso, waiver_mapping
@@ -116,37 +115,22 @@ class HistoryStore:
                 TrendPoint(parse_iso(r[1]), r[2], r[3], r[4], r[5]) for r in reversed(rows)
             )
             titles = {rule["id"]: rule["title"] for rule in json.loads(rows[0][6])}
-            return Previous(
-                parse_iso(generated_at),
-                cost,
-                savings,
-                self._past_seen(audit_id),
-                self._past_keys(audit_id),
-                lambda rows: self._rows(_PAST_FINDINGS, audit_id, rows, PastFinding._make),
-                lambda rows: self._rows(_PAST_RESOURCES, audit_id, rows, PastResource._make),
-                trend,
-                titles,
+            blobs = dict(
+                self.conn.execute(
+                    "SELECT name, body FROM documents WHERE audit_id = ? "
+                    "AND name IN ('finding_index', 'resource_index')",
+                    (audit_id,),
+                ).fetchall()
             )
-
-    def _past_seen(self, audit_id: int) -> dict[str, tuple[Any, ...]]:
-        """fingerprint → (first seen, audits, row, fingerprint): the rows as SQLite made them."""
-        found = self.conn.execute(
-            "SELECT first_seen, audits_open, seq, fingerprint FROM findings WHERE audit_id = ?",
-            (audit_id,),
-        ).fetchall()
-        return dict(zip(map(itemgetter(3), found), found, strict=True))
-
-    def _past_keys(self, audit_id: int) -> dict[str, int]:
-        rows = self.conn.execute("SELECT key, seq FROM resources WHERE audit_id = ?", (audit_id,))
-        return dict(rows.fetchall())
-
-    def _rows(self, query: str, audit_id: int, rows: list[int], make: Any) -> Iterator[Any]:
-        """`query`'s rows of audit `audit_id` whose seq is in `rows`, 500 at a time."""
-        with self.errors():
-            for start in range(0, len(rows), 500):
-                chunk = rows[start : start + 500]
-                marks = ",".join("?" * len(chunk))
-                yield from map(make, self.conn.execute(query % marks, (audit_id, *chunk)))
+        return past.previous(
+            parse_iso(generated_at),
+            cost,
+            savings,
+            trend,
+            titles,
+            blobs["finding_index"],
+            blobs["resource_index"],
+        )
 
     def record(self, result: ScanResult, keys: Sequence[str] | None = None) -> int:
         """Record `result` (compared or not) in one transaction; returns the audit id. `keys`:
@@ -158,13 +142,15 @@ class HistoryStore:
         seq = {id(r): i for i, r in enumerate(result.resources)}
         documents = pack(result.resources)
         checks = [(n.rule_id, seq[id(n.resource)], n.missing) for n in result.not_evaluated]
+        bodies = rows.documents(result, keys, since.changes)
+        bodies["not_evaluated"] = encode_checks(checks)
         with self.transaction() as conn:
             audit_id = conn.execute(
                 "INSERT INTO audits (generated_at, recorded_at, scope_key, scope, rules, "
                 "coverage_gaps, skipped, waivers, resources, findings_open, not_evaluated, new, "
                 "persisting, resolved, removed, monthly_cost_usd, monthly_savings_usd, "
-                "savings_realised_usd, resource_documents, not_evaluated_documents) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "savings_realised_usd, resource_documents) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     iso(result.generated_at),
                     iso(datetime.now(UTC)),
@@ -185,11 +171,13 @@ class HistoryStore:
                     point.monthly_savings_usd,
                     compared.savings_realised_usd if compared else 0.0,
                     documents,
-                    encode_checks(checks),
                 ),
             ).lastrowid
             assert audit_id is not None
-            rows.insert(conn, audit_id, result, keys, seq, since.changes)
+            conn.executemany(
+                "INSERT INTO documents VALUES (?,?,?)",
+                ((audit_id, name, body) for name, body in bodies.items()),
+            )
             conn.executemany(
                 "INSERT INTO not_evaluated VALUES (?,?,?,?)",
                 ((audit_id, rule, missing, n) for (rule, missing), n in _counts(checks).items()),
@@ -239,21 +227,9 @@ class HistoryStore:
         return len(doomed)
 
 
-# the details of what is gone, by row (seq); %s is a list of placeholders
-_PAST_FINDINGS = (
-    "SELECT f.fingerprint, f.rule_id, f.severity, r.key, r.id, r.provider, r.account, r.region, "
-    "r.location, f.monthly_savings_usd, f.first_seen FROM findings f JOIN resources r "
-    "ON r.audit_id = f.audit_id AND r.seq = f.resource_seq "
-    "WHERE f.audit_id = ? AND f.seq IN (%s) AND f.waiver IS NULL AND f.suppressed IS NULL"
-)
-_PAST_RESOURCES = (
-    "SELECT key, id, provider, account, region, location, monthly_cost_usd "
-    "FROM resources WHERE audit_id = ? AND seq IN (%s)"
-)
 _PRUNE = (
     "DELETE FROM not_evaluated WHERE audit_id = ?",
-    "DELETE FROM findings WHERE audit_id = ?",
-    "DELETE FROM resources WHERE audit_id = ?",
+    "DELETE FROM documents WHERE audit_id = ?",
     "DELETE FROM audits WHERE id = ?",
 )
 
