@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import compress
 from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from gpu_audit.history.fingerprint import resource_key
 from gpu_audit.model import (
@@ -60,15 +60,18 @@ class PastResource(NamedTuple):
 class Previous:
     """The previous audit, from the history store or a saved JSON report.
 
-    `seen` maps every fingerprint of it to (first seen, audits, row) and `resource_keys` every
-    resource's stable id to its row: that is all that is held of ~200k findings. The details of
-    what is gone are read for those rows only (`findings_of` yields the open ones).
+    `seen` maps every fingerprint of it to its row (`first_seen` and `audits_open` are by row)
+    and `resource_keys` every resource's stable id to its row: that is all that is held of ~200k
+    findings. The details of what is gone are read for those rows only (`findings_of` yields the
+    open ones).
     """
 
     generated_at: datetime
     monthly_cost_usd: float
     monthly_savings_usd: float
-    seen: Mapping[str, tuple[Any, ...]]  # (first seen, audits, row, …)
+    seen: Mapping[str, int]
+    first_seen: Sequence[str]  # ISO 8601
+    audits_open: Sequence[int]
     resource_keys: Mapping[str, int]
     findings_of: Callable[[list[int]], Iterable[PastFinding]]
     resources_of: Callable[[list[int]], Iterable[PastResource]]
@@ -88,7 +91,7 @@ def compare(
         changes = [FindingHistory(Change.NEW, now, 1)] * len(fingerprints)
         new = sum(opens)
     else:
-        changes, new = _judged(fingerprints, opens, previous.seen, now)
+        changes, new = _judged(fingerprints, opens, previous, now)
     open_findings = list(compress(result.findings, opens))
     cost, savings = spend(result.resources), total_savings(open_findings)
     if previous is None:
@@ -97,7 +100,7 @@ def compare(
     persisting = len(open_findings) - new
     gaps = result.coverage_gaps
     past = previous.seen
-    rows = [past[fp][2] for fp in past.keys() - set(fingerprints)]
+    rows = [past[fp] for fp in past.keys() - set(fingerprints)]
     gone = [f for f in previous.findings_of(sorted(rows)) if not _unseen(f, gaps)]
     resolved = sorted(
         (_resolved(f, previous.titles) for f in gone),
@@ -132,27 +135,25 @@ def compare(
 
 
 def _judged(
-    fingerprints: Sequence[str],
-    opens: list[bool],
-    past: Mapping[str, tuple[Any, ...]],
-    now: datetime,
+    fingerprints: Sequence[str], opens: list[bool], previous: Previous, now: datetime
 ) -> tuple[list[FindingHistory], int]:
     """Each finding's history, and how many open ones are new. One FindingHistory is shared by
     all findings first seen on the same date and open for as many audits."""
     fresh = FindingHistory(Change.NEW, now, 1)
+    first_seen, audits_open = previous.first_seen, previous.audits_open
     made: dict[tuple[str, int], FindingHistory] = {}
-    befores = list(map(past.get, fingerprints))
+    befores = list(map(previous.seen.get, fingerprints))
     changes = []
-    for before in befores:
-        if before is None:
+    for row in befores:
+        if row is None:
             changes.append(fresh)
             continue
-        key = before[0], before[1]
+        key = first_seen[row], audits_open[row]
         change = made.get(key)
         if change is None:
             change = made[key] = FindingHistory(Change.PERSISTING, parse_time(key[0]), key[1] + 1)
         changes.append(change)
-    new = sum(1 for shown, before in zip(opens, befores, strict=True) if shown and before is None)
+    new = sum(1 for shown, row in zip(opens, befores, strict=True) if shown and row is None)
     return changes, new
 
 

@@ -87,6 +87,16 @@ def decode_columns(blob: bytes) -> dict[str, list[Any]]:
     return columns
 
 
+def encode_lines(lines: Sequence[str]) -> bytes:
+    """Strings without a newline (fingerprints), one a line, uncompressed: random hex gains
+    little from zlib and splits back at C speed."""
+    return "\n".join(lines).encode()
+
+
+def decode_lines(blob: bytes) -> list[str]:
+    return blob.decode().split("\n") if blob else []
+
+
 def _nested(names: list[str], row: Sequence[Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, value in zip(names, row, strict=True):

@@ -9,7 +9,7 @@ from typing import Any
 
 from gpu_audit.errors import InputError
 from gpu_audit.history.compare import compare
-from gpu_audit.history.documents import decode_columns, unpack, unpack_checks
+from gpu_audit.history.documents import decode_columns, decode_lines, unpack, unpack_checks
 from gpu_audit.history.store import HistoryStore, _scope, parse_iso
 from gpu_audit.model import (
     CoverageGap,
@@ -72,7 +72,7 @@ def load_audit(store: HistoryStore, audit_id: int) -> ScanResult:
         skipped=tuple(Skipped(**s) for s in json.loads(skipped)),
         coverage_gaps=tuple(CoverageGap(**g) for g in json.loads(gaps)),
         waivers=tuple(_status(s) for s in json.loads(statuses)),
-        fingerprints=tuple(index["fingerprint"]),
+        fingerprints=tuple(decode_lines(blobs["fingerprints"])),
     )
     since = compare(result, store.previous(result), f"history {store.path}")
     return replace(result, since=since)

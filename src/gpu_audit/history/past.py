@@ -8,7 +8,7 @@ from itertools import compress, count
 from typing import Any
 
 from gpu_audit.history.compare import PastFinding, PastResource, Previous
-from gpu_audit.history.documents import decode_columns
+from gpu_audit.history.documents import decode_columns, decode_lines
 from gpu_audit.history.rows import RESOURCE_COLUMNS
 from gpu_audit.model import TrendPoint
 
@@ -19,19 +19,13 @@ def previous(
     savings: float,
     trend: tuple[TrendPoint, ...],
     titles: Mapping[str, str],
-    finding_index: bytes,
-    resource_index: bytes,
+    documents: dict[str, bytes],
 ) -> Previous:
-    findings = decode_columns(finding_index)
-    resources = decode_columns(resource_index)
-    fingerprints = findings["fingerprint"]
-    seen = dict(
-        zip(
-            fingerprints,
-            zip(findings["first_seen"], findings["audits_open"], count(), strict=False),
-            strict=True,
-        )
-    )
+    """The previous audit from its `fingerprints`, `finding_index` and `resource_index`."""
+    fingerprints = decode_lines(documents["fingerprints"])
+    findings = decode_columns(documents["finding_index"])
+    resources = decode_columns(documents["resource_index"])
+    seen = dict(zip(fingerprints, count(), strict=False))  # ints: nothing for the GC to track
     keys = resources["key"]
 
     def findings_of(rows: list[int]) -> Iterator[PastFinding]:
@@ -62,6 +56,8 @@ def previous(
         cost,
         savings,
         seen,
+        findings["first_seen"],
+        findings["audits_open"],
         dict(zip(keys, range(len(keys)), strict=True)),
         findings_of,
         resources_of,

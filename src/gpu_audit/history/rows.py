@@ -1,6 +1,6 @@
 """An audit's findings and resources as column documents: what the next audit compares with.
 
-Per audit, `finding_index` (fingerprint, first seen, audits, rule, severity, resource row,
+Per audit, `fingerprints`, `finding_index` (first seen, audits, rule, severity, resource row,
 saving, open) and `resource_index` (stable id, id, provider, account, region, location, cost)
 are all a comparison reads; `finding_details` holds the rest `history show` needs. Columns are
 lists built by one C-level getter each; a row per finding in SQLite cost ~1.5 s at 200k.
@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from operator import attrgetter
 from typing import Any
 
-from gpu_audit.history.documents import encode_columns
+from gpu_audit.history.documents import encode_columns, encode_lines
 from gpu_audit.model import FindingHistory, ScanResult, Waiver
 
 RESOURCE_COLUMNS = ("id", "provider", "account", "region", "location", "monthly_cost_usd")
@@ -45,7 +45,6 @@ def documents(
         **{name: column(name, resources) for name in RESOURCE_COLUMNS},
     }
     finding_index = {
-        "fingerprint": list(result.fingerprints),
         "first_seen": list(map(stamps.__getitem__, first_seen)),
         "audits_open": column("audits_open", changes),
         "rule_id": column("rule_id", findings),
@@ -59,6 +58,7 @@ def documents(
     details["suppressed"] = suppressed
     return {
         "resource_index": encode_columns(resource_index),
+        "fingerprints": encode_lines(result.fingerprints),
         "finding_index": encode_columns(finding_index),
         "finding_details": encode_columns(details),
     }

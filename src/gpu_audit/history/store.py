@@ -118,7 +118,7 @@ class HistoryStore:
             blobs = dict(
                 self.conn.execute(
                     "SELECT name, body FROM documents WHERE audit_id = ? "
-                    "AND name IN ('finding_index', 'resource_index')",
+                    "AND name IN ('fingerprints', 'finding_index', 'resource_index')",
                     (audit_id,),
                 ).fetchall()
             )
@@ -128,8 +128,7 @@ class HistoryStore:
             savings,
             trend,
             titles,
-            blobs["finding_index"],
-            blobs["resource_index"],
+            blobs,
         )
 
     def record(self, result: ScanResult, keys: Sequence[str] | None = None) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from gpu_audit.history.documents import encode_checks, encode_columns
+from gpu_audit.history.documents import encode_checks, encode_columns, encode_lines
 from gpu_audit.history.rows import RESOURCE_COLUMNS
 
 _FINDING_INDEX = (
@@ -16,8 +16,8 @@ _FINDING_DETAILS = ("field", "expected", "actual", "line", "waiver", "suppressed
 TABLES = """
 CREATE TABLE documents (
     audit_id INTEGER NOT NULL,
-    name TEXT NOT NULL,  -- finding_index, finding_details, resource_index, not_evaluated
-    body BLOB NOT NULL,  -- zlib-compressed JSON (history/documents.py)
+    name TEXT NOT NULL,  -- fingerprints, finding_index, finding_details, resource_index, …
+    body BLOB NOT NULL,  -- zlib-compressed JSON, or lines of text (history/documents.py)
     PRIMARY KEY (audit_id, name)
 );
 CREATE TABLE not_evaluated_checks (
@@ -54,6 +54,7 @@ def _documents(conn: sqlite3.Connection, audit_id: int) -> dict[str, bytes]:
         "SELECT %s FROM resources WHERE audit_id = ? ORDER BY seq", ("key", *RESOURCE_COLUMNS)
     )
     index = columns("SELECT %s FROM findings WHERE audit_id = ? ORDER BY seq", _FINDING_INDEX)
+    fingerprints = index.pop("fingerprint")
     index["resource"] = index.pop("resource_seq")
     details = columns("SELECT %s FROM findings WHERE audit_id = ? ORDER BY seq", _FINDING_DETAILS)
     index["open"] = [
@@ -67,6 +68,7 @@ def _documents(conn: sqlite3.Connection, audit_id: int) -> dict[str, bytes]:
     )
     return {
         "resource_index": encode_columns(resources),
+        "fingerprints": encode_lines(fingerprints),  # type: ignore[arg-type]
         "finding_index": encode_columns(index),
         "finding_details": encode_columns(details),
         "not_evaluated": encode_checks(checks),
