@@ -9,13 +9,14 @@ from gpu_audit.jobs import load_jobs
 from tests.conftest import FIXTURES
 
 
-def test_resources_round_trip() -> None:
+def test_resources_round_trip_in_chunks() -> None:
     resources = list(load_inventory(str(FIXTURES / "inventory" / "demo.yaml")).resources)
     jobs = sorted((FIXTURES / "jobs").glob("*/*.yaml"))
     resources += load_jobs([str(p) for p in jobs if ".expected." not in p.name]).resources
     assert any(r.source.path for r in resources) and any(r.tags for r in resources)
-    back = unpack(pack(resources))
-    assert [to_mapping(r) for r in back] == [to_mapping(r) for r in resources]
+    for chunk in (1, 7, 2000):
+        back = unpack(pack(resources, chunk))
+        assert [to_mapping(r) for r in back] == [to_mapping(r) for r in resources]
     assert unpack(pack([])) == []
 
 

@@ -1,8 +1,8 @@
-"""Compressed JSON documents of an audit: its resources in full (columns), its not-evaluated checks.
+"""An audit's documents: its resources in full (a row of values each), columns, checks, lines.
 
-`history show` rebuilds the resources from them; comparisons never read them. Resources are
-written a column (field) at a time: one C-level getter and one `json.dumps` per field, fields no
-resource has are left out, and 100k resources never exist as one JSON string.
+`history show` rebuilds the resources from theirs; comparisons never read it. One C-level getter
+per resource and one `json.dumps` per 2,000 resources cost a fraction of a mapping per resource
+(and measured ~10% less than a `json.dumps` per field).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from gpu_audit.fields import FIELDS
 from gpu_audit.model import Resource
 
 _NAMES = (*FIELDS, "source.path", "source.line", "source.note")
-_GETTERS = {name: attrgetter(name) for name in _NAMES}
+_ROW = attrgetter(*_NAMES)
 
 
 def _plain(value: Any) -> Any:
@@ -28,32 +28,23 @@ def _plain(value: Any) -> Any:
     return dict(value)  # a tag mapping that is not a dict
 
 
-def pack(resources: Sequence[Resource]) -> bytes:
-    """`{"count": N, "columns": {field: [value per resource], ...}}`, compressed as written."""
+def pack(resources: Sequence[Resource], chunk: int = 2000) -> bytes:
+    """`{"fields": [...], "rows": [[...], ...]}`, compressed as it is written (a chunk of rows at
+    a time, so 100k resources never exist as one JSON string)."""
     compressor = zlib.compressobj(1)
-    parts = [compressor.compress(f'{{"count":{len(resources)},"columns":{{'.encode())]
-    comma = ""
-    for name, getter in _GETTERS.items():
-        column = list(map(getter, resources))
-        if column.count(None) == len(column):
-            continue
-        text = f"{comma}{json.dumps(name)}:{json.dumps(column, default=_plain)}"
-        parts.append(compressor.compress(text.encode()))
-        comma = ","
-    parts.append(compressor.compress(b"}}"))
+    parts = [compressor.compress(f'{{"fields":{json.dumps(_NAMES)},"rows":['.encode())]
+    for start in range(0, len(resources), chunk):
+        rows = json.dumps(list(map(_ROW, resources[start : start + chunk])), default=_plain)
+        parts.append(compressor.compress(("," if start else "").encode() + rows[1:-1].encode()))
+    parts.append(compressor.compress(b"]}"))
     parts.append(compressor.flush())
     return b"".join(parts)
 
 
 def unpack(blob: bytes) -> list[Resource]:
     document = json.loads(zlib.decompress(blob))
-    if "rows" in document:  # schema 1: a row of values per resource
-        names, rows = document["fields"], document["rows"]
-    else:
-        columns = document["columns"]
-        names = list(columns)
-        rows = list(zip(*columns.values(), strict=True)) if names else [()] * document["count"]
-    return [from_mapping(_nested(names, row)) for row in rows]
+    names = document["fields"]
+    return [from_mapping(_nested(names, row)) for row in document["rows"]]
 
 
 def encode_checks(checks: Iterable[tuple[str, int, str]]) -> bytes:
