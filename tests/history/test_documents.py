@@ -22,5 +22,6 @@ def test_resources_round_trip_in_chunks() -> None:
 
 def test_not_evaluated_checks_round_trip_in_order() -> None:
     checks = [("gpu-idle", 3, "utilization.gpu_avg"), ("spot", 0, "capacity"), ("gpu-idle", 0, "x")]
-    assert unpack_checks(encode_checks(checks)) == checks
-    assert unpack_checks(encode_checks([])) == []
+    columns = [[check[i] for check in checks] for i in range(3)]
+    assert unpack_checks(encode_checks(*columns)) == checks
+    assert unpack_checks(encode_checks([], [], [])) == []

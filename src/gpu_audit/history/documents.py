@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from operator import attrgetter
 from typing import Any
@@ -47,24 +47,28 @@ def unpack(blob: bytes) -> list[Resource]:
     return [from_mapping(_nested(names, row)) for row in document["rows"]]
 
 
-def encode_checks(checks: Iterable[tuple[str, int, str]]) -> bytes:
-    """Not-evaluated checks, (rule id, resource row, missing field) each, in order, as
-    `{"rules", "missing", "rows": [[rule, row, missing], ...]}` (rule and missing: indexes)."""
-    rules: dict[str, int] = {}
-    missing: dict[str, int] = {}
-    rows = [
-        (rules.setdefault(rule, len(rules)), row, missing.setdefault(what, len(missing)))
-        for rule, row, what in checks
-    ]
-    body = {"rules": list(rules), "missing": list(missing), "rows": rows}
+def encode_checks(rules: Sequence[str], rows: Sequence[int], missing: Sequence[str]) -> bytes:
+    """Not-evaluated checks in order, as columns: each check's rule and missing field an index
+    into `rules` and `missing`, its resource row in `row`."""
+    names, fields = dict.fromkeys(rules), dict.fromkeys(missing)
+    name_at = {name: i for i, name in enumerate(names)}
+    field_at = {field: i for i, field in enumerate(fields)}
+    body = {
+        "rules": list(names),
+        "missing": list(fields),
+        "rule": list(map(name_at.__getitem__, rules)),
+        "row": list(rows),
+        "field": list(map(field_at.__getitem__, missing)),
+    }
     return zlib.compress(json.dumps(body, separators=(",", ":")).encode(), 1)
 
 
 def unpack_checks(blob: bytes) -> list[tuple[str, int, str]]:
     """(rule id, resource row, missing field) per check, in order."""
     document = json.loads(zlib.decompress(blob))
-    rules, missing = document["rules"], document["missing"]
-    return [(rules[r], row, missing[m]) for r, row, m in document["rows"]]
+    rules = map(document["rules"].__getitem__, document["rule"])
+    missing = map(document["missing"].__getitem__, document["field"])
+    return list(zip(rules, document["row"], missing, strict=True))
 
 
 def encode_columns(columns: dict[str, list[Any]]) -> bytes:

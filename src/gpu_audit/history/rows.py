@@ -29,12 +29,14 @@ def column(name: str, items: Sequence[Any]) -> list[Any]:
 
 
 def documents(
-    result: ScanResult, keys: Sequence[str], changes: Sequence[FindingHistory]
+    result: ScanResult,
+    keys: Sequence[str],
+    seq: dict[int, int],
+    changes: Sequence[FindingHistory],
 ) -> dict[str, bytes]:
-    """The index and detail documents of `result` (`keys`: its resources' stable ids,
-    `changes`: its findings' history), by name."""
+    """The index and detail documents of `result` (`keys`: its resources' stable ids, `seq`
+    their rows by `id()`, `changes`: its findings' history), by name."""
     resources = result.resources
-    seq = {id(r): i for i, r in enumerate(resources)}
     findings = result.findings
     first_seen = column("first_seen", changes)
     stamps = {when: iso(when) for when in set(first_seen)}
@@ -49,7 +51,7 @@ def documents(
         "audits_open": column("audits_open", changes),
         "rule_id": column("rule_id", findings),
         "severity": column("severity", findings),  # IntEnum: JSON writes the int
-        "resource": [seq[id(resource)] for resource in column("resource", findings)],
+        "resource": list(map(seq.__getitem__, map(id, column("resource", findings)))),
         "monthly_savings_usd": column("monthly_savings_usd", findings),
         "open": [w is None and s is None for w, s in zip(waivers, suppressed, strict=True)],
     }

@@ -140,9 +140,11 @@ class HistoryStore:
         point = since.trend[-1]  # this audit: spend, savings found, open findings
         seq = {id(r): i for i, r in enumerate(result.resources)}
         documents = pack(result.resources)
-        checks = [(n.rule_id, seq[id(n.resource)], n.missing) for n in result.not_evaluated]
-        bodies = rows.documents(result, keys, since.changes)
-        bodies["not_evaluated"] = encode_checks(checks)
+        checked = result.not_evaluated
+        rules, missing = rows.column("rule_id", checked), rows.column("missing", checked)
+        resource_rows = list(map(seq.__getitem__, map(id, rows.column("resource", checked))))
+        bodies = rows.documents(result, keys, seq, since.changes)
+        bodies["not_evaluated"] = encode_checks(rules, resource_rows, missing)
         with self.transaction() as conn:
             audit_id = conn.execute(
                 "INSERT INTO audits (generated_at, recorded_at, scope_key, scope, rules, "
@@ -161,7 +163,7 @@ class HistoryStore:
                     json.dumps([_waiver_status(w) for w in result.waivers], default=str),
                     len(result.resources),
                     point.findings_open,
-                    len(checks),
+                    len(checked),
                     compared.new if compared else None,
                     compared.persisting if compared else None,
                     len(compared.resolved) if compared else None,
@@ -179,7 +181,7 @@ class HistoryStore:
             )
             conn.executemany(
                 "INSERT INTO not_evaluated VALUES (?,?,?,?)",
-                ((audit_id, rule, missing, n) for (rule, missing), n in _counts(checks).items()),
+                ((audit_id, *check, n) for check, n in _counted(rules, missing).items()),
             )
         return audit_id
 
@@ -250,6 +252,6 @@ def _waiver_status(status: Any) -> dict[str, Any]:
     return {**waiver_mapping(status.waiver), "state": status.state.value, "matched": status.matched}
 
 
-def _counts(checks: list[tuple[str, int, str]]) -> Counter[tuple[str, str]]:
+def _counted(rules: list[str], missing: list[str]) -> Counter[tuple[str, str]]:
     """Not-evaluated checks per (rule, missing field)."""
-    return Counter((rule, missing) for rule, _, missing in checks)
+    return Counter(zip(rules, missing, strict=True))

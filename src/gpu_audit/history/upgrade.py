@@ -65,11 +65,13 @@ def _documents(conn: sqlite3.Connection, audit_id: int) -> dict[str, bytes]:
         "SELECT rule_id, resource_seq, missing FROM not_evaluated WHERE audit_id = ? "
         "ORDER BY rowid",
         (audit_id,),
-    )
+    ).fetchall()
     return {
         "resource_index": encode_columns(resources),
         "fingerprints": encode_lines(fingerprints),  # type: ignore[arg-type]
         "finding_index": encode_columns(index),
         "finding_details": encode_columns(details),
-        "not_evaluated": encode_checks(checks),
+        "not_evaluated": encode_checks(
+            [c[0] for c in checks], [c[1] for c in checks], [c[2] for c in checks]
+        ),
     }
