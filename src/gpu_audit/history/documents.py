@@ -19,7 +19,14 @@ from gpu_audit.fields import FIELDS
 from gpu_audit.model import Resource
 
 _NAMES = (*FIELDS, "source.path", "source.line", "source.note")
-_ROW = attrgetter(*_NAMES)
+# groups the catalog shares between resources (a few dozen distinct objects in 100k resources):
+# written once each, a row holds its index in `shared`
+_SHARED = {
+    group: tuple(name for name in _NAMES if name.startswith(f"{group}."))
+    for group in ("gpu", "price")
+}
+_OWN = tuple(name for name in _NAMES if name.partition(".")[0] not in _SHARED)
+_ROW = attrgetter(*_OWN)
 
 
 def _plain(value: Any) -> Any:
@@ -29,13 +36,29 @@ def _plain(value: Any) -> Any:
 
 
 def pack(resources: Sequence[Resource], chunk: int = 2000) -> bytes:
-    """`{"fields": [...], "rows": [[...], ...]}`, compressed as it is written (a chunk of rows at
-    a time, so 100k resources never exist as one JSON string)."""
+    """`{"fields": [...], "shared": {group: {"fields", "values"}}, "rows": [[[...], i, ...]]}`,
+    compressed as it is written (a chunk of rows at a time, so 100k resources never exist as
+    one JSON string). A row is the resource's own values, then its index in each shared group."""
     compressor = zlib.compressobj(1)
-    parts = [compressor.compress(f'{{"fields":{json.dumps(_NAMES)},"rows":['.encode())]
+    shared: dict[str, dict[str, Any]] = {}
+    columns = []
+    for group, names in _SHARED.items():
+        objects = list(map(attrgetter(group), resources))
+        at: dict[int, int] = {}
+        for item in objects:
+            if id(item) not in at:
+                at[id(item)] = len(at)
+                shared.setdefault(group, {"fields": names, "values": []})["values"].append(
+                    tuple(getattr(item, name.partition(".")[2]) for name in names)
+                )
+        columns.append(list(map(at.__getitem__, map(id, objects))))
+    head = json.dumps({"fields": _OWN, "shared": {g: shared.get(g) for g in _SHARED}})
+    parts = [compressor.compress(f'{head[:-1]},"rows":['.encode())]
     for start in range(0, len(resources), chunk):
-        rows = json.dumps(list(map(_ROW, resources[start : start + chunk])), default=_plain)
-        parts.append(compressor.compress(("," if start else "").encode() + rows[1:-1].encode()))
+        end = start + chunk
+        rows = zip(map(_ROW, resources[start:end]), *(c[start:end] for c in columns), strict=True)
+        text = json.dumps(list(rows), default=_plain)
+        parts.append(compressor.compress(("," if start else "").encode() + text[1:-1].encode()))
     parts.append(compressor.compress(b"]}"))
     parts.append(compressor.flush())
     return b"".join(parts)
@@ -44,7 +67,17 @@ def pack(resources: Sequence[Resource], chunk: int = 2000) -> bytes:
 def unpack(blob: bytes) -> list[Resource]:
     document = json.loads(zlib.decompress(blob))
     names = document["fields"]
-    return [from_mapping(_nested(names, row)) for row in document["rows"]]
+    if "shared" not in document:  # schema 1: a row holds every value
+        return [from_mapping(_nested(names, row)) for row in document["rows"]]
+    groups = [document["shared"][group] or {"fields": [], "values": []} for group in _SHARED]
+    names = [*names, *(name for group in groups for name in group["fields"])]
+    out = []
+    for own, *indexes in document["rows"]:
+        row = [*own]
+        for group, index in zip(groups, indexes, strict=True):
+            row += group["values"][index]
+        out.append(from_mapping(_nested(names, row)))
+    return out
 
 
 def encode_checks(rules: Sequence[str], rows: Sequence[int], missing: Sequence[str]) -> bytes:
