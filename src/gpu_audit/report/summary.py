@@ -30,6 +30,13 @@ class Summary:
     # each job's largest per-run saving, and how many jobs that covers.
     run_savings_usd: float = 0.0
     jobs_with_run_savings: int = 0
+    # GPUs of the unpriced resources by model, most first (`(("H200", 8), ("B200", 8))`); a
+    # resource whose model is unknown counts under "unknown", one whose count is unknown as 0.
+    unpriced_gpus: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def unpriced_gpu_count(self) -> int:
+        return sum(count for _, count in self.unpriced_gpus)
 
 
 def summarize(result: ScanResult) -> Summary:
@@ -41,6 +48,10 @@ def summarize(result: ScanResult) -> Summary:
     # A pod's GPUs are part of its node's cost: spend counts nodes and instances, never both.
     billed = [r for r in result.resources if r.kind is not Kind.POD]
     costs = [c for r in billed if _usable(c := r.monthly_cost_usd) and c is not None]
+    unpriced: Counter[str] = Counter()
+    for resource in billed:
+        if not _usable(resource.monthly_cost_usd):
+            unpriced[resource.gpu.model or "unknown"] += resource.gpu.count or 0
     return Summary(
         resources=len(result.resources),
         findings_open=len(open_findings),
@@ -59,7 +70,19 @@ def summarize(result: ScanResult) -> Summary:
         partial=result.partial,
         run_savings_usd=total_savings(open_findings, unit="run"),
         jobs_with_run_savings=len(_best_per_resource(open_findings, "run")),
+        unpriced_gpus=tuple(sorted(unpriced.items(), key=lambda item: (-item[1], item[0]))),
     )
+
+
+def unpriced_text(summary: Summary) -> str:
+    """`2 resources, 16 GPUs (8× H200, 8× B200)`: what the spend total leaves out."""
+    resources = summary.unpriced_resources
+    text = f"{resources} resource{'' if resources == 1 else 's'}"
+    gpus = summary.unpriced_gpu_count
+    if gpus:
+        models = ", ".join(f"{n}× {model}" for model, n in summary.unpriced_gpus if n)
+        text += f", {gpus} GPU{'' if gpus == 1 else 's'} ({models})"
+    return text
 
 
 def _usable(amount: float | None) -> bool:

@@ -163,12 +163,21 @@ def plural(count: int, noun: str, nouns: str | None = None) -> str:
     return f"{count} {noun if count == 1 else nouns or noun + 's'}"
 
 
+def _unpriced(summary: Summary) -> str:
+    """What the spend leaves out: ` (not priced: 2 resources, 16 GPUs)`."""
+    if not summary.unpriced_resources:
+        return ""
+    gpus = summary.unpriced_gpu_count
+    count = f", {plural(gpus, 'GPU')}" if gpus else ""
+    return f" (not priced: {plural(summary.unpriced_resources, 'resource')}{count})"
+
+
 def summary_line(summary: Summary) -> str:
     severities = ", ".join(f"{n} {s}" for s, n in summary.by_severity.items() if n)
     parts = [
         plural(summary.findings_open, "finding") + (f" ({severities})" if severities else ""),
         plural(summary.resources, "resource"),
-        f"GPU spend ${summary.monthly_cost_usd:,.0f}/month",
+        f"GPU spend ${summary.monthly_cost_usd:,.0f}/month" + _unpriced(summary),
         f"savings ${summary.monthly_savings_usd:,.0f}/month",
     ]
     if summary.jobs_with_run_savings:  # per run: never added to the monthly figure
