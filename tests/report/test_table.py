@@ -77,3 +77,55 @@ def test_name_column_width_and_colour_only_on_a_terminal(
     monkeypatch.delenv("NO_COLOR")
     table.write(demo, piped)
     assert "\x1b" not in piped.getvalue()
+
+
+def _table_lines(text: str) -> list[str]:
+    """The lines of each severity group's table (heading to the blank line after it)."""
+    lines: list[str] = []
+    inside = False
+    for line in text.splitlines():
+        if line.split(" (", 1)[0] in {"CRITICAL", "HIGH", "MEDIUM", "LOW", "INFO"}:
+            inside = True
+        elif not line:
+            inside = False
+        elif inside:
+            lines.append(line)
+    return lines
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_fits_the_width(demo: ScanResult, width: int) -> None:
+    lines = _table_lines(table.render(demo, width))
+    assert len(lines) > 20
+    assert max(map(len, lines)) <= width
+    assert lines[0].split()[:2] == ["rule", "name"]  # the rule and the name always stay
+    assert ("type" in lines[0].split()) is (width >= 120)
+    assert "fm-h100-0" in "\n".join(lines) and "$42,261" in "\n".join(lines)
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_make_demo_fits_the_terminal(width: int, in_root: object, tmp_path: object) -> None:
+    """`make demo` (a history, so a `new` column too) with COLUMNS set, through the real CLI."""
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from gpu_audit.cli import main
+    from tests.report.conftest import DEMO_INVENTORY, DEMO_POLICY
+
+    db = str(Path(str(tmp_path)) / "audits.db")
+    common = ["scan", "--policy", DEMO_POLICY, "--history", db, "--fail-on", "none"]
+    runner = CliRunner()
+    first = runner.invoke(main, [*common, "--inventory", DEMO_INVENTORY, "-q"])
+    assert first.exit_code == 0, first.output
+    demo_next = DEMO_INVENTORY.replace("demo.yaml", "demo-next.yaml")
+    second = runner.invoke(
+        main,
+        [*common, "--inventory", demo_next, "--format", "table"],
+        env={"COLUMNS": str(width), "NO_COLOR": "1"},
+    )
+    assert second.exit_code == 0, second.output
+    lines = _table_lines(second.stdout)
+    assert any(line.startswith("new ") for line in lines)
+    assert max(map(len, lines)) <= width
+    assert "resource" in lines[0].split() or width < 100

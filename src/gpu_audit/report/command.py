@@ -42,13 +42,12 @@ def redact_argv(argv: Sequence[str]) -> tuple[str, ...]:
 
 
 def shown_command(argv: Sequence[str], shown_path: Callable[[str], str]) -> str:
-    """`gpu-audit scan --inventory ...` as a shell would read it back, each path argument (and the
-    path of `--flag=/path`) passed through `shown_path` so that no absolute path is published."""
+    """`gpu-audit scan --inventory ...` as a shell would read it back, each path (an argument,
+    or what follows the `=` of `--output=PATH` or `--report json=PATH`) passed through
+    `shown_path`, so that no absolute path is published."""
     args = []
     for arg in argv:
-        flag, equals, value = arg.partition("=")
-        if equals and flag.startswith("-"):
-            args.append(f"{flag}={shown_path(value)}")
-        else:
-            args.append(shown_path(arg))
+        head, equals, tail = arg.partition("=")
+        whole = shown_path(arg)
+        args.append(f"{head}={shown_path(tail)}" if equals and whole == arg else whole)
     return shlex.join(["gpu-audit", *args])

@@ -8,7 +8,6 @@ from typing import Any
 
 from gpu_audit.model import Finding, RuleInfo, ScanResult, Severity, WaiverState
 from gpu_audit.report import not_evaluated as missing
-from gpu_audit.report.markdown_resources import short_id
 from gpu_audit.report.markdown_text import (
     inline,
     money,
@@ -17,7 +16,7 @@ from gpu_audit.report.markdown_text import (
     shown_source,
     table,
 )
-from gpu_audit.report.summary import total_savings
+from gpu_audit.report.summary import short_id, total_savings
 
 OPEN_ON = 10  # resources named per rule, largest saving first; "Findings by resource" has them all
 _WAIVER_HEADINGS = {

@@ -4,21 +4,11 @@ from __future__ import annotations
 
 from gpu_audit.model import Finding, Kind, Resource, ScanResult
 from gpu_audit.report.markdown_text import inline, money, shown_path, table
-from gpu_audit.report.summary import saving_text
+from gpu_audit.report.summary import saving_text, short_id
 
 ROWS = 100  # a runbook page stays readable; the CSV and JSON reports list every finding
 HEADERS = ["Resource", "Where", "GPU", "Cost / month", "Saving", "Rules"]
 NBSP = "\u00a0"  # keeps `8× A100-40GB` on one line in a narrow column
-
-
-def short_id(resource: Resource) -> str:
-    """The end of a long id: an ARN's resource part, a GCP path's last two segments."""
-    rid = resource.id
-    if rid.startswith("arn:"):
-        rid = rid.split(":", 5)[-1]
-    if rid.startswith("projects/"):
-        rid = "/".join(rid.rsplit("/", 2)[-2:])
-    return rid
 
 
 def where(resource: Resource) -> str:

@@ -6,7 +6,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from gpu_audit.model import Finding, Kind, ScanResult, Severity
+from gpu_audit.model import Finding, Kind, Resource, ScanResult, Severity
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,3 +149,13 @@ def best_savings(findings: list[Finding]) -> list[Finding]:
     return sorted(
         best.values(), key=lambda f: (-(f.monthly_savings_usd or 0.0), f.resource.location)
     )
+
+
+def short_id(resource: Resource) -> str:
+    """The end of a long id: an ARN's resource part, a GCP path's last two segments."""
+    rid = resource.id
+    if rid.startswith("arn:"):
+        rid = rid.split(":", 5)[-1]
+    if rid.startswith("projects/"):
+        rid = "/".join(rid.rsplit("/", 2)[-2:])
+    return rid

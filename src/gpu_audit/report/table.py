@@ -15,18 +15,23 @@ from typing import TextIO
 from gpu_audit.model import Finding, Kind, ScanResult, Severity
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.since import counts_line, new_findings
-from gpu_audit.report.summary import Summary, saving_text, summarize, total_savings
+from gpu_audit.report.summary import Summary, saving_text, short_id, summarize, total_savings
 
 HEADERS = ["rule", "name", "resource", "type", "GPU", "$/month", "saving", "found"]
-FLEXIBLE = {7: 10, 2: 14, 1: 10}  # column → narrowest width, shrunk in this order to fit
-WIDTH = 120  # in files and pipes; on a terminal, the terminal's width
+FLEXIBLE = {"found": 10, "resource": 14, "name": 10}  # narrowest widths, shrunk in this order
+# When the flexible columns at their narrowest still do not fit: drop the instance type, then the
+# cost, then shorten `$1,234/month` to `$1,234` (header `saving/mo`), then drop the resource
+# (the name column then carries the id of an unnamed resource).
+NARROWER = ("type", "$/month", "/month", "resource")
+WIDTH = 120  # in files and pipes (unless COLUMNS is set); on a terminal, the terminal's width
 # ANSI SGR per severity, on a terminal only (never in files or pipes), and never with NO_COLOR
 COLOURS = {"critical": "1;31", "high": "31", "medium": "33", "low": "36", "info": "2"}
 
 
 def write(result: ScanResult, stream: TextIO) -> None:
     terminal = hasattr(stream, "isatty") and stream.isatty()
-    width = shutil.get_terminal_size((WIDTH, 24)).columns if terminal else WIDTH
+    sized = terminal or os.environ.get("COLUMNS", "").isdigit()
+    width = shutil.get_terminal_size((WIDTH, 24)).columns if sized else WIDTH
     stream.write(render(result, width, colour=terminal and not os.environ.get("NO_COLOR")))
 
 
@@ -49,11 +54,10 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
         lines.append(heading)
         ordered = sorted(group, key=_order)
         marked = result.since is not None  # a first column marks what is new since the last audit
-        rows = _fit([_row(f) for f in ordered], width - 5 if marked else width)
-        headers = HEADERS
+        headers, rows = _fit([_row(f) for f in ordered], width - 5 if marked else width)
         if marked:
             rows = [["new" if id(f) in new else "", *r] for f, r in zip(ordered, rows, strict=True)]
-            headers = ["", *HEADERS]
+            headers = ["", *headers]
         lines.append(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
         lines.append("")
     if not open_findings:
@@ -66,20 +70,48 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _fit(rows: list[list[str]], width: int) -> list[list[str]]:
-    """Clip the flexible columns (found, resource, name) until the table fits `width`."""
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(HEADERS)]
-    excess = sum(widths) + 2 * (len(widths) - 1) - width
-    for column, narrowest in FLEXIBLE.items():
+def _fit(rows: list[list[str]], width: int) -> tuple[list[str], list[list[str]]]:
+    """Headers and rows that fit `width`: columns dropped or shortened (`NARROWER`) while even
+    the flexible columns at their narrowest would not fit, then the flexible ones clipped."""
+    headers = list(HEADERS)
+
+    def widths() -> list[int]:  # tabulate pads a header by 2 (its MIN_PADDING)
+        return [max(len(h) + 2, *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+
+    def narrowest() -> int:
+        least = [min(w, FLEXIBLE.get(h, w)) for h, w in zip(headers, widths(), strict=True)]
+        return sum(least) + 2 * (len(headers) - 1)
+
+    for step in NARROWER:
+        if narrowest() <= width:
+            break
+        if step == "/month":
+            column = headers.index("saving")
+            headers[column] = "saving/mo"
+            for row in rows:
+                row[column] = row[column].removesuffix("/month")
+        else:
+            column = headers.index(step)
+            del headers[column]
+            for row in rows:
+                del row[column]
+    sizes = widths()
+    excess = sum(sizes) + 2 * (len(sizes) - 1) - width
+    for name, least in FLEXIBLE.items():
         if excess <= 0:
             break
-        cut = min(excess, max(widths[column] - narrowest, 0))
-        widths[column] -= cut
+        if name not in headers:
+            continue
+        column = headers.index(name)
+        cut = min(excess, max(sizes[column] - least, 0))
+        sizes[column] -= cut
         excess -= cut
     for row in rows:
-        for column in FLEXIBLE:
-            row[column] = clean(row[column], widths[column], tail=column == 2)
-    return rows
+        for name in FLEXIBLE:
+            if name in headers:
+                column = headers.index(name)
+                row[column] = clean(row[column], sizes[column], tail=name == "resource")
+    return headers, rows
 
 
 def _set_aside(result: ScanResult) -> list[str]:
@@ -134,7 +166,7 @@ def _row(finding: Finding) -> list[str]:
         location = f"{resource.source.path}:{finding.line or resource.source.line or '?'}"
     return [
         clean(finding.rule_id),
-        clean(resource.name or "-", 40),
+        clean(resource.name or short_id(resource), 40),
         clean(location, 60, tail=True),
         clean(resource.instance_type or "-"),
         gpus,
