@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -35,10 +36,16 @@ def findings_by_rule(result: ScanResult, best: list[Finding]) -> list[str]:
     for finding in result.findings:
         groups.setdefault(finding.rule_id, []).append(finding)
     counted_under = {id(f.resource): f.rule_id for f in best}
+    counted: dict[str, float] = {}
+    for finding in best:
+        counted[finding.rule_id] = counted.get(finding.rule_id, 0.0) + (
+            finding.monthly_savings_usd or 0.0
+        )
     rules = {rule.id: rule for rule in result.rules}
     order = sorted(groups, key=lambda r: (-groups[r][0].severity, -_open(groups[r]), r))
     for rule_id in order:
-        section = _rule_section(rule_id, rules.get(rule_id), groups[rule_id], counted_under)
+        saving = _savings(rule_id, groups[rule_id], counted_under, counted.get(rule_id, 0.0))
+        section = _rule_section(rule_id, rules.get(rule_id), groups[rule_id], saving)
         lines += ["", *section]
     return lines
 
@@ -48,7 +55,7 @@ def _open(findings: list[Finding]) -> int:
 
 
 def _rule_section(
-    rule_id: str, rule: RuleInfo | None, findings: list[Finding], counted_under: dict[int, str]
+    rule_id: str, rule: RuleInfo | None, findings: list[Finding], saving: str
 ) -> list[str]:
     first = findings[0]
     severity: Severity = first.severity
@@ -60,7 +67,7 @@ def _rule_section(
     )
     remediation = rule.remediation if rule else first.remediation
     lines = [f"### {inline(rule_id, 80)}: {inline(first.title, 160)}", "", counts]
-    lines += ["", _savings(rule_id, opened, counted_under)]
+    lines += ["", saving]
     if remediation:
         lines += ["", f"**Remediation:** {prose(remediation)}"]
     if opened:
@@ -75,25 +82,28 @@ def _rule_section(
     return lines
 
 
-def _savings(rule_id: str, opened: list[Finding], counted_under: dict[int, str]) -> str:
-    """The counted saving (the slices of the chart) and, where it differs, the gross one."""
+def _savings(
+    rule_id: str, findings: list[Finding], counted_under: dict[int, str], counted: float
+) -> str:
+    """The counted saving (the rule's slice of the chart) and, where it differs, the gross one
+    (what the rule's findings would save acted on alone)."""
+    opened = [f for f in findings if f.is_open]
     gross = total_savings(opened)
-    mine = [f for f in opened if counted_under.get(id(f.resource)) == rule_id]
-    counted = total_savings(mine)
     text = f"**Saving:** {money(counted)} / month"
-    elsewhere = [
-        f
-        for f in opened
-        if (f.monthly_savings_usd or 0) > 0 and counted_under.get(id(f.resource)) != rule_id
-    ]
+    elsewhere = 0  # resources whose saving is counted under another rule's finding
+    per_job = False
+    for finding in opened:
+        if (finding.monthly_savings_usd or 0) > 0:
+            elsewhere += counted_under.get(id(finding.resource)) != rule_id
+        per_job = per_job or finding.saving_unit in ("run", "gpu-hour")
     if elsewhere and round(gross) != round(counted):
-        resources = "resource" if len(elsewhere) == 1 else "resources"
+        resources = "resource" if elsewhere == 1 else "resources"
         text += (
-            f" counted, {money(gross)} / month gross: on {len(elsewhere)} {resources} another "
+            f" counted, {money(gross)} / month gross: on {elsewhere} {resources} another "
             "rule's finding saves more, and each resource's saving is counted once, under its "
             "largest finding."
         )
-    per_run = total_savings(opened, unit="run")  # jobs: per run, never added to /month
+    per_run = total_savings(opened, unit="run") if per_job else 0.0  # never added to /month
     runs = f"\\${per_run:,.2f} per run on jobs (at each job's runtime cap)" if per_run else ""
     if gross:
         return text + (f" · {runs}" if runs else "")
@@ -106,15 +116,15 @@ def _savings(rule_id: str, opened: list[Finding], counted_under: dict[int, str])
 
 def _open_on(opened: list[Finding]) -> str:
     """The resources, largest saving first, each with what was found (said once if the same)."""
-    ordered = sorted(opened, key=lambda f: (-(f.monthly_savings_usd or 0.0), f.resource.location))
+    ordered = heapq.nsmallest(OPEN_ON, opened, key=lambda f: -(f.monthly_savings_usd or 0.0))
     found = {f.actual for f in opened}
     same = f" ({inline(found.pop(), 80)})" if len(found) == 1 else ""
     names = [
         inline(f.resource.name or short_id(f.resource), 60)
         + ("" if same else f" ({inline(f.actual, 80)})")
-        for f in ordered[:OPEN_ON]
+        for f in ordered
     ]
-    more = len(ordered) - OPEN_ON
+    more = len(opened) - OPEN_ON
     tail = f", and {more} more (see *Findings by resource*)" if more > 0 else ""
     return f"**Open on**{same}: {('; ' if not same else ', ').join(names)}{tail}."
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from gpu_audit.model import Finding, Kind, Resource, ScanResult
 from gpu_audit.report.markdown_text import inline, money, shown_path, table
 from gpu_audit.report.summary import saving_text, short_id
@@ -44,31 +46,39 @@ def _rule(finding: Finding) -> str:
     return finding.rule_id + (f" ({', '.join(notes)})" if notes else "")
 
 
-def _saving(findings: list[Finding]) -> tuple[float, str]:
-    """The resource's saving: its open finding that saves the most (savings do not add up on one
-    resource), in that finding's unit; the sort key is the monthly figure."""
-    priced = [f for f in findings if f.is_open and f.saving_usd]
-    if not priced:
-        return 0.0, "–"
-    top = max(priced, key=lambda f: (f.monthly_savings_usd or 0.0, f.saving_usd or 0.0))
-    text = saving_text(top, short=True) or "–"
-    return top.monthly_savings_usd or 0.0, text.replace("$", "\\$")
+def _saving(top: Finding | None) -> str:
+    """The resource's saving: its open finding that saves the most, in that finding's unit."""
+    text = saving_text(top, short=True) if top is not None else None
+    return text.replace("$", "\\$") if text else "–"
+
+
+def _ranked(findings: tuple[Finding, ...]) -> list[list[Any]]:
+    """Per resource, in one pass: [not open, -monthly saving, -cost, first seen, the open finding
+    that saves the most (savings on one resource do not add up), its findings]; sorted, so
+    resources with open findings and the largest savings come first."""
+    entries: dict[int, list[Any]] = {}
+    for finding in findings:
+        entry = entries.get(id(finding.resource))
+        if entry is None:
+            cost = finding.resource.monthly_cost_usd or 0.0
+            entry = entries[id(finding.resource)] = [True, 0.0, -cost, len(entries), None, []]
+        entry[5].append(finding)
+        if not finding.is_open:
+            continue
+        entry[0] = False
+        if finding.saving_usd:
+            top: Finding | None = entry[4]
+            mine = (finding.monthly_savings_usd or 0.0, finding.saving_usd)
+            if top is None or mine > (top.monthly_savings_usd or 0.0, top.saving_usd or 0.0):
+                entry[1], entry[4] = -mine[0], finding
+    return sorted(entries.values(), key=lambda entry: entry[:4])
 
 
 def findings_by_resource(result: ScanResult) -> list[str]:
     lines = ["## Findings by resource"]
-    groups: dict[int, list[Finding]] = {}
-    for finding in result.findings:
-        groups.setdefault(id(finding.resource), []).append(finding)
-    if not groups:
+    if not result.findings:
         return [*lines, "", "No findings."]
-    ranked = []
-    for findings in groups.values():
-        monthly, shown = _saving(findings)
-        opened = any(f.is_open for f in findings)
-        cost = findings[0].resource.monthly_cost_usd or 0.0
-        ranked.append((not opened, -monthly, -cost, findings[0].resource.location, shown, findings))
-    ranked.sort(key=lambda item: item[:4])
+    ranked = _ranked(result.findings)
     lines += [
         "",
         "Each resource once, largest saving first. Its saving is its open finding that saves the "
@@ -76,7 +86,7 @@ def findings_by_resource(result: ScanResult) -> list[str]:
         "",
     ]
     rows = []
-    for *_, shown, findings in ranked[:ROWS]:
+    for *_, top, findings in ranked[:ROWS]:
         resource = findings[0].resource
         rules = sorted(findings, key=lambda f: (not f.is_open, -f.severity, f.rule_id))
         rows.append(
@@ -85,7 +95,7 @@ def findings_by_resource(result: ScanResult) -> list[str]:
                 inline(where(resource), 64),
                 gpu(resource),
                 money(resource.monthly_cost_usd),
-                shown,
+                _saving(top),
                 inline(", ".join(_rule(f) for f in rules), 300),
             ]
         )

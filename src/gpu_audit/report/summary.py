@@ -146,9 +146,8 @@ def best_savings(findings: list[Finding]) -> list[Finding]:
         current = best.get(key)
         if current is None or saving > (current.monthly_savings_usd or 0.0):
             best[key] = finding
-    return sorted(
-        best.values(), key=lambda f: (-(f.monthly_savings_usd or 0.0), f.resource.location)
-    )
+    # Ties keep the findings' (deterministic) order: a location per key costs ~1 s at 100,000.
+    return sorted(best.values(), key=lambda f: -(f.monthly_savings_usd or 0.0))
 
 
 def short_id(resource: Resource) -> str:
