@@ -196,3 +196,28 @@ def test_header_shows_no_absolute_path(demo: ScanResult) -> None:
     head = text.split("## ", 1)[0]
     assert "runbook" in head and "team-policy.yaml" in head
     assert "/home/" not in head and gpu_audit.__file__.rsplit("/", 2)[0] not in head
+
+
+def test_large_inventories_rank_resources_the_same_way(demo: ScanResult) -> None:
+    """Past ROWS resources with a saving, the rows come from the best findings without a pass
+    that builds an entry per resource; they must be the rows the full ranking shows."""
+    from dataclasses import replace
+
+    from gpu_audit.report.markdown_resources import ROWS, findings_by_resource
+    from gpu_audit.report.summary import best_savings
+
+    many = tuple(
+        replace(f, resource=replace(f.resource, id=f"{f.resource.id}-{n}"))
+        for n in range(12)
+        for f in demo.findings
+    )
+    result = replace(demo, findings=many)
+    best = best_savings(list(many))
+    assert len(best) >= ROWS
+    fast, full = findings_by_resource(result, best), findings_by_resource(result, [])
+
+    def savings(lines: list[str]) -> list[str]:
+        return [line.split(" | ")[4] for line in lines if line.startswith("| ")][2:]
+
+    assert savings(fast) == savings(full) and len(savings(fast)) == ROWS
+    assert fast[-1] == full[-1] and fast[-1].startswith("… and ")

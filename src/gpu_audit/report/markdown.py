@@ -29,7 +29,7 @@ def render(result: ScanResult) -> str:
         header(result),
         executive_summary(summary, since_section(result)),
         savings_charts(best, summary),
-        findings_by_resource(result),
+        findings_by_resource(result, best),
         findings_by_rule(result, best),
         waivers(result),
         not_evaluated(result),

@@ -74,11 +74,35 @@ def _ranked(findings: tuple[Finding, ...]) -> list[list[Any]]:
     return sorted(entries.values(), key=lambda entry: entry[:4])
 
 
-def findings_by_resource(result: ScanResult) -> list[str]:
+def _largest(findings: tuple[Finding, ...], best: list[Finding]) -> list[list[Any]]:
+    """What `_ranked` puts first, when at least `ROWS` resources have a monthly saving: those
+    with the largest (`best` is sorted by it), without a pass per finding that builds an entry
+    for every resource."""
+    head = best[:ROWS]
+    chosen: dict[int, list[Finding]] = {id(f.resource): [] for f in head}
+    for finding in findings:
+        mine = chosen.get(id(finding.resource))
+        if mine is not None:
+            mine.append(finding)
+    entries: list[list[Any]] = [
+        [False, -(f.monthly_savings_usd or 0.0), -(f.resource.monthly_cost_usd or 0.0), order, f]
+        for order, f in enumerate(head)
+    ]
+    entries.sort(key=lambda entry: entry[:4])
+    return [[*entry, chosen[id(entry[4].resource)]] for entry in entries]
+
+
+def findings_by_resource(result: ScanResult, best: list[Finding]) -> list[str]:
+    """`best`: per resource, the open finding with the largest monthly saving, largest first."""
     lines = ["## Findings by resource"]
     if not result.findings:
         return [*lines, "", "No findings."]
-    ranked = _ranked(result.findings)
+    if len(best) >= ROWS:  # a large inventory: the rows shown all have a monthly saving
+        ranked = _largest(result.findings, best)
+        listed = len({id(f.resource) for f in result.findings})
+    else:
+        ranked = _ranked(result.findings)
+        listed = len(ranked)
     lines += [
         "",
         "Each resource once, largest saving first. Its saving is its open finding that saves the "
@@ -100,10 +124,10 @@ def findings_by_resource(result: ScanResult) -> list[str]:
             ]
         )
     lines += table(HEADERS, rows, align="lllrrl")
-    if len(ranked) > ROWS:
+    if listed > ROWS:
         lines += [
             "",
-            f"… and {len(ranked) - ROWS} more resources with findings and smaller savings: the "
+            f"… and {listed - ROWS} more resources with findings and smaller savings: the "
             "CSV and JSON reports list every finding.",
         ]
     return lines

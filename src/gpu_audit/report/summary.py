@@ -151,8 +151,11 @@ def best_savings(findings: list[Finding]) -> list[Finding]:
 
 
 def short_id(resource: Resource) -> str:
-    """The end of a long id: an ARN's resource part, a GCP path's last two segments."""
+    """The end of a long id: an ARN's resource part, a GCP path's last two segments, a job's
+    file name and document."""
     rid = resource.id
+    if resource.kind is Kind.JOB and resource.source.path:  # `path#document`: the file name
+        return rid.rsplit("/", 1)[-1]
     if rid.startswith("arn:"):
         rid = rid.split(":", 5)[-1]
     if rid.startswith("projects/"):
