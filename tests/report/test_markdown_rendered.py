@@ -136,3 +136,24 @@ def test_tables_are_narrow_with_short_cells(rendered: tuple[str, list[Token]]) -
     names = [row[0] for row in resources[1:]]
     assert len(names) == len(set(names)), "a resource listed twice"
     assert "8×\u00a0A100-40GB" in {row[2] for row in resources}  # one line in a narrow column
+
+
+def test_the_comparison_with_the_last_audit_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`make demo`: last quarter recorded in a history, this quarter compared with it."""
+    monkeypatch.chdir(tmp_path)
+    db = str(tmp_path / "audits.db")
+    for name in ("demo.yaml", "demo-next.yaml"):
+        out = tmp_path / f"{name}.md"
+        args = ["scan", "--inventory", str(ROOT / "fixtures/inventory" / name), "--policy",
+                str(ROOT / DEMO_POLICY), "--history", db, "--fail-on", "none", "-o", str(out)]  # fmt: skip
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+    text = out.read_text(encoding="utf-8")
+    assert "### Since the last audit" in text and "**Resolved since the last audit**" in text
+    assert str(tmp_path) not in text and str(ROOT) not in text
+    for rows in _tables(parse(text)):
+        assert len(rows[0]) <= MAX_COLUMNS, rows[0]
+        for row in rows:
+            assert all(len(cell) <= MAX_CELL for cell in row[:-1]), row
