@@ -106,13 +106,16 @@ def findings_by_resource(result: ScanResult, best: list[Finding]) -> list[str]:
     lines += [
         "",
         "Each resource once, largest saving first. Its saving is its open finding that saves the "
-        "most (savings on one resource do not add up); Rules lists every rule it breaks.",
+        "most (savings on one resource do not add up); Rules lists every rule it breaks, that "
+        "finding's first.",
         "",
     ]
     rows = []
     for *_, top, findings in ranked[:ROWS]:
         resource = findings[0].resource
-        rules = sorted(findings, key=lambda f: (not f.is_open, -f.severity, f.rule_id))
+        rules = sorted(  # the finding whose saving is shown first
+            findings, key=lambda f: (f is not top, not f.is_open, -f.severity, f.rule_id)
+        )
         rows.append(
             [
                 inline(resource.name or short_id(resource), 60),
