@@ -70,3 +70,27 @@ def test_the_markdown_header_shows_the_full_command(in_root: Path, tmp_path: Pat
     assert str(tmp_path) not in out.read_text() and str(in_root) not in out.read_text()
     scope = json.loads((tmp_path / "audit.json").read_text())["scope"]
     assert "argv" not in scope and scope["command"] == "scan"
+
+
+def test_check_records_its_command_too(in_root: Path, tmp_path: Path) -> None:
+    out = tmp_path / "check.md"
+    job = "fixtures/jobs/skypilot/serve-on-demand.yaml"
+    result = CliRunner().invoke(main, ["check", job, "--fail-on", "none", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert f"| Command | gpu-audit check {job} --fail-on none -o check.md |" in out.read_text()
+
+
+def test_a_hostile_argument_stays_one_inert_cell(demo: object) -> None:
+    from dataclasses import replace
+
+    from gpu_audit.model import ScanResult
+    from gpu_audit.report import markdown
+    from tests.report.conftest import HOSTILE
+    from tests.report.test_markdown import assert_well_formed
+
+    assert isinstance(demo, ScanResult)
+    scope = replace(demo.scope, argv=("scan", "--inventory", HOSTILE))
+    text = markdown.render(replace(demo, scope=scope))
+    assert_well_formed(text, demo)
+    command = next(line for line in text.splitlines() if line.startswith("| Command |"))
+    assert "<script>" not in command and command.count(" | ") == 1
