@@ -129,3 +129,24 @@ def test_make_demo_fits_the_terminal(width: int, in_root: object, tmp_path: obje
     assert any(line.startswith("new ") for line in lines)
     assert max(map(len, lines)) <= width
     assert "resource" in lines[0].split() or width < 100
+
+
+def test_docs_quote_the_demo_as_it_prints(in_root: object, tmp_path: object) -> None:
+    """docs/reports.md's summary and counts lines are what `make demo` prints."""
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from gpu_audit.cli import main
+    from tests.conftest import ROOT
+    from tests.report.conftest import DEMO_INVENTORY, DEMO_POLICY
+
+    db = str(Path(str(tmp_path)) / "audits.db")
+    common = ["scan", "--policy", DEMO_POLICY, "--history", db, "--fail-on", "none"]
+    runner = CliRunner()
+    assert runner.invoke(main, [*common, "--inventory", DEMO_INVENTORY, "-q"]).exit_code == 0
+    demo_next = DEMO_INVENTORY.replace("demo.yaml", "demo-next.yaml")
+    printed = runner.invoke(main, [*common, "--inventory", demo_next, "--format", "table"])
+    *_, counts, summary = printed.stdout.splitlines()
+    docs = (ROOT / "docs" / "reports.md").read_text(encoding="utf-8").splitlines()
+    assert summary in docs and counts in docs
