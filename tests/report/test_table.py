@@ -150,3 +150,19 @@ def test_docs_quote_the_demo_as_it_prints(in_root: object, tmp_path: object) -> 
     *_, counts, summary = printed.stdout.splitlines()
     docs = (ROOT / "docs" / "reports.md").read_text(encoding="utf-8").splitlines()
     assert summary in docs and counts in docs
+
+
+def test_a_large_group_shows_its_largest_savings_and_says_how_many_more(
+    demo: ScanResult, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `ROWS` findings a severity lists its largest savings, then a count of the rest."""
+    high = [f for f in demo.findings if f.is_open and f.severity.label == "high"]
+    monkeypatch.setattr(table, "ROWS", 3)
+    text = table.render(demo)
+    section = text.split("HIGH", 1)[1].split("\n\n", 1)[0].splitlines()
+    rows = [line for line in section[3:] if not line.startswith("…")]
+    assert len(rows) == 3
+    assert f"… {len(high) - 3:,} more high findings with smaller savings" in text
+    top = sorted(high, key=lambda f: -(f.monthly_savings_usd or 0.0))[:3]
+    for finding, row in zip(top, rows, strict=True):
+        assert f"{finding.monthly_savings_usd:,.0f}" in row

@@ -7,6 +7,7 @@ the cursor or recolour the terminal.
 
 from __future__ import annotations
 
+import heapq
 import os
 import shutil
 from collections import Counter
@@ -23,6 +24,7 @@ FLEXIBLE = {"found": 10, "resource": 14, "name": 10}  # narrowest widths, shrunk
 # cost, then shorten `$1,234/month` to `$1,234` (header `saving/mo`), then drop the resource
 # (the name column then carries the id of an unnamed resource).
 NARROWER = ("type", "$/month", "/month", "resource")
+ROWS = 500  # rows per severity: a terminal shows the largest savings, the file formats all
 WIDTH = 120  # in files and pipes (unless COLUMNS is set); on a terminal, the terminal's width
 # ANSI SGR per severity, on a terminal only (never in files or pipes), and never with NO_COLOR
 COLOURS = {"critical": "1;31", "high": "31", "medium": "33", "low": "36", "info": "2"}
@@ -50,13 +52,20 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
         if colour:
             heading = f"\x1b[{COLOURS[severity.label]}m{heading}\x1b[0m"
         lines.append(heading)
-        ordered = sorted(group, key=_order)
+        ordered = (
+            sorted(group, key=_order)
+            if len(group) <= ROWS
+            else heapq.nsmallest(ROWS, group, key=_order)  # = sorted(...)[:ROWS], in O(n)
+        )
         marked = result.since is not None  # a first column marks what is new since the last audit
         headers, rows = _fit([_row(f) for f in ordered], width - 5 if marked else width)
         if marked:
             rows = [["new" if id(f) in new else "", *r] for f, r in zip(ordered, rows, strict=True)]
             headers = ["", *headers]
         lines += _simple(headers, rows)
+        if len(group) > ROWS:
+            more = f"{len(group) - ROWS:,} more {severity.label} findings with smaller savings"
+            lines.append(f"… {more} (every finding: --format text, csv or json)")
         lines.append("")
     if not open_findings:
         lines += ["No open findings.", ""]
