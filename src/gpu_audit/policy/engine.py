@@ -205,7 +205,10 @@ def _job_finding(plan: _Plan, resource: Resource, explained: Explanation) -> Fin
     suppressed = None
     field = explained[0]
     if source.key_lines and field is not None:  # a job file: point at the offending key
-        line = source.key_lines.get(field, line)
+        fallback = line
+        if field.startswith(TAG_PREFIX):  # a tag no key states: the resource's own line
+            fallback = source.key_lines.get("tags", line)
+        line = source.key_lines.get(field, fallback)
     if source.suppressions:
         suppressed = _suppression(resource, plan.id, plan.aliases, line)
     return plan.finding(resource, explained, line, suppressed)
