@@ -1,0 +1,100 @@
+"""Array items of a streamed JSON report, encoded in batches: the scalars of a few hundred items
+in one call of the standard library's C encoder, poured into a text template per item shape.
+
+Encoding value by value in Python cost a 100k-resource report about a million calls per 100k
+items; the templates are `jsonstream.text` of a sample item, so the text is the same.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Iterable, Iterator
+from itertools import islice
+from json.encoder import c_make_encoder, encode_basestring
+from typing import Any, TypeVar
+
+from gpu_audit.report import jsonstream
+
+T = TypeVar("T")
+Fast = Callable[[T, list[Any]], str | None]
+
+SEPARATOR = "\x00"  # escaped inside every JSON string, so in the encoded text it only separates
+_MARK = "\x01"  # a sample's scalar; encoded as "\u0001", and never a key of ours
+_MARKED = re.compile(r'"(?:\\u0001)+"')
+_NON_FINITE = re.compile("(?:^|(?<=\x00))(?:NaN|-?Infinity)(?=\x00|$)")
+
+
+def _refuse(value: object) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# (markers, default, encoder, indent, key separator, item separator, sort keys, skip keys, NaN)
+_ENCODER = (
+    c_make_encoder(None, _refuse, encode_basestring, None, ": ", SEPARATOR, False, False, True)
+    if c_make_encoder is not None
+    else None
+)
+
+
+def encode(values: list[Any]) -> list[str] | None:
+    """The JSON text of each scalar (`null` for NaN and infinity, as `jsonstream` writes them);
+    None when a value is a list or a mapping, which these templates do not hold."""
+    if not values:
+        return []
+    if _ENCODER is None:  # a Python built without the _json accelerator
+        texts = [jsonstream.scalar(value) for value in values]
+        return None if None in texts else texts  # type: ignore[return-value]
+    text = "".join(_ENCODER(values, 0))[1:-1]
+    if text[:1] in ("[", "{") or f"{SEPARATOR}[" in text or f"{SEPARATOR}{{" in text:
+        return None
+    if "NaN" in text or "Infinity" in text:
+        text = _NON_FINITE.sub("null", text)
+    return text.split(SEPARATOR)
+
+
+def template(sample: Any, pad: str, keyed: Collection[str] = (), kept: Collection[str] = ()) -> str:
+    """`jsonstream.text(sample, pad)` with every scalar a `%s` (and every key of a mapping held
+    under a key in `keyed`, such as `tags`): the text of any item of the same shape. The values
+    of the sample's own keys in `kept` stay in the text: items sharing them share the template.
+    """
+    marked = {
+        key: item if key in kept else _marked(item, keyed, key in keyed)
+        for key, item in sample.items()
+    }
+    text = jsonstream.text(marked, pad).replace("%", "%%")
+    return _MARKED.sub("%s", text)
+
+
+def _marked(value: Any, keyed: Collection[str], data_keys: bool = False) -> Any:
+    if isinstance(value, dict):
+        return {
+            (_MARK * (i + 1) if data_keys else key): _marked(item, keyed, key in keyed)
+            for i, (key, item) in enumerate(value.items())
+        }
+    if isinstance(value, list | tuple):
+        return [_marked(item, keyed) for item in value]
+    return _MARK
+
+
+def items(
+    things: Iterable[T], pad: str, fast: Fast[T], slow: Callable[[T], str], size: int = 512
+) -> Iterator[jsonstream.Raw]:
+    """The items of an array whose items start at `pad`, `size` per `Raw` text.
+
+    `fast(thing, values)` appends the thing's scalars to `values` in text order and returns its
+    template, or returns None (appending nothing) for a thing it cannot template; `slow(thing)`
+    is the thing's text, used then and for a batch holding a value that is not a scalar.
+    """
+    joiner = ",\n" + pad
+    things = iter(things)
+    while batch := list(islice(things, size)):
+        values: list[Any] = []
+        templates = []
+        for thing in batch:
+            shape = fast(thing, values)
+            templates.append(slow(thing).replace("%", "%%") if shape is None else shape)
+        texts = encode(values)
+        if texts is None:
+            yield jsonstream.Raw(joiner.join(map(slow, batch)))
+        else:
+            yield jsonstream.Raw(joiner.join(templates) % tuple(texts))
