@@ -173,12 +173,12 @@ def _finding(
 def _findings(result: ScanResult) -> Iterator[jsonstream.Raw]:
     """The `findings` array's items as `jsonstream` writes `_finding` (a test holds the two to
     the same text), without building them: a 100k-resource report has about 200k findings."""
-    shapes: dict[tuple[Any, ...], str] = {}  # by source, waiver and rule (its texts kept)
+    templates = jsonflat.Templates(_PAD, kept=_RULE_KEYS)  # by source, waiver and rule
     last: Resource | None = None
     held: tuple[Any, ...] = ()  # the resource's values, from `id` to `gpu.memory_gib`
     where = ""  # its location
 
-    def fast(item: tuple[Finding, str | None, FindingHistory | None], out: list[Any]) -> str:
+    def fast(item: tuple[Finding, str | None, FindingHistory | None], out: list[Any]) -> str | None:
         nonlocal last, held, where
         finding, fingerprint, change = item
         resource = finding.resource
@@ -198,21 +198,12 @@ def _findings(result: ScanResult) -> Iterator[jsonstream.Raw]:
             )
         path = resource.source.path
         waiver = finding.waiver
-        rule_id, title, remediation = finding.rule_id, finding.title, finding.remediation
-        shape = (path is None, waiver is None, rule_id, finding.severity, title, remediation)
-        template = shapes.get(shape)
-        if template is None:
-            if len(shapes) >= 4096:
-                shapes.clear()
-            sample = _finding(*item)
-            template = shapes[shape] = jsonflat.template(sample, _PAD, kept=_RULE_KEYS)
-        out.append(finding.message)
-        out += held
+        values = [finding.message, *held]
         if path is None:
-            out += (None, where)
+            values += (None, where)
         else:
-            out += (path, finding.line, f"{path}:{finding.line}")
-        out += (
+            values += (path, finding.line, f"{path}:{finding.line}")
+        values += (
             finding.field,
             finding.expected,
             finding.actual,
@@ -221,24 +212,36 @@ def _findings(result: ScanResult) -> Iterator[jsonstream.Raw]:
             finding.saving_unit,
         )
         if waiver is None:
-            out.append(None)
+            values.append(None)
         else:
-            out += _waiver(waiver).values()
-        out += (finding.suppressed, fingerprint)
-        out += _NO_HISTORY if change is None else finding_history(change).values()
+            values += _waiver(waiver).values()
+        values += (finding.suppressed, fingerprint)
+        values += _NO_HISTORY if change is None else finding_history(change).values()
+        shape = (
+            path is None,
+            waiver is None,
+            finding.rule_id,
+            finding.severity,
+            finding.title,
+            finding.remediation,
+        )
+        template = templates.get(shape, lambda: _finding(*item), values)
+        if template is not None:
+            out += values
         return template
 
     return jsonflat.items(_with_history(result), _PAD, fast, lambda item: _text(_finding(*item)))
 
 
 def _not_evaluated(result: ScanResult) -> Iterator[jsonstream.Raw]:
-    template = ""
+    templates = jsonflat.Templates(_PAD)
 
-    def fast(item: NotEvaluated, out: list[Any]) -> str:
-        nonlocal template
-        template = template or jsonflat.template(_missing(item), _PAD)
+    def fast(item: NotEvaluated, out: list[Any]) -> str | None:
         resource = item.resource
-        out += (item.rule_id, resource.id, resource.provider, resource.location, item.missing)
+        values = [item.rule_id, resource.id, resource.provider, resource.location, item.missing]
+        template = templates.get(None, lambda: _missing(item), values)
+        if template is not None:
+            out += values
         return template
 
     return jsonflat.items(result.not_evaluated, _PAD, fast, lambda item: _text(_missing(item)))

@@ -52,27 +52,51 @@ def encode(values: list[Any]) -> list[str] | None:
     return text.split(SEPARATOR)
 
 
-def template(sample: Any, pad: str, keyed: Collection[str] = (), kept: Collection[str] = ()) -> str:
-    """`jsonstream.text(sample, pad)` with every scalar a `%s` (and every key of a mapping held
-    under a key in `keyed`, such as `tags`): the text of any item of the same shape. The values
-    of the sample's own keys in `kept` stay in the text: items sharing them share the template.
-    """
-    marked = {
-        key: item if key in kept else _marked(item, keyed, key in keyed)
-        for key, item in sample.items()
-    }
-    text = jsonstream.text(marked, pad).replace("%", "%%")
-    return _MARKED.sub("%s", text)
+class Templates:
+    """Item templates by shape: `jsonstream.text(sample, pad)` with every scalar a `%s` (and
+    every key of a mapping held under a key in `keyed`, such as `tags`), the text of any item of
+    the same shape. The values of the sample's own keys in `kept` stay in the text: items
+    sharing them share the template."""
 
+    def __init__(self, pad: str, keyed: Collection[str] = (), kept: Collection[str] = ()):
+        self.pad, self.keyed, self.kept = pad, keyed, kept
+        self.known: dict[Any, str] = {}
 
-def _marked(value: Any, keyed: Collection[str], data_keys: bool = False) -> Any:
-    if isinstance(value, dict):
-        return {
-            (_MARK * (i + 1) if data_keys else key): _marked(item, keyed, key in keyed)
-            for i, (key, item) in enumerate(value.items())
+    def get(
+        self, shape: Any, sample: Callable[[], dict[str, Any]], values: list[Any]
+    ) -> str | None:
+        """The template of `shape` for an item whose scalars are `values`, made from `sample()`
+        (the item as plain data) when new; None when the two disagree, as where a list stands
+        for a scalar: such an item takes the plain path."""
+        text = self.known.get(shape)
+        if text is not None:
+            return text
+        leaves: list[Any] = []
+        marked = {
+            key: item if key in self.kept else _marked(item, self.keyed, leaves, key in self.keyed)
+            for key, item in sample().items()
         }
+        if leaves != values:
+            return None
+        text = _MARKED.sub("%s", jsonstream.text(marked, self.pad).replace("%", "%%"))
+        if len(self.known) >= 4096:  # shapes seldom vary much; if they do, memory stays bounded
+            self.known.clear()
+        self.known[shape] = text
+        return text
+
+
+def _marked(value: Any, keyed: Collection[str], leaves: list[Any], data_keys: bool = False) -> Any:
+    """`value` with each scalar (and data key) a mark, appended to `leaves` in text order."""
+    if isinstance(value, dict):
+        out = {}
+        for i, (key, item) in enumerate(value.items()):
+            if data_keys:
+                leaves.append(key)
+            out[_MARK * (i + 1) if data_keys else key] = _marked(item, keyed, leaves, key in keyed)
+        return out
     if isinstance(value, list | tuple):
-        return [_marked(item, keyed) for item in value]
+        return [_marked(item, keyed, leaves) for item in value]
+    leaves.append(value)
     return _MARK
 
 

@@ -53,7 +53,7 @@ _PAD = "    "  # the depth of the report's `resources` items
 
 def texts(resources: Iterable[Resource]) -> Iterator[jsonstream.Raw]:
     """The `resources` array's items, as `jsonstream` writes `bounded(to_mapping(r))`."""
-    shapes: dict[tuple[Any, ...], str] = {}
+    templates = jsonflat.Templates(_PAD, keyed=_KEYED)
 
     def fast(resource: Resource, out: list[Any]) -> str | None:
         values = list(_VALUES(resource))
@@ -95,10 +95,9 @@ def texts(resources: Iterable[Resource]) -> Iterator[jsonstream.Raw]:
         if source.note:
             flat.append(source.note)
         key = (*shape, source.path is not None, bool(source.note))
-        template = shapes.get(key)
-        if template is None:
-            template = shapes[key] = jsonflat.template(_mapping(resource), _PAD, _KEYED)
-        out += flat
+        template = templates.get(key, lambda: _mapping(resource), flat)
+        if template is not None:
+            out += flat
         return template
 
     return jsonflat.items(resources, _PAD, fast, _text)

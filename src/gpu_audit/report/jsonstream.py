@@ -45,7 +45,7 @@ def scalar(value: Any) -> str | None:
     if kind is float:
         return number(value)
     if isinstance(value, str):
-        return _ESCAPE(str(value))
+        return _ESCAPE(value)  # its value, as json.dumps writes it (a StrEnum: the same)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):

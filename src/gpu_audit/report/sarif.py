@@ -112,7 +112,7 @@ def _results(result: ScanResult, index: dict[str, int], root: Path) -> Iterator[
     """The `results` array's items as `jsonstream` writes `_result` (a test holds the two to the
     same text), encoded in batches: a finding on a job, waived or suppressed inline takes the
     plain path; the others (all of a 100k-instance scan's) fill a template per rule."""
-    shapes: dict[tuple[Any, ...], str] = {}
+    templates = jsonflat.Templates(_PAD, kept=_RULE_KEYS)  # by rule
 
     def fast(item: tuple[Finding, str], out: list[Any]) -> str | None:
         finding, fingerprint = item
@@ -123,15 +123,8 @@ def _results(result: ScanResult, index: dict[str, int], root: Path) -> Iterator[
             return None
         rule_id, severity = finding.rule_id, finding.severity
         rule_index = index.get(rule_id)
-        shape = (rule_id, severity, rule_index)
-        template = shapes.get(shape)
-        if template is None:
-            if len(shapes) >= 4096:
-                shapes.clear()
-            sample = _result(finding, rule_index, root, fingerprint)
-            template = shapes[shape] = jsonflat.template(sample, _PAD, kept=_RULE_KEYS)
         gpu = resource.gpu
-        out += (
+        values = [
             finding.message,
             resource.id,
             resource.location,
@@ -148,7 +141,14 @@ def _results(result: ScanResult, index: dict[str, int], root: Path) -> Iterator[
             resource.instance_type,
             gpu.model,
             gpu.count,
+        ]
+        template = templates.get(
+            (rule_id, severity, rule_index),
+            lambda: _result(finding, rule_index, root, fingerprint),
+            values,
         )
+        if template is not None:
+            out += values
         return template
 
     def slow(item: tuple[Finding, str]) -> str:
