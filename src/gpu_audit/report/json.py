@@ -178,7 +178,9 @@ def _findings(result: ScanResult) -> Iterator[jsonstream.Raw]:
     held: tuple[Any, ...] = ()  # the resource's values, from `id` to `gpu.memory_gib`
     where = ""  # its location
 
-    def fast(item: tuple[Finding, str | None, FindingHistory | None], out: list[Any]) -> str | None:
+    def fast(
+        item: tuple[Finding, str | None, FindingHistory | None], out: list[Any]
+    ) -> jsonflat.Template | None:
         nonlocal last, held, where
         finding, fingerprint, change = item
         resource = finding.resource
@@ -236,7 +238,7 @@ def _findings(result: ScanResult) -> Iterator[jsonstream.Raw]:
 def _not_evaluated(result: ScanResult) -> Iterator[jsonstream.Raw]:
     templates = jsonflat.Templates(_PAD)
 
-    def fast(item: NotEvaluated, out: list[Any]) -> str | None:
+    def fast(item: NotEvaluated, out: list[Any]) -> jsonflat.Template | None:
         resource = item.resource
         values = [item.rule_id, resource.id, resource.provider, resource.location, item.missing]
         template = templates.get(None, lambda: _missing(item), values)

@@ -11,12 +11,12 @@ import json.encoder
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 from itertools import islice
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from gpu_audit.report import jsonstream
 
 T = TypeVar("T")
-Fast = Callable[[T, list[Any]], str | None]
+Fast = Callable[[T, list[Any]], "Template | None"]
 
 SEPARATOR = "\x00"  # escaped inside every JSON string, so in the encoded text it only separates
 _MARK = "\x01"  # a sample's scalar; encoded as "\u0001", and never a key of ours
@@ -53,25 +53,33 @@ def encode(values: list[Any]) -> list[str] | None:
     return text.split(SEPARATOR)
 
 
+class Template(NamedTuple):
+    """An item's text around its scalars: `head`, a value, each of `middle` and a value, `tail`."""
+
+    head: str
+    middle: list[str]
+    tail: str
+
+
 class Templates:
-    """Item templates by shape: `jsonstream.text(sample, pad)` with every scalar a `%s` (and
-    every key of a mapping held under a key in `keyed`, such as `tags`), the text of any item of
-    the same shape. The values of the sample's own keys in `kept` stay in the text: items
-    sharing them share the template."""
+    """Item templates by shape, made from `jsonstream.text` of a sample item with every scalar
+    (and every key of a mapping held under a key in `keyed`, such as `tags`) cut out: the text
+    of any item of the same shape. The values of the sample's own keys in `kept` stay in the
+    text: items sharing them share the template."""
 
     def __init__(self, pad: str, keyed: Collection[str] = (), kept: Collection[str] = ()):
         self.pad, self.keyed, self.kept = pad, keyed, kept
-        self.known: dict[Any, str] = {}
+        self.known: dict[Any, Template] = {}
 
     def get(
         self, shape: Any, sample: Callable[[], dict[str, Any]], values: list[Any]
-    ) -> str | None:
+    ) -> Template | None:
         """The template of `shape` for an item whose scalars are `values`, made from `sample()`
         (the item as plain data) when new; None when the two disagree, as where a list stands
         for a scalar: such an item takes the plain path."""
-        text = self.known.get(shape)
-        if text is not None:
-            return text
+        known = self.known.get(shape)
+        if known is not None:
+            return known
         leaves: list[Any] = []
         marked = {
             key: item if key in self.kept else _marked(item, self.keyed, leaves, key in self.keyed)
@@ -79,11 +87,11 @@ class Templates:
         }
         if leaves != values:
             return None
-        text = _MARKED.sub("%s", jsonstream.text(marked, self.pad).replace("%", "%%"))
+        pieces = _MARKED.split(jsonstream.text(marked, self.pad))
         if len(self.known) >= 4096:  # shapes seldom vary much; if they do, memory stays bounded
             self.known.clear()
-        self.known[shape] = text
-        return text
+        known = self.known[shape] = Template(pieces[0], pieces[1:-1], pieces[-1])
+        return known
 
 
 def _marked(value: Any, keyed: Collection[str], leaves: list[Any], data_keys: bool = False) -> Any:
@@ -114,12 +122,23 @@ def items(
     things = iter(things)
     while batch := list(islice(things, size)):
         values: list[Any] = []
-        templates = []
-        for thing in batch:
-            shape = fast(thing, values)
-            templates.append(slow(thing).replace("%", "%%") if shape is None else shape)
+        shapes = [fast(thing, values) for thing in batch]
         texts = encode(values)
         if texts is None:
             yield jsonstream.Raw(joiner.join(map(slow, batch)))
-        else:
-            yield jsonstream.Raw(joiner.join(templates) % tuple(texts))
+            continue
+        glue: list[str] = []  # the text between values: a tail, the joiner and the next head
+        tail = None
+        for thing, shape in zip(batch, shapes, strict=True):
+            if shape is None:
+                text = slow(thing)
+                tail = text if tail is None else tail + joiner + text
+                continue
+            glue.append(shape.head if tail is None else tail + joiner + shape.head)
+            glue += shape.middle
+            tail = shape.tail
+        glue.append(tail or "")
+        joined = [""] * (len(glue) + len(texts))
+        joined[0::2] = glue  # a ValueError if the counts disagree, never a garbled report
+        joined[1::2] = texts
+        yield jsonstream.Raw("".join(joined))

@@ -55,7 +55,7 @@ def texts(resources: Iterable[Resource]) -> Iterator[jsonstream.Raw]:
     """The `resources` array's items, as `jsonstream` writes `bounded(to_mapping(r))`."""
     templates = jsonflat.Templates(_PAD, keyed=_KEYED)
 
-    def fast(resource: Resource, out: list[Any]) -> str | None:
+    def fast(resource: Resource, out: list[Any]) -> jsonflat.Template | None:
         values = list(_VALUES(resource))
         for i in _ENUMS:
             if values[i] is not None:

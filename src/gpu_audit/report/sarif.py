@@ -114,7 +114,7 @@ def _results(result: ScanResult, index: dict[str, int], root: Path) -> Iterator[
     plain path; the others (all of a 100k-instance scan's) fill a template per rule."""
     templates = jsonflat.Templates(_PAD, kept=_RULE_KEYS)  # by rule
 
-    def fast(item: tuple[Finding, str], out: list[Any]) -> str | None:
+    def fast(item: tuple[Finding, str], out: list[Any]) -> jsonflat.Template | None:
         finding, fingerprint = item
         resource = finding.resource
         if finding.waiver is not None or finding.suppressed is not None:
