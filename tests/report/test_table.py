@@ -20,7 +20,7 @@ def test_groups_by_severity_and_ends_with_the_summary(demo: ScanResult) -> None:
     assert "expired waiver: gpu-class-cap,spot-for-training" in text
     assert lines[-1] == table.summary_line(summarize(demo))
     assert lines[-1].startswith(
-        "47 findings (28 high, 19 medium); 47 resources; GPU spend $455,123/month"
+        "47 findings (28 high, 19 medium); 47 resources; GPU spend $549,206/month"
     )
 
 
