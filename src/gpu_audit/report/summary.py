@@ -48,6 +48,7 @@ def summarize(result: ScanResult) -> Summary:
     # A pod's GPUs are part of its node's cost: spend counts nodes and instances, never both.
     billed = [r for r in result.resources if r.kind is not Kind.POD]
     costs = [c for r in billed if _usable(c := r.monthly_cost_usd) and c is not None]
+    per_run = _best_per_resource(open_findings, "run")  # jobs: a saving per run, never /month
     unpriced: Counter[str] = Counter()
     for resource in billed:
         if not _usable(resource.monthly_cost_usd):
@@ -68,8 +69,8 @@ def summarize(result: ScanResult) -> Summary:
         skipped=len(result.skipped),
         input_errors=len(result.input_errors),
         partial=result.partial,
-        run_savings_usd=total_savings(open_findings, unit="run"),
-        jobs_with_run_savings=len(_best_per_resource(open_findings, "run")),
+        run_savings_usd=round(sum(per_run.values()), 2),
+        jobs_with_run_savings=len(per_run),
         unpriced_gpus=tuple(sorted(unpriced.items(), key=lambda item: (-item[1], item[0]))),
     )
 
