@@ -136,7 +136,7 @@ def read_mapping(raw: Mapping[str, Any]) -> tuple[Resource | None, list[FieldPro
 
 def _section(name: str, raw: Any, problems: list[FieldProblem]) -> Any:
     """A section (`gpu`, `price`, …) built from its mapping; None when it has problems."""
-    if not isinstance(raw, Mapping):
+    if raw.__class__ is not dict and not isinstance(raw, Mapping):
         problems.append(FieldProblem(name, "expected a mapping"))
         return None
     converters = _INNER[name]
@@ -183,7 +183,40 @@ def _converter(spec: FieldSpec) -> Callable[[Any], Any]:
             return _typed(spec, value)
 
         return number
+    if spec.type == "datetime":
+        seen: dict[str, datetime] = {}  # fleets launch on the hour: a few thousand distinct times
+
+        def moment(value: Any) -> Any:
+            parsed = seen.get(value) if value.__class__ is str else None
+            if parsed is None:
+                parsed = _typed(spec, value)
+                if value.__class__ is str and len(seen) < _TIME_CACHE:
+                    seen[value] = parsed
+            return parsed
+
+        return moment
+    if spec.type == "tag":
+
+        def tags(value: Any) -> Any:
+            if value.__class__ is dict and all(
+                k.__class__ is str and v.__class__ is str for k, v in value.items()
+            ):
+                return dict(value)  # the common case: text keys and values, as written
+            return _typed(spec, value)
+
+        return tags
+    if spec.type == "list":
+
+        def items(value: Any) -> Any:
+            if value.__class__ is list and all(v.__class__ is str for v in value):
+                return tuple(value)
+            return _typed(spec, value)
+
+        return items
     return lambda value: _typed(spec, value)
+
+
+_TIME_CACHE = 65_536  # parsed times kept per field while reading (datetimes are immutable)
 
 
 _TOP = {spec.name: _converter(spec) for spec in FIELDS.values() if spec.group is None}

@@ -12,6 +12,7 @@ from typing import Any
 
 from gpu_audit.canonical import FieldProblem, parse_time, read_mapping, shown, suggest
 from gpu_audit.errors import InputError, InputErrors
+from gpu_audit.gcpause import paused_gc
 from gpu_audit.model import CoverageGap, Resource
 from gpu_audit.yamlguard import printable
 from gpu_audit.yamlsrc import LineList, LineMap, load_documents, load_json, read_text
@@ -37,9 +38,10 @@ def load_inventory(path: str) -> Inventory:
     """Read a saved inventory; every problem of the file is reported, each as
     `file:line: resource 'id': key: …` (one InputError; `.messages` holds one line per problem)."""
     text = read_text(path, limit=MAX_INVENTORY_BYTES)
-    data = _parse(path, text)
     problems: list[tuple[Path, str]] = []
-    inventory = _inventory(path, data, problems)
+    with paused_gc():  # millions of small acyclic objects: a third of the read was collection
+        data = _parse(path, text)
+        inventory = _inventory(path, data, problems)
     if problems:
         tree = data if isinstance(data, LineMap | LineList) else _lined(path, text)
         messages = [f"{path}:{_line_at(tree, where)}: {message}" for where, message in problems]
