@@ -166,3 +166,17 @@ def test_a_large_group_shows_its_largest_savings_and_says_how_many_more(
     top = sorted(high, key=lambda f: -(f.monthly_savings_usd or 0.0))[:3]
     for finding, row in zip(top, rows, strict=True):
         assert f"{finding.monthly_savings_usd:,.0f}" in row
+
+
+def test_an_expired_waiver_counts_its_findings_in_words(in_root: object, tmp_path: object) -> None:
+    """`make demo`'s second audit: an expired waiver matching one finding says `1 finding`."""
+    from click.testing import CliRunner
+
+    from gpu_audit.cli import main
+    from tests.report.conftest import DEMO_INVENTORY, DEMO_POLICY
+
+    demo_next = DEMO_INVENTORY.replace("demo.yaml", "demo-next.yaml")
+    args = ["scan", "--policy", DEMO_POLICY, "--inventory", demo_next, "--format", "table"]
+    out = CliRunner().invoke(main, [*args, "--fail-on", "none"]).output
+    assert "no longer applies to 1 finding\n" in out
+    assert "no longer applies to 3 findings\n" in out

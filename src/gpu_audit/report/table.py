@@ -149,7 +149,8 @@ def _set_aside(result: ScanResult) -> list[str]:
         waiver = status.waiver
         lines.append(
             f"expired waiver: {clean(waiver.rule)} ({clean(waiver.owner, 40)}, "
-            f"{waiver.expires:%Y-%m-%d}) no longer applies to {status.matched} findings"
+            f"{waiver.expires:%Y-%m-%d}) no longer applies to {status.matched} "
+            f"finding{'' if status.matched == 1 else 's'}"
         )
     passed_over = len(result.skipped) - len(result.input_errors)
     if passed_over:
