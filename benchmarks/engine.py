@@ -18,8 +18,9 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from gpu_audit.catalog.enrich import enrich
+from gpu_audit.gcpause import paused_gc
 from gpu_audit.model import Capacity, DataRef, Kind, Resource, State, Utilization, Workload
-from gpu_audit.policy.engine import evaluate, paused_gc
+from gpu_audit.policy.engine import evaluate
 from gpu_audit.policy.loader import load_policy
 
 NOW = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)

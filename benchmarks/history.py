@@ -5,8 +5,8 @@ inventories of the synthetic fleet of `benchmarks/engine.py` are written once (t
 quarter later: 5% of instances gone, 5% new, 10% moved to spot). The database holds the first
 audit. Each repeat then runs, as fresh processes, alternating, on the second inventory:
 `gpu-audit scan` without a history and with `--history` (a copy of that database, so it
-compares with the first audit and records the second). Reported: median wall time and peak
-resident memory of each, and what the history adds.
+compares with the first audit and records the second). Reported: median wall time, CPU time
+and peak resident memory of each, and what the history adds.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from pathlib import Path
 from engine import NOW, fleet  # type: ignore[import-not-found]
 
 from gpu_audit.canonical import to_mapping
+from gpu_audit.history.documents import decode_lines
 from gpu_audit.model import Capacity
 
 GPU_AUDIT = [sys.executable, "-m", "gpu_audit"]
@@ -92,7 +93,10 @@ def main() -> None:
             remembered.append(run(["scan", "--inventory", str(q2), "--history", str(db), *common]))
         size = (directory / "history.db").stat().st_size / 2**20
         conn = sqlite3.connect(directory / "history.db")
-        findings = conn.execute("SELECT count(*) FROM findings WHERE audit_id = 2").fetchone()[0]
+        (fingerprints,) = conn.execute(
+            "SELECT body FROM documents WHERE audit_id = 2 AND name = 'fingerprints'"
+        ).fetchone()
+        findings = len(decode_lines(fingerprints))
         conn.close()
     wall0, wall1 = (statistics.median(r[0] for r in runs) for runs in (plain, remembered))
     cpu0, cpu1 = (statistics.median(r[1] for r in runs) for runs in (plain, remembered))

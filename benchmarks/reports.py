@@ -12,6 +12,7 @@ the medians of the repeats; the two sides alternate.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
@@ -100,22 +101,6 @@ def inventory(count: int, seed: int = 7) -> dict[str, Any]:
     return {"version": 1, "captured_at": "2026-11-20T06:00:00Z", "resources": resources}
 
 
-def write_inventory(path: Path, count: int) -> None:
-    """Write `inventory(count)` to `path` from a child process, so this process stays small.
-
-    Linux carries a parent's RSS high-water mark into a forked child's `ru_maxrss` across exec:
-    built here, the ~490 MiB inventory would be every measured child's peak, baseline included.
-    """
-    code = (
-        "import json, sys\n"
-        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
-        "from reports import inventory\n"
-        "text = json.dumps(inventory(int(sys.argv[2])), indent=2)\n"
-        "open(sys.argv[1], 'w', encoding='utf-8').write(text)\n"
-    )
-    subprocess.run([sys.executable, "-c", code, str(path), str(count)], check=True)
-
-
 def measure(argv: list[str]) -> tuple[float, float]:
     """Wall seconds and peak RSS (MiB) of one child process."""
     start = time.perf_counter()
@@ -138,12 +123,20 @@ def main() -> None:
         action="store_true",
         help="run the scan in a small driver that streams the report (see STREAMED), not the CLI",
     )
+    parser.add_argument("--write-inventory", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.write_inventory:
+        text = json.dumps(inventory(args.resources), indent=2)
+        Path(args.write_inventory).write_text(text, encoding="utf-8")
+        return
     formats = args.formats or list(FORMATS)
     cli = str(Path(sys.executable).with_name("gpu-audit"))
     with tempfile.TemporaryDirectory(prefix="gpu-audit-bench-") as folder:
         source = Path(folder, "inventory.json")
-        write_inventory(source, args.resources)
+        # Built in a child: Linux carries a parent's RSS high-water mark into a forked child's
+        # ru_maxrss, so a parent holding the 100k inventory made every run read ~490 MiB.
+        write = [sys.executable, __file__, "--write-inventory", str(source)]
+        subprocess.run([*write, "--resources", str(args.resources)], check=True)
         base = [sys.executable, "-c", BASELINE, str(source), str(Path(folder, "copy.json"))]
         runs: dict[str, list[tuple[float, float]]] = {name: [] for name in ["baseline", *formats]}
         for _ in range(args.repeat):

@@ -280,3 +280,29 @@ def test_cached_and_copied_values_stay_with_their_own_resource(tmp_path: Path) -
     with pytest.raises(InputErrors) as raised:
         load_inventory(str(path))
     assert "resource 'd': launched_at: expected an ISO 8601 time" in str(raised.value.messages)
+
+
+def test_fast_readers_keep_the_careful_conversions(tmp_path: Path) -> None:
+    """Times are parsed once per distinct text, tags and lists taken as written when they are all
+    text; anything else still goes through the careful conversion (or its located refusal)."""
+    rows = [
+        {"provider": "aws", "id": "a", "launched_at": "2026-11-20T05:00:00Z", "tags": {"n": 3}},
+        {"provider": "aws", "id": "b", "launched_at": "2026-11-20T05:00:00Z"},
+        {"provider": "aws", "id": "c", "launched_at": "2026-11-20T05:00:00", "tags": {"t": "x"}},
+        {"provider": "aws", "id": "d", "data": {"uris": "s3://one", "regions": ["us-east-1"]}},
+    ]
+    path = tmp_path / "inv.json"
+    path.write_text(json.dumps({"version": 1, "resources": rows}), encoding="utf-8")
+    a, b, c, d = load_inventory(str(path)).resources
+    assert a.launched_at == b.launched_at == c.launched_at
+    assert a.launched_at is not None and a.launched_at.utcoffset() is not None
+    assert dict(a.tags) == {"n": "3"} and dict(c.tags) == {"t": "x"}
+    assert d.data.uris == ("s3://one",) and d.data.regions == ("us-east-1",)
+    rows.append({"provider": "aws", "id": "e", "data": {"regions": ["us-east-1", 4]}})
+    rows.append({"provider": "aws", "id": "f", "launched_at": "yesterday"})
+    path.write_text(json.dumps({"version": 1, "resources": rows}), encoding="utf-8")
+    with pytest.raises(InputErrors) as raised:
+        load_inventory(str(path))
+    text = "\n".join(raised.value.messages)
+    assert "resource 'e': data.regions: expected list" in text
+    assert "resource 'f': launched_at: expected an ISO 8601 time, got 'yesterday'" in text

@@ -7,9 +7,10 @@ from dataclasses import replace
 from datetime import datetime
 
 from gpu_audit.catalog.enrich import enrich
+from gpu_audit.gcpause import paused_gc
 from gpu_audit.history.fingerprint import fingerprints
 from gpu_audit.model import CoverageGap, Resource, ScanResult, Scope, Skipped
-from gpu_audit.policy.engine import evaluate, paused_gc
+from gpu_audit.policy.engine import evaluate
 from gpu_audit.policy.loader import Policy
 from gpu_audit.workload import DEFAULT_PATTERNS, infer_workloads
 

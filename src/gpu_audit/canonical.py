@@ -11,7 +11,6 @@ import sys
 from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime
 from difflib import get_close_matches
-from functools import lru_cache
 from typing import Any
 
 from gpu_audit.fields import FIELDS, SECTIONS, FieldSpec
@@ -137,7 +136,7 @@ def read_mapping(raw: Mapping[str, Any]) -> tuple[Resource | None, list[FieldPro
 
 def _section(name: str, raw: Any, problems: list[FieldProblem]) -> Any:
     """A section (`gpu`, `price`, …) built from its mapping; None when it has problems."""
-    if not isinstance(raw, Mapping):
+    if raw.__class__ is not dict and not isinstance(raw, Mapping):
         problems.append(FieldProblem(name, "expected a mapping"))
         return None
     converters = _INNER[name]
@@ -185,20 +184,24 @@ def _converter(spec: FieldSpec) -> Callable[[Any], Any]:
 
         return number
     if spec.type == "datetime":
+        seen: dict[str, datetime] = {}  # fleets launch on the hour: a few thousand distinct times
 
         def moment(value: Any) -> Any:
-            return _time(spec.name, value) if value.__class__ is str else _typed(spec, value)
+            parsed = seen.get(value) if value.__class__ is str else None
+            if parsed is None:
+                parsed = _typed(spec, value)
+                if value.__class__ is str and len(seen) < _TIME_CACHE:
+                    seen[value] = parsed
+            return parsed
 
         return moment
     if spec.type == "tag":
 
         def tags(value: Any) -> Any:
-            if (
-                value.__class__ is dict
-                and all(v.__class__ is str for v in value.values())
-                and all(k.__class__ is str for k in value)
+            if value.__class__ is dict and all(
+                k.__class__ is str and v.__class__ is str for k, v in value.items()
             ):
-                return dict(value)  # a copy: the resource's tags are its own
+                return dict(value)  # the common case: text keys and values, as written
             return _typed(spec, value)
 
         return tags
@@ -213,11 +216,7 @@ def _converter(spec: FieldSpec) -> Callable[[Any], Any]:
     return lambda value: _typed(spec, value)
 
 
-@lru_cache(maxsize=65536)
-def _time(key: str, text: str) -> datetime:
-    """`parse_time` of a string, once per distinct one (fleets repeat launch times to the hour;
-    a datetime is immutable, so resources may share it). A problem is raised, never cached."""
-    return parse_time(key, text)
+_TIME_CACHE = 65_536  # parsed times kept per field while reading (datetimes are immutable)
 
 
 _TOP = {spec.name: _converter(spec) for spec in FIELDS.values() if spec.group is None}

@@ -35,6 +35,9 @@ OUTPUT_EXTENSIONS = {
 }
 
 
+ARGV = "gpu_audit.argv"
+
+
 class ExitCode(IntEnum):
     OK = 0
     FINDINGS = 1  # open findings at or above --fail-on
@@ -69,6 +72,10 @@ def _failing(result: ScanResult, threshold: Severity, new_only: bool) -> bool:
 
 class _Group(click.Group):
     """Turns a GpuAuditError anywhere below into one line on stderr and exit code 2."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta.setdefault(ARGV, tuple(args))  # the invocation, for the report header
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -283,9 +290,12 @@ def _settings(options: dict[str, Any]) -> Settings:
 
 def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> None:
     from gpu_audit.report import write_report
+    from gpu_audit.report.command import redact_argv
     from gpu_audit.report.summary import summarize
     from gpu_audit.report.table import summary_line
 
+    argv = redact_argv(click.get_current_context().meta.get(ARGV, ()))
+    result = replace(result, scope=replace(result.scope, argv=argv))
     fmt = options["fmt"] or format_for(options["output"], sys.stdout.isatty())
     if options["reports"] or options["output"]:
         from functools import partial

@@ -406,6 +406,9 @@ class Scope:
     files: tuple[str, ...] = ()
     policy_files: tuple[str, ...] = ()
     policy_versions: tuple[str, ...] = ()
+    # The invocation after `gpu-audit` (`scan --inventory x.yaml ...`), secrets redacted; set by
+    # the CLI for the Markdown header, kept out of JSON and SARIF.
+    argv: tuple[str, ...] = ()
 
 
 class Change(StrEnum):

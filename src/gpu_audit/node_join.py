@@ -31,6 +31,8 @@ def cloud_id(provider_id: str) -> tuple[str, str] | None:
 def join_nodes(resources: Iterable[Resource]) -> list[Resource]:
     """The resources with each node that matches a cloud instance merged into it, in order."""
     items = list(resources)
+    if not any(r.provider == "kubernetes" for r in items):
+        return items  # no nodes to join (every scan without --provider kubernetes)
     clouds = {
         (r.provider, r.id): index
         for index, r in enumerate(items)

@@ -15,14 +15,10 @@ from gpu_audit.catalog import (
 
 # Types with no on-demand price in their cloud's reference region, and why (docs/catalog.md).
 NO_REFERENCE_PRICE = {
-    "p5e.48xlarge": "EC2 Capacity Blocks only; spot in us-east-2/us-west-2 is carried",
+    "p5e.48xlarge": "EC2 Capacity Blocks only (a reservation fee, not on-demand); spot is carried",
     "trn2.48xlarge": "not offered in us-east-1; priced in us-east-2",
-    "a4-highgpu-8g": "no full list price found (only the B200 GPU SKU, without host vCPU/RAM)",
-    "standard_nd96isr_h200_v5": "no public price found",
-    "standard_nd96isr_mi300x_v5": "no public price found",
-    "standard_nv6ads_a10_v5": "no public price found (1/6 A10)",
-    "standard_nv12ads_a10_v5": "no public price found (1/3 A10)",
-    "standard_nv18ads_a10_v5": "no public price found (1/2 A10)",
+    "standard_nd96isr_h200_v5": "no dated public list price found",
+    "standard_nd96isr_mi300x_v5": "no dated public list price found",
 }
 
 # Partial-GPU sizes carry the VM's share of the GPU memory, not the whole card's.

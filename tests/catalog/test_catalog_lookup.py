@@ -234,3 +234,43 @@ def test_per_gpu_price_is_the_named_instances_price() -> None:
             assert quote.spot is None, model
         else:
             assert quote.spot == pytest.approx(whole.spot / spec.gpu_count, abs=1e-5), model
+
+
+def test_a4_is_priced_as_eight_bundled_b200_slices() -> None:
+    """The A4 slice SKU bundles vCPU and RAM: the VM price is 8 × the per-slice rate."""
+    quote = price("a4-highgpu-8g", "us-central1")
+    assert quote is not None and quote.exact_region and quote.as_of == "2026-07-07"
+    assert quote.on_demand == pytest.approx(8 * 16.11)
+    assert quote.spot == pytest.approx(8 * 4.9542)
+    assert "1 gpu slice" in quote.source
+    borrowed = price("a4-highgpu-8g", "us-east4")  # not carried there: borrowed, and said so
+    assert borrowed is not None and not borrowed.exact_region
+    assert borrowed.region == "us-central1"
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "on_demand", "spot"),
+    [
+        ("Standard_NV6ads_A10_v5", 0.454, 0.1135),
+        ("Standard_NV12ads_A10_v5", 0.908, 0.227),
+        ("Standard_NV18ads_A10_v5", 1.6, 0.4),
+    ],
+)
+def test_partial_a10_sizes_are_priced(instance_type: str, on_demand: float, spot: float) -> None:
+    for region in ("eastus", "westus2"):
+        quote = price(instance_type, region)
+        assert quote is not None and quote.exact_region, (instance_type, region)
+        assert (quote.on_demand, quote.spot) == (on_demand, spot)
+        assert "@3f5f697" in quote.source
+    whole = price("Standard_NV36ads_A10_v5", "eastus")  # the whole card costs more
+    assert whole is not None and whole.on_demand is not None and whole.on_demand > on_demand
+
+
+@pytest.mark.parametrize(
+    "instance_type", ["Standard_ND96isr_H200_v5", "Standard_ND96isr_MI300X_v5"]
+)
+def test_types_without_a_dated_list_price_stay_unpriced(instance_type: str) -> None:
+    assert instance_spec(instance_type) is not None
+    assert price(instance_type, "eastus") is None
+    p5e = price("p5e.48xlarge", "us-east-2")  # capacity blocks only: spot, no on-demand
+    assert p5e is not None and p5e.on_demand is None and p5e.spot is not None

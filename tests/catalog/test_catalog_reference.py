@@ -52,8 +52,10 @@ PRICE_DIFFERENCES = {
     ("a3-highgpu-1g", "us-east4"): LOCAL_SSD,
     ("a3-highgpu-8g", "us-east4"): LOCAL_SSD,
     ("a3-edgegpu-8g", "us-east4"): LOCAL_SSD + " (priced as a3-highgpu-8g)",
-    ("a4-highgpu-8g", "us-central1"): "reference has the GPU SKU only, no host price: not carried",
-    ("a4-highgpu-8g", "us-east4"): "reference has the GPU SKU only, no host price: not carried",
+    # The reference has SkyPilot's B200 rows only (90.216 = 0.7 x the on-demand slice SKU, a
+    # DWS rate) and no on-demand total; we carry the on-demand A4 slice SKU x 8 in us-central1.
+    ("a4-highgpu-8g", "us-central1"): "reference has a DWS-rate GPU row, not the A4 list price",
+    ("a4-highgpu-8g", "us-east4"): "reference has a DWS-rate GPU row; us-east4 is not carried",
 }
 # Reference rows flagged ANOMALY (discounted-looking GCP SKUs) are never trusted: we carry the
 # list price from another source, or nothing.

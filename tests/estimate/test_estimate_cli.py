@@ -163,3 +163,14 @@ def test_an_error_line_never_shows_url_secrets() -> None:
     code, _, err = run("estimate", "https://user:pw@example.com/job.yaml?sig=abc")
     assert code == 2
     assert "pw@" not in err and "sig=abc" not in err
+
+
+def test_b200_options_include_a4_and_h200_names_the_unpriced_azure_type() -> None:
+    code, out, _ = run("estimate", "--gpu", "B200:8", "--hours", "10", "--format", "json")
+    assert code == 0
+    rows = {(r["instance_type"], r["region"], r["capacity"]): r for r in json.loads(out)["options"]}
+    a4 = rows[("a4-highgpu-8g", "us-central1", "on-demand")]
+    assert a4["run_usd"] == 1288.8  # 8 slices × 16.11 × 10 h
+    assert rows[("a4-highgpu-8g", "us-central1", "spot")]["run_usd"] == 396.34  # 39.6336 × 10
+    _, text, _ = run("estimate", "--gpu", "H200:8", "--hours", "1", "--format", "text")
+    assert "Not priced by the catalog: Standard_ND96isr_H200_v5." in text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpu_audit.canonical import to_mapping
 from gpu_audit.collectors.inventory import load_inventory
-from gpu_audit.history.documents import pack, unpack
+from gpu_audit.history.documents import encode_checks, pack, unpack, unpack_checks
 from gpu_audit.jobs import load_jobs
 from tests.conftest import FIXTURES
 
@@ -18,3 +18,10 @@ def test_resources_round_trip_in_chunks() -> None:
         back = unpack(pack(resources, chunk))
         assert [to_mapping(r) for r in back] == [to_mapping(r) for r in resources]
     assert unpack(pack([])) == []
+
+
+def test_not_evaluated_checks_round_trip_in_order() -> None:
+    checks = [("gpu-idle", 3, "utilization.gpu_avg"), ("spot", 0, "capacity"), ("gpu-idle", 0, "x")]
+    columns = [[check[i] for check in checks] for i in range(3)]
+    assert unpack_checks(encode_checks(*columns)) == checks
+    assert unpack_checks(encode_checks([], [], [])) == []

@@ -113,13 +113,14 @@ def test_migrations_run_forward_and_keep_the_data(
 ) -> None:
     db = _recorded(quarters, tmp_path)
     conn = sqlite3.connect(db, isolation_level=None)
-    later = {**schema.MIGRATIONS, 2: "ALTER TABLE audits ADD COLUMN note TEXT"}
+    next_version = schema.SCHEMA_VERSION + 1
+    later = {**schema.MIGRATIONS, next_version: "ALTER TABLE audits ADD COLUMN note TEXT"}
     schema.migrate(str(db), conn, later)
-    assert conn.execute("PRAGMA user_version").fetchone() == (2,)
+    assert conn.execute("PRAGMA user_version").fetchone() == (next_version,)
     assert conn.execute("SELECT count(*), max(note) FROM audits").fetchone() == (1, None)
     conn.close()
     with pytest.raises(Exception, match="newer gpu-audit"):
-        HistoryStore.open(str(db))  # this version reads up to schema 1
+        HistoryStore.open(str(db))  # this version reads up to SCHEMA_VERSION
 
 
 def test_the_database_is_in_wal_mode(quarters: tuple[Path, list[Path]], tmp_path: Path) -> None:
@@ -195,8 +196,12 @@ def test_a_writer_killed_mid_transaction_leaves_the_previous_state(
     quarters: tuple[Path, list[Path]], tmp_path: Path
 ) -> None:
     db = _recorded(quarters, tmp_path)
+    conn = sqlite3.connect(db)
+    documents = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+    conn.close()
+    assert documents > 0
     body = (
-        'conn.execute("DELETE FROM findings")\n'
+        'conn.execute("DELETE FROM documents")\n'
         'conn.execute("DELETE FROM audits")\n'
         'print("locked", flush=True)\n'
         "time.sleep(60)"
@@ -207,7 +212,7 @@ def test_a_writer_killed_mid_transaction_leaves_the_previous_state(
     holder.communicate(timeout=30)
     store = HistoryStore.open(str(db), create=False)
     assert len(store.audits()) == 1
-    assert store.conn.execute("SELECT count(*) FROM findings").fetchone()[0] == 4
+    assert store.conn.execute("SELECT count(*) FROM documents").fetchone()[0] == documents
     store.close()
     policy, paths = quarters
     assert _scan(policy, paths[1], db, DATES[1])[0] == 0  # and the next audit records

@@ -106,7 +106,7 @@ def test_prune_keeps_the_latest(quarters: tuple[Path, list[Path]], tmp_path: Pat
     store = HistoryStore.open(str(db), create=False)
     (kept,) = store.audits()
     assert kept.generated_at == _day(DATES[2])
-    assert store.conn.execute("SELECT count(DISTINCT audit_id) FROM findings").fetchone() == (1,)
+    assert store.conn.execute("SELECT count(DISTINCT audit_id) FROM documents").fetchone() == (1,)
     store.close()
 
 

@@ -89,3 +89,16 @@ def test_corpus_gpu_jobs_are_recognised() -> None:
                 (j.name, j.gpu.model, j.gpu.count, j.capacity and j.capacity.value) for j in jobs
             ]
     assert recognised == GPU_FILES
+
+
+def test_tag_findings_in_a_template_point_at_each_resource() -> None:
+    """A CloudFormation template holds several resources: a missing tag is reported at the
+    resource's logical id, not at the template's first line."""
+    from click.testing import CliRunner
+
+    from gpu_audit.cli import main
+
+    path = "fixtures/jobs/batch/cloudformation.yaml"
+    out = CliRunner().invoke(main, ["check", path, "--fail-on", "none"]).output
+    lines = [line for line in out.splitlines() if "cost-allocation-tags" in line]
+    assert [line.split(": ", 1)[0] for line in lines] == [f"{path}:9", f"{path}:20"]

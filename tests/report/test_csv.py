@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import csv
 import io
+import math
+from dataclasses import replace
 
-from gpu_audit.model import ScanResult
+from gpu_audit.model import Gpu, ScanResult
 from gpu_audit.report import csv as csv_report
 from tests.report.conftest import HOSTILE
 
@@ -93,3 +95,58 @@ def test_hostile_values_round_trip_without_formulas(hostile: ScanResult) -> None
     assert instance["project"] == "'-2+3" and instance["owner"] == "'@evil\tx"
     waived = next(r for r in records if r["status"] == "waived")
     assert waived["waiver_owner"].startswith("'=HYPERLINK")
+
+
+def reference(result: ScanResult) -> str:
+    """The report as `COLUMNS` says it, cell by cell, through the csv module."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
+    writer.writerow(csv_report.COLUMNS)
+    for finding in result.findings:
+        writer.writerow(csv_report.neutral(cell(finding)) for cell in csv_report.COLUMNS.values())
+    return buffer.getvalue()
+
+
+class Label(str):
+    """A text that prints differently from its value."""
+
+    def __str__(self) -> str:
+        return "=" + self
+
+
+def edges(result: ScanResult) -> ScanResult:
+    """Values that quote, neutralise or format unlike the plain ones, and a resource whose
+    findings are not next to each other."""
+    findings = list(result.findings)
+    awkward = ['a "quoted", text', "-1", "x\x00y", "\r\n", ",", '"', Label("plain")]
+    numbers = [-0.0, math.nan, -math.inf, -3, True, 2.5]
+    for i, finding in enumerate(findings):
+        text = awkward[i % len(awkward)]
+        number = numbers[i % len(numbers)]
+        resource = replace(
+            finding.resource,
+            region=text,
+            gpu=Gpu(text, number),  # type: ignore[arg-type]
+            monthly_cost_usd=number,
+            tags={"team": text, "owner": None},  # type: ignore[dict-item]
+        )
+        findings[i] = replace(
+            finding,
+            resource=resource,
+            rule_id=text,
+            expected=text,
+            actual=awkward[(i + 1) % len(awkward)],
+            line=text if i % 2 else number,  # type: ignore[arg-type]
+            monthly_savings_usd=number,
+            saving_usd=-number,
+            saving_unit=text,
+        )
+    findings.append(result.findings[0])  # the first resource again, after the others
+    return replace(result, findings=tuple(findings))
+
+
+def test_rows_are_the_columns_cell_for_cell(
+    demo: ScanResult, jobs: ScanResult, checked: ScanResult, hostile: ScanResult
+) -> None:
+    for result in (demo, jobs, checked, hostile, edges(demo), edges(jobs), edges(hostile)):
+        assert csv_report.render(result) == reference(result)

@@ -16,7 +16,7 @@ from tests.report.conftest import HOSTILE
 SECTIONS = {
     "Executive summary",
     "Savings",
-    "Top 10 savings",
+    "Findings by resource",
     "Findings by rule",
     "Waivers",
     "Not evaluated",
@@ -89,8 +89,10 @@ def assert_well_formed(text: str, result: ScanResult) -> list[Token]:
         assert len(widths) == 1, f"a row gained or lost a cell: {rows}"
     for fence in (t for t in tokens if t.type == "fence"):
         assert fence.info == "mermaid"
-        for line in fence.content.splitlines()[1:]:
-            assert re.fullmatch(r'    "[^"`#;]*" : \d+', line), line
+        init, title, *slices = fence.content.splitlines()
+        assert init.startswith("%%{init: ") and title.startswith("pie title ")
+        for line in slices:
+            assert re.fullmatch(r'    "[^"`#;]*: \$[\d,]+" : \d+', line), line
     return tokens
 
 
@@ -124,8 +126,9 @@ def test_hostile_values_stay_inert(hostile: ScanResult) -> None:
 def test_jobs_point_at_the_offending_line(jobs: ScanResult) -> None:
     text = markdown.render(jobs)
     assert_well_formed(text, jobs)
-    assert "jobs/train llm.yaml:7" in text
-    assert "suppressed inline: approved in FIN-77" in text
+    assert "jobs/train llm.yaml" in text and "spot-for-training (line 7)" in text
+    assert "gpu-class-cap (line 12, suppressed)" in text
+    assert "**Suppressed inline:** eval-h100 (approved in FIN-77)" in text
     assert "## Skipped inputs" in text and "unreadable" in text
 
 
@@ -158,19 +161,26 @@ def test_job_fixtures_are_well_formed(checked: ScanResult) -> None:
     text = markdown.render(checked)
     assert_well_formed(text, checked)
     for finding in checked.findings:
-        assert f"{finding.resource.source.path}:{finding.line}" in text
+        assert finding.resource.source.path in text
+        assert f"{finding.rule_id} (line {finding.line}" in text
 
 
-def test_long_rule_tables_are_capped(demo: ScanResult) -> None:
+def test_long_resource_tables_are_capped(demo: ScanResult) -> None:
     from dataclasses import replace
 
-    from gpu_audit.report import markdown_detail
+    from gpu_audit.report import markdown_resources
 
     spot = [f for f in demo.findings if f.rule_id == "spot-for-training"]
-    many = tuple(spot * 10)
+    many = tuple(
+        replace(f, resource=replace(f.resource, id=f"{f.resource.id}-{n}"))
+        for n in range(10)
+        for f in spot
+    )
     text = markdown.render(replace(demo, findings=many))
     assert_well_formed(text, demo)
-    assert f"… and {len(many) - markdown_detail.ROWS_PER_RULE} more findings" in text
+    more = len(many) - markdown_resources.ROWS
+    assert f"… and {more} more resources with findings and smaller savings" in text
+    assert f"and {len(many) - 10} more (see *Findings by resource*)" in text
 
 
 def test_header_shows_no_absolute_path(demo: ScanResult) -> None:
@@ -186,3 +196,28 @@ def test_header_shows_no_absolute_path(demo: ScanResult) -> None:
     head = text.split("## ", 1)[0]
     assert "runbook" in head and "team-policy.yaml" in head
     assert "/home/" not in head and gpu_audit.__file__.rsplit("/", 2)[0] not in head
+
+
+def test_large_inventories_rank_resources_the_same_way(demo: ScanResult) -> None:
+    """Past ROWS resources with a saving, the rows come from the best findings without a pass
+    that builds an entry per resource; they must be the rows the full ranking shows."""
+    from dataclasses import replace
+
+    from gpu_audit.report.markdown_resources import ROWS, findings_by_resource
+    from gpu_audit.report.summary import best_savings
+
+    many = tuple(
+        replace(f, resource=replace(f.resource, id=f"{f.resource.id}-{n}"))
+        for n in range(12)
+        for f in demo.findings
+    )
+    result = replace(demo, findings=many)
+    best = best_savings(list(many))
+    assert len(best) >= ROWS
+    fast, full = findings_by_resource(result, best), findings_by_resource(result, [])
+
+    def savings(lines: list[str]) -> list[str]:
+        return [line.split(" | ")[4] for line in lines if line.startswith("| ")][2:]
+
+    assert savings(fast) == savings(full) and len(savings(fast)) == ROWS
+    assert fast[-1] == full[-1] and fast[-1].startswith("… and ")

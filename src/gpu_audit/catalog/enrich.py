@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import fields
 from datetime import datetime
 from functools import lru_cache
+from operator import attrgetter
 
 from gpu_audit.catalog import gpu_class, instance_spec, price, rate_cards
 from gpu_audit.model import Capacity, Estimate, Gpu, Kind, Limits, Price, Resource, State
@@ -80,15 +81,20 @@ def cents(value: float) -> float:
 
 
 _FIELDS = tuple(f.name for f in fields(Resource))
+_VALUES = attrgetter(*_FIELDS)  # every field's value in one C call
+_INDEX = {name: index for index, name in enumerate(_FIELDS)}
+_SLOTS = tuple(Resource.__dict__[name].__set__ for name in _FIELDS)  # slot setters
 
 
 def _copy(resource: Resource, **changes: object) -> Resource:
-    """`dataclasses.replace` without its per-call field introspection (5× faster, same result)."""
+    """`dataclasses.replace` without its per-call introspection or frozen-check detours: the
+    values read in one call, the changes put in, each slot set directly (same result)."""
+    values = list(_VALUES(resource))
+    for name, value in changes.items():
+        values[_INDEX[name]] = value
     copy = object.__new__(Resource)
-    for name in _FIELDS:
-        object.__setattr__(
-            copy, name, changes[name] if name in changes else getattr(resource, name)
-        )
+    for put, value in zip(_SLOTS, values, strict=True):
+        put(copy, value)
     return copy
 
 

@@ -32,7 +32,9 @@ def load_baseline(path: str) -> Previous:
 
 def _previous(document: Mapping[str, Any]) -> Previous:
     generated_at = parse_iso(document["generated_at"])
-    seen: dict[str, tuple[str, int, int]] = {}
+    seen: dict[str, int] = {}
+    first: list[str] = []
+    audits: list[int] = []
     open_findings: dict[int, PastFinding] = {}
     titles = {}
     for index, raw in enumerate(document["findings"]):
@@ -40,7 +42,9 @@ def _previous(document: Mapping[str, Any]) -> Previous:
         if not fingerprint:
             raise ValueError("findings[].fingerprint")
         first_seen = raw.get("first_seen") or document["generated_at"]
-        seen[fingerprint] = (first_seen, raw.get("audits_open") or 1, index)
+        seen[fingerprint] = index
+        first.append(first_seen)
+        audits.append(raw.get("audits_open") or 1)
         titles[raw["rule_id"]] = raw["title"]
         if raw.get("waiver") is not None or raw.get("suppressed") is not None:
             continue
@@ -92,6 +96,8 @@ def _previous(document: Mapping[str, Any]) -> Previous:
         cost,
         savings,
         seen,
+        first,
+        audits,
         {r.key: index for index, r in enumerate(resources)},
         lambda rows: [open_findings[i] for i in rows if i in open_findings],
         lambda rows: [resources[i] for i in rows],

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import compress
+from operator import attrgetter
 from typing import NamedTuple
 
 from gpu_audit.history.fingerprint import resource_key
@@ -13,8 +16,10 @@ from gpu_audit.model import (
     Comparison,
     CoverageGap,
     FindingHistory,
+    Kind,
     Removed,
     Resolved,
+    Resource,
     ScanResult,
     Severity,
     TrendPoint,
@@ -22,6 +27,7 @@ from gpu_audit.model import (
 from gpu_audit.report.summary import total_savings
 
 TREND_AUDITS = 8  # the trend shows this audit and the seven before it
+_IS_OPEN = attrgetter("is_open")
 
 
 class PastFinding(NamedTuple):
@@ -54,15 +60,18 @@ class PastResource(NamedTuple):
 class Previous:
     """The previous audit, from the history store or a saved JSON report.
 
-    `seen` maps every fingerprint of it to (first seen, audits, row) and `resource_keys` every
-    resource's stable id to its row: that is all that is held of ~200k findings. The details of
-    what is gone are read for those rows only (`findings_of` yields the open ones).
+    `seen` maps every fingerprint of it to its row (`first_seen` and `audits_open` are by row)
+    and `resource_keys` every resource's stable id to its row: that is all that is held of ~200k
+    findings. The details of what is gone are read for those rows only (`findings_of` yields the
+    open ones).
     """
 
     generated_at: datetime
     monthly_cost_usd: float
     monthly_savings_usd: float
-    seen: Mapping[str, tuple[str, int, int]]
+    seen: Mapping[str, int]
+    first_seen: Sequence[str]  # ISO 8601
+    audits_open: Sequence[int]
     resource_keys: Mapping[str, int]
     findings_of: Callable[[list[int]], Iterable[PastFinding]]
     resources_of: Callable[[list[int]], Iterable[PastResource]]
@@ -70,39 +79,36 @@ class Previous:
     titles: Mapping[str, str] = field(default_factory=dict)  # rule id → title
 
 
-def compare(result: ScanResult, previous: Previous | None, source: str) -> Comparison:
-    """Judge each finding of `result` against `previous` (None: the first audit)."""
+def compare(
+    result: ScanResult, previous: Previous | None, source: str, keys: Sequence[str] | None = None
+) -> Comparison:
+    """Judge each finding of `result` against `previous` (None: the first audit); `keys`: the
+    resources' stable ids, when the caller has them already."""
     fingerprints = result.fingerprints
     now = result.generated_at
-    past = previous.seen if previous else {}
-    changes = []
-    new = persisting = 0
-    fresh = FindingHistory(Change.NEW, now, 1)
-    dates: dict[str, datetime] = {}
-    for finding, fingerprint in zip(result.findings, fingerprints, strict=True):
-        before = past.get(fingerprint)
-        if before is None:
-            changes.append(fresh)
-            new += finding.is_open
-        else:
-            first = dates.get(before[0]) or dates.setdefault(before[0], parse_time(before[0]))
-            changes.append(FindingHistory(Change.PERSISTING, first, before[1] + 1))
-            persisting += finding.is_open
-    open_findings = [f for f in result.findings if f.is_open]
-    cost = round(sum(r.monthly_cost_usd or 0.0 for r in result.resources), 2)
-    savings = total_savings(open_findings)
+    opens = list(map(_IS_OPEN, result.findings))
+    if previous is None:
+        changes = [FindingHistory(Change.NEW, now, 1)] * len(fingerprints)
+        new = sum(opens)
+    else:
+        changes, new = _judged(fingerprints, opens, previous, now)
+    open_findings = list(compress(result.findings, opens))
+    cost, savings = spend(result.resources), total_savings(open_findings)
     if previous is None:
         point = TrendPoint(now, cost, savings, 0.0, len(open_findings))
         return Comparison(source, None, tuple(changes), new=new, trend=(point,))
+    persisting = len(open_findings) - new
     gaps = result.coverage_gaps
-    rows = [past[fp][2] for fp in past.keys() - set(fingerprints)]
+    past = previous.seen
+    rows = [past[fp] for fp in past.keys() - set(fingerprints)]
     gone = [f for f in previous.findings_of(sorted(rows)) if not _unseen(f, gaps)]
     resolved = sorted(
         (_resolved(f, previous.titles) for f in gone),
         key=lambda r: (-(r.monthly_savings_usd or 0.0), r.location, r.rule_id),
     )
     known = previous.resource_keys
-    rows = [known[key] for key in known.keys() - {resource_key(r) for r in result.resources}]
+    keys = keys if keys is not None else list(map(resource_key, result.resources))
+    rows = [known[key] for key in known.keys() - set(keys)]
     removed = sorted(
         (
             Removed(r.resource_id, r.provider, r.location, r.monthly_cost_usd)
@@ -126,6 +132,36 @@ def compare(result: ScanResult, previous: Previous | None, source: str) -> Compa
         savings_realised_usd=realised,
         trend=(*previous.trend, point)[-TREND_AUDITS:],
     )
+
+
+def _judged(
+    fingerprints: Sequence[str], opens: list[bool], previous: Previous, now: datetime
+) -> tuple[list[FindingHistory], int]:
+    """Each finding's history, and how many open ones are new. One FindingHistory is shared by
+    all findings first seen on the same date and open for as many audits."""
+    fresh = FindingHistory(Change.NEW, now, 1)
+    first_seen, audits_open = previous.first_seen, previous.audits_open
+    made: dict[tuple[str, int], FindingHistory] = {}
+    befores = list(map(previous.seen.get, fingerprints))
+    changes = []
+    for row in befores:
+        if row is None:
+            changes.append(fresh)
+            continue
+        key = first_seen[row], audits_open[row]
+        change = made.get(key)
+        if change is None:
+            change = made[key] = FindingHistory(Change.PERSISTING, parse_time(key[0]), key[1] + 1)
+        changes.append(change)
+    new = sum(1 for shown, row in zip(opens, befores, strict=True) if shown and row is None)
+    return changes, new
+
+
+def spend(resources: Sequence[Resource]) -> float:
+    """Monthly spend as the summary counts it: nodes and instances (a pod's GPUs are part of its
+    node's cost), priced, finite and not negative."""
+    costs = (r.monthly_cost_usd for r in resources if r.kind is not Kind.POD)
+    return round(sum(c for c in costs if c is not None and 0 <= c < math.inf), 2)
 
 
 def _resolved(f: PastFinding, titles: Mapping[str, str]) -> Resolved:

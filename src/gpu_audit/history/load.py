@@ -9,7 +9,7 @@ from typing import Any
 
 from gpu_audit.errors import InputError
 from gpu_audit.history.compare import compare
-from gpu_audit.history.documents import unpack
+from gpu_audit.history.documents import decode_columns, decode_lines, unpack, unpack_checks
 from gpu_audit.history.store import HistoryStore, _scope, parse_iso
 from gpu_audit.model import (
     CoverageGap,
@@ -36,34 +36,31 @@ def load_audit(store: HistoryStore, audit_id: int) -> ScanResult:
         ).fetchone()
         if row is None:
             raise InputError(f"{store.path}: history: no audit with id {audit_id}")
-        resources = unpack(row[6])
-        rules = {r["id"]: _rule(r) for r in json.loads(row[2])}
-        waivers: dict[str, Waiver] = {}
-        findings = []
-        fingerprints = []
-        for fp, rseq, rule_id, sev, fld, exp, act, line, sav, waiver, supp in store.conn.execute(
-            "SELECT fingerprint, resource_seq, rule_id, severity, field, expected, actual, "
-            "line, monthly_savings_usd, waiver, suppressed "
-            "FROM findings WHERE audit_id = ? ORDER BY seq",
-            (audit_id,),
-        ):
-            rule = rules.get(rule_id)
-            title, remedy = (rule.title, rule.remediation) if rule else (rule_id, None)
-            held = _waiver(waivers, waiver)
-            resource = resources[rseq]
-            findings.append(
-                Finding(rule_id, Severity(sev), title, resource, fld, exp, act, line, sav, remedy,
-                        held, supp)
-            )  # fmt: skip
-            fingerprints.append(fp)
-        not_evaluated = tuple(
-            NotEvaluated(rule, resources[rseq], missing)
-            for rule, rseq, missing in store.conn.execute(
-                "SELECT rule_id, resource_seq, missing FROM not_evaluated WHERE audit_id = ? "
-                "ORDER BY rowid",
-                (audit_id,),
-            )
+        blobs = dict(
+            store.conn.execute("SELECT name, body FROM documents WHERE audit_id = ?", (audit_id,))
         )
+    resources = unpack(row[6])
+    rules = {r["id"]: _rule(r) for r in json.loads(row[2])}
+    index = decode_columns(blobs["finding_index"])
+    details = decode_columns(blobs["finding_details"])
+    waivers: dict[str, Waiver] = {}
+    findings = []
+    for rule_id, sev, rseq, saving, fld, exp, act, line, waiver, supp in zip(
+        index["rule_id"], index["severity"], index["resource"], index["monthly_savings_usd"],
+        details["field"], details["expected"], details["actual"], details["line"],
+        details["waiver"], details["suppressed"],
+        strict=True,
+    ):  # fmt: skip
+        rule = rules.get(rule_id)
+        title, remedy = (rule.title, rule.remediation) if rule else (rule_id, None)
+        findings.append(
+            Finding(rule_id, Severity(sev), title, resources[rseq], fld, exp, act, line, saving,
+                    remedy, _waiver(waivers, waiver), supp)
+        )  # fmt: skip
+    not_evaluated = tuple(
+        NotEvaluated(rule, resources[rseq], missing)
+        for rule, rseq, missing in unpack_checks(blobs["not_evaluated"])
+    )
     generated_at, scope, _, gaps, skipped, statuses, _ = row
     result = ScanResult(
         generated_at=parse_iso(generated_at),
@@ -75,7 +72,7 @@ def load_audit(store: HistoryStore, audit_id: int) -> ScanResult:
         skipped=tuple(Skipped(**s) for s in json.loads(skipped)),
         coverage_gaps=tuple(CoverageGap(**g) for g in json.loads(gaps)),
         waivers=tuple(_status(s) for s in json.loads(statuses)),
-        fingerprints=tuple(fingerprints),
+        fingerprints=tuple(decode_lines(blobs["fingerprints"])),
     )
     since = compare(result, store.previous(result), f"history {store.path}")
     return replace(result, since=since)

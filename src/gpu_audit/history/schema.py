@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 
 from gpu_audit.errors import InputError
+from gpu_audit.history.upgrade import to_2
 
 APPLICATION_ID = 0x47505541  # "GPUA" in the SQLite header's application_id
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _MAGIC = b"SQLite format 3\x00"
 
-# version → the statements that bring the previous version to it; never edit a shipped entry.
-MIGRATIONS: dict[int, str] = {
+
+# version → the statements (or the function) that bring the previous version to it; never edit
+# a shipped entry.
+MIGRATIONS: dict[int, str | Callable[[sqlite3.Connection], None]] = {
     1: """
     CREATE TABLE audits (
         id INTEGER PRIMARY KEY,
@@ -75,6 +79,7 @@ MIGRATIONS: dict[int, str] = {
     );
     CREATE INDEX not_evaluated_by_audit ON not_evaluated (audit_id);
     """,
+    2: to_2,
 }
 
 
@@ -110,7 +115,11 @@ def _check_version(path: str, version: int) -> None:
         )
 
 
-def migrate(path: str, conn: sqlite3.Connection, migrations: dict[int, str] = MIGRATIONS) -> None:
+def migrate(
+    path: str,
+    conn: sqlite3.Connection,
+    migrations: dict[int, str | Callable[[sqlite3.Connection], None]] = MIGRATIONS,
+) -> None:
     """Bring the database to the latest schema, in one transaction (a concurrent opener waits)."""
     target = max(migrations)
     if conn.execute("PRAGMA user_version").fetchone()[0] >= target:
@@ -126,7 +135,11 @@ def migrate(path: str, conn: sqlite3.Connection, migrations: dict[int, str] = MI
                 raise InputError(f"{path}: history: not a gpu-audit history database")
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         for step in range(version + 1, target + 1):
-            for statement in migrations[step].split(";"):
+            migration = migrations[step]
+            if callable(migration):
+                migration(conn)
+                continue
+            for statement in migration.split(";"):
                 if statement.strip():
                     conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {target}")

@@ -5,19 +5,20 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from gpu_audit.errors import InputError
-from gpu_audit.history import schema
-from gpu_audit.history.compare import TREND_AUDITS, PastFinding, PastResource, Previous, compare
-from gpu_audit.history.documents import pack
+from gpu_audit.history import past, rows, schema
+from gpu_audit.history.compare import TREND_AUDITS, Previous, compare
+from gpu_audit.history.documents import encode_checks, pack
 from gpu_audit.history.fingerprint import resource_key
-from gpu_audit.model import ScanResult, Scope, TrendPoint, Waiver
-from gpu_audit.report.summary import summarize
+from gpu_audit.history.rows import iso, waiver_mapping
+from gpu_audit.model import ScanResult, Scope, TrendPoint
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,10 +41,6 @@ class AuditRow:
 def scope_key(scope: Scope) -> str:
     """Audits compare with the previous audit of the same command and providers."""
     return json.dumps([scope.command, sorted(scope.providers)])
-
-
-def iso(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def parse_iso(text: str) -> datetime:
@@ -118,44 +115,36 @@ class HistoryStore:
                 TrendPoint(parse_iso(r[1]), r[2], r[3], r[4], r[5]) for r in reversed(rows)
             )
             titles = {rule["id"]: rule["title"] for rule in json.loads(rows[0][6])}
-            return Previous(
-                parse_iso(generated_at),
-                cost,
-                savings,
-                self._past_seen(audit_id),
-                self._past_keys(audit_id),
-                lambda rows: self._rows(_PAST_FINDINGS, audit_id, rows, PastFinding._make),
-                lambda rows: self._rows(_PAST_RESOURCES, audit_id, rows, PastResource._make),
-                trend,
-                titles,
+            blobs = dict(
+                self.conn.execute(
+                    "SELECT name, body FROM documents WHERE audit_id = ? "
+                    "AND name IN ('fingerprints', 'finding_index', 'resource_index')",
+                    (audit_id,),
+                ).fetchall()
             )
-
-    def _past_seen(self, audit_id: int) -> dict[str, tuple[str, int, int]]:
-        rows = self.conn.execute(
-            "SELECT fingerprint, first_seen, audits_open, seq FROM findings WHERE audit_id = ?",
-            (audit_id,),
+        return past.previous(
+            parse_iso(generated_at),
+            cost,
+            savings,
+            trend,
+            titles,
+            blobs,
         )
-        dates: dict[str, str] = {}  # one string per distinct date, not one per row
-        return {fp: (dates.setdefault(first, first), n, seq) for fp, first, n, seq in rows}
 
-    def _past_keys(self, audit_id: int) -> dict[str, int]:
-        rows = self.conn.execute("SELECT key, seq FROM resources WHERE audit_id = ?", (audit_id,))
-        return dict(rows.fetchall())
-
-    def _rows(self, query: str, audit_id: int, rows: list[int], make: Any) -> Iterator[Any]:
-        """`query`'s rows of audit `audit_id` whose seq is in `rows`, 500 at a time."""
-        with self.errors():
-            for start in range(0, len(rows), 500):
-                chunk = rows[start : start + 500]
-                marks = ",".join("?" * len(chunk))
-                yield from map(make, self.conn.execute(query % marks, (audit_id, *chunk)))
-
-    def record(self, result: ScanResult) -> int:
-        """Record `result` (compared or not) in one transaction; returns the audit id."""
-        summary = summarize(result)
-        since = result.since
-        scope = result.scope
+    def record(self, result: ScanResult, keys: Sequence[str] | None = None) -> int:
+        """Record `result` (compared or not) in one transaction; returns the audit id. `keys`:
+        the resources' stable ids, when the caller has them already."""
+        keys = keys if keys is not None else list(map(resource_key, result.resources))
+        compared = result.since
+        since = compared or compare(result, None, "", keys)
+        point = since.trend[-1]  # this audit: spend, savings found, open findings
+        seq = {id(r): i for i, r in enumerate(result.resources)}
         documents = pack(result.resources)
+        checked = result.not_evaluated
+        rules, missing = rows.column("rule_id", checked), rows.column("missing", checked)
+        resource_rows = list(map(seq.__getitem__, map(id, rows.column("resource", checked))))
+        bodies = rows.documents(result, keys, seq, since.changes)
+        bodies["not_evaluated"] = encode_checks(rules, resource_rows, missing)
         with self.transaction() as conn:
             audit_id = conn.execute(
                 "INSERT INTO audits (generated_at, recorded_at, scope_key, scope, rules, "
@@ -166,57 +155,35 @@ class HistoryStore:
                 (
                     iso(result.generated_at),
                     iso(datetime.now(UTC)),
-                    scope_key(scope),
-                    json.dumps(asdict(scope)),
+                    scope_key(result.scope),
+                    json.dumps(asdict(result.scope)),
                     json.dumps([_rule(r) for r in result.rules]),
                     json.dumps([asdict(g) for g in result.coverage_gaps]),
                     json.dumps([asdict(s) for s in result.skipped]),
                     json.dumps([_waiver_status(w) for w in result.waivers], default=str),
-                    summary.resources,
-                    summary.findings_open,
-                    summary.not_evaluated,
-                    since.new if since else None,
-                    since.persisting if since else None,
-                    len(since.resolved) if since else None,
-                    len(since.removed) if since else None,
-                    summary.monthly_cost_usd,
-                    summary.monthly_savings_usd,
-                    since.savings_realised_usd if since else 0.0,
+                    len(result.resources),
+                    point.findings_open,
+                    len(checked),
+                    compared.new if compared else None,
+                    compared.persisting if compared else None,
+                    len(compared.resolved) if compared else None,
+                    len(compared.removed) if compared else None,
+                    point.monthly_cost_usd,
+                    point.monthly_savings_usd,
+                    compared.savings_realised_usd if compared else 0.0,
                     documents,
                 ),
             ).lastrowid
             assert audit_id is not None
-            self._insert_rows(conn, audit_id, result)
-        return audit_id
-
-    def _insert_rows(self, conn: sqlite3.Connection, audit_id: int, result: ScanResult) -> None:
-        seq = {id(r): i for i, r in enumerate(result.resources)}
-        conn.executemany(
-            "INSERT INTO resources VALUES (?,?,?,?,?,?,?,?,?)",
-            (
-                (audit_id, i, resource_key(r), r.id, r.provider, r.account, r.region,
-                 r.location, r.monthly_cost_usd)
-                for i, r in enumerate(result.resources)
-            ),
-        )  # fmt: skip
-        since = result.since or compare(result, None, "")
-        stamps: dict[datetime, str] = {}
-        waivers: dict[int, str] = {}
-        rows = (
-            (audit_id, i, fp, seq[id(f.resource)], f.rule_id, f.severity, f.field, f.expected,
-             f.actual, f.line, f.monthly_savings_usd,
-             None if f.waiver is None else _interned(waivers, f.waiver), f.suppressed,
-             stamps.get(c.first_seen) or stamps.setdefault(c.first_seen, iso(c.first_seen)),
-             c.audits_open)
-            for i, (f, fp, c) in enumerate(
-                zip(result.findings, result.fingerprints, since.changes, strict=True)
+            conn.executemany(
+                "INSERT INTO documents VALUES (?,?,?)",
+                ((audit_id, name, body) for name, body in bodies.items()),
             )
-        )  # fmt: skip
-        conn.executemany("INSERT INTO findings VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-        conn.executemany(
-            "INSERT INTO not_evaluated VALUES (?,?,?,?)",
-            ((audit_id, n.rule_id, seq[id(n.resource)], n.missing) for n in result.not_evaluated),
-        )
+            conn.executemany(
+                "INSERT INTO not_evaluated VALUES (?,?,?,?)",
+                ((audit_id, *check, n) for check, n in _counted(rules, missing).items()),
+            )
+        return audit_id
 
     def audits(self) -> list[AuditRow]:
         with self.errors():
@@ -261,21 +228,9 @@ class HistoryStore:
         return len(doomed)
 
 
-# the details of what is gone, by row (seq); %s is a list of placeholders
-_PAST_FINDINGS = (
-    "SELECT f.fingerprint, f.rule_id, f.severity, r.key, r.id, r.provider, r.account, r.region, "
-    "r.location, f.monthly_savings_usd, f.first_seen FROM findings f JOIN resources r "
-    "ON r.audit_id = f.audit_id AND r.seq = f.resource_seq "
-    "WHERE f.audit_id = ? AND f.seq IN (%s) AND f.waiver IS NULL AND f.suppressed IS NULL"
-)
-_PAST_RESOURCES = (
-    "SELECT key, id, provider, account, region, location, monthly_cost_usd "
-    "FROM resources WHERE audit_id = ? AND seq IN (%s)"
-)
 _PRUNE = (
     "DELETE FROM not_evaluated WHERE audit_id = ?",
-    "DELETE FROM findings WHERE audit_id = ?",
-    "DELETE FROM resources WHERE audit_id = ?",
+    "DELETE FROM documents WHERE audit_id = ?",
     "DELETE FROM audits WHERE id = ?",
 )
 
@@ -293,23 +248,10 @@ def _rule(rule: Any) -> dict[str, Any]:
     return out
 
 
-def waiver_mapping(waiver: Waiver) -> dict[str, Any]:
-    return {
-        "rule": waiver.rule,
-        "reason": waiver.reason,
-        "owner": waiver.owner,
-        "expires": iso(waiver.expires) if waiver.expires else None,
-        "where": dict(waiver.where),
-        "source": waiver.source,
-    }
-
-
 def _waiver_status(status: Any) -> dict[str, Any]:
     return {**waiver_mapping(status.waiver), "state": status.state.value, "matched": status.matched}
 
 
-def _interned(cache: dict[int, str], waiver: Waiver) -> str:
-    text = cache.get(id(waiver))
-    if text is None:
-        text = cache[id(waiver)] = json.dumps(waiver_mapping(waiver), default=str)
-    return text
+def _counted(rules: list[str], missing: list[str]) -> Counter[tuple[str, str]]:
+    """Not-evaluated checks per (rule, missing field)."""
+    return Counter(zip(rules, missing, strict=True))

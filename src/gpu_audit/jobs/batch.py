@@ -125,7 +125,7 @@ def _name(body: Any, key: str, found: Found) -> str | None:
 def _job_definition(document: Document, path: str, found: Found, body: Any) -> list[Resource]:
     refs = found.scoped()
     draft = JobDraft("batch", path, document, name=_name(body, "jobDefinitionName", found))
-    draft.anchor = found.line
+    draft.anchor = draft.tags_anchor = found.line
     draft.add_note("capacity comes from the job queue's compute environment")
     nodes, _ = lookup(body, "nodeProperties")
     if nodes is not None:
@@ -158,7 +158,7 @@ def _submit_job(document: Document, path: str, found: Found, body: Any) -> list[
     """A SubmitJob request: GPUs only when its overrides ask for them (else its definition's)."""
     refs = found.scoped()
     draft = JobDraft("batch", path, document, name=_name(body, "jobName", found))
-    draft.anchor = found.line
+    draft.anchor = draft.tags_anchor = found.line
     draft.add_note("a SubmitJob request: GPUs from its overrides; capacity from its job queue")
     overrides, _ = lookup(body, "containerOverrides")
     gpus = _container_gpus(draft, overrides, refs, 1) if overrides is not None else None
@@ -274,7 +274,7 @@ def _eks_gpus(draft: JobDraft, eks: Any) -> bool | None:
 def _compute_environment(document: Document, path: str, found: Found, body: Any) -> list[Resource]:
     refs = found.scoped()
     draft = JobDraft("batch", path, document, name=_name(body, "computeEnvironmentName", found))
-    draft.anchor = found.line
+    draft.anchor = draft.tags_anchor = found.line
     resources, _ = lookup(body, "computeResources")
     kind, kind_line = lookup(resources, "type")
     kind = refs.resolve(kind)

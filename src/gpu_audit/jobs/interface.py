@@ -71,6 +71,8 @@ class JobDraft:
         self.tags: dict[str, str] = {}
         self.note: str | None = None
         self.anchor: int | None = None  # the resource's own line in a larger document
+        # where a missing tag's finding points, in a file of several resources (a template)
+        self.tags_anchor: int | None = None
 
     def set(self, field: str, value: Any, line: int | None = None) -> None:
         if line is not None and value is not None:  # an absent field has no line to point at
@@ -140,6 +142,8 @@ class JobDraft:
         if self.anchor is not None:  # a finding about an unstated field points at the resource
             for name in ANCHORED:
                 lines.setdefault(name, self.anchor)
+        if self.tags_anchor is not None:
+            lines.setdefault("tags", self.tags_anchor)
         source = SourceRef(
             path=self.path,
             line=self.document.line,

@@ -187,7 +187,7 @@ def _training(
 ) -> Resource | None:
     refs = found.scoped()
     draft = JobDraft("sagemaker", path, document, name=_name(found, body, name_key))
-    draft.anchor = found.line
+    draft.anchor = draft.tags_anchor = found.line
     draft.add_note(trial_of)
     if not set_resources(draft, body, refs, count_key="InstanceCount"):
         return None
@@ -256,7 +256,7 @@ def _endpoint_config(document: Document, path: str, found: Found) -> list[Resour
         variant_name, _ = lookup(variant, "VariantName")
         name = "/".join(str(n) for n in (base, variant_name) if n and not is_templated(n)) or None
         draft = JobDraft("sagemaker", path, document, name=name)
-        draft.anchor = found.line
+        draft.anchor = draft.tags_anchor = found.line
         if not set_resources(draft, variant, refs, count_key="InitialInstanceCount"):
             continue
         draft.set("workload", Workload.INFERENCE)
@@ -268,7 +268,7 @@ def _endpoint_config(document: Document, path: str, found: Found) -> list[Resour
 def _notebook(document: Document, path: str, found: Found) -> list[Resource]:
     body = found.body.get("Properties") if _is_notebook(found.body) else found.body
     draft = JobDraft("sagemaker", path, document, name=_name(found, body, "NotebookInstanceName"))
-    draft.anchor = found.line
+    draft.anchor = draft.tags_anchor = found.line
     refs = found.scoped()
     if not set_resources(draft, body, refs, count_key="InstanceCount"):
         return []

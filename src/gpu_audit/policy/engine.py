@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import lru_cache, partial
@@ -13,6 +11,7 @@ from operator import attrgetter
 from gpu_audit.catalog import PriceQuote, gpu_hour_price
 from gpu_audit.catalog.enrich import HOURS_PER_MONTH, cents
 from gpu_audit.fields import TAG_PREFIX, field_spec
+from gpu_audit.gcpause import paused_gc
 from gpu_audit.model import (
     Capacity,
     Finding,
@@ -74,22 +73,6 @@ class _Plan:
             info.id, info.severity, info.title, resource, *explained, line, saving,
             info.remediation, None, suppressed, saving, None if saving is None else "month",
         )  # fmt: skip
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a batch allocates many small acyclic objects.
-
-    Judging 100k resources allocates hundreds of thousands of findings; the collector would walk
-    them again and again (~15% of the time) and find no cycles to free.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def evaluate(resources: Iterable[Resource], policy: Policy, now: datetime) -> Evaluation:
@@ -205,7 +188,10 @@ def _job_finding(plan: _Plan, resource: Resource, explained: Explanation) -> Fin
     suppressed = None
     field = explained[0]
     if source.key_lines and field is not None:  # a job file: point at the offending key
-        line = source.key_lines.get(field, line)
+        fallback = line
+        if field.startswith(TAG_PREFIX):  # a tag no key states: the resource's own line
+            fallback = source.key_lines.get("tags", line)
+        line = source.key_lines.get(field, fallback)
     if source.suppressions:
         suppressed = _suppression(resource, plan.id, plan.aliases, line)
     return plan.finding(resource, explained, line, suppressed)

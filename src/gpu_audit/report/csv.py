@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from typing import TextIO
 
-from gpu_audit.model import Finding, Kind, ScanResult
+from gpu_audit.model import Capacity, Finding, Kind, Resource, ScanResult, Severity, Workload
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -92,7 +93,118 @@ def render(result: ScanResult) -> str:
 
 
 def write(result: ScanResult, stream: TextIO) -> None:
-    writer = csv.writer(stream, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
-    writer.writerow(COLUMNS)
-    cells = tuple(COLUMNS.values())
-    writer.writerows([neutral(cell(finding)) for cell in cells] for finding in result.findings)
+    """The rows of `COLUMNS`, cell for cell (a test holds them to it and to the csv module's
+    quoting), built faster: a resource's cells are worked out once for all its findings, a text
+    seen before is not neutralised and quoted again, and rows are joined without a call per cell.
+    200k findings × 33 cells were 7M calls of `neutral` and 7M cells through `csv.writer`."""
+    header = io.StringIO()
+    csv.writer(header, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL).writerow(COLUMNS)
+    stream.write(header.getvalue())
+    findings = result.findings
+    cells = _Cells()
+    for start in range(0, len(findings), 4096):
+        stream.write("".join(_lines(findings[start : start + 4096], cells)))
+
+
+_FORMULA = frozenset(_FORMULA_START)  # one character each: a first-character test suffices
+_QUOTED = re.compile('[,"\r\n\x00]')  # what makes the csv module quote a field (or refuse it)
+_LABELS = {severity: severity.label for severity in Severity}
+_VALUES: dict[object, str] = {m: m.value for enum in (Kind, Capacity, Workload) for m in enum}
+_MEMO_SIZE = 1 << 16
+
+
+def _field(value: object) -> str:
+    """`neutral(_text(value))` as the csv module writes it in a row: quoted where it must be."""
+    if value is None:
+        return ""
+    text = value if type(value) is str else str(value)
+    if text[:1] in _FORMULA:
+        text = "'" + text
+    if _QUOTED.search(text) is None:
+        return text
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL).writerow((text, ""))
+    return buffer.getvalue()[:-3]  # without the empty second field and the line end
+
+
+def _amount(value: float | int | None) -> str:
+    """`neutral(_number(value))` as a field: a negative number, `-inf` or a line given as text
+    does start with a formula character."""
+    if type(value) is float:
+        text = f"{value:.2f}"
+    elif type(value) is int:
+        text = str(value)
+    else:  # None, a subclass, or not a number at all
+        return _field(_number(value) if isinstance(value, float | int) else value)
+    return "'" + text if text[:1] in _FORMULA else text
+
+
+class _Cells(dict[object, str]):
+    """Texts as fields, remembered: rule ids, titles, remediations and most expected and
+    actual values repeat across findings (a bounded memo; only exact `str` keys are kept)."""
+
+    def __init__(self) -> None:
+        super().__init__({None: ""})
+
+    def __missing__(self, value: object) -> str:
+        text = _field(value)
+        if type(value) is str:
+            if len(self) >= _MEMO_SIZE:
+                self.clear()
+                self[None] = ""
+            self[value] = text
+        return text
+
+
+def _lines(findings: Iterable[Finding], cells: _Cells) -> list[str]:
+    lines = []
+    last: Resource | None = None
+    before = after = cost = ""  # the resource's cells: `kind` to `path`, `instance_type` to `owner`
+    job = False
+    for finding in findings:
+        resource = finding.resource
+        if resource is not last:
+            last = resource
+            job = resource.kind is Kind.JOB
+            before = _before(resource, job, cells)
+            after = _after(resource, cells)
+            cost = _amount(resource.monthly_cost_usd)
+        waiver = finding.waiver
+        if waiver is None:
+            status = "open" if finding.suppressed is None else "suppressed"
+            waived = ",,"
+        else:
+            status = "waived"
+            expires = f"{waiver.expires:%Y-%m-%d}" if waiver.expires else ""
+            waived = f"{_field(waiver.owner)},{_field(expires)},{_field(waiver.reason)}"
+        line = _amount(finding.line or resource.source.line) if job else ""
+        monthly = finding.monthly_savings_usd
+        saving = finding.saving_usd
+        lines.append(
+            f"{cells[finding.rule_id]},{_LABELS[finding.severity]},{status},"
+            f"{cells[finding.title]},{before},{line},{after},{cells[finding.field]},"
+            f"{cells[finding.expected]},{cells[finding.actual]},{cost},"
+            f"{'' if monthly is None else _amount(monthly)},"
+            f"{'' if saving is None else _amount(saving)},{cells[finding.saving_unit]},"
+            f"{waived},{cells[finding.suppressed]},{cells[finding.remediation]}\r\n"
+        )
+    return lines
+
+
+def _before(resource: Resource, job: bool, cells: _Cells) -> str:
+    return (
+        f"{_VALUES[resource.kind]},{cells[resource.provider]},{cells[resource.account]},"
+        f"{cells[resource.region]},{_field(resource.id)},{_field(resource.name)},"
+        f"{_field(resource.location)},{_field(resource.source.path) if job else ''}"
+    )
+
+
+def _after(resource: Resource, cells: _Cells) -> str:
+    tags = resource.tags
+    capacity = resource.capacity
+    return (
+        f"{cells[resource.instance_type]},{cells[resource.gpu.model]},"
+        f"{_amount(resource.gpu.count)},{'' if capacity is None else _VALUES[capacity]},"
+        f"{_VALUES[resource.workload]},{cells[tags.get('team')]},{cells[tags.get('project')]},"
+        f"{cells[tags.get('owner')]}"
+    )

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict
 from typing import Any, TextIO
 
 from gpu_audit.canonical import to_mapping
-from gpu_audit.fields import FIELDS
-from gpu_audit.model import Finding, FindingHistory, ScanResult, Waiver
-from gpu_audit.report import jsonstream
+from gpu_audit.model import (
+    Finding,
+    FindingHistory,
+    NotEvaluated,
+    Resource,
+    ScanResult,
+    Waiver,
+)
+from gpu_audit.report import jsonflat, jsonresource, jsonstream
+from gpu_audit.report.jsonresource import bounded
 from gpu_audit.report.since import finding_history, summary_block
 from gpu_audit.report.summary import summarize
 
@@ -34,7 +41,6 @@ def document(result: ScanResult) -> dict[str, Any]:
 
 
 def _document(result: ScanResult, lazy: bool) -> dict[str, Any]:
-    each: Callable[[Iterable[Any]], Iterable[Any]] = iter if lazy else list
     summary = summarize(result)
     scope = result.scope
     return {
@@ -62,20 +68,15 @@ def _document(result: ScanResult, lazy: bool) -> dict[str, Any]:
             }
             for rule in result.rules
         ],
-        "findings": (_finding_text(*item) for item in _with_history(result))
+        "findings": _findings(result)
         if lazy
         else [_finding(*item) for item in _with_history(result)],
-        "resources": each(_bounded(to_mapping(r)) for r in result.resources),
-        "not_evaluated": each(
-            {
-                "rule_id": n.rule_id,
-                "resource_id": n.resource.id,
-                "provider": n.resource.provider,
-                "location": n.resource.location,
-                "missing": n.missing,
-            }
-            for n in result.not_evaluated
-        ),
+        "resources": jsonresource.texts(result.resources)
+        if lazy
+        else [bounded(to_mapping(r)) for r in result.resources],
+        "not_evaluated": _not_evaluated(result)
+        if lazy
+        else [_missing(n) for n in result.not_evaluated],
         "skipped": [
             {"path": s.path, "reason": s.reason, "error": s.error, "line": s.line}
             for s in result.skipped
@@ -169,70 +170,102 @@ def _finding(
     }
 
 
-_S = jsonstream.scalar
+def _findings(result: ScanResult) -> Iterator[jsonstream.Raw]:
+    """The `findings` array's items as `jsonstream` writes `_finding` (a test holds the two to
+    the same text), without building them: a 100k-resource report has about 200k findings."""
+    templates = jsonflat.Templates(_PAD, kept=_RULE_KEYS)  # by source, waiver and rule
+    last: Resource | None = None
+    held: tuple[Any, ...] = ()  # the resource's values, from `id` to `gpu.memory_gib`
+    where = ""  # its location
+
+    def fast(
+        item: tuple[Finding, str | None, FindingHistory | None], out: list[Any]
+    ) -> jsonflat.Template | None:
+        nonlocal last, held, where
+        finding, fingerprint, change = item
+        resource = finding.resource
+        if resource is not last:
+            last, gpu, where = resource, resource.gpu, resource.location
+            held = (
+                resource.id,
+                resource.name,
+                resource.kind._value_,
+                resource.provider,
+                resource.account,
+                resource.region,
+                resource.instance_type,
+                gpu.model,
+                _at_least_0(gpu.count),
+                _at_least_0(gpu.memory_gib),
+            )
+        path = resource.source.path
+        waiver = finding.waiver
+        values = [finding.message, *held]
+        if path is None:
+            values += (None, where)
+        else:
+            values += (path, finding.line, f"{path}:{finding.line}")
+        values += (
+            finding.field,
+            finding.expected,
+            finding.actual,
+            _at_least_0(finding.monthly_savings_usd),
+            _at_least_0(finding.saving_usd),
+            finding.saving_unit,
+        )
+        if waiver is None:
+            values.append(None)
+        else:
+            values += _waiver(waiver).values()
+        values += (finding.suppressed, fingerprint)
+        values += _NO_HISTORY if change is None else finding_history(change).values()
+        shape = (
+            path is None,
+            waiver is None,
+            finding.rule_id,
+            finding.severity,
+            finding.title,
+            finding.remediation,
+        )
+        template = templates.get(shape, lambda: _finding(*item), values)
+        if template is not None:
+            out += values
+        return template
+
+    return jsonflat.items(_with_history(result), _PAD, fast, lambda item: _text(_finding(*item)))
 
 
-def _finding_text(
-    finding: Finding, fingerprint: str | None = None, change: FindingHistory | None = None
-) -> jsonstream.Raw:
-    """`_finding` encoded as it sits in the report's `findings` array, without building it: a
-    report of 100k resources has about 200k findings (a test holds the two to the same text)."""
-    resource = finding.resource
-    gpu = resource.gpu
-    path = resource.source.path
-    if path is None:
-        source, location = "null", resource.location
-    else:
-        source = f'{{\n{_P3}"path": {_S(path)},\n{_P3}"line": {_S(finding.line)}\n{_P2}}}'
-        location = f"{path}:{finding.line}"
-    waiver = "null" if not finding.waiver else jsonstream.text(_waiver(finding.waiver), _P1)
-    history = finding_history(change)
-    return jsonstream.Raw(
-        f'{{\n{_P1}"rule_id": {_S(finding.rule_id)},'
-        f'\n{_P1}"severity": {_S(finding.severity.label)},'
-        f'\n{_P1}"title": {_S(finding.title)},\n{_P1}"message": {_S(finding.message)},'
-        f'\n{_P1}"resource": {{\n{_P2}"id": {_S(resource.id)},\n{_P2}"name": {_S(resource.name)},'
-        f'\n{_P2}"kind": {_S(resource.kind.value)},\n{_P2}"provider": {_S(resource.provider)},'
-        f'\n{_P2}"account": {_S(resource.account)},\n{_P2}"region": {_S(resource.region)},'
-        f'\n{_P2}"instance_type": {_S(resource.instance_type)},\n{_P2}"gpu": {{'
-        f'\n{_P3}"model": {_S(gpu.model)},\n{_P3}"count": {_S(_at_least_0(gpu.count))},'
-        f'\n{_P3}"memory_gib": {_S(_at_least_0(gpu.memory_gib))}\n{_P2}}},'
-        f'\n{_P2}"source": {source}\n{_P1}}},\n{_P1}"location": {_S(location)},'
-        f'\n{_P1}"field": {_S(finding.field)},\n{_P1}"expected": {_S(finding.expected)},'
-        f'\n{_P1}"actual": {_S(finding.actual)},'
-        f'\n{_P1}"monthly_savings_usd": {_S(_at_least_0(finding.monthly_savings_usd))},'
-        f'\n{_P1}"saving_usd": {_S(_at_least_0(finding.saving_usd))},'
-        f'\n{_P1}"saving_unit": {_S(finding.saving_unit)},'
-        f'\n{_P1}"waiver": {waiver},\n{_P1}"suppressed": {_S(finding.suppressed)},'
-        f'\n{_P1}"remediation": {_S(finding.remediation)},'
-        f'\n{_P1}"fingerprint": {_S(fingerprint)},\n{_P1}"change": {_S(history["change"])},'
-        f'\n{_P1}"first_seen": {_S(history["first_seen"])},'
-        f'\n{_P1}"audits_open": {_S(history["audits_open"])}\n{_P0}}}'
-    )
+def _not_evaluated(result: ScanResult) -> Iterator[jsonstream.Raw]:
+    templates = jsonflat.Templates(_PAD)
+
+    def fast(item: NotEvaluated, out: list[Any]) -> jsonflat.Template | None:
+        resource = item.resource
+        values = [item.rule_id, resource.id, resource.provider, resource.location, item.missing]
+        template = templates.get(None, lambda: _missing(item), values)
+        if template is not None:
+            out += values
+        return template
+
+    return jsonflat.items(result.not_evaluated, _PAD, fast, lambda item: _text(_missing(item)))
 
 
-_P0, _P1, _P2, _P3 = (" " * n for n in (4, 6, 8, 10))  # depths inside `findings`
+def _missing(item: NotEvaluated) -> dict[str, Any]:
+    return {
+        "rule_id": item.rule_id,
+        "resource_id": item.resource.id,
+        "provider": item.resource.provider,
+        "location": item.resource.location,
+        "missing": item.missing,
+    }
 
 
-# (section or None, key, minimum, maximum) of every bounded number in the resource mapping
-_BOUNDS = tuple(
-    (spec.group, spec.key, spec.minimum, spec.maximum)
-    for spec in FIELDS.values()
-    if spec.minimum is not None or spec.maximum is not None
-)
+_PAD = "    "  # the depth of the items of `findings`, `resources` and `not_evaluated`
+_RULE_KEYS = frozenset(("rule_id", "severity", "title", "remediation"))
+_NO_HISTORY = tuple(finding_history(None).values())
 
 
-def _bounded(mapping: dict[str, Any]) -> dict[str, Any]:
-    """The mapping with numbers outside their field's bounds as null, so the document always
-    validates (the input edge refuses such values; a report never carries one)."""
-    for group, key, low, high in _BOUNDS:
-        holder = mapping[group] if group else mapping
-        value = holder.get(key)
-        if value is not None and not (
-            (low is None or value >= low) and (high is None or value <= high)
-        ):
-            holder[key] = None
-    return mapping
+def _text(item: dict[str, Any]) -> str:
+    return jsonstream.text(item, _PAD)
 
 
 def _at_least_0(value: float | None) -> float | None:

@@ -20,7 +20,8 @@ _KEYS: dict[str, str] = {}  # escaped `"key": ` of the keys seen, a few dozen in
 
 
 class Raw(str):
-    """JSON text already encoded at its place in the document (an array item), written as is."""
+    """JSON text already encoded at its place in the document, written as is: an array item, or
+    several joined by `,` and a line break at the items' depth."""
 
     __slots__ = ()
 
@@ -44,7 +45,7 @@ def scalar(value: Any) -> str | None:
     if kind is float:
         return number(value)
     if isinstance(value, str):
-        return _ESCAPE(str(value))
+        return _ESCAPE(value)  # its value, as json.dumps writes it (a StrEnum: the same)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -71,8 +72,8 @@ def dump(value: Any, stream: TextIO) -> None:
     """
     parts: list[str] = []
 
-    def flush() -> None:
-        if len(parts) >= 2048:
+    def flush(now: bool) -> None:
+        if now or len(parts) >= 2048:
             stream.write("".join(parts))
             parts.clear()
 
@@ -81,11 +82,11 @@ def dump(value: Any, stream: TextIO) -> None:
     stream.write("".join(parts))
 
 
-def _no_flush() -> None:
+def _no_flush(now: bool) -> None:
     return None
 
 
-def _into(value: Any, pad: str, out: Write, flush: Callable[[], None]) -> None:
+def _into(value: Any, pad: str, out: Write, flush: Callable[[bool], None]) -> None:
     kind = type(value)
     if kind is dict:
         if not value:
@@ -128,7 +129,7 @@ def _into(value: Any, pad: str, out: Write, flush: Callable[[], None]) -> None:
                 out(lead + _scalar(item))
             lead = ",\n" + inner
             if streamed:
-                flush()
+                flush(kind is Raw)  # a streamed `Raw` is a batch of items: written at once
         out("[]" if lead is start else "\n" + pad + "]")
     elif isinstance(value, dict):
         _into(dict(value), pad, out, flush)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
-from collections import defaultdict
 from datetime import datetime
 
-from gpu_audit.model import Finding, ScanResult
+from gpu_audit.model import ScanResult
+from gpu_audit.report.command import shown_command
+from gpu_audit.report.markdown_charts import savings_charts
 from gpu_audit.report.markdown_detail import (
     coverage_gaps,
     findings_by_rule,
@@ -14,11 +14,11 @@ from gpu_audit.report.markdown_detail import (
     skipped_inputs,
     waivers,
 )
+from gpu_audit.report.markdown_resources import findings_by_resource
 from gpu_audit.report.markdown_since import since_section
-from gpu_audit.report.markdown_text import chart_label, inline, money, table
-from gpu_audit.report.summary import Summary, best_savings, summarize
+from gpu_audit.report.markdown_text import inline, money, shown_path, table
+from gpu_audit.report.summary import Summary, best_savings, summarize, unpriced_text
 
-TOP = 10
 LIST_LIMIT = 12  # scope lists longer than this are clipped with "and N more"
 
 
@@ -29,8 +29,8 @@ def render(result: ScanResult) -> str:
         header(result),
         executive_summary(summary, since_section(result)),
         savings_charts(best, summary),
-        top_savings(best),
-        findings_by_rule(result),
+        findings_by_resource(result, best),
+        findings_by_rule(result, best),
         waivers(result),
         not_evaluated(result),
         coverage_gaps(result),
@@ -55,16 +55,11 @@ def _listing(values: tuple[str, ...]) -> str:
     return shown + (f", and {rest} more" if rest > 0 else "")
 
 
-def shown_path(path: str) -> str:
-    """A path fit to publish: a built-in pack by name (`runbook`), a path under the working
-    directory relative to it, any other absolute path by its file name only."""
-    if not os.path.isabs(path):
-        return path
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if path.startswith(package + os.sep):
-        return os.path.splitext(os.path.basename(path))[0]
-    relative = os.path.relpath(path)
-    return os.path.basename(path) if relative.startswith("..") else relative
+def _command(result: ScanResult) -> str:
+    """The full invocation (recorded by the CLI, secrets already redacted), paths shortened."""
+    argv = result.scope.argv
+    command = shown_command(argv, shown_path) if argv else f"gpu-audit {result.scope.command}"
+    return inline(command, 600)
 
 
 def header(result: ScanResult) -> list[str]:
@@ -78,7 +73,7 @@ def header(result: ScanResult) -> list[str]:
     ]
     rows = [
         ["Scan time", when(result.generated_at)],
-        ["Command", f"gpu-audit {inline(scope.command)}"],
+        ["Command", _command(result)],
         ["Providers", _listing(scope.providers)],
         ["Accounts / projects", _listing(scope.accounts)],
         ["Regions", _listing(scope.regions)],
@@ -111,7 +106,9 @@ def _run_savings(summary: Summary) -> list[list[str]]:
 
 
 def executive_summary(summary: Summary, since: list[str] | None = None) -> list[str]:
-    unpriced = f" ({summary.unpriced_resources} unpriced)" if summary.unpriced_resources else ""
+    unpriced = (
+        f"; not priced: {inline(unpriced_text(summary))}" if summary.unpriced_resources else ""
+    )
     rows = [
         [
             "GPU spend covered",
@@ -140,46 +137,3 @@ def executive_summary(summary: Summary, since: list[str] | None = None) -> list[
         "",
         *table(["Severity", "Open findings"], severities, align="lr"),
     ]
-
-
-def savings_charts(best: list[Finding], summary: Summary) -> list[str]:
-    lines = ["## Savings", ""]
-    if not best:
-        return [*lines, "No open finding has a priced saving."]
-    lines.append(
-        f"Estimated {money(summary.monthly_savings_usd)} / month. Each resource's saving is "
-        "counted once, under the finding that saves the most, so the slices add up to the total."
-    )
-    by_rule: dict[str, float] = defaultdict(float)
-    by_team: dict[str, float] = defaultdict(float)
-    for finding in best:
-        by_rule[finding.rule_id] += finding.monthly_savings_usd or 0.0
-        team = finding.resource.tags.get("team") or "(no team tag)"
-        by_team[team] += finding.monthly_savings_usd or 0.0
-    lines += ["", *_pie("Monthly savings by rule (USD)", by_rule)]
-    lines += ["", *_pie("Monthly savings by team (USD)", by_team)]
-    return lines
-
-
-def _pie(title: str, slices: dict[str, float]) -> list[str]:
-    ordered = sorted(slices.items(), key=lambda item: (-item[1], item[0]))
-    body = [f'    "{chart_label(name)}" : {value:.0f}' for name, value in ordered]
-    return ["```mermaid", f"pie showData title {title}", *body, "```"]
-
-
-def top_savings(best: list[Finding]) -> list[str]:
-    if not best:
-        return []
-    rows = [
-        [
-            str(rank),
-            inline(f.resource.location, 100),
-            inline(f.resource.name),
-            inline(f.resource.tags.get("team")),
-            inline(f.rule_id),
-            money(f.monthly_savings_usd),
-        ]
-        for rank, f in enumerate(best[:TOP], start=1)
-    ]
-    headers = ["#", "Resource", "Name", "Team", "Rule", "Saving / month"]
-    return [f"## Top {TOP} savings", "", *table(headers, rows, align="rllllr")]

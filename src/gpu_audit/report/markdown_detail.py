@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import heapq
 import json
 from collections.abc import Mapping
 from typing import Any
 
-from gpu_audit.model import Finding, Kind, RuleInfo, ScanResult, Severity, WaiverState
+from gpu_audit.model import Finding, RuleInfo, ScanResult, Severity, WaiverState
 from gpu_audit.report import not_evaluated as missing
-from gpu_audit.report.markdown_text import inline, money, prose, table
-from gpu_audit.report.summary import saving_text, total_savings
+from gpu_audit.report.markdown_text import (
+    inline,
+    money,
+    prose,
+    shown_path,
+    shown_source,
+    table,
+)
+from gpu_audit.report.summary import short_id, total_savings
 
-ROWS_PER_RULE = 50  # a runbook page stays readable; the CSV and JSON reports list every finding
+OPEN_ON = 10  # resources named per rule, largest saving first; "Findings by resource" has them all
 _WAIVER_HEADINGS = {
     WaiverState.ACTIVE: "Active",
     WaiverState.EXPIRING: "Expiring within 30 days",
@@ -19,36 +27,26 @@ _WAIVER_HEADINGS = {
 }
 
 
-def location(finding: Finding) -> str:
-    """Where to look: the offending key's line for jobs, provider/account/region/id else."""
-    resource = finding.resource
-    if resource.kind is Kind.JOB and resource.source.path:
-        line = finding.line or resource.source.line
-        return f"{resource.source.path}:{line}" if line else resource.source.path
-    return resource.location
-
-
-def status(finding: Finding) -> str:
-    if finding.waiver is not None:
-        expires = finding.waiver.expires
-        until = f" until {expires:%Y-%m-%d}" if expires else ""
-        return f"waived by {inline(finding.waiver.owner, 80)}{until}"
-    if finding.suppressed is not None:
-        return f"suppressed inline: {inline(finding.suppressed, 120)}"
-    return "open"
-
-
-def findings_by_rule(result: ScanResult) -> list[str]:
+def findings_by_rule(result: ScanResult, best: list[Finding]) -> list[str]:
+    """Per rule: counts, its counted and gross saving, the remediation, and where it is open."""
     lines = ["## Findings by rule"]
     if not result.findings:
         return [*lines, "", "No findings."]
     groups: dict[str, list[Finding]] = {}
     for finding in result.findings:
         groups.setdefault(finding.rule_id, []).append(finding)
+    counted_under = {id(f.resource): f.rule_id for f in best}
+    counted: dict[str, float] = {}
+    for finding in best:
+        counted[finding.rule_id] = counted.get(finding.rule_id, 0.0) + (
+            finding.monthly_savings_usd or 0.0
+        )
     rules = {rule.id: rule for rule in result.rules}
     order = sorted(groups, key=lambda r: (-groups[r][0].severity, -_open(groups[r]), r))
     for rule_id in order:
-        lines += ["", *_rule_section(rule_id, rules.get(rule_id), groups[rule_id])]
+        saving = _savings(rule_id, groups[rule_id], counted_under, counted.get(rule_id, 0.0))
+        section = _rule_section(rule_id, rules.get(rule_id), groups[rule_id], saving)
+        lines += ["", *section]
     return lines
 
 
@@ -56,63 +54,79 @@ def _open(findings: list[Finding]) -> int:
     return sum(1 for f in findings if f.is_open)
 
 
-def _rule_section(rule_id: str, rule: RuleInfo | None, findings: list[Finding]) -> list[str]:
+def _rule_section(
+    rule_id: str, rule: RuleInfo | None, findings: list[Finding], saving: str
+) -> list[str]:
     first = findings[0]
     severity: Severity = first.severity
     opened = [f for f in findings if f.is_open]
     counts = (
         f"**Severity:** {severity.label} · **Open:** {len(opened)} · "
         f"**Waived:** {sum(1 for f in findings if f.waiver is not None)} · "
-        f"**Suppressed:** {sum(1 for f in findings if f.suppressed is not None)} · "
-        f"**Savings:** {money(total_savings(opened))} / month"
+        f"**Suppressed:** {sum(1 for f in findings if f.suppressed is not None)}"
     )
-    per_run = total_savings(opened, unit="run")
-    if per_run:  # jobs: per run, never added to the monthly figure
-        counts += f" · **Savings on jobs:** \\${per_run:,.2f} per run (at each job's cap)"
     remediation = rule.remediation if rule else first.remediation
     lines = [f"### {inline(rule_id, 80)}: {inline(first.title, 160)}", "", counts]
+    lines += ["", saving]
     if remediation:
         lines += ["", f"**Remediation:** {prose(remediation)}"]
-    rows = [
-        [
-            inline(location(f), 100),
-            inline(f.resource.name),
-            inline(f.resource.instance_type),
-            _gpu(f),
-            money(f.resource.monthly_cost_usd),
-            (saving_text(f, short=True) or "–").replace("$", "\\$"),
-            inline(f.actual, 160),
-            status(f),
-        ]
-        for f in sorted(findings, key=lambda f: (not f.is_open, -(f.monthly_savings_usd or 0.0)))[
-            :ROWS_PER_RULE
-        ]
-    ]
-    headers = [
-        "Resource",
-        "Name",
-        "Type",
-        "GPU",
-        "Cost / month",
-        "Saving",
-        "Found",
-        "Status",
-    ]
-    lines += ["", *table(headers, rows, align="llllrrll")]
-    if len(findings) > ROWS_PER_RULE:
-        lines += [
-            "",
-            f"… and {len(findings) - ROWS_PER_RULE} more findings of this rule, with smaller "
-            "savings: see the CSV or JSON report.",
-        ]
+    if opened:
+        lines += ["", _open_on(opened)]
+    suppressed = [f for f in findings if f.suppressed is not None][:OPEN_ON]
+    if suppressed:
+        names = "; ".join(
+            f"{inline(f.resource.name or short_id(f.resource), 60)} ({inline(f.suppressed, 120)})"
+            for f in suppressed
+        )
+        lines += ["", f"**Suppressed inline:** {names}."]
     return lines
 
 
-def _gpu(finding: Finding) -> str:
-    gpu = finding.resource.gpu
-    if gpu.model is None:
-        return "–"
-    return f"{gpu.count if gpu.count is not None else '?'}× {inline(gpu.model, 40)}"
+def _savings(
+    rule_id: str, findings: list[Finding], counted_under: dict[int, str], counted: float
+) -> str:
+    """The counted saving (the rule's slice of the chart) and, where it differs, the gross one
+    (what the rule's findings would save acted on alone)."""
+    opened = [f for f in findings if f.is_open]
+    gross = total_savings(opened)
+    text = f"**Saving:** {money(counted)} / month"
+    elsewhere = 0  # resources whose saving is counted under another rule's finding
+    per_job = False
+    for finding in opened:
+        if (finding.monthly_savings_usd or 0) > 0:
+            elsewhere += counted_under.get(id(finding.resource)) != rule_id
+        per_job = per_job or finding.saving_unit in ("run", "gpu-hour")
+    if elsewhere and round(gross) != round(counted):
+        resources = "resource" if elsewhere == 1 else "resources"
+        text += (
+            f" counted, {money(gross)} / month gross: on {elsewhere} {resources} another "
+            "rule's finding saves more, and each resource's saving is counted once, under its "
+            "largest finding."
+        )
+    per_run = total_savings(opened, unit="run") if per_job else 0.0  # never added to /month
+    runs = f"\\${per_run:,.2f} per run on jobs (at each job's runtime cap)" if per_run else ""
+    if gross:
+        return text + (f" · {runs}" if runs else "")
+    if runs:
+        return f"**Saving:** {runs}"
+    if any(f.saving_unit == "gpu-hour" and f.saving_usd for f in opened):
+        return "**Saving:** per GPU-hour on jobs with no runtime cap (see *Findings by resource*)"
+    return "**Saving:** none priced"
+
+
+def _open_on(opened: list[Finding]) -> str:
+    """The resources, largest saving first, each with what was found (said once if the same)."""
+    ordered = heapq.nsmallest(OPEN_ON, opened, key=lambda f: -(f.monthly_savings_usd or 0.0))
+    found = {f.actual for f in opened}
+    same = f" ({inline(found.pop(), 80)})" if len(found) == 1 else ""
+    names = [
+        inline(f.resource.name or short_id(f.resource), 60)
+        + ("" if same else f" ({inline(f.actual, 80)})")
+        for f in ordered
+    ]
+    more = len(opened) - OPEN_ON
+    tail = f", and {more} more (see *Findings by resource*)" if more > 0 else ""
+    return f"**Open on**{same}: {('; ' if not same else ', ').join(names)}{tail}."
 
 
 def waivers(result: ScanResult) -> list[str]:
@@ -127,19 +141,22 @@ def waivers(result: ScanResult) -> list[str]:
             continue
         rows = [
             [
-                inline(w.waiver.rule),
+                inline(w.waiver.rule.replace(",", ", ")),
                 _where(w.waiver.where),
                 inline(w.waiver.owner, 80),
-                inline(w.waiver.reason, 300),
                 f"{w.waiver.expires:%Y-%m-%d}" if w.waiver.expires else "never",
                 str(w.matched),
-                inline(w.waiver.source, 120),
+                f"{inline(w.waiver.reason, 300)} (defined at {_defined_at(w.waiver.source)})",
             ]
             for w in sorted(group, key=lambda w: (w.waiver.expires is None, w.waiver.expires))
         ]
-        headers = ["Rule", "Applies to", "Owner", "Reason", "Expires", "Findings", "Defined at"]
-        lines += table(headers, rows, align="lllllrl")
+        headers = ["Rule", "Applies to", "Owner", "Expires", "Findings", "Reason"]
+        lines += table(headers, rows, align="llllrl")
     return lines
+
+
+def _defined_at(source: str | None) -> str:
+    return inline(shown_source(source), 120) if source else "–"
 
 
 def _where(where: Mapping[str, Any]) -> str:
@@ -192,7 +209,7 @@ def skipped_inputs(result: ScanResult) -> list[str]:
         return []
     rows = [
         [
-            inline(s.path, 120),
+            inline(shown_path(s.path), 120),
             str(s.line) if s.line else "–",
             "unreadable" if s.error else "not a GPU job",
             inline(s.reason, 300),

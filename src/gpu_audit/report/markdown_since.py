@@ -4,7 +4,8 @@ resolved and removed, and the trend (a Mermaid `xychart-beta` plus a plain table
 from __future__ import annotations
 
 from gpu_audit.model import Change, Comparison, ScanResult, TrendPoint
-from gpu_audit.report.markdown_text import inline, money, table
+from gpu_audit.report.markdown_text import inline, money, shown_source, table
+from gpu_audit.report.summary import short_id
 
 TOP = 10
 
@@ -63,7 +64,7 @@ def _persisting(result: ScanResult) -> list[str]:
     rows.sort(key=lambda item: (item[0].first_seen, -item[1].severity, item[1].resource.location))
     body = [
         [
-            inline(f.resource.location, 100),
+            inline(f.resource.name or short_id(f.resource), 60),
             inline(f.rule_id),
             f.severity.label,
             f"open for {c.audits_open} audits since {c.first_seen:%Y-%m-%d}",
@@ -81,7 +82,7 @@ def _resolved(since: Comparison) -> list[str]:
         return []
     body = [
         [
-            inline(r.location, 100),
+            _where(r.location),
             inline(r.rule_id),
             f"{r.first_seen:%Y-%m-%d}",
             money(r.monthly_savings_usd),
@@ -96,7 +97,7 @@ def _resolved(since: Comparison) -> list[str]:
 def _removed(since: Comparison) -> list[str]:
     if not since.removed:
         return []
-    body = [[inline(r.location, 100), money(r.monthly_cost_usd)] for r in since.removed[:TOP]]
+    body = [[_where(r.location), money(r.monthly_cost_usd)] for r in since.removed[:TOP]]
     more = f" (the {TOP} costliest of {len(since.removed)})" if len(since.removed) > TOP else ""
     headers = ["Resource", "Spend / month then"]
     return [
@@ -105,6 +106,12 @@ def _removed(since: Comparison) -> list[str]:
         "",
         *table(headers, body, align="lr"),
     ]
+
+
+def _where(location: str, limit: int = 64) -> str:
+    """A stored location (`provider/account/region/id` or `path:line`), its end kept if long."""
+    text = shown_source(location)
+    return inline("…" + text[-(limit - 1) :] if len(text) > limit else text, limit)
 
 
 def _trend(points: tuple[TrendPoint, ...]) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 
@@ -92,3 +93,21 @@ def chart_label(value: object, limit: int = 40) -> str:
 def money(value: float | None) -> str:
     """Dollars, with the sign escaped: GitHub reads a pair of `$` on one line as inline math."""
     return "–" if value is None else f"\\${value:,.0f}"
+
+
+def shown_path(path: str) -> str:
+    """A path fit to publish: a built-in pack by name (`runbook`), a path under the working
+    directory relative to it, any other absolute path by its file name only."""
+    if not os.path.isabs(path):
+        return path
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # gpu_audit/
+    if path.startswith(package + os.sep):
+        return os.path.splitext(os.path.basename(path))[0]
+    relative = os.path.relpath(path)
+    return os.path.basename(path) if relative.startswith("..") else relative
+
+
+def shown_source(source: str) -> str:
+    """`path:line` with the path as `shown_path` shows it."""
+    path, colon, line = source.rpartition(":")
+    return f"{shown_path(path)}:{line}" if colon and line.isdigit() else shown_path(source)

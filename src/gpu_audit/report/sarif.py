@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Iterator
 from pathlib import Path, PurePath
 from typing import Any, TextIO
 from urllib.parse import quote
 
 from gpu_audit.model import Finding, Kind, RuleInfo, ScanResult, Severity
-from gpu_audit.report import jsonstream
+from gpu_audit.report import jsonflat, jsonstream
 from gpu_audit.report.markdown_text import prose
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -61,14 +62,14 @@ def log(result: ScanResult, root: Path, lazy: bool = False) -> dict[str, Any]:
             SRCROOT: {"description": {"text": "The directory gpu-audit ran in."}}
         },
         "invocations": [_invocation(result, root)],
-        "results": (
+        "results": _results(result, index, root)
+        if lazy
+        else [
             _result(f, index.get(f.rule_id), root, fingerprint)
             for f, fingerprint in zip(result.findings, _fingerprints(result), strict=True)
-        ),
+        ],
         "columnKind": "unicodeCodePoints",
     }
-    if not lazy:
-        run["results"] = list(run["results"])
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
@@ -101,6 +102,66 @@ def _fingerprints(result: ScanResult) -> tuple[str, ...]:
     from gpu_audit.history.fingerprint import fingerprints
 
     return fingerprints(result.findings)
+
+
+_PAD = "        "  # the depth of the items of `runs[0].results`
+_RULE_KEYS = frozenset(("ruleId", "level", "ruleIndex"))
+
+
+def _results(result: ScanResult, index: dict[str, int], root: Path) -> Iterator[jsonstream.Raw]:
+    """The `results` array's items as `jsonstream` writes `_result` (a test holds the two to the
+    same text), encoded in batches: a finding on a job, waived or suppressed inline takes the
+    plain path; the others (all of a 100k-instance scan's) fill a template per rule."""
+    templates = jsonflat.Templates(_PAD, kept=_RULE_KEYS)  # by rule
+
+    def fast(item: tuple[Finding, str], out: list[Any]) -> jsonflat.Template | None:
+        finding, fingerprint = item
+        resource = finding.resource
+        if finding.waiver is not None or finding.suppressed is not None:
+            return None
+        if resource.kind is Kind.JOB and resource.source.path:
+            return None
+        rule_id, severity = finding.rule_id, finding.severity
+        rule_index = index.get(rule_id)
+        gpu = resource.gpu
+        values = [
+            finding.message,
+            resource.id,
+            resource.location,
+            "resource",
+            fingerprint,
+            _LABELS[severity],
+            finding.field,
+            finding.expected,
+            finding.actual,
+            finding.monthly_savings_usd,
+            finding.saving_usd,
+            finding.saving_unit,
+            resource.monthly_cost_usd,
+            resource.instance_type,
+            gpu.model,
+            gpu.count,
+        ]
+        template = templates.get(
+            (rule_id, severity, rule_index),
+            lambda: _result(finding, rule_index, root, fingerprint),
+            values,
+        )
+        if template is not None:
+            out += values
+        return template
+
+    def slow(item: tuple[Finding, str]) -> str:
+        finding, fingerprint = item
+        return jsonstream.text(
+            _result(finding, index.get(finding.rule_id), root, fingerprint), _PAD
+        )
+
+    findings = zip(result.findings, _fingerprints(result), strict=True)
+    return jsonflat.items(findings, _PAD, fast, slow)
+
+
+_LABELS = {severity: severity.label for severity in Severity}
 
 
 def _result(

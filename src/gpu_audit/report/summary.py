@@ -6,7 +6,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from gpu_audit.model import Finding, Kind, ScanResult, Severity
+from gpu_audit.model import Finding, Kind, Resource, ScanResult, Severity
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +30,13 @@ class Summary:
     # each job's largest per-run saving, and how many jobs that covers.
     run_savings_usd: float = 0.0
     jobs_with_run_savings: int = 0
+    # GPUs of the unpriced resources by model, most first (`(("H200", 8), ("B200", 8))`); a
+    # resource whose model is unknown counts under "unknown", one whose count is unknown as 0.
+    unpriced_gpus: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def unpriced_gpu_count(self) -> int:
+        return sum(count for _, count in self.unpriced_gpus)
 
 
 def summarize(result: ScanResult) -> Summary:
@@ -41,6 +48,11 @@ def summarize(result: ScanResult) -> Summary:
     # A pod's GPUs are part of its node's cost: spend counts nodes and instances, never both.
     billed = [r for r in result.resources if r.kind is not Kind.POD]
     costs = [c for r in billed if _usable(c := r.monthly_cost_usd) and c is not None]
+    per_run = _best_per_resource(open_findings, "run")  # jobs: a saving per run, never /month
+    unpriced: Counter[str] = Counter()
+    for resource in billed:
+        if not _usable(resource.monthly_cost_usd):
+            unpriced[resource.gpu.model or "unknown"] += resource.gpu.count or 0
     return Summary(
         resources=len(result.resources),
         findings_open=len(open_findings),
@@ -57,9 +69,21 @@ def summarize(result: ScanResult) -> Summary:
         skipped=len(result.skipped),
         input_errors=len(result.input_errors),
         partial=result.partial,
-        run_savings_usd=total_savings(open_findings, unit="run"),
-        jobs_with_run_savings=len(_best_per_resource(open_findings, "run")),
+        run_savings_usd=round(sum(per_run.values()), 2),
+        jobs_with_run_savings=len(per_run),
+        unpriced_gpus=tuple(sorted(unpriced.items(), key=lambda item: (-item[1], item[0]))),
     )
+
+
+def unpriced_text(summary: Summary) -> str:
+    """`2 resources, 16 GPUs (8× H200, 8× B200)`: what the spend total leaves out."""
+    resources = summary.unpriced_resources
+    text = f"{resources} resource{'' if resources == 1 else 's'}"
+    gpus = summary.unpriced_gpu_count
+    if gpus:
+        models = ", ".join(f"{n}× {model}" for model, n in summary.unpriced_gpus if n)
+        text += f", {gpus} GPU{'' if gpus == 1 else 's'} ({models})"
+    return text
 
 
 def _usable(amount: float | None) -> bool:
@@ -123,6 +147,18 @@ def best_savings(findings: list[Finding]) -> list[Finding]:
         current = best.get(key)
         if current is None or saving > (current.monthly_savings_usd or 0.0):
             best[key] = finding
-    return sorted(
-        best.values(), key=lambda f: (-(f.monthly_savings_usd or 0.0), f.resource.location)
-    )
+    # Ties keep the findings' (deterministic) order: a location per key costs ~1 s at 100,000.
+    return sorted(best.values(), key=lambda f: -(f.monthly_savings_usd or 0.0))
+
+
+def short_id(resource: Resource) -> str:
+    """The end of a long id: an ARN's resource part, a GCP path's last two segments, a job's
+    file name and document."""
+    rid = resource.id
+    if resource.kind is Kind.JOB and resource.source.path:  # `path#document`: the file name
+        return rid.rsplit("/", 1)[-1]
+    if rid.startswith("arn:"):
+        rid = rid.split(":", 5)[-1]
+    if rid.startswith("projects/"):
+        rid = "/".join(rid.rsplit("/", 2)[-2:])
+    return rid

@@ -7,6 +7,7 @@ the cursor or recolour the terminal.
 
 from __future__ import annotations
 
+import heapq
 import os
 import shutil
 from collections import Counter
@@ -15,24 +16,28 @@ from typing import TextIO
 from gpu_audit.model import Finding, Kind, ScanResult, Severity
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.since import counts_line, new_findings
-from gpu_audit.report.summary import Summary, saving_text, summarize, total_savings
+from gpu_audit.report.summary import Summary, saving_text, short_id, summarize, total_savings
 
 HEADERS = ["rule", "name", "resource", "type", "GPU", "$/month", "saving", "found"]
-FLEXIBLE = {7: 10, 2: 14, 1: 10}  # column → narrowest width, shrunk in this order to fit
-WIDTH = 120  # in files and pipes; on a terminal, the terminal's width
+FLEXIBLE = {"found": 10, "resource": 14, "name": 10}  # narrowest widths, shrunk in this order
+# When the flexible columns at their narrowest still do not fit: drop the instance type, then the
+# cost, then shorten `$1,234/month` to `$1,234` (header `saving/mo`), then drop the resource
+# (the name column then carries the id of an unnamed resource).
+NARROWER = ("type", "$/month", "/month", "resource")
+ROWS = 500  # rows per severity: a terminal shows the largest savings, the file formats all
+WIDTH = 120  # in files and pipes (unless COLUMNS is set); on a terminal, the terminal's width
 # ANSI SGR per severity, on a terminal only (never in files or pipes), and never with NO_COLOR
 COLOURS = {"critical": "1;31", "high": "31", "medium": "33", "low": "36", "info": "2"}
 
 
 def write(result: ScanResult, stream: TextIO) -> None:
     terminal = hasattr(stream, "isatty") and stream.isatty()
-    width = shutil.get_terminal_size((WIDTH, 24)).columns if terminal else WIDTH
+    sized = terminal or os.environ.get("COLUMNS", "").isdigit()
+    width = shutil.get_terminal_size((WIDTH, 24)).columns if sized else WIDTH
     stream.write(render(result, width, colour=terminal and not os.environ.get("NO_COLOR")))
 
 
 def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
-    from tabulate import tabulate  # imported here: ~0.1 s that `check -q` need not pay
-
     lines: list[str] = []
     open_findings = [f for f in result.findings if f.is_open]
     new = new_findings(result)
@@ -47,14 +52,20 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
         if colour:
             heading = f"\x1b[{COLOURS[severity.label]}m{heading}\x1b[0m"
         lines.append(heading)
-        ordered = sorted(group, key=_order)
+        ordered = (
+            sorted(group, key=_order)
+            if len(group) <= ROWS
+            else heapq.nsmallest(ROWS, group, key=_order)  # = sorted(...)[:ROWS], in O(n)
+        )
         marked = result.since is not None  # a first column marks what is new since the last audit
-        rows = _fit([_row(f) for f in ordered], width - 5 if marked else width)
-        headers = HEADERS
+        headers, rows = _fit([_row(f) for f in ordered], width - 5 if marked else width)
         if marked:
             rows = [["new" if id(f) in new else "", *r] for f, r in zip(ordered, rows, strict=True)]
-            headers = ["", *HEADERS]
-        lines.append(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
+            headers = ["", *headers]
+        lines += _simple(headers, rows)
+        if len(group) > ROWS:
+            more = f"{len(group) - ROWS:,} more {severity.label} findings with smaller savings"
+            lines.append(f"… {more} (every finding: --format text, csv or json)")
         lines.append("")
     if not open_findings:
         lines += ["No open findings.", ""]
@@ -66,20 +77,63 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _fit(rows: list[list[str]], width: int) -> list[list[str]]:
-    """Clip the flexible columns (found, resource, name) until the table fits `width`."""
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(HEADERS)]
-    excess = sum(widths) + 2 * (len(widths) - 1) - width
-    for column, narrowest in FLEXIBLE.items():
+def _fit(rows: list[list[str]], width: int) -> tuple[list[str], list[list[str]]]:
+    """Headers and rows that fit `width`: columns dropped or shortened (`NARROWER`) while even
+    the flexible columns at their narrowest would not fit, then the flexible ones clipped."""
+    headers = list(HEADERS)
+
+    def measure(column: int) -> int:  # a header is padded by 2, as in `_simple`
+        return max(len(headers[column]) + 2, *(len(r[column]) for r in rows))
+
+    sizes = [measure(column) for column in range(len(headers))]
+
+    def narrowest() -> int:
+        least = [min(w, FLEXIBLE.get(h, w)) for h, w in zip(headers, sizes, strict=True)]
+        return sum(least) + 2 * (len(headers) - 1)
+
+    for step in NARROWER:
+        if narrowest() <= width:
+            break
+        if step == "/month":
+            column = headers.index("saving")
+            headers[column] = "saving/mo"
+            for row in rows:
+                row[column] = row[column].removesuffix("/month")
+            sizes[column] = measure(column)
+        else:
+            column = headers.index(step)
+            del headers[column], sizes[column]
+            for row in rows:
+                del row[column]
+    excess = sum(sizes) + 2 * (len(sizes) - 1) - width
+    for name, least in FLEXIBLE.items():
         if excess <= 0:
             break
-        cut = min(excess, max(widths[column] - narrowest, 0))
-        widths[column] -= cut
+        if name not in headers:
+            continue
+        column = headers.index(name)
+        cut = min(excess, max(sizes[column] - least, 0))
+        sizes[column] -= cut
         excess -= cut
-    for row in rows:
-        for column in FLEXIBLE:
-            row[column] = clean(row[column], widths[column], tail=column == 2)
-    return rows
+    for name in FLEXIBLE:
+        if name not in headers:
+            continue
+        column = headers.index(name)
+        size, tail = sizes[column], name == "resource"
+        for row in rows:
+            if len(row[column]) > size:  # cells are clean already (`_row`): only clip
+                row[column] = clean(row[column], size, tail=tail)
+    return headers, rows
+
+
+def _simple(headers: list[str], rows: list[list[str]]) -> list[str]:
+    """tabulate's `simple` format, left-aligned text: written here because tabulate infers a
+    type for every cell (two thirds of the table's time at 100,000 findings)."""
+    widths = [max(len(h) + 2, *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    return lines
 
 
 def _set_aside(result: ScanResult) -> list[str]:
@@ -95,7 +149,8 @@ def _set_aside(result: ScanResult) -> list[str]:
         waiver = status.waiver
         lines.append(
             f"expired waiver: {clean(waiver.rule)} ({clean(waiver.owner, 40)}, "
-            f"{waiver.expires:%Y-%m-%d}) no longer applies to {status.matched} findings"
+            f"{waiver.expires:%Y-%m-%d}) no longer applies to {status.matched} "
+            f"finding{'' if status.matched == 1 else 's'}"
         )
     passed_over = len(result.skipped) - len(result.input_errors)
     if passed_over:
@@ -134,7 +189,7 @@ def _row(finding: Finding) -> list[str]:
         location = f"{resource.source.path}:{finding.line or resource.source.line or '?'}"
     return [
         clean(finding.rule_id),
-        clean(resource.name or "-", 40),
+        clean(resource.name or short_id(resource), 40),
         clean(location, 60, tail=True),
         clean(resource.instance_type or "-"),
         gpus,
@@ -163,12 +218,21 @@ def plural(count: int, noun: str, nouns: str | None = None) -> str:
     return f"{count} {noun if count == 1 else nouns or noun + 's'}"
 
 
+def _unpriced(summary: Summary) -> str:
+    """What the spend leaves out: ` (not priced: 2 resources, 16 GPUs)`."""
+    if not summary.unpriced_resources:
+        return ""
+    gpus = summary.unpriced_gpu_count
+    count = f", {plural(gpus, 'GPU')}" if gpus else ""
+    return f" (not priced: {plural(summary.unpriced_resources, 'resource')}{count})"
+
+
 def summary_line(summary: Summary) -> str:
     severities = ", ".join(f"{n} {s}" for s, n in summary.by_severity.items() if n)
     parts = [
         plural(summary.findings_open, "finding") + (f" ({severities})" if severities else ""),
         plural(summary.resources, "resource"),
-        f"GPU spend ${summary.monthly_cost_usd:,.0f}/month",
+        f"GPU spend ${summary.monthly_cost_usd:,.0f}/month" + _unpriced(summary),
         f"savings ${summary.monthly_savings_usd:,.0f}/month",
     ]
     if summary.jobs_with_run_savings:  # per run: never added to the monthly figure

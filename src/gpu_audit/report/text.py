@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 from typing import TextIO
 
-from gpu_audit.model import Finding, Kind, ScanResult
+from gpu_audit.model import Finding, Kind, Resource, ScanResult, Severity
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.since import counts_line, new_findings
 from gpu_audit.report.summary import saving_text, summarize
@@ -27,11 +27,12 @@ def render(result: ScanResult) -> str:
 
 
 def write(result: ScanResult, stream: TextIO) -> None:
-    ordered = _ordered([f for f in result.findings if f.is_open])
+    lines = _Lines()
+    ordered = lines.ordered([f for f in result.findings if f.is_open])
     new = new_findings(result)
     for start in range(0, len(ordered), 4096):
         chunk = ordered[start : start + 4096]
-        stream.write("".join(_line(f) + (" [new]\n" if id(f) in new else "\n") for f in chunk))
+        stream.write("".join(lines.line(f) + (" [new]\n" if id(f) in new else "\n") for f in chunk))
     for gap in result.coverage_gaps:
         stream.write(
             f"{clean(gap.location)}: incomplete: {clean(gap.error)}: {clean(gap.message)}\n"
@@ -41,25 +42,53 @@ def write(result: ScanResult, stream: TextIO) -> None:
     stream.write(summary_text(result) + "\n")
 
 
-def _ordered(findings: list[Finding]) -> list[Finding]:
-    return sorted(
-        findings,
-        key=lambda f: (f.resource.source.path or "", f.line or 0, f.resource.location, f.rule_id),
-    )
+class _Lines:
+    """Findings as lines: `where: severity rule: message (saves …)`, every outside text cleaned.
 
+    What a resource or a rule contributes is worked out once (a resource's place, a rule's
+    label), and a message seen before is not cleaned again (a bounded memo): a scan of 100k
+    resources has about 200k findings, most sharing their rule's and resource's texts.
+    """
 
-def _line(finding: Finding) -> str:
-    resource = finding.resource
-    if resource.kind is Kind.JOB and resource.source.path:
-        where = f"{resource.source.path}:{finding.line or 1}"
-    else:
-        where = resource.location
-    saving = saving_text(finding) if finding.saving_usd else None
-    money = f" (saves {saving})" if saving else ""
-    return (
-        f"{clean(where)}: {finding.severity.label} {clean(finding.rule_id)}: "
-        f"{clean(finding.message)}{money}"
-    )
+    def __init__(self) -> None:
+        self.places: dict[int, tuple[str, str]] = {}  # id(resource) → (path or "", location)
+        self.rules: dict[tuple[Severity, str], str] = {}
+        self.messages: dict[str, str] = {}
+
+    def place(self, resource: Resource) -> tuple[str, str]:
+        known = self.places.get(id(resource))
+        if known is None:  # the result holds every resource: an id is not reused meanwhile
+            known = self.places[id(resource)] = (resource.source.path or "", resource.location)
+        return known
+
+    def ordered(self, findings: list[Finding]) -> list[Finding]:
+        def key(finding: Finding) -> tuple[str, int, str, str]:
+            path, location = self.place(finding.resource)
+            return (path, finding.line or 0, location, finding.rule_id)
+
+        return sorted(findings, key=key)
+
+    def line(self, finding: Finding) -> str:
+        resource = finding.resource
+        if resource.kind is Kind.JOB and resource.source.path:
+            where = clean(f"{resource.source.path}:{finding.line or 1}")
+        else:
+            where = self.cleaned(self.place(resource)[1])
+        rule = self.rules.get((finding.severity, finding.rule_id))
+        if rule is None:
+            rule = f"{finding.severity.label} {clean(finding.rule_id)}"
+            self.rules[(finding.severity, finding.rule_id)] = rule
+        saving = saving_text(finding) if finding.saving_usd else None
+        money = f" (saves {saving})" if saving else ""
+        return f"{where}: {rule}: {self.cleaned(finding.message)}{money}"
+
+    def cleaned(self, text: str) -> str:
+        known = self.messages.get(text)
+        if known is None:
+            if len(self.messages) >= 1 << 16:
+                self.messages.clear()
+            known = self.messages[text] = clean(text)
+        return known
 
 
 def summary_text(result: ScanResult) -> str:

@@ -1,0 +1,144 @@
+"""Array items of a streamed JSON report, encoded in batches: the scalars of a few hundred items
+in one call of the standard library's C encoder, poured into a text template per item shape.
+
+Encoding value by value in Python took millions of calls for a 100k-resource report. The
+templates are `jsonstream.text` of a sample item, so the text is the same (tests hold it).
+"""
+
+from __future__ import annotations
+
+import json.encoder
+import re
+from collections.abc import Callable, Collection, Iterable, Iterator
+from itertools import islice
+from typing import Any, NamedTuple, TypeVar
+
+from gpu_audit.report import jsonstream
+
+T = TypeVar("T")
+Fast = Callable[[T, list[Any]], "Template | None"]
+
+SEPARATOR = "\x00"  # escaped inside every JSON string, so in the encoded text it only separates
+_MARK = "\x01"  # a sample's scalar; encoded as "\u0001", and never a key of ours
+_MARKED = re.compile(r'"(?:\\u0001)+"')
+_NON_FINITE = re.compile("(?:^|(?<=\x00))(?:NaN|-?Infinity)(?=\x00|$)")
+
+
+def _refuse(value: object) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# (markers, default, encoder, indent, key separator, item separator, sort keys, skip keys, NaN)
+_MAKE: Any = getattr(json.encoder, "c_make_encoder", None)  # None without the accelerator
+_ENCODER = (
+    _MAKE(None, _refuse, json.encoder.encode_basestring, None, ": ", SEPARATOR, False, False, True)
+    if _MAKE is not None
+    else None
+)
+
+
+def encode(values: list[Any]) -> list[str] | None:
+    """The JSON text of each scalar (`null` for NaN and infinity, as `jsonstream` writes them);
+    None when a value is a list or a mapping, which these templates do not hold."""
+    if not values:
+        return []
+    if _ENCODER is None:  # a Python built without the _json accelerator
+        texts = [jsonstream.scalar(value) for value in values]
+        return None if None in texts else texts  # type: ignore[return-value]
+    text = "".join(_ENCODER(values, 0))[1:-1]
+    if text[:1] in ("[", "{") or f"{SEPARATOR}[" in text or f"{SEPARATOR}{{" in text:
+        return None
+    if "NaN" in text or "Infinity" in text:
+        text = _NON_FINITE.sub("null", text)
+    return text.split(SEPARATOR)
+
+
+class Template(NamedTuple):
+    """An item's text around its scalars: `head`, a value, each of `middle` and a value, `tail`."""
+
+    head: str
+    middle: list[str]
+    tail: str
+
+
+class Templates:
+    """Item templates by shape, made from `jsonstream.text` of a sample item with every scalar
+    (and every key of a mapping held under a key in `keyed`, such as `tags`) cut out: the text
+    of any item of the same shape. The values of the sample's own keys in `kept` stay in the
+    text: items sharing them share the template."""
+
+    def __init__(self, pad: str, keyed: Collection[str] = (), kept: Collection[str] = ()):
+        self.pad, self.keyed, self.kept = pad, keyed, kept
+        self.known: dict[Any, Template] = {}
+
+    def get(
+        self, shape: Any, sample: Callable[[], dict[str, Any]], values: list[Any]
+    ) -> Template | None:
+        """The template of `shape` for an item whose scalars are `values`, made from `sample()`
+        (the item as plain data) when new; None when the two disagree, as where a list stands
+        for a scalar: such an item takes the plain path."""
+        known = self.known.get(shape)
+        if known is not None:
+            return known
+        leaves: list[Any] = []
+        marked = {
+            key: item if key in self.kept else _marked(item, self.keyed, leaves, key in self.keyed)
+            for key, item in sample().items()
+        }
+        if leaves != values:
+            return None
+        pieces = _MARKED.split(jsonstream.text(marked, self.pad))
+        if len(self.known) >= 4096:  # shapes seldom vary much; if they do, memory stays bounded
+            self.known.clear()
+        known = self.known[shape] = Template(pieces[0], pieces[1:-1], pieces[-1])
+        return known
+
+
+def _marked(value: Any, keyed: Collection[str], leaves: list[Any], data_keys: bool = False) -> Any:
+    """`value` with each scalar (and data key) a mark, appended to `leaves` in text order."""
+    if isinstance(value, dict):
+        out = {}
+        for i, (key, item) in enumerate(value.items()):
+            if data_keys:
+                leaves.append(key)
+            out[_MARK * (i + 1) if data_keys else key] = _marked(item, keyed, leaves, key in keyed)
+        return out
+    if isinstance(value, list | tuple):
+        return [_marked(item, keyed, leaves) for item in value]
+    leaves.append(value)
+    return _MARK
+
+
+def items(
+    things: Iterable[T], pad: str, fast: Fast[T], slow: Callable[[T], str], size: int = 512
+) -> Iterator[jsonstream.Raw]:
+    """The items of an array whose items start at `pad`, `size` per `Raw` text.
+
+    `fast(thing, values)` appends the thing's scalars to `values` in text order and returns its
+    template, or returns None (appending nothing) for a thing it cannot template; `slow(thing)`
+    is the thing's text, used then and for a batch holding a value that is not a scalar.
+    """
+    joiner = ",\n" + pad
+    things = iter(things)
+    while batch := list(islice(things, size)):
+        values: list[Any] = []
+        shapes = [fast(thing, values) for thing in batch]
+        texts = encode(values)
+        if texts is None:
+            yield jsonstream.Raw(joiner.join(map(slow, batch)))
+            continue
+        glue: list[str] = []  # the text between values: a tail, the joiner and the next head
+        tail = None
+        for thing, shape in zip(batch, shapes, strict=True):
+            if shape is None:
+                text = slow(thing)
+                tail = text if tail is None else tail + joiner + text
+                continue
+            glue.append(shape.head if tail is None else tail + joiner + shape.head)
+            glue += shape.middle
+            tail = shape.tail
+        glue.append(tail or "")
+        joined = [""] * (len(glue) + len(texts))
+        joined[0::2] = glue  # a ValueError if the counts disagree, never a garbled report
+        joined[1::2] = texts
+        yield jsonstream.Raw("".join(joined))

@@ -1,0 +1,68 @@
+"""The Markdown report's savings charts: Mermaid pies with a readable palette and money labels."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+from gpu_audit.model import Finding
+from gpu_audit.report.markdown_text import chart_label, money
+from gpu_audit.report.summary import Summary
+
+SLICES = 6  # at most this many slices; past it the smallest are grouped as "other"
+# Saturated colours that keep white percentage labels legible and stay apart from each other
+# (matplotlib's tab10 hues); "other" is always the grey. Mermaid's default pie palette is pastel
+# at 0.7 opacity, which made the largest slices near-white.
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+OTHER = "#7f7f7f"
+TEXT = "#777777"  # title and legend: legible on GitHub's light and dark backgrounds
+
+
+def savings_charts(best: list[Finding], summary: Summary) -> list[str]:
+    lines = ["## Savings", ""]
+    if not best:
+        return [*lines, "No open finding has a priced saving."]
+    lines.append(
+        f"Estimated {money(summary.monthly_savings_usd)} / month. Each resource's saving is "
+        "counted once, under the finding that saves the most, so the slices add up to the total."
+    )
+    by_rule: dict[str, float] = defaultdict(float)
+    by_team: dict[str, float] = defaultdict(float)
+    for finding in best:
+        by_rule[finding.rule_id] += finding.monthly_savings_usd or 0.0
+        team = finding.resource.tags.get("team") or "(no team tag)"
+        by_team[team] += finding.monthly_savings_usd or 0.0
+    lines += ["", *pie("Monthly savings by rule", by_rule)]
+    lines += ["", *pie("Monthly savings by team", by_team)]
+    return lines
+
+
+def slices(values: dict[str, float], limit: int = SLICES) -> list[tuple[str, float]]:
+    """Chart labels and values, largest first; past `limit`, the smallest are grouped into one
+    `other (N)` slice, last."""
+    ordered = sorted(values.items(), key=lambda item: (-item[1], item[0]))
+    shown = [(chart_label(name), value) for name, value in ordered[: limit - 1]]
+    rest = ordered[limit - 1 :]
+    if len(rest) == 1:
+        return [*shown, (chart_label(rest[0][0]), rest[0][1])]
+    return [*shown, (f"other ({len(rest)})", sum(value for _, value in rest))] if rest else shown
+
+
+def pie(title: str, values: dict[str, float]) -> list[str]:
+    """A Mermaid pie whose labels carry the money (`vision: $90,103`): Mermaid's own `showData`
+    prints bare numbers without `$` or thousands separators."""
+    shown = slices(values)
+    theme = {f"pie{i}": colour for i, colour in enumerate(PALETTE, start=1)}
+    if len(values) > len(shown):
+        theme[f"pie{len(shown)}"] = OTHER
+    theme.update(
+        pieOpacity="1",
+        pieStrokeColor="#ffffff",
+        pieSectionTextColor="#ffffff",
+        pieTitleTextColor=TEXT,
+        pieLegendTextColor=TEXT,
+        pieOuterStrokeColor=TEXT,
+    )
+    init = json.dumps({"theme": "base", "themeVariables": theme}, separators=(",", ": "))
+    body = [f'    "{label}: ${value:,.0f}" : {value:.0f}' for label, value in shown]
+    return ["```mermaid", f"%%{{init: {init}}}%%", f"pie title {title}", *body, "```"]

@@ -1,0 +1,136 @@
+"""The Markdown report's "Findings by resource": one row per resource, its rules together."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpu_audit.model import Finding, Kind, Resource, ScanResult
+from gpu_audit.report.markdown_text import inline, money, shown_path, table
+from gpu_audit.report.summary import saving_text, short_id
+
+ROWS = 100  # a runbook page stays readable; the CSV and JSON reports list every finding
+HEADERS = ["Resource", "Where", "GPU", "Cost / month", "Saving", "Rules"]
+NBSP = "\u00a0"  # keeps `8× A100-40GB` on one line in a narrow column
+
+
+def where(resource: Resource) -> str:
+    """`provider/account/region/id` (the id left out when it is the name), or a job's file (its
+    findings' lines are in the Rules column); the full location is in the CSV and JSON reports."""
+    if resource.kind is Kind.JOB and resource.source.path:
+        return shown_path(resource.source.path)
+    parts = [resource.provider, resource.account or "–", resource.region or "–"]
+    rid = short_id(resource)
+    name = resource.name
+    if name and rid != name and not rid.endswith("/" + name):  # no name: the id is the name
+        parts.append(rid)
+    return "/".join(parts)
+
+
+def gpu(resource: Resource) -> str:
+    model = resource.gpu.model
+    if model is None:
+        return "–"
+    count = resource.gpu.count if resource.gpu.count is not None else "?"
+    return f"{count}×{NBSP}{inline(model, 40)}"
+
+
+def _rule(finding: Finding) -> str:
+    """`gpu-class-cap`, with the offending key's line on a job and the status if not open."""
+    notes = []
+    if finding.resource.kind is Kind.JOB and finding.line:
+        notes.append(f"line {finding.line}")
+    if finding.waiver is not None:
+        notes.append("waived")
+    elif finding.suppressed is not None:
+        notes.append("suppressed")
+    return finding.rule_id + (f" ({', '.join(notes)})" if notes else "")
+
+
+def _saving(top: Finding | None) -> str:
+    """The resource's saving: its open finding that saves the most, in that finding's unit."""
+    text = saving_text(top, short=True) if top is not None else None
+    return text.replace("$", "\\$") if text else "–"
+
+
+def _ranked(findings: tuple[Finding, ...]) -> list[list[Any]]:
+    """Per resource, in one pass: [not open, -monthly saving, -cost, first seen, the open finding
+    that saves the most (savings on one resource do not add up), its findings]; sorted, so
+    resources with open findings and the largest savings come first."""
+    entries: dict[int, list[Any]] = {}
+    for finding in findings:
+        entry = entries.get(id(finding.resource))
+        if entry is None:
+            cost = finding.resource.monthly_cost_usd or 0.0
+            entry = entries[id(finding.resource)] = [True, 0.0, -cost, len(entries), None, []]
+        entry[5].append(finding)
+        if not finding.is_open:
+            continue
+        entry[0] = False
+        if finding.saving_usd:
+            top: Finding | None = entry[4]
+            mine = (finding.monthly_savings_usd or 0.0, finding.saving_usd)
+            if top is None or mine > (top.monthly_savings_usd or 0.0, top.saving_usd or 0.0):
+                entry[1], entry[4] = -mine[0], finding
+    return sorted(entries.values(), key=lambda entry: entry[:4])
+
+
+def _largest(findings: tuple[Finding, ...], best: list[Finding]) -> list[list[Any]]:
+    """What `_ranked` puts first, when at least `ROWS` resources have a monthly saving: those
+    with the largest (`best` is sorted by it), without a pass per finding that builds an entry
+    for every resource."""
+    head = best[:ROWS]
+    chosen: dict[int, list[Finding]] = {id(f.resource): [] for f in head}
+    for finding in findings:
+        mine = chosen.get(id(finding.resource))
+        if mine is not None:
+            mine.append(finding)
+    entries: list[list[Any]] = [
+        [False, -(f.monthly_savings_usd or 0.0), -(f.resource.monthly_cost_usd or 0.0), order, f]
+        for order, f in enumerate(head)
+    ]
+    entries.sort(key=lambda entry: entry[:4])
+    return [[*entry, chosen[id(entry[4].resource)]] for entry in entries]
+
+
+def findings_by_resource(result: ScanResult, best: list[Finding]) -> list[str]:
+    """`best`: per resource, the open finding with the largest monthly saving, largest first."""
+    lines = ["## Findings by resource"]
+    if not result.findings:
+        return [*lines, "", "No findings."]
+    if len(best) >= ROWS:  # a large inventory: the rows shown all have a monthly saving
+        ranked = _largest(result.findings, best)
+        listed = len({id(f.resource) for f in result.findings})
+    else:
+        ranked = _ranked(result.findings)
+        listed = len(ranked)
+    lines += [
+        "",
+        "Each resource once, largest saving first. Its saving is its open finding that saves the "
+        "most (savings on one resource do not add up); Rules lists every rule it breaks, that "
+        "finding's first.",
+        "",
+    ]
+    rows = []
+    for *_, top, findings in ranked[:ROWS]:
+        resource = findings[0].resource
+        rules = sorted(  # the finding whose saving is shown first
+            findings, key=lambda f: (f is not top, not f.is_open, -f.severity, f.rule_id)
+        )
+        rows.append(
+            [
+                inline(resource.name or short_id(resource), 60),
+                inline(where(resource), 64),
+                gpu(resource),
+                money(resource.monthly_cost_usd),
+                _saving(top),
+                inline(", ".join(_rule(f) for f in rules), 300),
+            ]
+        )
+    lines += table(HEADERS, rows, align="lllrrl")
+    if listed > ROWS:
+        lines += [
+            "",
+            f"… and {listed - ROWS} more resources with findings and smaller savings: the "
+            "CSV and JSON reports list every finding.",
+        ]
+    return lines

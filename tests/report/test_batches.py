@@ -1,0 +1,116 @@
+"""Reports encoded in batches (report/jsonflat.py) read as the plain documents do, whatever the
+values: non-finite and negative numbers, awkward texts, containers where scalars belong."""
+
+from __future__ import annotations
+
+import io
+import math
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpu_audit.model import Gpu, Kind, ScanResult, SourceRef, Utilization
+from gpu_audit.report import json as json_report
+from gpu_audit.report import jsonflat, jsonstream, sarif
+
+TEXTS: list[Any] = ["%s %% %(x)s", "NaN", "-Infinity", "\x00[x", "x\x00{", 'é\u2028\u202e"\\', ""]
+NUMBERS: list[Any] = [math.nan, math.inf, -math.inf, -1.5, -0.0, 0, True, 1e16, 10**30, 101.0]
+
+
+class Label(str):
+    """A text that prints differently from its value."""
+
+    def __str__(self) -> str:
+        return "=" + self
+
+
+def varied(result: ScanResult, copies: int = 2) -> ScanResult:
+    """Copies of every finding (over 600 × `copies` in all, so several batches), each copy's resource
+    given other awkward values; some resources have a tuple where a text belongs."""
+    findings = []
+    resources = []
+    for n in range(copies * (600 // len(result.findings) + 1)):
+        for i, finding in enumerate(result.findings):
+            k = n + i
+            text = TEXTS[k % len(TEXTS)]
+            number = NUMBERS[k % len(NUMBERS)]
+            source = finding.resource.source
+            resource = replace(
+                finding.resource,
+                id=f"{finding.resource.id}-{n}",
+                name=Label(text) if k % 5 == 0 else text,
+                region=text,
+                zone=("a", "b") if k % 97 == 0 else None,
+                gpu=Gpu(text, number, number),
+                utilization=Utilization(number, -number, number),
+                monthly_cost_usd=number,
+                tags={"team": text, text: "x"} if k % 3 else ({7: "seven"} if k % 2 else {}),
+                source=replace(source, note=text) if k % 4 == 0 else source,
+            )
+            resources.append(resource)
+            findings.append(
+                replace(
+                    finding,
+                    resource=resource,
+                    expected=("a",) if k % 89 == 0 else text,
+                    actual=Label(text),
+                    monthly_savings_usd=number,
+                    saving_usd=-number if isinstance(number, float) else number,
+                )
+            )
+    return replace(result, findings=tuple(findings), resources=tuple(resources), fingerprints=())
+
+
+def test_json_reads_as_the_plain_document(
+    demo: ScanResult, jobs: ScanResult, hostile: ScanResult
+) -> None:
+    for result in (varied(demo), varied(jobs), varied(hostile, 1)):
+        assert len(result.findings) > 512
+        expected = jsonstream.text(json_report.document(result)) + "\n"
+        assert json_report.render(result) == expected
+
+
+def test_sarif_reads_as_the_plain_log(
+    demo: ScanResult, jobs: ScanResult, hostile: ScanResult, in_root: Path
+) -> None:
+    for result in (varied(demo), varied(jobs), varied(hostile, 1)):
+        expected = jsonstream.text(sarif.log(result, in_root)) + "\n"
+        assert sarif.render(result) == expected
+
+
+def test_a_job_resource_is_templated_with_its_source(demo: ScanResult) -> None:
+    first = demo.resources[0]
+    job = replace(first, kind=Kind.JOB, source=SourceRef(path="jobs/a%s.yaml", line=3))
+    result = replace(demo, resources=(job, *demo.resources[1:]))
+    assert json_report.render(result) == jsonstream.text(json_report.document(result)) + "\n"
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[], ["a", None, 1, 2.5, True], [math.nan, "NaN", -math.inf, "Infinity"], ["\x00", "%"]],
+)
+def test_encode_writes_each_scalar_as_jsonstream_does(values: list[Any]) -> None:
+    assert jsonflat.encode(values) == [jsonstream.text(value) for value in values]
+
+
+@pytest.mark.parametrize("container", [[], ["a"], {}, {"a": 1}, ("t",)])
+def test_encode_refuses_containers(container: Any) -> None:
+    assert jsonflat.encode(["a", container]) is None
+    assert jsonflat.encode([container, 1]) is None
+
+
+def test_batches_are_written_as_they_are_made() -> None:
+    stream = io.StringIO()
+    writes: list[int] = []
+    original = stream.write
+
+    def write(text: str) -> int:
+        writes.append(len(text))
+        return original(text)
+
+    stream.write = write  # type: ignore[method-assign]
+    batches = (jsonstream.Raw('"x"') for _ in range(3))
+    jsonstream.dump({"items": batches}, stream)
+    assert len(writes) >= 3
