@@ -55,8 +55,14 @@ def check_yaml_depth(path: str, text: str, loader_class: type[yaml.SafeLoader]) 
                     raise InputError(f"{where(path, event.start_mark)}: {too_deep()}")
             elif isinstance(event, _CLOSE):
                 depth -= 1
-    except yaml.YAMLError:
+    except yaml.MarkedYAMLError as exc:
+        # libyaml 0.2.6 (PyYAML 6.0.4 wheels) refuses 1,000 levels itself, scanning ahead of the
+        # events: the same refusal, said in our words at the mark where it gave up.
+        if "nesting depth" in (exc.problem or ""):
+            raise InputError(f"{where(path, exc.problem_mark)}: {too_deep()}") from exc
         return  # a syntax error: the real load reports it, located
+    except yaml.YAMLError:
+        return
     finally:
         loader.dispose()
 
