@@ -1,5 +1,5 @@
 """Allow `python -m gpu_audit`."""
 
-from gpu_audit.cli import main
+from gpu_audit.cli import run
 
-main()
+run()

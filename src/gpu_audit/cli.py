@@ -18,6 +18,7 @@ from gpu_audit.collectors.provider import Option
 from gpu_audit.collectors.redact import redact_urls
 from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.errors import ConfigError, GpuAuditError, one_line
+from gpu_audit.gcpause import one_shot
 from gpu_audit.history.cli import COMPARISON_OPTIONS, history_group, needs_comparison
 from gpu_audit.model import Change, ScanResult, Severity
 from gpu_audit.settings import FAIL_ON, Settings, load_settings
@@ -154,6 +155,12 @@ def output_options(func: F) -> F:
 @click.version_option(__version__, prog_name="gpu-audit")
 def main() -> None:
     """Keep ML training GPU spend matched to need: audit live fleets and job configs."""
+
+
+def run() -> None:
+    """The `gpu-audit` program: one command per process (see `gcpause.one_shot`)."""
+    one_shot()
+    main()
 
 
 def _provider_flags() -> list[Option]:

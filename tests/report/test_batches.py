@@ -11,7 +11,17 @@ from typing import Any
 
 import pytest
 
-from gpu_audit.model import Gpu, Kind, ScanResult, SourceRef, Utilization
+from gpu_audit.model import (
+    Change,
+    Comparison,
+    FindingHistory,
+    Gpu,
+    Kind,
+    ScanResult,
+    SourceRef,
+    TrendPoint,
+    Utilization,
+)
 from gpu_audit.report import json as json_report
 from gpu_audit.report import jsonflat, jsonstream, sarif
 
@@ -92,7 +102,7 @@ def test_a_job_resource_is_templated_with_its_source(demo: ScanResult) -> None:
     [[], ["a", None, 1, 2.5, True], [math.nan, "NaN", -math.inf, "Infinity"], ["\x00", "%"]],
 )
 def test_encode_writes_each_scalar_as_jsonstream_does(values: list[Any]) -> None:
-    assert jsonflat.encode(values) == [jsonstream.text(value) for value in values]
+    assert jsonflat.encode(values) == [jsonstream.text(value).encode() for value in values]
 
 
 @pytest.mark.parametrize("container", [[], ["a"], {}, {"a": 1}, ("t",)])
@@ -111,6 +121,43 @@ def test_batches_are_written_as_they_are_made() -> None:
         return original(text)
 
     stream.write = write  # type: ignore[method-assign]
-    batches = (jsonstream.Raw('"x"') for _ in range(3))
+    batches = (jsonstream.Raw(b'"x"') for _ in range(3))
     jsonstream.dump({"items": batches}, stream)
     assert len(writes) >= 3
+
+
+def test_findings_with_their_history_read_as_the_plain_document(demo: ScanResult) -> None:
+    """Without a comparison a finding's history keys are nulls in its template; with one they
+    are values, in the same batches."""
+    result = varied(demo)
+    changes = tuple(
+        FindingHistory(Change.NEW if i % 3 else Change.PERSISTING, demo.generated_at, i % 4 + 1)
+        for i in range(len(result.findings))
+    )
+    point = TrendPoint(demo.generated_at, 1000.0, 100.0, 0.0, len(changes))
+    since = Comparison("history audits.db", demo.generated_at, changes, trend=(point,))
+    result = replace(result, since=since)
+    text = json_report.render(result)
+    assert text == jsonstream.text(json_report.document(result)) + "\n"
+    assert '"change": "persisting"' in text and '"audits_open": 4' in text
+
+
+def test_a_file_gets_the_bytes_of_the_text(demo: ScanResult, tmp_path: Path) -> None:
+    """A UTF-8 file is written through its byte buffer, after what its text layer held."""
+    result = varied(demo)
+    path = tmp_path / "report.json"
+    with open(path, "w", encoding="utf-8", newline="") as stream:
+        stream.write("before ≥ ")  # still in the text layer when the report starts
+        json_report.write(result, stream)
+        stream.write("after")
+    expected = "before ≥ " + json_report.render(result) + "after"
+    assert path.read_bytes() == expected.encode()
+    assert "≥" in expected and "é" in expected
+
+
+def test_a_stream_in_another_encoding_gets_text(demo: ScanResult) -> None:
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="utf-16", newline="")
+    json_report.write(varied(demo), stream)
+    stream.flush()
+    assert raw.getvalue().decode("utf-16") == json_report.render(varied(demo))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TextIO
 
+from gpu_audit.gcpause import paused_gc
 from gpu_audit.model import ScanResult
 
 REPORTERS: dict[str, str] = {
@@ -32,7 +33,8 @@ def write_report(format_name: str, result: ScanResult, stream: TextIO) -> None:
     """The report to `stream`, streamed where the format allows: for `write_atomic(path, ...)`,
     e.g. `write_atomic(path, functools.partial(write_report, "json", result))`."""
     module = import_module(REPORTERS[format_name])
-    if hasattr(module, "write"):
-        module.write(result, stream)
-    else:
-        stream.write(module.render(result))
+    with paused_gc():  # a big report allocates millions of short-lived acyclic lists
+        if hasattr(module, "write"):
+            module.write(result, stream)
+        else:
+            stream.write(module.render(result))

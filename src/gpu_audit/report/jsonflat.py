@@ -3,6 +3,10 @@ in one call of the standard library's C encoder, poured into a text template per
 
 Encoding value by value in Python took millions of calls for a 100k-resource report. The
 templates are `jsonstream.text` of a sample item, so the text is the same (tests hold it).
+
+Batches are UTF-8 bytes, put together as bytes: one `≥` in a finding's message would make a
+whole batch a two-byte-per-character string (every later copy, and the encoding to the file,
+twice the work); only the batch's values text, where such characters are, is encoded.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ Fast = Callable[[T, list[Any]], "Template | None"]
 SEPARATOR = "\x00"  # escaped inside every JSON string, so in the encoded text it only separates
 _MARK = "\x01"  # a sample's scalar; encoded as "\u0001", and never a key of ours
 _MARKED = re.compile(r'"(?:\\u0001)+"')
-_NON_FINITE = re.compile("(?:^|(?<=\x00))(?:NaN|-?Infinity)(?=\x00|$)")
+_NON_FINITE = re.compile("(?<=[\x00\\[])(?:NaN|-?Infinity)(?=[\x00\\]])")  # a value, not text
 
 
 def _refuse(value: object) -> Any:
@@ -37,28 +41,32 @@ _ENCODER = (
 )
 
 
-def encode(values: list[Any]) -> list[str] | None:
-    """The JSON text of each scalar (`null` for NaN and infinity, as `jsonstream` writes them);
-    None when a value is a list or a mapping, which these templates do not hold."""
+def encode(values: list[Any]) -> list[bytes] | None:
+    """The UTF-8 JSON text of each scalar (`null` for NaN and infinity, as `jsonstream` writes
+    them); None when a value is a list or a mapping, which these templates do not hold."""
     if not values:
         return []
     if _ENCODER is None:  # a Python built without the _json accelerator
         texts = [jsonstream.scalar(value) for value in values]
-        return None if None in texts else texts  # type: ignore[return-value]
-    text = "".join(_ENCODER(values, 0))[1:-1]
-    if text[:1] in ("[", "{") or f"{SEPARATOR}[" in text or f"{SEPARATOR}{{" in text:
+        return None if None in texts else [text.encode() for text in texts]  # type: ignore[union-attr]
+    text = "".join(_ENCODER(values, 0))  # `[` the values, each after a separator, `]`
+    if text[1] in "[{" or f"{SEPARATOR}[" in text or f"{SEPARATOR}{{" in text:
         return None
     if "NaN" in text or "Infinity" in text:
         text = _NON_FINITE.sub("null", text)
-    return text.split(SEPARATOR)
+    pieces = text.encode().split(SEPARATOR.encode())
+    pieces[0] = pieces[0][1:]
+    pieces[-1] = pieces[-1][:-1]
+    return pieces
 
 
 class Template(NamedTuple):
-    """An item's text around its scalars: `head`, a value, each of `middle` and a value, `tail`."""
+    """An item's UTF-8 text around its scalars: `head`, a value, each of `middle` and a value,
+    `tail`."""
 
-    head: str
-    middle: list[str]
-    tail: str
+    head: bytes
+    middle: list[bytes]
+    tail: bytes
 
 
 class Templates:
@@ -72,22 +80,28 @@ class Templates:
         self.known: dict[Any, Template] = {}
 
     def get(
-        self, shape: Any, sample: Callable[[], dict[str, Any]], values: list[Any]
+        self,
+        shape: Any,
+        sample: Callable[[], dict[str, Any]],
+        values: list[Any],
+        kept: Collection[str] = (),
     ) -> Template | None:
         """The template of `shape` for an item whose scalars are `values`, made from `sample()`
         (the item as plain data) when new; None when the two disagree, as where a list stands
-        for a scalar: such an item takes the plain path."""
+        for a scalar: such an item takes the plain path. `kept` adds keys kept in the text for
+        this shape (the shape must then hold what they are, as an empty section's nulls)."""
         known = self.known.get(shape)
         if known is not None:
             return known
         leaves: list[Any] = []
+        kept = {*self.kept, *kept}
         marked = {
-            key: item if key in self.kept else _marked(item, self.keyed, leaves, key in self.keyed)
+            key: item if key in kept else _marked(item, self.keyed, leaves, key in self.keyed)
             for key, item in sample().items()
         }
         if leaves != values:
             return None
-        pieces = _MARKED.split(jsonstream.text(marked, self.pad))
+        pieces = [piece.encode() for piece in _MARKED.split(jsonstream.text(marked, self.pad))]
         if len(self.known) >= 4096:  # shapes seldom vary much; if they do, memory stays bounded
             self.known.clear()
         known = self.known[shape] = Template(pieces[0], pieces[1:-1], pieces[-1])
@@ -118,27 +132,27 @@ def items(
     template, or returns None (appending nothing) for a thing it cannot template; `slow(thing)`
     is the thing's text, used then and for a batch holding a value that is not a scalar.
     """
-    joiner = ",\n" + pad
+    joiner = (",\n" + pad).encode()
     things = iter(things)
     while batch := list(islice(things, size)):
         values: list[Any] = []
         shapes = [fast(thing, values) for thing in batch]
         texts = encode(values)
         if texts is None:
-            yield jsonstream.Raw(joiner.join(map(slow, batch)))
+            yield jsonstream.Raw(joiner.join(slow(thing).encode() for thing in batch))
             continue
-        glue: list[str] = []  # the text between values: a tail, the joiner and the next head
+        glue: list[bytes] = []  # the text between values: a tail, the joiner and the next head
         tail = None
         for thing, shape in zip(batch, shapes, strict=True):
             if shape is None:
-                text = slow(thing)
+                text = slow(thing).encode()
                 tail = text if tail is None else tail + joiner + text
                 continue
             glue.append(shape.head if tail is None else tail + joiner + shape.head)
             glue += shape.middle
             tail = shape.tail
-        glue.append(tail or "")
-        joined = [""] * (len(glue) + len(texts))
+        glue.append(tail or b"")
+        joined = [b""] * (len(glue) + len(texts))
         joined[0::2] = glue  # a ValueError if the counts disagree, never a garbled report
         joined[1::2] = texts
-        yield jsonstream.Raw("".join(joined))
+        yield jsonstream.Raw(b"".join(joined))

@@ -3,11 +3,16 @@ ensure_ascii=False)` for finite values, and strict: NaN and infinity are written
 
 The standard library's indenting encoder is pure Python generators (about 10× slower than this
 for a 100k-resource report) and builds the whole text before the first byte is written.
+
+A text stream in UTF-8 (a file `open(..., encoding="utf-8")`, standard output on POSIX) is
+written through its byte buffer: `Raw` batches go out as the bytes they are.
 """
 
 from __future__ import annotations
 
+import codecs
 import math
+import os
 from collections.abc import Callable
 from json.encoder import encode_basestring
 from types import GeneratorType
@@ -19,11 +24,14 @@ _CONTAINERS = (dict, list, tuple, GeneratorType)
 _KEYS: dict[str, str] = {}  # escaped `"key": ` of the keys seen, a few dozen in a report
 
 
-class Raw(str):
-    """JSON text already encoded at its place in the document, written as is: an array item, or
-    several joined by `,` and a line break at the items' depth."""
+class Raw:
+    """JSON text already encoded (UTF-8) at its place in the document, written as is: an array
+    item, or several joined by `,` and a line break at the items' depth."""
 
-    __slots__ = ()
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
 
 
 def number(value: float) -> str:
@@ -60,7 +68,7 @@ def scalar(value: Any) -> str | None:
 def text(value: Any, pad: str = "") -> str:
     """`value` as indented JSON whose inner lines start with `pad` (the caller's depth)."""
     out: list[str] = []
-    _into(value, pad, out.append, _no_flush)
+    _into(value, pad, out.append, _no_flush, lambda data: out.append(data.decode()))
     return "".join(out)
 
 
@@ -70,23 +78,46 @@ def dump(value: Any, stream: TextIO) -> None:
     A generator anywhere in `value` is written as an array, item by item as it yields, and the
     text is handed to `stream` in pieces: neither the items nor the text exist all at once.
     """
+    sink = _bytes_to(stream)
     parts: list[str] = []
 
     def flush(now: bool) -> None:
-        if now or len(parts) >= 2048:
-            stream.write("".join(parts))
+        if parts and (now or len(parts) >= 2048):
+            sink("".join(parts).encode())
             parts.clear()
 
-    _into(value, "", parts.append, flush)
+    def raw(data: bytes) -> None:
+        flush(True)
+        sink(data)
+
+    _into(value, "", parts.append, flush, raw)
     parts.append("\n")
-    stream.write("".join(parts))
+    flush(True)
+
+
+def _bytes_to(stream: TextIO) -> Callable[[bytes], object]:
+    """Where UTF-8 text goes: the stream's byte buffer when the stream would write the same
+    bytes (UTF-8, no line-end translation), else the stream itself, decoded."""
+    buffer = getattr(stream, "buffer", None)
+    encoding = getattr(stream, "encoding", None)
+    if buffer is not None and encoding and os.linesep == "\n":
+        try:
+            utf8 = codecs.lookup(encoding).name == "utf-8"
+        except LookupError:
+            utf8 = False
+        if utf8:
+            stream.flush()  # what the text layer holds goes first
+            return buffer.write
+    return lambda data: stream.write(data.decode())
 
 
 def _no_flush(now: bool) -> None:
     return None
 
 
-def _into(value: Any, pad: str, out: Write, flush: Callable[[bool], None]) -> None:
+def _into(
+    value: Any, pad: str, out: Write, flush: Callable[[bool], None], raw: Callable[[bytes], None]
+) -> None:
     kind = type(value)
     if kind is dict:
         if not value:
@@ -107,7 +138,7 @@ def _into(value: Any, pad: str, out: Write, flush: Callable[[bool], None]) -> No
                 out(lead + name + "null")
             elif kind in _CONTAINERS:
                 out(lead + name)
-                _into(item, inner, out, flush)
+                _into(item, inner, out, flush, raw)
             else:
                 out(lead + name + _scalar(item))
             lead = ",\n" + inner
@@ -121,18 +152,19 @@ def _into(value: Any, pad: str, out: Write, flush: Callable[[bool], None]) -> No
             if kind is str:
                 out(lead + _ESCAPE(item))
             elif kind is Raw:
-                out(lead + item)
+                out(lead)
+                raw(item.data)  # a batch of items, written at once
             elif kind in _CONTAINERS:
                 out(lead)
-                _into(item, inner, out, flush)
+                _into(item, inner, out, flush, raw)
             else:
                 out(lead + _scalar(item))
             lead = ",\n" + inner
             if streamed:
-                flush(kind is Raw)  # a streamed `Raw` is a batch of items: written at once
+                flush(False)
         out("[]" if lead is start else "\n" + pad + "]")
     elif isinstance(value, dict):
-        _into(dict(value), pad, out, flush)
+        _into(dict(value), pad, out, flush, raw)
     else:
         out(_scalar(value))
 
