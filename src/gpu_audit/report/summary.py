@@ -40,31 +40,53 @@ class Summary:
 
 
 def summarize(result: ScanResult) -> Summary:
-    open_findings = [f for f in result.findings if f.is_open]
-    by_severity = {s.label: 0 for s in sorted(Severity, reverse=True)}
-    for finding in open_findings:
-        by_severity[finding.severity.label] += 1
-    by_rule = dict(Counter(f.rule_id for f in open_findings).most_common())
+    """One pass over the findings (a 100k-resource scan has ~200k): counts and best savings."""
+    severities: Counter[Severity] = Counter()
+    rules: Counter[str] = Counter()
+    monthly: dict[int, float] = {}  # per resource, its largest saving (see total_savings)
+    per_run: dict[int, float] = {}  # jobs: a saving per run, never added to /month
+    opened = waived = suppressed = 0
+    for finding in result.findings:
+        if finding.waiver is not None:
+            waived += 1
+        if finding.suppressed is not None:
+            suppressed += 1
+        if finding.waiver is not None or finding.suppressed is not None:
+            continue
+        opened += 1
+        severities[finding.severity] += 1
+        rules[finding.rule_id] += 1
+        if finding.resource.kind is Kind.POD:
+            continue
+        saving = finding.monthly_savings_usd
+        if saving is not None and _usable(saving):
+            key = id(finding.resource)
+            monthly[key] = max(monthly.get(key, 0.0), saving)
+        saving = finding.saving_usd
+        if saving is not None and finding.saving_unit == "run" and _usable(saving):
+            key = id(finding.resource)
+            per_run[key] = max(per_run.get(key, 0.0), saving)
+    by_severity = {s.label: severities[s] for s in sorted(Severity, reverse=True)}
+    by_rule = dict(rules.most_common())
     # A pod's GPUs are part of its node's cost: spend counts nodes and instances, never both.
     billed = [r for r in result.resources if r.kind is not Kind.POD]
     costs = [c for r in billed if _usable(c := r.monthly_cost_usd) and c is not None]
-    per_run = _best_per_resource(open_findings, "run")  # jobs: a saving per run, never /month
     unpriced: Counter[str] = Counter()
     for resource in billed:
         if not _usable(resource.monthly_cost_usd):
             unpriced[resource.gpu.model or "unknown"] += resource.gpu.count or 0
     return Summary(
         resources=len(result.resources),
-        findings_open=len(open_findings),
-        findings_waived=sum(1 for f in result.findings if f.waiver is not None),
-        findings_suppressed=sum(1 for f in result.findings if f.suppressed is not None),
+        findings_open=opened,
+        findings_waived=waived,
+        findings_suppressed=suppressed,
         by_severity=by_severity,
         by_rule=by_rule,
         not_evaluated=len(result.not_evaluated),
         not_evaluated_resources=len({id(n.resource) for n in result.not_evaluated}),
         monthly_cost_usd=round(sum(costs), 2),
         unpriced_resources=len(billed) - len(costs),
-        monthly_savings_usd=total_savings(open_findings),
+        monthly_savings_usd=round(sum(monthly.values()), 2),
         coverage_gaps=len(result.coverage_gaps),
         skipped=len(result.skipped),
         input_errors=len(result.input_errors),
