@@ -205,31 +205,34 @@ def _findings(result: ScanResult) -> Iterator[jsonstream.Raw]:
             values += (None, where)
         else:
             values += (path, finding.line, f"{path}:{finding.line}")
+        field, unit, suppressed = finding.field, finding.saving_unit, finding.suppressed
         values += (
-            finding.field,
             finding.expected,
             finding.actual,
             _at_least_0(finding.monthly_savings_usd),
             _at_least_0(finding.saving_usd),
-            finding.saving_unit,
         )
-        if waiver is None:
-            values.append(None)
-        else:
+        if waiver is not None:
             values += _waiver(waiver).values()
-        values += (finding.suppressed, fingerprint)
+        if suppressed is not None:
+            values.append(suppressed)
+        values.append(fingerprint)
         if change is not None:
             values += finding_history(change).values()
+        # What a rule's findings share is in the template: rule texts, field and saving unit,
+        # and the nulls of no waiver, no suppression and no history.
+        flags = (waiver is None, suppressed is None, change is None)
         shape = (
             path is None,
-            waiver is None,
-            change is None,  # then its keys' nulls are in the template
+            *flags,
+            field,
+            unit,
             finding.rule_id,
             finding.severity,
             finding.title,
             finding.remediation,
         )
-        kept = _HISTORY_KEYS if change is None else ()
+        kept = _KEPT[flags]
         template = templates.get(shape, lambda: _finding(*item), values, kept)
         if template is not None:
             out += values
@@ -269,7 +272,17 @@ def _missing(item: NotEvaluated) -> dict[str, Any]:
 
 _PAD = "    "  # the depth of the items of `findings`, `resources` and `not_evaluated`
 _RULE_KEYS = frozenset(("rule_id", "severity", "title", "remediation"))
-_HISTORY_KEYS = frozenset(finding_history(None))
+_KEPT = {  # by (no waiver, no suppression, no history): the keys whose values a template holds
+    (waived, suppressed, tracked): frozenset(
+        ("field", "saving_unit")
+        + ("waiver",) * waived
+        + ("suppressed",) * suppressed
+        + tuple(finding_history(None)) * tracked
+    )
+    for waived in (False, True)
+    for suppressed in (False, True)
+    for tracked in (False, True)
+}
 
 
 def _text(item: dict[str, Any]) -> str:
