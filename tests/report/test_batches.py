@@ -161,3 +161,25 @@ def test_a_stream_in_another_encoding_gets_text(demo: ScanResult) -> None:
     json_report.write(varied(demo), stream)
     stream.flush()
     assert raw.getvalue().decode("utf-16") == json_report.render(varied(demo))
+
+
+def test_equal_numbers_of_other_types_get_their_own_text(demo: ScanResult) -> None:
+    """A template holds a resource's GPU count and memory: 0, 0.0, -0.0 and False are equal
+    keys to Python, and four texts in JSON."""
+    first = demo.findings[0]
+    findings = []
+    for i, number in enumerate([0, 0.0, -0.0, False, 1, 1.0, True] * 100):
+        resource = replace(first.resource, id=f"i-{i}", gpu=Gpu("A100", number, number))
+        findings.append(replace(first, resource=resource))
+    result = replace(demo, findings=tuple(findings), fingerprints=())
+    text = json_report.render(result)
+    assert text == jsonstream.text(json_report.document(result)) + "\n"
+    assert '"count": -0.0' in text and '"count": false' in text and '"count": 1.0' in text
+
+
+def test_a_list_where_a_held_text_belongs_takes_the_plain_path(demo: ScanResult) -> None:
+    first = demo.findings[0]
+    odd = replace(first.resource, instance_type=["p5.48xlarge"])  # type: ignore[arg-type]
+    result = replace(demo, findings=(replace(first, resource=odd), *demo.findings[1:]))
+    result = replace(result, fingerprints=())
+    assert json_report.render(result) == jsonstream.text(json_report.document(result)) + "\n"

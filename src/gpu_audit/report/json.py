@@ -175,28 +175,29 @@ def _findings(result: ScanResult) -> Iterator[jsonstream.Raw]:
     the same text), without building them: a 100k-resource report has about 200k findings."""
     templates = jsonflat.Templates(_PAD, kept=_RULE_KEYS)  # by source, waiver and rule
     last: Resource | None = None
-    held: tuple[Any, ...] = ()  # the resource's values, from `id` to `gpu.memory_gib`
+    held: tuple[Any, ...] = ()  # the resource's values: id, name, account, region
+    kinds: tuple[Any, ...] = ()  # and what its template holds: kind, provider, type, GPUs
     where = ""  # its location
 
     def fast(
         item: tuple[Finding, str | None, FindingHistory | None], out: list[Any]
     ) -> jsonflat.Template | None:
-        nonlocal last, held, where
+        nonlocal last, held, kinds, where
         finding, fingerprint, change = item
         resource = finding.resource
         if resource is not last:
             last, gpu, where = resource, resource.gpu, resource.location
-            held = (
-                resource.id,
-                resource.name,
-                resource.kind._value_,
+            held = (resource.id, resource.name, resource.account, resource.region)
+            count, memory = _at_least_0(gpu.count), _at_least_0(gpu.memory_gib)
+            kinds = (  # numbers by type and text: 0, 0.0, -0.0 and False are equal keys
+                resource.kind,
                 resource.provider,
-                resource.account,
-                resource.region,
                 resource.instance_type,
                 gpu.model,
-                _at_least_0(gpu.count),
-                _at_least_0(gpu.memory_gib),
+                count.__class__,
+                repr(count),
+                memory.__class__,
+                repr(memory),
             )
         path = resource.source.path
         waiver = finding.waiver
@@ -225,6 +226,7 @@ def _findings(result: ScanResult) -> Iterator[jsonstream.Raw]:
         shape = (
             path is None,
             *flags,
+            *kinds,
             field,
             unit,
             finding.rule_id,
@@ -251,8 +253,9 @@ def _not_evaluated(result: ScanResult) -> Iterator[jsonstream.Raw]:
         resource = item.resource
         if resource is not last:
             last, where = resource, resource.location
-        values = [item.rule_id, resource.id, resource.provider, where, item.missing]
-        template = templates.get(None, lambda: _missing(item), values)
+        values = [resource.id, where]
+        shape = (item.rule_id, resource.provider, item.missing)  # texts; held in the template
+        template = templates.get(shape, lambda: _missing(item), values, _MISSING_KEPT)
         if template is not None:
             out += values
         return template
@@ -270,11 +273,14 @@ def _missing(item: NotEvaluated) -> dict[str, Any]:
     }
 
 
+_MISSING_KEPT = ("rule_id", "provider", "missing")
 _PAD = "    "  # the depth of the items of `findings`, `resources` and `not_evaluated`
 _RULE_KEYS = frozenset(("rule_id", "severity", "title", "remediation"))
+# What a fleet's resources share (a few dozen combinations): held in the rule's template.
+_RESOURCE_KEPT = ("kind", "provider", "instance_type", "gpu")
 _KEPT = {  # by (no waiver, no suppression, no history): the keys whose values a template holds
     (waived, suppressed, tracked): frozenset(
-        ("field", "saving_unit")
+        ("field", "saving_unit", *(f"resource.{key}" for key in _RESOURCE_KEPT))
         + ("waiver",) * waived
         + ("suppressed",) * suppressed
         + tuple(finding_history(None)) * tracked

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json.encoder
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from itertools import islice
+from types import MappingProxyType
 from typing import Any, NamedTuple, TypeVar
 
 from gpu_audit.report import jsonstream
@@ -72,8 +73,8 @@ class Template(NamedTuple):
 class Templates:
     """Item templates by shape, made from `jsonstream.text` of a sample item with every scalar
     (and every key of a mapping held under a key in `keyed`, such as `tags`) cut out: the text
-    of any item of the same shape. The values of the sample's own keys in `kept` stay in the
-    text: items sharing them share the template."""
+    of any item of the same shape. The values at the paths in `kept` (`title`, or dotted into a
+    section: `resource.kind`) stay in the text: items sharing them share the template."""
 
     def __init__(self, pad: str, keyed: Collection[str] = (), kept: Collection[str] = ()):
         self.pad, self.keyed, self.kept = pad, keyed, kept
@@ -88,34 +89,66 @@ class Templates:
     ) -> Template | None:
         """The template of `shape` for an item whose scalars are `values`, made from `sample()`
         (the item as plain data) when new; None when the two disagree, as where a list stands
-        for a scalar: such an item takes the plain path. `kept` adds keys kept in the text for
+        for a scalar: such an item takes the plain path. `kept` adds paths kept in the text for
         this shape (the shape must then hold what they are, as an empty section's nulls)."""
-        known = self.known.get(shape)
+        try:
+            known = self.known.get(shape)
+        except TypeError:  # a list where a text belongs, in a value the shape holds
+            return None
         if known is not None:
             return known
         leaves: list[Any] = []
-        kept = {*self.kept, *kept}
-        marked = {
-            key: item if key in kept else _marked(item, self.keyed, leaves, key in self.keyed)
-            for key, item in sample().items()
-        }
+        marked = _marked(sample(), self.keyed, leaves, kept=_tree([*self.kept, *kept]))
         if leaves != values:
             return None
         pieces = [piece.encode() for piece in _MARKED.split(jsonstream.text(marked, self.pad))]
+        if len(pieces) != len(values) + 1:
+            return None  # a kept text that reads as a mark (all U+0001): the plain path
         if len(self.known) >= 4096:  # shapes seldom vary much; if they do, memory stays bounded
             self.known.clear()
         known = self.known[shape] = Template(pieces[0], pieces[1:-1], pieces[-1])
         return known
 
 
-def _marked(value: Any, keyed: Collection[str], leaves: list[Any], data_keys: bool = False) -> Any:
-    """`value` with each scalar (and data key) a mark, appended to `leaves` in text order."""
+_KEEP: Mapping[str, Any] = MappingProxyType({})  # a kept path's end: the value stays whole
+
+
+def _tree(paths: Collection[str]) -> Mapping[str, Any]:
+    """Dotted paths as nested mappings: `["a", "b.c"]` is `{"a": _KEEP, "b": {"c": _KEEP}}`."""
+    tree: dict[str, Any] = {}
+    for path in paths:
+        *parents, last = path.split(".")
+        node = tree
+        for part in parents:
+            node = node.setdefault(part, {})
+            if node is _KEEP:
+                break  # a section kept whole holds what is below it
+        else:
+            node[last] = _KEEP
+    return tree
+
+
+def _marked(
+    value: Any,
+    keyed: Collection[str],
+    leaves: list[Any],
+    data_keys: bool = False,
+    kept: Mapping[str, Any] = _KEEP,
+) -> Any:
+    """`value` with each scalar (and data key) a mark, appended to `leaves` in text order; the
+    values at the paths of `kept` (a `_tree`) stay as they are."""
     if isinstance(value, dict):
         out = {}
         for i, (key, item) in enumerate(value.items()):
             if data_keys:
                 leaves.append(key)
-            out[_MARK * (i + 1) if data_keys else key] = _marked(item, keyed, leaves, key in keyed)
+            below = kept.get(key) if not data_keys else None
+            if below is _KEEP:
+                out[key] = item
+                continue
+            out[_MARK * (i + 1) if data_keys else key] = _marked(
+                item, keyed, leaves, key in keyed, below or _KEEP
+            )
         return out
     if isinstance(value, list | tuple):
         return [_marked(item, keyed, leaves) for item in value]
