@@ -21,6 +21,7 @@ from gpu_audit.errors import ConfigError, GpuAuditError, one_line
 from gpu_audit.gcpause import one_shot
 from gpu_audit.history.cli import COMPARISON_OPTIONS, history_group, needs_comparison
 from gpu_audit.model import Change, ScanResult, Severity
+from gpu_audit.report.escape import escape_unencodable
 from gpu_audit.settings import FAIL_ON, Settings, load_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -158,8 +159,10 @@ def main() -> None:
 
 
 def run() -> None:
-    """The `gpu-audit` program: one command per process (see `gcpause.one_shot`)."""
+    """The `gpu-audit` program: one command per process (see `gcpause.one_shot`), and standard
+    streams that escape what their encoding cannot write."""
     one_shot()
+    escape_unencodable(sys.stdout, sys.stderr)
     main()
 
 

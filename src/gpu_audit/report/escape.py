@@ -21,3 +21,38 @@ def terminal_safe(value: object) -> str:
     the window title (OSC), ring the bell, forge a second line or reverse the text around it.
     """
     return UNSAFE.sub(_code, str(value))
+
+
+UNENCODABLE = "gpu-audit-escape"  # the `errors` of the program's stdout and stderr
+
+
+def _escape_unencodable(error: UnicodeError) -> tuple[str, int]:
+    """`\\uNNNN` for each character the stream's encoding cannot write (a surrogate pair past
+    U+FFFF): still valid JSON, and readable in a table, CSV cell or message."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    escaped = []
+    for char in error.object[error.start : error.end]:
+        point = ord(char)
+        if point > 0xFFFF:
+            point -= 0x10000
+            escaped.append(f"\\u{0xD800 + (point >> 10):04x}\\u{0xDC00 + (point & 0x3FF):04x}")
+        else:
+            escaped.append(f"\\u{point:04x}")
+    return "".join(escaped), error.end
+
+
+def escape_unencodable(*streams: object) -> None:
+    """Give the streams (standard output and error) `UNENCODABLE` errors, so that a console or
+    redirect in a legacy encoding (cp1252 on Windows, ASCII with `PYTHONIOENCODING`) gets an
+    escape for `≥`, `…` or a tag's emoji, never a traceback."""
+    import codecs
+
+    try:
+        codecs.lookup_error(UNENCODABLE)
+    except LookupError:
+        codecs.register_error(UNENCODABLE, _escape_unencodable)
+    for stream in streams:
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", None) == "strict":
+            reconfigure(errors=UNENCODABLE)
