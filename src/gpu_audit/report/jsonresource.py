@@ -4,6 +4,7 @@ out-of-bounds numbers null), read in one call per resource and encoded in batche
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from enum import StrEnum
 from operator import attrgetter
 from typing import Any
 
@@ -36,8 +37,7 @@ def bounded(mapping: dict[str, Any]) -> dict[str, Any]:
 # Every field's value in field order (the mapping's key order), in one call.
 _SPECS = tuple(FIELDS.values())
 _VALUES = attrgetter(*(spec.name for spec in _SPECS))
-# top-level enums and times are written as their value and ISO text (as `to_mapping` does)
-_ENUMS = tuple(i for i, spec in enumerate(_SPECS) if spec.group is None and spec.type == "enum")
+# top-level times are written as their ISO text (as `to_mapping` does)
 _TIMES = tuple(i for i, s in enumerate(_SPECS) if s.group is None and s.type == "datetime")
 _INDEX_BOUNDS = tuple(
     (i, spec.minimum, spec.maximum)
@@ -48,6 +48,7 @@ _INDEX_BOUNDS = tuple(
 _TAGS = frozenset(i for i, spec in enumerate(_SPECS) if spec.type == "tag")
 _VARYING = tuple(i for i, spec in enumerate(_SPECS) if spec.type in ("tag", "list"))
 _KEYED = frozenset(spec.name for spec in _SPECS if spec.type == "tag")
+assert all(issubclass(s.enum, StrEnum) for s in _SPECS if s.type == "enum" and s.enum is not None)
 _PAD = "    "  # the depth of the report's `resources` items
 
 
@@ -56,10 +57,7 @@ def texts(resources: Iterable[Resource]) -> Iterator[jsonstream.Raw]:
     templates = jsonflat.Templates(_PAD, keyed=_KEYED)
 
     def fast(resource: Resource, out: list[Any]) -> jsonflat.Template | None:
-        values = list(_VALUES(resource))
-        for i in _ENUMS:
-            if values[i] is not None:
-                values[i] = values[i]._value_
+        values = list(_VALUES(resource))  # enums are text enums: encoded as their values
         for i in _TIMES:
             when = values[i]
             values[i] = when.isoformat().replace("+00:00", "Z") if when else None
