@@ -35,11 +35,12 @@ def _refuse(value: object) -> Any:
 
 # (markers, default, encoder, indent, key separator, item separator, sort keys, skip keys, NaN)
 _MAKE: Any = getattr(json.encoder, "c_make_encoder", None)  # None without the accelerator
-_ENCODER = (
-    _MAKE(None, _refuse, json.encoder.encode_basestring, None, ": ", SEPARATOR, False, False, True)
-    if _MAKE is not None
-    else None
-)
+_BASIC = (None, _refuse, json.encoder.encode_basestring, None, ": ", SEPARATOR, False, False)
+# Strict, the encoder refuses NaN and infinity (a ValueError): a batch with one is encoded again
+# by the lenient one and its non-finite numbers made null; no batch is searched for them.
+_ENCODER: Any = _MAKE(*_BASIC, False) if _MAKE is not None else None
+_LENIENT: Any = _MAKE(*_BASIC, True) if _MAKE is not None else None
+_CONTAINER = re.compile(f"{SEPARATOR}[\\[{{]")  # a list or mapping after the first value
 
 
 def encode(values: list[Any]) -> list[bytes] | None:
@@ -50,11 +51,12 @@ def encode(values: list[Any]) -> list[bytes] | None:
     if _ENCODER is None:  # a Python built without the _json accelerator
         texts = [jsonstream.scalar(value) for value in values]
         return None if None in texts else [text.encode() for text in texts]  # type: ignore[union-attr]
-    text = "".join(_ENCODER(values, 0))  # `[` the values, each after a separator, `]`
-    if text[1] in "[{" or f"{SEPARATOR}[" in text or f"{SEPARATOR}{{" in text:
+    try:
+        text = "".join(_ENCODER(values, 0))  # `[` the values, each after a separator, `]`
+    except ValueError:
+        text = _NON_FINITE.sub("null", "".join(_LENIENT(values, 0)))
+    if text[1] in "[{" or _CONTAINER.search(text):
         return None
-    if "NaN" in text or "Infinity" in text:
-        text = _NON_FINITE.sub("null", text)
     pieces = text.encode().split(SEPARATOR.encode())
     pieces[0] = pieces[0][1:]
     pieces[-1] = pieces[-1][:-1]
