@@ -279,15 +279,15 @@ _RULE_KEYS = frozenset(("rule_id", "severity", "title", "remediation"))
 # What a fleet's resources share (a few dozen combinations): held in the rule's template.
 _RESOURCE_KEPT = ("kind", "provider", "instance_type", "gpu")
 _KEPT = {  # by (no waiver, no suppression, no history): the keys whose values a template holds
-    (waived, suppressed, tracked): frozenset(
+    (no_waiver, no_suppression, no_history): frozenset(
         ("field", "saving_unit", *(f"resource.{key}" for key in _RESOURCE_KEPT))
-        + ("waiver",) * waived
-        + ("suppressed",) * suppressed
-        + tuple(finding_history(None)) * tracked
+        + ("waiver",) * no_waiver
+        + ("suppressed",) * no_suppression
+        + tuple(finding_history(None)) * no_history
     )
-    for waived in (False, True)
-    for suppressed in (False, True)
-    for tracked in (False, True)
+    for no_waiver in (False, True)
+    for no_suppression in (False, True)
+    for no_history in (False, True)
 }
 
 
