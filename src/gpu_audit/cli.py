@@ -8,43 +8,28 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from enum import IntEnum
 from typing import Any, TypeVar
 
 import click
 
 from gpu_audit import __version__
+from gpu_audit.clitools import catalog, estimate, policies
 from gpu_audit.collectors.provider import Option
 from gpu_audit.collectors.redact import redact_urls
 from gpu_audit.collectors.registry import PROVIDERS
-from gpu_audit.errors import ConfigError, GpuAuditError, one_line
+from gpu_audit.errors import ConfigError, ExitCode, GpuAuditError, one_line
 from gpu_audit.gcpause import one_shot
 from gpu_audit.history.cli import COMPARISON_OPTIONS, history_group, needs_comparison
 from gpu_audit.model import Change, ScanResult, Severity
+from gpu_audit.report import format_for
 from gpu_audit.report.escape import escape_unencodable
 from gpu_audit.settings import FAIL_ON, Settings, load_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = ("table", "text", "json", "markdown", "sarif", "csv")
-ESTIMATE_FORMATS = ("table", "text", "json", "markdown")
-OUTPUT_EXTENSIONS = {
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".json": "json",
-    ".sarif": "sarif",
-    ".csv": "csv",
-    ".txt": "text",
-}
 
 
 ARGV = "gpu_audit.argv"
-
-
-class ExitCode(IntEnum):
-    OK = 0
-    FINDINGS = 1  # open findings at or above --fail-on
-    ERROR = 2  # usage, policy or input error (other inputs are still checked and reported)
-    INCOMPLETE = 3  # a region, account or project could not be read; takes precedence over 1
 
 
 def exit_code(result: ScanResult, fail_on: str, new_only: bool = False) -> ExitCode:
@@ -347,118 +332,9 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
 
 
 main.add_command(history_group)
-
-
-@main.command(short_help="What a run costs: job files, or the options for a GPU request.")
-@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("--gpu", metavar="MODEL:N", help="GPUs per node to price, e.g. A100-80GB:8.")
-@click.option("--instance-type", metavar="TYPE", help="Price the GPUs of this instance type.")
-@click.option("--hours", type=float, help="Runtime (overrides a job's runtime cap).")
-@click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--cloud", type=click.Choice(["aws", "gcp", "azure"]), help="Only this cloud.")
-@click.option("--max-usd", type=float, metavar="USD", help="Mark options over this budget.")
-@click.option("--format", "fmt", type=click.Choice(ESTIMATE_FORMATS), default=None)
-@click.option("--output", "-o", metavar="PATH", help="Write the estimate here (atomically).")
-def estimate(files: tuple[str, ...], **options: Any) -> None:
-    """Cost of one run of each job (on-demand and spot, with the price's source and date), or
-    every instance type offering --gpu / --instance-type, cheapest run first. No network.
-    Exit 1 when a job's run costs more than the budget it declares."""
-    from gpu_audit.estimate.run import EstimateRequest, run_estimate
-
-    output = options.pop("output")
-    fmt = options.pop("fmt") or format_for(output, sys.stdout.isatty())
-    if fmt not in ESTIMATE_FORMATS:
-        raise ConfigError(f"estimate: no {fmt} output; formats: {', '.join(ESTIMATE_FORMATS)}")
-    report = run_estimate(EstimateRequest(files=files, fmt=fmt, **options))
-    if output:
-        from gpu_audit.report.writer import write_atomic
-
-        write_atomic(output, report.text, inputs=files)  # never over a job file
-    else:
-        click.echo(report.text, nl=False)
-    for error in report.errors:
-        click.echo(f"gpu-audit: error: {redact_urls(error)}", err=True)
-    sys.exit(ExitCode.ERROR if report.errors else ExitCode(int(report.over_budget > 0)))
-
-
-@main.group()
-def policies() -> None:
-    """Validate and list policies."""
-
-
-@policies.command("validate", short_help="Validate policy files.")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-def policies_validate(files: tuple[str, ...]) -> None:
-    """Validate policy files: schema, then fields, operators, GPU classes and ids."""
-    from gpu_audit.policy.loader import load_policy
-
-    failed = False
-    for path in files:
-        try:
-            policy = load_policy([path])
-        except GpuAuditError as exc:
-            click.echo(f"{exc}", err=True)
-            failed = True
-            continue
-        click.echo(f"{path}: ok ({len(policy.rules)} rules, {len(policy.waivers)} waivers)")
-    sys.exit(ExitCode.ERROR if failed else ExitCode.OK)
-
-
-@policies.command("list")
-@click.option("--policy", "paths", multiple=True, metavar="FILE", help="Policy file (repeatable).")
-def policies_list(paths: tuple[str, ...]) -> None:
-    """List rules: id, severity, title and targets."""
-    from tabulate import tabulate
-
-    from gpu_audit.policy.loader import load_policy
-
-    policy = load_policy(list(paths))
-    rows = [
-        (r.info.id, r.info.severity.label, r.info.title, ",".join(t.value for t in r.info.targets))
-        for r in policy.rules
-    ]
-    click.echo(tabulate(rows, headers=["id", "severity", "title", "targets"]))
-
-
-@main.group()
-def catalog() -> None:
-    """Look up instance types and GPU classes."""
-
-
-@catalog.command("lookup", short_help="GPU, memory, class and prices of instance types.")
-@click.argument("names", nargs=-1, required=True)
-@click.option("--region", help="Price in this region (default: the cloud's reference region).")
-def catalog_lookup(names: tuple[str, ...], region: str | None) -> None:
-    """GPU, count, memory, class and prices of instance types (or GPU names)."""
-    from gpu_audit.commands import lookup_rows
-
-    rows, unknown = lookup_rows(names, region)
-    from tabulate import tabulate
-
-    if rows:
-        headers = [
-            "type",
-            "cloud",
-            "GPU",
-            "count",
-            "GiB/GPU",
-            "class rank",
-            "region",
-            "on-demand $/h",
-            "spot $/h",
-            "as of",
-            "source",
-        ]
-        click.echo(tabulate(rows, headers=headers, disable_numparse=True))
-    for name in unknown:
-        click.echo(f"gpu-audit: {name}: not in the catalog", err=True)
-    sys.exit(ExitCode.ERROR if unknown else ExitCode.OK)
-
-
-def format_for(output: str | None, terminal: bool) -> str:
-    """The report format an output path's extension names; else table on a terminal, or text."""
-    extension = os.path.splitext(output or "")[1].lower()
-    return OUTPUT_EXTENSIONS.get(extension) or ("table" if terminal else "text")
+main.add_command(estimate)
+main.add_command(policies)
+main.add_command(catalog)
 
 
 def incomplete_notice(result: ScanResult) -> str:

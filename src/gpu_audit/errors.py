@@ -1,6 +1,7 @@
 """One error base class and one class per stage; every message is located (file:line, rule, key)."""
 
 import unicodedata
+from enum import IntEnum
 
 _UNPRINTABLE = frozenset(("Cc", "Cf", "Cs", "Co", "Zl", "Zp"))
 
@@ -16,6 +17,15 @@ def one_line(message: str) -> str:
         else c
         for c in message
     )
+
+
+class ExitCode(IntEnum):
+    """What every command exits with (docs/cron.md#exit-codes)."""
+
+    OK = 0
+    FINDINGS = 1  # open findings at or above --fail-on
+    ERROR = 2  # usage, policy or input error (other inputs are still checked and reported)
+    INCOMPLETE = 3  # a region, account or project could not be read; takes precedence over 1
 
 
 class GpuAuditError(Exception):

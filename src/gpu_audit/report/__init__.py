@@ -7,6 +7,7 @@ for a format it does not print.
 
 from __future__ import annotations
 
+import os
 from importlib import import_module
 from typing import TextIO
 
@@ -21,6 +22,21 @@ REPORTERS: dict[str, str] = {
     "sarif": "gpu_audit.report.sarif",
     "csv": "gpu_audit.report.csv",
 }
+
+OUTPUT_EXTENSIONS = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".json": "json",
+    ".sarif": "sarif",
+    ".csv": "csv",
+    ".txt": "text",
+}
+
+
+def format_for(output: str | None, terminal: bool) -> str:
+    """The report format an output path's extension names; else table on a terminal, or text."""
+    extension = os.path.splitext(output or "")[1].lower()
+    return OUTPUT_EXTENSIONS.get(extension) or ("table" if terminal else "text")
 
 
 def render(format_name: str, result: ScanResult) -> str:

@@ -1,0 +1,123 @@
+"""The commands that read no fleet: `estimate`, `policies validate|list` and `catalog lookup`.
+
+`cli.py` adds them to the program's group, as it adds `history`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from gpu_audit.collectors.redact import redact_urls
+from gpu_audit.errors import ConfigError, ExitCode, GpuAuditError
+from gpu_audit.report import format_for
+
+ESTIMATE_FORMATS = ("table", "text", "json", "markdown")
+
+
+@click.command(short_help="What a run costs: job files, or the options for a GPU request.")
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("--gpu", metavar="MODEL:N", help="GPUs per node to price, e.g. A100-80GB:8.")
+@click.option("--instance-type", metavar="TYPE", help="Price the GPUs of this instance type.")
+@click.option("--hours", type=float, help="Runtime (overrides a job's runtime cap).")
+@click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--cloud", type=click.Choice(["aws", "gcp", "azure"]), help="Only this cloud.")
+@click.option("--max-usd", type=float, metavar="USD", help="Mark options over this budget.")
+@click.option("--format", "fmt", type=click.Choice(ESTIMATE_FORMATS), default=None)
+@click.option("--output", "-o", metavar="PATH", help="Write the estimate here (atomically).")
+def estimate(files: tuple[str, ...], **options: Any) -> None:
+    """Cost of one run of each job (on-demand and spot, with the price's source and date), or
+    every instance type offering --gpu / --instance-type, cheapest run first. No network.
+    Exit 1 when a job's run costs more than the budget it declares."""
+    from gpu_audit.estimate.run import EstimateRequest, run_estimate
+
+    output = options.pop("output")
+    fmt = options.pop("fmt") or format_for(output, sys.stdout.isatty())
+    if fmt not in ESTIMATE_FORMATS:
+        raise ConfigError(f"estimate: no {fmt} output; formats: {', '.join(ESTIMATE_FORMATS)}")
+    report = run_estimate(EstimateRequest(files=files, fmt=fmt, **options))
+    if output:
+        from gpu_audit.report.writer import write_atomic
+
+        write_atomic(output, report.text, inputs=files)  # never over a job file
+    else:
+        click.echo(report.text, nl=False)
+    for error in report.errors:
+        click.echo(f"gpu-audit: error: {redact_urls(error)}", err=True)
+    sys.exit(ExitCode.ERROR if report.errors else ExitCode(int(report.over_budget > 0)))
+
+
+@click.group()
+def policies() -> None:
+    """Validate and list policies."""
+
+
+@policies.command("validate", short_help="Validate policy files.")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+def policies_validate(files: tuple[str, ...]) -> None:
+    """Validate policy files: schema, then fields, operators, GPU classes and ids."""
+    from gpu_audit.policy.loader import load_policy
+
+    failed = False
+    for path in files:
+        try:
+            policy = load_policy([path])
+        except GpuAuditError as exc:
+            click.echo(f"{exc}", err=True)
+            failed = True
+            continue
+        click.echo(f"{path}: ok ({len(policy.rules)} rules, {len(policy.waivers)} waivers)")
+    sys.exit(ExitCode.ERROR if failed else ExitCode.OK)
+
+
+@policies.command("list")
+@click.option("--policy", "paths", multiple=True, metavar="FILE", help="Policy file (repeatable).")
+def policies_list(paths: tuple[str, ...]) -> None:
+    """List rules: id, severity, title and targets."""
+    from tabulate import tabulate
+
+    from gpu_audit.policy.loader import load_policy
+
+    policy = load_policy(list(paths))
+    rows = [
+        (r.info.id, r.info.severity.label, r.info.title, ",".join(t.value for t in r.info.targets))
+        for r in policy.rules
+    ]
+    click.echo(tabulate(rows, headers=["id", "severity", "title", "targets"]))
+
+
+@click.group()
+def catalog() -> None:
+    """Look up instance types and GPU classes."""
+
+
+@catalog.command("lookup", short_help="GPU, memory, class and prices of instance types.")
+@click.argument("names", nargs=-1, required=True)
+@click.option("--region", help="Price in this region (default: the cloud's reference region).")
+def catalog_lookup(names: tuple[str, ...], region: str | None) -> None:
+    """GPU, count, memory, class and prices of instance types (or GPU names)."""
+    from gpu_audit.commands import lookup_rows
+
+    rows, unknown = lookup_rows(names, region)
+    from tabulate import tabulate
+
+    if rows:
+        headers = [
+            "type",
+            "cloud",
+            "GPU",
+            "count",
+            "GiB/GPU",
+            "class rank",
+            "region",
+            "on-demand $/h",
+            "spot $/h",
+            "as of",
+            "source",
+        ]
+        click.echo(tabulate(rows, headers=headers, disable_numparse=True))
+    for name in unknown:
+        click.echo(f"gpu-audit: {name}: not in the catalog", err=True)
+    sys.exit(ExitCode.ERROR if unknown else ExitCode.OK)
