@@ -105,6 +105,18 @@ def test_encode_writes_each_scalar_as_jsonstream_does(values: list[Any]) -> None
     assert jsonflat.encode(values) == [jsonstream.text(value).encode() for value in values]
 
 
+@pytest.mark.parametrize(
+    "values",
+    [["a", None, 1, 2.5, True], [math.nan, "NaN", -math.inf, "é≥"], ["a", ["b"]], []],
+)
+def test_encode_without_the_c_accelerator_gives_the_same_bytes(
+    values: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = jsonflat.encode(values)
+    monkeypatch.setattr(jsonflat, "_ENCODER", None)
+    assert jsonflat.encode(values) == expected
+
+
 @pytest.mark.parametrize("container", [[], ["a"], {}, {"a": 1}, ("t",)])
 def test_encode_refuses_containers(container: Any) -> None:
     assert jsonflat.encode(["a", container]) is None

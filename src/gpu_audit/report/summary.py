@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
+from typing import Literal
 
 from gpu_audit.model import Finding, Kind, Resource, ScanResult, Severity
 
@@ -40,12 +41,11 @@ class Summary:
 
 
 def summarize(result: ScanResult) -> Summary:
-    """One pass over the findings (a 100k-resource scan has ~200k): counts and best savings."""
+    """Two passes over the findings (a 100k-resource scan has ~200k): counts, then best savings."""
     severities: Counter[Severity] = Counter()
     rules: Counter[str] = Counter()
-    monthly: dict[int, float] = {}  # per resource, its largest saving (see total_savings)
-    per_run: dict[int, float] = {}  # jobs: a saving per run, never added to /month
-    opened = waived = suppressed = 0
+    opened: list[Finding] = []
+    waived = suppressed = 0
     for finding in result.findings:
         if finding.waiver is not None:
             waived += 1
@@ -53,19 +53,10 @@ def summarize(result: ScanResult) -> Summary:
             suppressed += 1
         if finding.waiver is not None or finding.suppressed is not None:
             continue
-        opened += 1
+        opened.append(finding)
         severities[finding.severity] += 1
         rules[finding.rule_id] += 1
-        if finding.resource.kind is Kind.POD:
-            continue
-        saving = finding.monthly_savings_usd
-        if saving is not None and _usable(saving):
-            key = id(finding.resource)
-            monthly[key] = max(monthly.get(key, 0.0), saving)
-        saving = finding.saving_usd
-        if saving is not None and finding.saving_unit == "run" and _usable(saving):
-            key = id(finding.resource)
-            per_run[key] = max(per_run.get(key, 0.0), saving)
+    monthly, per_run = _best_per_resource(opened)  # jobs: a saving per run, never /month
     by_severity = {s.label: severities[s] for s in sorted(Severity, reverse=True)}
     by_rule = dict(rules.most_common())
     # A pod's GPUs are part of its node's cost: spend counts nodes and instances, never both.
@@ -77,7 +68,7 @@ def summarize(result: ScanResult) -> Summary:
             unpriced[resource.gpu.model or "unknown"] += resource.gpu.count or 0
     return Summary(
         resources=len(result.resources),
-        findings_open=opened,
+        findings_open=len(opened),
         findings_waived=waived,
         findings_suppressed=suppressed,
         by_severity=by_severity,
@@ -114,30 +105,34 @@ def _usable(amount: float | None) -> bool:
     return amount is not None and 0 <= amount < math.inf
 
 
-def total_savings(findings: list[Finding], unit: str = "month") -> float:
+def total_savings(findings: list[Finding], unit: Literal["month", "run"] = "month") -> float:
     """Savings do not add up on one resource (stopping it saves what spot would): take the max.
     Only savings of one unit are added: monthly (live capacity) or per run (jobs).
 
     A pod's saving stays on its finding but out of the total: its GPUs are part of its node's
     cost, and releasing them saves money once the node shrinks (the node's findings count that).
     """
-    return round(sum(_best_per_resource(findings, unit).values()), 2)
+    monthly, per_run = _best_per_resource(findings)
+    return round(sum((monthly if unit == "month" else per_run).values()), 2)
 
 
-def _best_per_resource(findings: list[Finding], unit: str) -> dict[int, float]:
-    best: dict[int, float] = {}
+def _best_per_resource(findings: list[Finding]) -> tuple[dict[int, float], dict[int, float]]:
+    """Per resource (pods left out), its largest monthly saving and its largest per-run saving,
+    in one pass."""
+    monthly: dict[int, float] = {}
+    per_run: dict[int, float] = {}
     for finding in findings:
-        saving = finding.monthly_savings_usd if unit == "month" else finding.saving_usd
-        if (
-            saving is None
-            or not _usable(saving)
-            or (unit != "month" and finding.saving_unit != unit)
-            or finding.resource.kind is Kind.POD
-        ):
+        if finding.resource.kind is Kind.POD:
             continue
-        key = id(finding.resource)
-        best[key] = max(best.get(key, 0.0), saving)
-    return best
+        saving = finding.monthly_savings_usd
+        if saving is not None and _usable(saving):
+            key = id(finding.resource)
+            monthly[key] = max(monthly.get(key, 0.0), saving)
+        saving = finding.saving_usd
+        if saving is not None and finding.saving_unit == "run" and _usable(saving):
+            key = id(finding.resource)
+            per_run[key] = max(per_run.get(key, 0.0), saving)
+    return monthly, per_run
 
 
 def saving_text(finding: Finding, short: bool = False) -> str | None:
