@@ -18,8 +18,8 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from gpu_audit.catalog.enrich import enrich
-from gpu_audit.gcpause import paused_gc
-from gpu_audit.model import Capacity, DataRef, Kind, Resource, State, Utilization, Workload
+from gpu_audit.core.gcpause import paused_gc
+from gpu_audit.core.resource import Capacity, DataRef, Kind, Resource, State, Utilization, Workload
 from gpu_audit.policy.engine import evaluate
 from gpu_audit.policy.loader import load_policy
 

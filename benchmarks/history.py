@@ -27,9 +27,9 @@ from pathlib import Path
 
 from engine import NOW, fleet  # type: ignore[import-not-found]
 
-from gpu_audit.canonical import to_mapping
+from gpu_audit.core.canonical import to_mapping
+from gpu_audit.core.resource import Capacity
 from gpu_audit.history.documents import decode_lines
-from gpu_audit.model import Capacity
 
 GPU_AUDIT = [sys.executable, "-m", "gpu_audit"]
 

@@ -49,7 +49,7 @@ STREAMED = (
     "from functools import partial\n"
     "from gpu_audit.audit import audit\n"
     "from gpu_audit.collectors.inventory import load_inventory\n"
-    "from gpu_audit.model import Scope\n"
+    "from gpu_audit.core.resource import Scope\n"
     "from gpu_audit.policy.loader import load_policy\n"
     "from gpu_audit.report import write_report as write\n"
     "from gpu_audit.report.writer import write_atomic\n"

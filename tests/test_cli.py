@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gpu_audit.cli import main
+from gpu_audit.cli.main import main
 from tests.conftest import FIXTURES
 
 DEMO = str(FIXTURES / "inventory" / "demo.yaml")
@@ -158,7 +158,7 @@ def test_catalog_lookup_and_policies_list() -> None:
 def test_missing_provider_extra_says_what_to_install() -> None:
     script = (
         "import sys; sys.modules['boto3'] = None\n"
-        "from gpu_audit.cli import main\n"
+        "from gpu_audit.cli.main import main\n"
         "main(['scan', '--provider', 'aws', '--region', 'us-east-1'])\n"
     )
     done = subprocess.run(

@@ -7,9 +7,9 @@ import json
 from dataclasses import fields
 from typing import Any
 
-from gpu_audit.canonical import KEYS, from_mapping, to_mapping
-from gpu_audit.fields import FIELDS, SECTIONS, build_resource, field_spec
-from gpu_audit.model import Kind, Resource
+from gpu_audit.core.canonical import KEYS, from_mapping, to_mapping
+from gpu_audit.core.fields import FIELDS, SECTIONS, build_resource, field_spec
+from gpu_audit.core.resource import Kind, Resource
 from tests.conftest import ROOT
 
 _TYPE_NAMES = {
@@ -150,7 +150,7 @@ def test_the_inventory_refuses_numbers_the_table_bounds() -> None:
 
     import pytest
 
-    from gpu_audit.canonical import FieldProblem
+    from gpu_audit.core.canonical import FieldProblem
 
     base = {"kind": "instance", "provider": "aws", "id": "i-1"}
     for key, section, value in [

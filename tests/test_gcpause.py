@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from gpu_audit import gcpause
-from gpu_audit.gcpause import paused_gc
+from gpu_audit.core import gcpause
+from gpu_audit.core.gcpause import paused_gc
 
 
 def test_a_library_caller_is_left_as_it_was() -> None:
@@ -44,7 +44,7 @@ def test_the_program_freezes_what_a_batch_leaves(monkeypatch: pytest.MonkeyPatch
 
 def test_the_program_entry_point_is_one_shot() -> None:
     code = (
-        "import sys\nfrom gpu_audit import cli, gcpause\nsys.argv = ['gpu-audit', '--version']\n"
+        "import sys\nfrom gpu_audit import cli\nfrom gpu_audit.core import gcpause\nsys.argv = ['gpu-audit', '--version']\n"
         "try:\n    cli.run()\nexcept SystemExit:\n    print(gcpause._ONE_SHOT)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gpu_audit.canonical import to_mapping
-from gpu_audit.cli import main
+from gpu_audit.cli.main import main
 from gpu_audit.collectors.inventory import load_inventory
+from gpu_audit.core.canonical import to_mapping
+from gpu_audit.core.resource import Capacity, Kind
 from gpu_audit.errors import InputError, InputErrors
-from gpu_audit.model import Capacity, Kind
 from gpu_audit.report import render
 from tests.conftest import FIXTURES, NOW
 from tests.report.conftest import check_scan, demo_scan

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_audit.model import CoverageGap
+from gpu_audit.core.results import CoverageGap
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gpu_audit.canonical import from_mapping
-from gpu_audit.model import Capacity, Resource
+from gpu_audit.core.canonical import from_mapping
+from gpu_audit.core.resource import Capacity, Resource
 from gpu_audit.node_join import cloud_id, join_nodes
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gpu_audit.cli import main
+from gpu_audit.cli.main import main
 from gpu_audit.errors import ConfigError
 from gpu_audit.settings import discover, load_settings
 from tests.conftest import FIXTURES

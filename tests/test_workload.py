@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_audit.canonical import from_mapping
-from gpu_audit.model import Workload
-from gpu_audit.workload import compile_patterns, infer_workloads
+from gpu_audit.core.canonical import from_mapping
+from gpu_audit.core.resource import Workload
+from gpu_audit.core.workload import compile_patterns, infer_workloads
 
 
 def resource(name: str | None, workload: str = "unknown") -> object:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gpu_audit.cli import main
+from gpu_audit.cli.main import main
+from gpu_audit.core.yamlsrc import load_documents, load_json, read_text
 from gpu_audit.errors import InputError
-from gpu_audit.yamlsrc import load_documents, load_json, read_text
 
 GOOD = "name: ok\nresources:\n  accelerators: L4:1\nrun: python train.py\n"
 
@@ -74,7 +74,7 @@ def test_deep_nesting_is_refused_before_the_parser_recurses(tmp_path: Path, text
     path = tmp_path / "deep.yaml"
     path.write_text(text)
     code = (
-        "import sys\nfrom gpu_audit.yamlsrc import load_documents, read_text\n"
+        "import sys\nfrom gpu_audit.core.yamlsrc import load_documents, read_text\n"
         "load_documents(sys.argv[1], read_text(sys.argv[1]))"
     )
     done = subprocess.run(
@@ -112,7 +112,7 @@ def test_syntax_error_names_where_the_construct_starts() -> None:
 
 
 def _read_in_child(path: str) -> subprocess.CompletedProcess[str]:
-    code = "from gpu_audit.yamlsrc import read_text\nread_text(__import__('sys').argv[1])"
+    code = "from gpu_audit.core.yamlsrc import read_text\nread_text(__import__('sys').argv[1])"
     return subprocess.run(
         [sys.executable, "-c", code, path], capture_output=True, text=True, timeout=30
     )
@@ -248,7 +248,7 @@ def test_the_pure_python_parser_is_guarded_too() -> None:
     """Without libyaml the pure parser is used: its composer recurses in Python instead."""
     import yaml
 
-    from gpu_audit.yamlguard import check_yaml_depth
+    from gpu_audit.core.yamlguard import check_yaml_depth
 
     with pytest.raises(InputError, match=r"^f.yaml:2:103: nested more than 100 levels deep"):
         check_yaml_depth("f.yaml", "a: 1\nx: " + "[" * 5000, yaml.SafeLoader)

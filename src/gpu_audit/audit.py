@@ -7,12 +7,13 @@ from dataclasses import replace
 from datetime import datetime
 
 from gpu_audit.catalog.enrich import enrich
-from gpu_audit.gcpause import paused_gc
-from gpu_audit.history.fingerprint import fingerprints
-from gpu_audit.model import CoverageGap, Resource, ScanResult, Scope, Skipped
+from gpu_audit.core.fingerprint import fingerprints
+from gpu_audit.core.gcpause import paused_gc
+from gpu_audit.core.resource import Resource
+from gpu_audit.core.results import CoverageGap, ScanResult, Scope, Skipped
+from gpu_audit.core.workload import DEFAULT_PATTERNS, infer_workloads
 from gpu_audit.policy.engine import evaluate
 from gpu_audit.policy.loader import Policy
-from gpu_audit.workload import DEFAULT_PATTERNS, infer_workloads
 
 
 def audit(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from gpu_audit.model import Capacity, Kind, Resource, Utilization, Workload
+from gpu_audit.core.resource import Capacity, Kind, Resource, Utilization, Workload
 
 
 def cloud_id(provider_id: str) -> tuple[str, str] | None:

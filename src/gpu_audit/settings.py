@@ -9,10 +9,10 @@ from difflib import get_close_matches
 from typing import Any
 
 from gpu_audit.collectors.registry import PROVIDERS
+from gpu_audit.core.resource import Workload
+from gpu_audit.core.workload import DEFAULT_PATTERNS
+from gpu_audit.core.yamlsrc import LineMap, load_documents, read_text
 from gpu_audit.errors import ConfigError, InputError
-from gpu_audit.model import Workload
-from gpu_audit.workload import DEFAULT_PATTERNS
-from gpu_audit.yamlsrc import LineMap, load_documents, read_text
 
 CONFIG_NAMES = (".gpu-audit.yaml", ".gpu-audit.yml")
 FAIL_ON = ("info", "low", "medium", "high", "critical", "none")

@@ -12,8 +12,9 @@ from gpu_audit.catalog import instance_spec
 from gpu_audit.collectors.aws.collector import AwsCollector
 from gpu_audit.collectors.aws.settings import AwsSettings
 from gpu_audit.collectors.interface import Progress
+from gpu_audit.core.resource import Capacity, Resource, State, Workload
+from gpu_audit.core.results import CoverageGap
 from gpu_audit.errors import CollectorError
-from gpu_audit.model import Capacity, CoverageGap, Resource, State, Workload
 
 Fleet = Any  # conftest.Fleet; conftest modules are not imported by name
 ACCESS_KEY = "AKIAGPUAUDITTEST0001"  # conftest.ACCESS_KEY

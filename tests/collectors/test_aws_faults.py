@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpu_audit.cli import main
+from gpu_audit.cli.main import main
 from gpu_audit.collectors.aws.collector import AwsCollector
 from gpu_audit.collectors.aws.settings import AwsSettings
-from gpu_audit.model import CoverageGap, Resource
+from gpu_audit.core.resource import Resource
+from gpu_audit.core.results import CoverageGap
 
 # The values conftest sets in the environment (conftest modules are not imported by name).
 ACCESS_KEY = "AKIAGPUAUDITTEST0001"

@@ -11,7 +11,7 @@ from gpu_audit.collectors.aws.lookups import InstanceTypes, bucket_name, bucket_
 from gpu_audit.collectors.aws.metrics import metric_period, percentile, summarize
 from gpu_audit.collectors.aws.scan import error_code, workload_of
 from gpu_audit.collectors.aws.settings import AwsSettings
-from gpu_audit.model import Gpu, Utilization, Workload
+from gpu_audit.core.resource import Gpu, Utilization, Workload
 
 
 def test_describe_instance_types_fallback_against_moto(aws_fleet: Any) -> None:

@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpu_audit.cli import main
+from gpu_audit.cli.main import main
 from gpu_audit.collectors.aws.collector import AwsCollector
 from gpu_audit.collectors.aws.settings import AwsSettings
-from gpu_audit.model import Capacity, CoverageGap, Kind, Resource, State, Workload
+from gpu_audit.core.resource import Capacity, Kind, Resource, State, Workload
+from gpu_audit.core.results import CoverageGap
 
 ACCOUNT = "123456789012"  # moto's default account
 REGION = "us-east-1"

@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 from tests.conftest import FIXTURES
 
-from gpu_audit.cli import main
+from gpu_audit.cli.main import main
 
 DEMO = str(FIXTURES / "inventory" / "demo.yaml")
 GCP_ENVS = (

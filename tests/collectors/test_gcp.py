@@ -30,8 +30,9 @@ from gpu_audit.collectors.gcp.connect import (
 )
 from gpu_audit.collectors.gcp.settings import GcpSettings
 from gpu_audit.collectors.interface import Progress, ProviderUnavailable
+from gpu_audit.core.resource import Capacity, Resource, State, Workload
+from gpu_audit.core.results import CoverageGap
 from gpu_audit.errors import CollectorError
-from gpu_audit.model import Capacity, CoverageGap, Resource, State, Workload
 
 ENDPOINT_ENVS = (GCE_ENDPOINT_ENV, MONITORING_ENDPOINT_ENV, GCS_ENDPOINT_ENV, VERTEX_ENDPOINT_ENV)
 

@@ -10,10 +10,11 @@ import pytest
 from click.testing import CliRunner
 from gcp_server import FakeGcp, serve
 
-from gpu_audit.cli import main
+from gpu_audit.cli.main import main
 from gpu_audit.collectors.gcp.collector import GcpCollector
 from gpu_audit.collectors.gcp.settings import GcpSettings
-from gpu_audit.model import Capacity, CoverageGap, Kind, Resource, State, Workload
+from gpu_audit.core.resource import Capacity, Kind, Resource, State, Workload
+from gpu_audit.core.results import CoverageGap
 
 PROJECT = "ml-vertex"
 ENVS = (

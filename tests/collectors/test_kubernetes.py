@@ -12,8 +12,9 @@ from k8s_server import FakeKube, serve_kube, serve_prometheus
 
 from gpu_audit.collectors.kubernetes.collector import KubernetesCollector
 from gpu_audit.collectors.kubernetes.settings import KubernetesSettings
+from gpu_audit.core.resource import Capacity, Kind, Resource, State, Workload
+from gpu_audit.core.results import CoverageGap
 from gpu_audit.errors import ConfigError
-from gpu_audit.model import Capacity, CoverageGap, Kind, Resource, State, Workload
 
 pytestmark = pytest.mark.server
 

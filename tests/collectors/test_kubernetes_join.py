@@ -9,8 +9,8 @@ from k8s_fixtures import EKS_ZONE, TAGS, kubeconfig, node, pod
 from k8s_server import FakeCluster, FakeKube, serve_kube
 
 from conftest import Fleet
-from gpu_audit.commands import ScanRequest, run_scan
-from gpu_audit.model import Kind
+from gpu_audit.cli.runners import ScanRequest, run_scan
+from gpu_audit.core.resource import Kind
 from gpu_audit.settings import Settings
 
 pytestmark = pytest.mark.server

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
+from gpu_audit.cli.runners import ScanRequest, with_flags
 from gpu_audit.collectors.kubernetes.nodes import capacity_of, gpu_model_of, service_of
 from gpu_audit.collectors.kubernetes.pods import gpus_requested, owner_of, workload_of
-from gpu_audit.commands import ScanRequest, with_flags
+from gpu_audit.core.resource import Capacity, Workload
 from gpu_audit.errors import ConfigError
-from gpu_audit.model import Capacity, Workload
 from gpu_audit.settings import Settings
 
 GPUS = ("nvidia.com/gpu", "amd.com/gpu")

@@ -11,10 +11,10 @@ from dataclasses import dataclass, fields, replace
 import pytest
 from tests.conftest import ROOT
 
+from gpu_audit.cli.runners import ScanRequest, with_flags
 from gpu_audit.collectors.interface import Collector
 from gpu_audit.collectors.provider import Option, Provider
 from gpu_audit.collectors.registry import PROVIDERS
-from gpu_audit.commands import ScanRequest, with_flags
 from gpu_audit.errors import ConfigError
 from gpu_audit.settings import Settings
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gpu_audit.cli import main
+from gpu_audit.cli.main import main
 from tests.conftest import FIXTURES
 
 JOBS = sorted(str(p) for p in (FIXTURES / "estimate").iterdir())
@@ -84,7 +84,7 @@ def test_an_unreadable_file_exits_2_and_the_rest_is_estimated() -> None:
 PROBE = """
 import atexit, json, sys
 atexit.register(lambda: print("MODULES=" + json.dumps(sorted(sys.modules)), file=sys.stderr))
-from gpu_audit.cli import main
+from gpu_audit.cli.main import main
 sys.argv = ["gpu-audit", "estimate", "--format", "json", *sys.argv[1:]]
 main()
 """

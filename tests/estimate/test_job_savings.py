@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from gpu_audit.catalog.enrich import enrich
 from gpu_audit.collectors.inventory import load_inventory
+from gpu_audit.core.results import Finding
 from gpu_audit.jobs import load_jobs
-from gpu_audit.model import Finding
 from gpu_audit.policy.engine import evaluate
 from gpu_audit.policy.loader import load_policy
 from tests.conftest import FIXTURES, NOW

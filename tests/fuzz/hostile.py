@@ -18,8 +18,8 @@ from typing import Any
 import yaml
 from hypothesis import strategies as st
 
+from gpu_audit.core.yamlsrc import Templated, load_documents, read_text
 from gpu_audit.errors import InputError
-from gpu_audit.yamlsrc import Templated, load_documents, read_text
 from tests.conftest import FIXTURES, SHARED
 
 SENTINEL = "__hostile_{}__"

@@ -21,7 +21,7 @@ from typing import Any
 import jsonschema
 from click.testing import CliRunner, Result
 
-from gpu_audit.cli import main
+from gpu_audit.cli.main import main
 from tests.conftest import SHARED
 
 SARIF_SCHEMA = SHARED / "reference" / "sarif-schema-2.1.0.json"

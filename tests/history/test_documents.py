@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gpu_audit.canonical import to_mapping
 from gpu_audit.collectors.inventory import load_inventory
+from gpu_audit.core.canonical import to_mapping
 from gpu_audit.history.documents import encode_checks, pack, unpack, unpack_checks
 from gpu_audit.jobs import load_jobs
 from tests.conftest import FIXTURES

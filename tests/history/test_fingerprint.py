@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from gpu_audit.history.fingerprint import fingerprints, repository_root, resource_key
+from gpu_audit.core.fingerprint import fingerprints, repository_root, resource_key
+from gpu_audit.core.resource import Kind, Resource, Severity
+from gpu_audit.core.results import Finding
 from gpu_audit.jobs import load_jobs
-from gpu_audit.model import Finding, Kind, Resource, Severity
 
 JOB = """\
 name: pretrain

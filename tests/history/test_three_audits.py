@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from gpu_audit.core.results import Change
 from gpu_audit.history.load import load_audit
 from gpu_audit.history.store import HistoryStore
-from gpu_audit.model import Change
 from tests.history.conftest import DATES, run
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from gpu_audit.core.yamlsrc import MAX_BYTES
 from gpu_audit.jobs import load_jobs
-from gpu_audit.yamlsrc import MAX_BYTES
 
 GOOD = """\
 name: ok

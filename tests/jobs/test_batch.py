@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from tests.conftest import SHARED
 
+from gpu_audit.core.yamlsrc import load_documents
 from gpu_audit.jobs import load_jobs
 from gpu_audit.jobs.batch import Batch, _range_size
-from gpu_audit.yamlsrc import load_documents
 
 CORPUS = SHARED / "corpus" / "aws-batch"
 
@@ -96,7 +96,7 @@ def test_tag_findings_in_a_template_point_at_each_resource() -> None:
     resource's logical id, not at the template's first line."""
     from click.testing import CliRunner
 
-    from gpu_audit.cli import main
+    from gpu_audit.cli.main import main
 
     path = "fixtures/jobs/batch/cloudformation.yaml"
     out = CliRunner().invoke(main, ["check", path, "--fail-on", "none"]).output

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gpu_audit.cli import main
+from gpu_audit.cli.main import main
 from gpu_audit.jobs.discover import expand
 
 JOB = "resources:\n  accelerators: H100:8\n  use_spot: false\nrun: python train.py\n"

@@ -24,7 +24,7 @@ FORBIDDEN = (
 PROBE = """
 import atexit, json, sys
 atexit.register(lambda: print("MODULES=" + json.dumps(sorted(sys.modules)), file=sys.stderr))
-from gpu_audit.cli import main
+from gpu_audit.cli.main import main
 sys.argv = ["gpu-audit", "check", "--format", "json", *sys.argv[1:]]
 main()
 """

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
+from gpu_audit.core.resource import Resource
 from gpu_audit.jobs import FORMATS, load_jobs
-from gpu_audit.model import Resource
 from gpu_audit.policy.engine import evaluate
 from gpu_audit.policy.loader import Policy, load_policy
 

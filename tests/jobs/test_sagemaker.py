@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from tests.conftest import SHARED
 
+from gpu_audit.core.resource import Capacity, Workload
+from gpu_audit.core.yamlsrc import Templated, load_documents
 from gpu_audit.jobs import load_jobs
 from gpu_audit.jobs.aws_bodies import lookup
 from gpu_audit.jobs.sagemaker import SageMaker
-from gpu_audit.model import Capacity, Workload
-from gpu_audit.yamlsrc import Templated, load_documents
 
 CORPUS = SHARED / "corpus" / "sagemaker"
 

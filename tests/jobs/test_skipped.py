@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from gpu_audit.cli import main
+from gpu_audit.cli.main import main
 from gpu_audit.jobs import load_jobs
 
 MISSPELT = "name: train\nresource:\n  accelerators: H100:8\nrun: python train.py\n"

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from gpu_audit.core.resource import Capacity
+from gpu_audit.core.yamlsrc import load_documents
 from gpu_audit.jobs import FORMATS, load_jobs
 from gpu_audit.jobs.interface import JobDraft
 from gpu_audit.jobs.values import duration_hours, literal, seconds_to_hours, text, unit_hours
-from gpu_audit.model import Capacity
 from gpu_audit.report.not_evaluated import hint
-from gpu_audit.yamlsrc import load_documents
 
 
 @pytest.mark.parametrize(

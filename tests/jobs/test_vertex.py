@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from tests.conftest import SHARED
 
+from gpu_audit.core.resource import Capacity
+from gpu_audit.core.yamlsrc import load_documents
 from gpu_audit.jobs import load_jobs
 from gpu_audit.jobs.vertex import Vertex
-from gpu_audit.model import Capacity
-from gpu_audit.yamlsrc import load_documents
 
 CORPUS = SHARED / "corpus" / "vertex"
 

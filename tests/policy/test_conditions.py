@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from gpu_audit.canonical import from_mapping
+from gpu_audit.core.canonical import from_mapping
+from gpu_audit.core.yamlsrc import load_documents
 from gpu_audit.errors import PolicyError
 from gpu_audit.policy.conditions import Located, compile_condition
 from gpu_audit.policy.operators import OPERATORS
-from gpu_audit.yamlsrc import load_documents
 
 BASE: dict[str, Any] = {
     "kind": "instance",

@@ -6,10 +6,10 @@ from dataclasses import replace
 
 import pytest
 
-from gpu_audit.canonical import from_mapping
 from gpu_audit.catalog.enrich import enrich
 from gpu_audit.collectors.inventory import load_inventory
-from gpu_audit.model import SourceRef
+from gpu_audit.core.canonical import from_mapping
+from gpu_audit.core.resource import SourceRef
 from gpu_audit.policy import engine
 from gpu_audit.policy.loader import load_policy
 from tests.conftest import FIXTURES, NOW
@@ -77,8 +77,8 @@ def test_unallocated_saving_is_the_idle_share_of_the_node() -> None:
 
 def test_a_pod_is_priced_by_its_gpus_and_left_out_of_the_spend() -> None:
     from gpu_audit.audit import audit
-    from gpu_audit.model import Scope
-    from gpu_audit.report.summary import summarize
+    from gpu_audit.core.results import Scope
+    from gpu_audit.core.savings import summarize
 
     node = from_mapping(
         {"provider": "kubernetes", "id": "n", "cluster": "eks", "instance_type": "p4d.24xlarge",

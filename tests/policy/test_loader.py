@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gpu_audit.canonical import from_mapping
+from gpu_audit.core.canonical import from_mapping
+from gpu_audit.core.results import WaiverState
 from gpu_audit.errors import PolicyError
-from gpu_audit.model import WaiverState
 from gpu_audit.policy.engine import evaluate
 from gpu_audit.policy.loader import load_policy
 from tests.conftest import NOW

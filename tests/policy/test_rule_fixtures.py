@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from gpu_audit.canonical import from_mapping, parse_time
 from gpu_audit.catalog.enrich import enrich
+from gpu_audit.core.canonical import from_mapping, parse_time
 from gpu_audit.policy.engine import evaluate
 from gpu_audit.policy.loader import Policy, load_policy
 from tests.conftest import FIXTURES, NOW

@@ -16,21 +16,18 @@ import pytest
 
 from gpu_audit.audit import audit
 from gpu_audit.collectors.inventory import load_inventory
-from gpu_audit.model import (
+from gpu_audit.core.resource import (
     Capacity,
-    CoverageGap,
     Gpu,
     Kind,
     Limits,
     Resource,
-    ScanResult,
-    Scope,
-    Skipped,
     SourceRef,
     State,
     Utilization,
     Workload,
 )
+from gpu_audit.core.results import CoverageGap, ScanResult, Scope, Skipped
 from gpu_audit.policy.loader import load_policy
 from tests.conftest import ROOT
 

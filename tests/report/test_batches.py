@@ -11,17 +11,8 @@ from typing import Any
 
 import pytest
 
-from gpu_audit.model import (
-    Change,
-    Comparison,
-    FindingHistory,
-    Gpu,
-    Kind,
-    ScanResult,
-    SourceRef,
-    TrendPoint,
-    Utilization,
-)
+from gpu_audit.core.resource import Gpu, Kind, SourceRef, Utilization
+from gpu_audit.core.results import Change, Comparison, FindingHistory, ScanResult, TrendPoint
 from gpu_audit.report import json as json_report
 from gpu_audit.report import jsonflat, jsonstream, sarif
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from gpu_audit.cli import main
+from gpu_audit.cli.main import main
 from gpu_audit.report.command import redact_argv, shown_command
 from gpu_audit.report.markdown_text import shown_path
 from tests.report.conftest import DEMO_INVENTORY, DEMO_POLICY
@@ -83,7 +83,7 @@ def test_check_records_its_command_too(in_root: Path, tmp_path: Path) -> None:
 def test_a_hostile_argument_stays_one_inert_cell(demo: object) -> None:
     from dataclasses import replace
 
-    from gpu_audit.model import ScanResult
+    from gpu_audit.core.results import ScanResult
     from gpu_audit.report import markdown
     from tests.report.conftest import HOSTILE
     from tests.report.test_markdown import assert_well_formed

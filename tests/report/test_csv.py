@@ -7,7 +7,8 @@ import io
 import math
 from dataclasses import replace
 
-from gpu_audit.model import Gpu, ScanResult
+from gpu_audit.core.resource import Gpu
+from gpu_audit.core.results import ScanResult
 from gpu_audit.report import csv as csv_report
 from tests.report.conftest import HOSTILE
 

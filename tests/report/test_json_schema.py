@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from gpu_audit.model import ScanResult
+from gpu_audit.core.results import ScanResult
 from gpu_audit.report import json as json_report
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gpu_audit.model import ScanResult
+from gpu_audit.core.results import ScanResult
 from gpu_audit.report import json as json_report
 from gpu_audit.report import jsonstream, sarif
 

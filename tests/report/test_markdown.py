@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from gpu_audit.model import ScanResult
+from gpu_audit.core.results import ScanResult
 from gpu_audit.report import markdown
 from gpu_audit.report.markdown_text import chart_label, inline, prose
 from tests.report.conftest import HOSTILE
@@ -203,8 +203,8 @@ def test_large_inventories_rank_resources_the_same_way(demo: ScanResult) -> None
     that builds an entry per resource; they must be the rows the full ranking shows."""
     from dataclasses import replace
 
+    from gpu_audit.core.savings import best_savings
     from gpu_audit.report.markdown_resources import ROWS, findings_by_resource
-    from gpu_audit.report.summary import best_savings
 
     many = tuple(
         replace(f, resource=replace(f.resource, id=f"{f.resource.id}-{n}"))

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from markdown_it.token import Token
 
 import gpu_audit
-from gpu_audit.cli import main
+from gpu_audit.cli.main import main
 from tests.conftest import ROOT
 from tests.report.conftest import DEMO_POLICY
 from tests.report.test_markdown import parse, walk

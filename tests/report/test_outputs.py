@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gpu_audit.cli import main
+from gpu_audit.cli.main import main
 from gpu_audit.errors import ConfigError
 from gpu_audit.report import writer
 from tests.report.conftest import DEMO_INVENTORY, DEMO_POLICY

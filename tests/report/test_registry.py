@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from gpu_audit.model import ScanResult, Scope
+from gpu_audit.core.results import ScanResult, Scope
 from gpu_audit.report import REPORTERS, render
 
 EMPTY = ScanResult(
@@ -19,7 +19,7 @@ EMPTY = ScanResult(
 
 
 def test_registry_is_the_cli_choice() -> None:
-    from gpu_audit.cli import FORMATS
+    from gpu_audit.cli.main import FORMATS
 
     assert set(REPORTERS) == set(FORMATS)
 

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from gpu_audit.model import Gpu, ScanResult, Utilization
+from gpu_audit.core.resource import Gpu, Utilization
+from gpu_audit.core.results import ScanResult
 from gpu_audit.report import render
 from gpu_audit.report.csv import COLUMNS
 from gpu_audit.report.escape import UNSAFE, terminal_safe

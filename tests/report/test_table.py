@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_audit.model import ScanResult
+from gpu_audit.core.results import ScanResult
+from gpu_audit.core.savings import summarize
 from gpu_audit.report import table
-from gpu_audit.report.summary import summarize
 
 
 def test_groups_by_severity_and_ends_with_the_summary(demo: ScanResult) -> None:
@@ -110,7 +110,7 @@ def test_make_demo_fits_the_terminal(width: int, in_root: object, tmp_path: obje
 
     from click.testing import CliRunner
 
-    from gpu_audit.cli import main
+    from gpu_audit.cli.main import main
     from tests.report.conftest import DEMO_INVENTORY, DEMO_POLICY
 
     db = str(Path(str(tmp_path)) / "audits.db")
@@ -137,7 +137,7 @@ def test_docs_quote_the_demo_as_it_prints(in_root: object, tmp_path: object) -> 
 
     from click.testing import CliRunner
 
-    from gpu_audit.cli import main
+    from gpu_audit.cli.main import main
     from tests.conftest import ROOT
     from tests.report.conftest import DEMO_INVENTORY, DEMO_POLICY
 
@@ -172,7 +172,7 @@ def test_an_expired_waiver_counts_its_findings_in_words(in_root: object, tmp_pat
     """`make demo`'s second audit: an expired waiver matching one finding says `1 finding`."""
     from click.testing import CliRunner
 
-    from gpu_audit.cli import main
+    from gpu_audit.cli.main import main
     from tests.report.conftest import DEMO_INVENTORY, DEMO_POLICY
 
     demo_next = DEMO_INVENTORY.replace("demo.yaml", "demo-next.yaml")

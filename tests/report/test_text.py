@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpu_audit.model import Finding
+from gpu_audit.core.results import Finding
 from gpu_audit.report import render
 from gpu_audit.report.text import clean
 from tests.report.conftest import check_scan, demo_scan

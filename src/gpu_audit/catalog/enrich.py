@@ -8,7 +8,7 @@ from functools import lru_cache
 from operator import attrgetter
 
 from gpu_audit.catalog import gpu_class, instance_spec, price, rate_cards
-from gpu_audit.model import Capacity, Estimate, Gpu, Kind, Limits, Price, Resource, State
+from gpu_audit.core.resource import Capacity, Estimate, Gpu, Kind, Limits, Price, Resource, State
 
 HOURS_PER_MONTH = 730.0
 _BILLED = (State.RUNNING, State.PENDING, State.DEFINED)

@@ -7,8 +7,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from gpu_audit.core.resource import Resource
+from gpu_audit.core.results import CoverageGap, Scope
 from gpu_audit.errors import CollectorError
-from gpu_audit.model import CoverageGap, Resource, Scope
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,12 +10,13 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
-from gpu_audit.canonical import FieldProblem, parse_time, read_mapping, shown, suggest
+from gpu_audit.core.canonical import FieldProblem, parse_time, read_mapping, shown, suggest
+from gpu_audit.core.gcpause import paused_gc
+from gpu_audit.core.resource import Resource
+from gpu_audit.core.results import CoverageGap
+from gpu_audit.core.yamlguard import printable
+from gpu_audit.core.yamlsrc import LineList, LineMap, load_documents, load_json, read_text
 from gpu_audit.errors import InputError, InputErrors
-from gpu_audit.gcpause import paused_gc
-from gpu_audit.model import CoverageGap, Resource
-from gpu_audit.yamlguard import printable
-from gpu_audit.yamlsrc import LineList, LineMap, load_documents, load_json, read_text
 
 MAX_INVENTORY_BYTES = 512 * 1024 * 1024
 # A JSON inventory with errors is read again as YAML to name their lines, up to this size.

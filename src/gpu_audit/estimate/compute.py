@@ -11,9 +11,9 @@ from gpu_audit.catalog import (
 )
 from gpu_audit.catalog.enrich import cents
 from gpu_audit.catalog.options import offers, unpriced
+from gpu_audit.core.resource import Capacity, Resource
 from gpu_audit.errors import InputError
 from gpu_audit.estimate.model import JobEstimate, Option, OptionTable, Rate
-from gpu_audit.model import Capacity, Resource
 
 
 def estimate_job(resource: Resource, hours: float | None = None) -> JobEstimate:

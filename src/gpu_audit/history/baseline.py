@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gpu_audit.core.resource import Severity
+from gpu_audit.core.results import TrendPoint
+from gpu_audit.core.yamlsrc import load_json, read_text
 from gpu_audit.errors import InputError
 from gpu_audit.history.compare import PastFinding, PastResource, Previous
 from gpu_audit.history.store import parse_iso
-from gpu_audit.model import Severity, TrendPoint
-from gpu_audit.yamlsrc import load_json, read_text
 
 
 def load_baseline(path: str) -> Previous:

@@ -10,21 +10,19 @@ from itertools import compress
 from operator import attrgetter
 from typing import NamedTuple
 
-from gpu_audit.history.fingerprint import resource_key
-from gpu_audit.model import (
+from gpu_audit.core.fingerprint import resource_key
+from gpu_audit.core.resource import Kind, Resource, Severity
+from gpu_audit.core.results import (
     Change,
     Comparison,
     CoverageGap,
     FindingHistory,
-    Kind,
     Removed,
     Resolved,
-    Resource,
     ScanResult,
-    Severity,
     TrendPoint,
 )
-from gpu_audit.report.summary import total_savings
+from gpu_audit.core.savings import total_savings
 
 TREND_AUDITS = 8  # the trend shows this audit and the seven before it
 _IS_OPEN = attrgetter("is_open")

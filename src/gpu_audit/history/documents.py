@@ -14,9 +14,9 @@ from datetime import datetime
 from operator import attrgetter
 from typing import Any
 
-from gpu_audit.canonical import from_mapping
-from gpu_audit.fields import FIELDS
-from gpu_audit.model import Resource
+from gpu_audit.core.canonical import from_mapping
+from gpu_audit.core.fields import FIELDS
+from gpu_audit.core.resource import Resource
 
 _NAMES = (*FIELDS, "source.path", "source.line", "source.note")
 # groups the catalog shares between resources (a few dozen distinct objects in 100k resources):

@@ -7,23 +7,22 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from gpu_audit.errors import InputError
-from gpu_audit.history.compare import compare
-from gpu_audit.history.documents import decode_columns, decode_lines, unpack, unpack_checks
-from gpu_audit.history.store import HistoryStore, _scope, parse_iso
-from gpu_audit.model import (
+from gpu_audit.core.resource import Kind, Severity
+from gpu_audit.core.results import (
     CoverageGap,
     Finding,
-    Kind,
     NotEvaluated,
     RuleInfo,
     ScanResult,
-    Severity,
     Skipped,
     Waiver,
     WaiverState,
     WaiverStatus,
 )
+from gpu_audit.errors import InputError
+from gpu_audit.history.compare import compare
+from gpu_audit.history.documents import decode_columns, decode_lines, unpack, unpack_checks
+from gpu_audit.history.store import HistoryStore, _scope, parse_iso
 
 
 def load_audit(store: HistoryStore, audit_id: int) -> ScanResult:

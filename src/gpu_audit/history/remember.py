@@ -5,14 +5,14 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
+from gpu_audit.core.fingerprint import resource_key
+from gpu_audit.core.gcpause import paused_gc
+from gpu_audit.core.results import ScanResult
 from gpu_audit.errors import ConfigError, InputError
-from gpu_audit.gcpause import paused_gc
 from gpu_audit.history.baseline import load_baseline
 from gpu_audit.history.compare import compare
-from gpu_audit.history.fingerprint import resource_key
 from gpu_audit.history.schema import check_file
 from gpu_audit.history.store import HistoryStore
-from gpu_audit.model import ScanResult
 
 
 def preflight(history: str | None, baseline: str | None) -> None:

@@ -12,13 +12,13 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from gpu_audit.core.fingerprint import resource_key
+from gpu_audit.core.results import ScanResult, Scope, TrendPoint
 from gpu_audit.errors import InputError
 from gpu_audit.history import past, rows, schema
 from gpu_audit.history.compare import TREND_AUDITS, Previous, compare
 from gpu_audit.history.documents import encode_checks, pack
-from gpu_audit.history.fingerprint import resource_key
 from gpu_audit.history.rows import iso, waiver_mapping
-from gpu_audit.model import ScanResult, Scope, TrendPoint
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gpu_audit.core.resource import Resource
+from gpu_audit.core.results import Skipped
+from gpu_audit.core.yamlguard import printable
+from gpu_audit.core.yamlsrc import Document, load_documents, read_text
 from gpu_audit.errors import InputError
 from gpu_audit.jobs import helm
 from gpu_audit.jobs.azureml import AzureML
@@ -27,9 +31,6 @@ from gpu_audit.jobs.sagemaker import SageMaker
 from gpu_audit.jobs.skypilot import SkyPilot
 from gpu_audit.jobs.suppress import parse_suppressions
 from gpu_audit.jobs.vertex import Vertex
-from gpu_audit.model import Resource, Skipped
-from gpu_audit.yamlguard import printable
-from gpu_audit.yamlsrc import Document, load_documents, read_text
 
 __all__ = ["FORMATS", "JobLoad", "format_hints", "load_jobs"]
 

@@ -16,8 +16,8 @@ from functools import cache
 from typing import Any
 
 from gpu_audit.catalog import canonical_gpu, class_rank, instance_spec, instance_types
+from gpu_audit.core.yamlsrc import LineList, LineMap, Templated, load_documents
 from gpu_audit.errors import InputError
-from gpu_audit.yamlsrc import LineList, LineMap, Templated, load_documents
 
 MAX_NODES = 200_000  # a bounded walk: alias-expanded documents can be large
 MAX_DEPTH = 64

@@ -21,12 +21,12 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
+from gpu_audit.core.resource import Capacity, Resource, Workload
+from gpu_audit.core.yamlsrc import Document, LineMap
 from gpu_audit.jobs.gpus import gpu_instance, instance_ask
 from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.scripts import says_checkpoint
 from gpu_audit.jobs.values import as_number, seconds_to_hours, text
-from gpu_audit.model import Capacity, Resource, Workload
-from gpu_audit.yamlsrc import Document, LineMap
 
 _JOB_TYPES = {"command", "sweep", "pipeline"}
 _GPU_WORDS = re.compile(r"gpu|cuda|nvidia|\bnc\d|\bnd\d", re.IGNORECASE)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from gpu_audit.core.resource import Capacity, Resource
+from gpu_audit.core.yamlsrc import Document, LineMap, is_templated
 from gpu_audit.jobs.aws_bodies import (
     Found,
     Refs,
@@ -30,8 +32,6 @@ from gpu_audit.jobs.aws_bodies import (
 )
 from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.values import as_number, literal, seconds_to_hours
-from gpu_audit.model import Capacity, Resource
-from gpu_audit.yamlsrc import Document, LineMap, is_templated
 
 _CAPACITY = {
     "SPOT": Capacity.SPOT,

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from gpu_audit.catalog import canonical_gpu
+from gpu_audit.core.resource import Capacity, Resource, Workload
+from gpu_audit.core.yamlsrc import Document, LineList, LineMap, is_templated
 from gpu_audit.jobs.gpus import GpuAsk, alternatives_note, largest
 from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.scripts import commands, ide_only, says_checkpoint, under, written_paths
 from gpu_audit.jobs.values import as_bool, unit_hours
-from gpu_audit.model import Capacity, Resource, Workload
-from gpu_audit.yamlsrc import Document, LineList, LineMap, is_templated
 
 _TYPES = {
     "task": Workload.TRAINING,

@@ -6,12 +6,12 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from gpu_audit.core.fields import FIELDS, build_resource
+from gpu_audit.core.resource import Kind, Resource, SourceRef, State, Workload
+from gpu_audit.core.yamlsrc import Document, is_templated
 from gpu_audit.errors import InputError
-from gpu_audit.fields import FIELDS, build_resource
 from gpu_audit.jobs.gpus import gpu_name
 from gpu_audit.jobs.values import as_number
-from gpu_audit.model import Kind, Resource, SourceRef, State, Workload
-from gpu_audit.yamlsrc import Document, is_templated
 
 # Labels or tags that declare a job's caps where its format has no field (docs/estimate.md);
 # GCP label keys allow no `/`, so the dashed spelling is read too.

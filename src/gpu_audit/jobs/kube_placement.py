@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gpu_audit.core.resource import Capacity
+from gpu_audit.core.yamlsrc import LineMap, is_templated
 from gpu_audit.jobs.gpus import GpuAsk, alternatives_note, instance_ask, largest
 from gpu_audit.jobs.interface import JobDraft
-from gpu_audit.model import Capacity
-from gpu_audit.yamlsrc import LineMap, is_templated
 
 _MODEL_LABELS = (
     "cloud.google.com/gke-accelerator",

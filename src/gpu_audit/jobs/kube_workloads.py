@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpu_audit.core.yamlsrc import LineMap
 from gpu_audit.jobs.values import as_number
-from gpu_audit.yamlsrc import LineMap
 
 
 @dataclass

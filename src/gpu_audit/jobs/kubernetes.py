@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from gpu_audit.core.resource import Resource, Workload
+from gpu_audit.core.yamlsrc import Document, LineMap, is_templated
 from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.kube_placement import placement
 from gpu_audit.jobs.kube_workloads import Group, Pods, items, map_of, workload
 from gpu_audit.jobs.values import as_number, seconds_to_hours
-from gpu_audit.model import Resource, Workload
-from gpu_audit.yamlsrc import Document, LineMap, is_templated
 
 _GPU_RESOURCES = (
     "nvidia.com/gpu",

@@ -15,11 +15,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from gpu_audit.core.resource import Capacity, Resource, Workload
+from gpu_audit.core.yamlsrc import Document, LineMap, is_templated
 from gpu_audit.jobs.gpus import GpuAsk, gpu_instance, instance_ask, whole
 from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.values import as_bool, as_number
-from gpu_audit.model import Capacity, Resource, Workload
-from gpu_audit.yamlsrc import Document, LineMap, is_templated
 
 _DEFAULT_MAX_WORKERS = 2  # Ray's documented default for the cluster-wide max_workers
 

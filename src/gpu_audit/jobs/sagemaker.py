@@ -18,6 +18,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from gpu_audit.core.resource import Resource, Workload
+from gpu_audit.core.yamlsrc import Document, LineMap, is_templated
 from gpu_audit.jobs.aws_bodies import (
     Found,
     Refs,
@@ -37,8 +39,6 @@ from gpu_audit.jobs.sagemaker_bodies import (
     set_tags,
 )
 from gpu_audit.jobs.values import as_number, literal
-from gpu_audit.model import Resource, Workload
-from gpu_audit.yamlsrc import Document, LineMap, is_templated
 
 _CRD_GROUPS = ("sagemaker.aws.amazon.com", "sagemaker.services.k8s.aws")
 _CRD_KINDS = {"trainingjob", "hyperparametertuningjob", "endpointconfig", "notebookinstance"}

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from gpu_audit.core.resource import Capacity, Resource
+from gpu_audit.core.yamlsrc import is_templated
 from gpu_audit.jobs.aws_bodies import (
     Found,
     Refs,
@@ -16,8 +18,6 @@ from gpu_audit.jobs.aws_bodies import (
 )
 from gpu_audit.jobs.interface import JobDraft
 from gpu_audit.jobs.values import as_bool, as_number, literal, seconds_to_hours
-from gpu_audit.model import Capacity, Resource
-from gpu_audit.yamlsrc import is_templated
 
 _DEFAULT_MAX_RUNTIME_HOURS = 24.0  # "The default value is 1 day."
 

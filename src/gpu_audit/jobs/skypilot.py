@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from gpu_audit.core.resource import Capacity, Resource, Workload
+from gpu_audit.core.yamlsrc import Document, LineList, LineMap, is_templated
 from gpu_audit.jobs.gpus import (
     GpuAsk,
     alternatives_note,
@@ -22,8 +24,6 @@ from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.scripts import commands, ide_only
 from gpu_audit.jobs.skypilot_mounts import set_mounts
 from gpu_audit.jobs.values import as_bool, as_number
-from gpu_audit.model import Capacity, Resource, Workload
-from gpu_audit.yamlsrc import Document, LineList, LineMap, is_templated
 
 # SkyPilot validates tasks against a closed schema: a document with any other top-level key is
 # not a SkyPilot task (a compose file, a CI config). `execution` heads a job group.

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from gpu_audit.core.yamlsrc import LineMap, is_templated
 from gpu_audit.jobs.interface import JobDraft
 from gpu_audit.jobs.scripts import commands, says_checkpoint, under, written_paths
-from gpu_audit.yamlsrc import LineMap, is_templated
 
 _STORE_SCHEMES = {"s3": "s3", "gcs": "gs", "r2": "r2", "azure": "https", "ibm": "cos", "oci": "oci"}
 _VAR = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")

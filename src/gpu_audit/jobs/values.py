@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gpu_audit.yamlsrc import is_templated
+from gpu_audit.core.yamlsrc import is_templated
 
 _TRUE = {"true", "yes", "on", "1", "y"}
 _FALSE = {"false", "no", "off", "0", "n"}

@@ -25,6 +25,8 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_audit.catalog import canonical_gpu, instance_spec
+from gpu_audit.core.resource import Capacity, Resource, Workload
+from gpu_audit.core.yamlsrc import Document, LineMap, is_templated
 from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.values import as_bool, as_number, text
 from gpu_audit.jobs.vertex_pools import (
@@ -36,8 +38,6 @@ from gpu_audit.jobs.vertex_pools import (
     worker_pools,
 )
 from gpu_audit.jobs.vertex_sdk import camel, deployment, is_snake_job
-from gpu_audit.model import Capacity, Resource, Workload
-from gpu_audit.yamlsrc import Document, LineMap, is_templated
 
 _STOPPING_SPECS = (
     "decayCurveStoppingSpec",

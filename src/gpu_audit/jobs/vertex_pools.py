@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_audit.catalog import canonical_gpu, class_rank, instance_spec
+from gpu_audit.core.resource import Capacity
+from gpu_audit.core.yamlsrc import LineList, LineMap, is_templated
 from gpu_audit.jobs.interface import JobDraft
 from gpu_audit.jobs.values import as_number, duration_hours, text
-from gpu_audit.model import Capacity
-from gpu_audit.yamlsrc import LineList, LineMap, is_templated
 
 _STRATEGY = {
     "SPOT": Capacity.SPOT,

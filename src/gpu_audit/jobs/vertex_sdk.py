@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gpu_audit.yamlsrc import LineList, LineMap
+from gpu_audit.core.yamlsrc import LineList, LineMap
 
 _SNAKE = re.compile(r"_([a-z0-9])")
 _VERBATIM = {"labels", "env", "args", "command", "hyperparameters", "parameters", "metadata"}

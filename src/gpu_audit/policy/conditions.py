@@ -14,9 +14,9 @@ from datetime import datetime
 from typing import Any
 
 from gpu_audit.catalog import canonical_gpu
+from gpu_audit.core.fields import FieldSpec, field_spec
+from gpu_audit.core.resource import Resource
 from gpu_audit.errors import PolicyError
-from gpu_audit.fields import FieldSpec, field_spec
-from gpu_audit.model import Resource
 from gpu_audit.policy.operators import OPERATORS, SHORTHANDS, Test, Verdict
 
 COMBINATORS = ("all", "any", "not")
@@ -312,7 +312,7 @@ def _leaf(spec: FieldSpec, op: str, operand: Any, at: tuple[Any, Any], where: Lo
 def _suggest(name: str) -> str:
     from difflib import get_close_matches
 
-    from gpu_audit.fields import FIELDS
+    from gpu_audit.core.fields import FIELDS
 
     close = get_close_matches(name, list(FIELDS), n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""

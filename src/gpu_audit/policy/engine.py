@@ -10,19 +10,10 @@ from operator import attrgetter
 
 from gpu_audit.catalog import PriceQuote, gpu_hour_price
 from gpu_audit.catalog.enrich import HOURS_PER_MONTH, cents
-from gpu_audit.fields import TAG_PREFIX, field_spec
-from gpu_audit.gcpause import paused_gc
-from gpu_audit.model import (
-    Capacity,
-    Finding,
-    Kind,
-    NotEvaluated,
-    Resource,
-    State,
-    Waiver,
-    WaiverState,
-    WaiverStatus,
-)
+from gpu_audit.core.fields import TAG_PREFIX, field_spec
+from gpu_audit.core.gcpause import paused_gc
+from gpu_audit.core.resource import Capacity, Kind, Resource, State
+from gpu_audit.core.results import Finding, NotEvaluated, Waiver, WaiverState, WaiverStatus
 from gpu_audit.policy.conditions import Condition, Group, Leaf
 from gpu_audit.policy.loader import CompiledWaiver, Policy, Rule
 

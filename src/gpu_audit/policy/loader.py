@@ -16,10 +16,11 @@ from typing import Any
 
 from gpu_audit import __version__
 from gpu_audit.catalog import canonical_gpu
+from gpu_audit.core.resource import Kind, Severity
+from gpu_audit.core.results import RuleInfo, Waiver
+from gpu_audit.core.yamlsrc import LineList, LineMap, load_documents, read_text
 from gpu_audit.errors import InputError, PolicyError
-from gpu_audit.model import Kind, RuleInfo, Severity, Waiver
 from gpu_audit.policy.conditions import Condition, Located, compile_condition
-from gpu_audit.yamlsrc import LineList, LineMap, load_documents, read_text
 
 BUILTIN_PACKS = ("runbook",)
 

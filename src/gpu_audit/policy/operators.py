@@ -12,9 +12,9 @@ from typing import Any
 
 from gpu_audit.catalog import gpu_class
 from gpu_audit.catalog.gpus import ladder
+from gpu_audit.core.fields import FieldSpec
+from gpu_audit.core.resource import Resource
 from gpu_audit.errors import PolicyError
-from gpu_audit.fields import FieldSpec
-from gpu_audit.model import Resource
 
 Verdict = bool | str  # True, False, or the missing field (unknown)
 Test = Callable[[Resource], Verdict]

@@ -11,8 +11,8 @@ import os
 from importlib import import_module
 from typing import TextIO
 
-from gpu_audit.gcpause import paused_gc
-from gpu_audit.model import ScanResult
+from gpu_audit.core.gcpause import paused_gc
+from gpu_audit.core.results import ScanResult
 
 REPORTERS: dict[str, str] = {
     "table": "gpu_audit.report.table",

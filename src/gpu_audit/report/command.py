@@ -6,7 +6,7 @@ import re
 import shlex
 from collections.abc import Callable, Sequence
 
-from gpu_audit.collectors.redact import redact_urls
+from gpu_audit.core.redact import redact_urls
 
 REDACTED = "[redacted]"
 # An option or `key=value` whose name says it holds a secret.

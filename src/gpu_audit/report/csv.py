@@ -12,7 +12,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TextIO
 
-from gpu_audit.model import Capacity, Finding, Kind, Resource, ScanResult, Severity, Workload
+from gpu_audit.core.resource import Capacity, Kind, Resource, Severity, Workload
+from gpu_audit.core.results import Finding, ScanResult
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 

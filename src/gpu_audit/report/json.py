@@ -7,19 +7,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict
 from typing import Any, TextIO
 
-from gpu_audit.canonical import to_mapping
-from gpu_audit.model import (
-    Finding,
-    FindingHistory,
-    NotEvaluated,
-    Resource,
-    ScanResult,
-    Waiver,
-)
+from gpu_audit.core.canonical import to_mapping
+from gpu_audit.core.resource import Resource
+from gpu_audit.core.results import Finding, FindingHistory, NotEvaluated, ScanResult, Waiver
+from gpu_audit.core.savings import summarize
 from gpu_audit.report import jsonflat, jsonresource, jsonstream
 from gpu_audit.report.jsonresource import bounded
 from gpu_audit.report.since import finding_history, summary_block
-from gpu_audit.report.summary import summarize
 
 SCHEMA_VERSION = 2
 

@@ -8,9 +8,9 @@ from enum import StrEnum
 from operator import attrgetter
 from typing import Any
 
-from gpu_audit.canonical import to_mapping
-from gpu_audit.fields import FIELDS
-from gpu_audit.model import Resource
+from gpu_audit.core.canonical import to_mapping
+from gpu_audit.core.fields import FIELDS
+from gpu_audit.core.resource import Resource
 from gpu_audit.report import jsonflat, jsonstream
 
 # (section or None, key, minimum, maximum) of every bounded number in the resource mapping

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from gpu_audit.model import ScanResult
+from gpu_audit.core.results import ScanResult
+from gpu_audit.core.savings import Summary, best_savings, summarize
 from gpu_audit.report.command import shown_command
 from gpu_audit.report.markdown_charts import savings_charts
 from gpu_audit.report.markdown_detail import (
@@ -17,7 +18,7 @@ from gpu_audit.report.markdown_detail import (
 from gpu_audit.report.markdown_resources import findings_by_resource
 from gpu_audit.report.markdown_since import since_section
 from gpu_audit.report.markdown_text import inline, money, shown_path, table
-from gpu_audit.report.summary import Summary, best_savings, summarize, unpriced_text
+from gpu_audit.report.summary import unpriced_text
 
 LIST_LIMIT = 12  # scope lists longer than this are clipped with "and N more"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from gpu_audit.model import Finding
+from gpu_audit.core.results import Finding
+from gpu_audit.core.savings import Summary
 from gpu_audit.report.markdown_text import chart_label, money
-from gpu_audit.report.summary import Summary
 
 SLICES = 6  # at most this many slices; past it the smallest are grouped as "other"
 # Saturated colours that keep white percentage labels legible and stay apart from each other

@@ -7,7 +7,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from gpu_audit.model import Finding, RuleInfo, ScanResult, Severity, WaiverState
+from gpu_audit.core.resource import Severity
+from gpu_audit.core.results import Finding, RuleInfo, ScanResult, WaiverState
+from gpu_audit.core.savings import total_savings
 from gpu_audit.report import not_evaluated as missing
 from gpu_audit.report.markdown_text import (
     inline,
@@ -17,7 +19,7 @@ from gpu_audit.report.markdown_text import (
     shown_source,
     table,
 )
-from gpu_audit.report.summary import short_id, total_savings
+from gpu_audit.report.summary import short_id
 
 OPEN_ON = 10  # resources named per rule, largest saving first; "Findings by resource" has them all
 _WAIVER_HEADINGS = {

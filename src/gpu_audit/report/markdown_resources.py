@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_audit.model import Finding, Kind, Resource, ScanResult
+from gpu_audit.core.resource import Kind, Resource
+from gpu_audit.core.results import Finding, ScanResult
 from gpu_audit.report.markdown_text import inline, money, shown_path, table
 from gpu_audit.report.summary import saving_text, short_id
 

@@ -3,7 +3,7 @@ resolved and removed, and the trend (a Mermaid `xychart-beta` plus a plain table
 
 from __future__ import annotations
 
-from gpu_audit.model import Change, Comparison, ScanResult, TrendPoint
+from gpu_audit.core.results import Change, Comparison, ScanResult, TrendPoint
 from gpu_audit.report.markdown_text import inline, money, shown_source, table
 from gpu_audit.report.summary import short_id
 

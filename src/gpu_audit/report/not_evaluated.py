@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpu_audit.collectors.registry import PROVIDERS
+from gpu_audit.core.resource import Kind
+from gpu_audit.core.results import NotEvaluated
 from gpu_audit.jobs import format_hints
-from gpu_audit.model import Kind, NotEvaluated
 
 # A provider's (collectors/<name>/provider.py) or job format's (jobs/<format>.py) own hints first,
 # then (field, kind), then (field, None); `tags.*` is handled apart.

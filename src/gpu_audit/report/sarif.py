@@ -14,7 +14,8 @@ from pathlib import Path, PurePath
 from typing import Any, TextIO
 from urllib.parse import quote
 
-from gpu_audit.model import Finding, Kind, RuleInfo, ScanResult, Severity
+from gpu_audit.core.resource import Kind, Severity
+from gpu_audit.core.results import Finding, RuleInfo, ScanResult
 from gpu_audit.report import jsonflat, jsonstream
 from gpu_audit.report.markdown_text import prose
 
@@ -99,7 +100,7 @@ def _fingerprints(result: ScanResult) -> tuple[str, ...]:
     result built by hand."""
     if result.fingerprints:
         return result.fingerprints
-    from gpu_audit.history.fingerprint import fingerprints
+    from gpu_audit.core.fingerprint import fingerprints
 
     return fingerprints(result.findings)
 

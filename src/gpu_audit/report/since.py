@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_audit.model import Change, Comparison, FindingHistory, ScanResult
+from gpu_audit.core.results import Change, Comparison, FindingHistory, ScanResult
 
 
 def iso(moment: Any) -> str | None:

@@ -13,10 +13,12 @@ import shutil
 from collections import Counter
 from typing import TextIO
 
-from gpu_audit.model import Finding, Kind, ScanResult, Severity
+from gpu_audit.core.resource import Kind, Severity
+from gpu_audit.core.results import Finding, ScanResult
+from gpu_audit.core.savings import Summary, summarize, total_savings
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.since import counts_line, new_findings
-from gpu_audit.report.summary import Summary, saving_text, short_id, summarize, total_savings
+from gpu_audit.report.summary import saving_text, short_id
 
 HEADERS = ["rule", "name", "resource", "type", "GPU", "$/month", "saving", "found"]
 FLEXIBLE = {"found": 10, "resource": 14, "name": 10}  # narrowest widths, shrunk in this order

@@ -11,10 +11,12 @@ from __future__ import annotations
 import io
 from typing import TextIO
 
-from gpu_audit.model import Finding, Kind, Resource, ScanResult, Severity
+from gpu_audit.core.resource import Kind, Resource, Severity
+from gpu_audit.core.results import Finding, ScanResult
+from gpu_audit.core.savings import summarize
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.since import counts_line, new_findings
-from gpu_audit.report.summary import saving_text, summarize
+from gpu_audit.report.summary import saving_text
 
 # Control and bidi characters would let a tag value repaint a terminal or forge a line.
 clean = terminal_safe

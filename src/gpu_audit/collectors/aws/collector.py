@@ -36,13 +36,10 @@ from gpu_audit.collectors.interface import (
     ProgressCallback,
     ProviderUnavailable,
 )
-from gpu_audit.collectors.redact import redact_urls
+from gpu_audit.core.redact import redact_urls
+from gpu_audit.core.resource import Resource
+from gpu_audit.core.results import CoverageGap, Scope
 from gpu_audit.errors import CollectorError
-from gpu_audit.model import (
-    CoverageGap,
-    Resource,
-    Scope,
-)
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_audit.catalog import canonical_gpu, instance_spec
-from gpu_audit.model import Gpu
+from gpu_audit.core.resource import Gpu
 
 # Families whose every size carries GPUs; used only when neither the catalog nor
 # DescribeInstanceTypes knows a type, so such an instance is still reported (GPU spec missing).

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from gpu_audit.collectors.aws.settings import AwsSettings
-from gpu_audit.model import Utilization
+from gpu_audit.core.resource import Utilization
 
 MAX_QUERIES = 500  # GetMetricData's limit of queries per call
 

@@ -20,7 +20,7 @@ from typing import Any
 from gpu_audit.catalog import instance_spec
 from gpu_audit.collectors.aws.metrics import Series
 from gpu_audit.collectors.aws.settings import AwsSettings
-from gpu_audit.model import (
+from gpu_audit.core.resource import (
     Capacity,
     Checkpoint,
     DataRef,

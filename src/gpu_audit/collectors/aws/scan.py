@@ -23,9 +23,8 @@ from gpu_audit.collectors.aws.sagemaker import read_region
 from gpu_audit.collectors.aws.sagemaker_map import Found, SageMakerMapper
 from gpu_audit.collectors.aws.sessions import HOME_REGION, Sessions, Target
 from gpu_audit.collectors.interface import Progress
-from gpu_audit.model import (
+from gpu_audit.core.resource import (
     Capacity,
-    CoverageGap,
     DataRef,
     Gpu,
     Kind,
@@ -35,6 +34,7 @@ from gpu_audit.model import (
     Utilization,
     Workload,
 )
+from gpu_audit.core.results import CoverageGap
 
 if TYPE_CHECKING:
     from gpu_audit.collectors.aws.collector import AwsCollector

@@ -39,16 +39,9 @@ from gpu_audit.collectors.gcp.rest import (
 from gpu_audit.collectors.gcp.settings import GcpSettings
 from gpu_audit.collectors.gcp.vertex import VertexScan
 from gpu_audit.collectors.interface import Collector, Progress, ProgressCallback
+from gpu_audit.core.resource import DataRef, Kind, Resource, SourceRef, Utilization
+from gpu_audit.core.results import CoverageGap, Scope
 from gpu_audit.errors import CollectorError
-from gpu_audit.model import (
-    CoverageGap,
-    DataRef,
-    Kind,
-    Resource,
-    Scope,
-    SourceRef,
-    Utilization,
-)
 
 
 class GcpCollector(Collector[GcpSettings]):

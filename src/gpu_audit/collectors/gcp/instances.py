@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gpu_audit.catalog import canonical_gpu, gpu_class, instance_spec
-from gpu_audit.model import Capacity, Gpu, State, Workload
+from gpu_audit.core.resource import Capacity, Gpu, State, Workload
 
 # Machine families whose GPUs are built in (no guestAccelerators needed to have them).
 GPU_FAMILIES = ("a2-", "a3-", "a4-", "a4x-", "g2-", "g4-")

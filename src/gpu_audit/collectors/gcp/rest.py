@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from gpu_audit.model import Utilization
+from gpu_audit.core.resource import Utilization
 
 # Retried statuses on these GETs (the collector mounts urllib3 retries for them; see `session`).
 TRANSIENT_STATUSES = (429, 500, 502, 503, 504)

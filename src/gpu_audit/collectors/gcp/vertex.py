@@ -24,7 +24,8 @@ from gpu_audit.collectors.gcp.instances import workload_of
 from gpu_audit.collectors.gcp.rest import RestError, fetch_utilization, get_json
 from gpu_audit.collectors.gcp.settings import GcpSettings
 from gpu_audit.collectors.gcp.vertex_map import VertexMapper
-from gpu_audit.model import CoverageGap, Resource, Utilization
+from gpu_audit.core.resource import Resource, Utilization
+from gpu_audit.core.results import CoverageGap
 
 REGIONAL = "https://{location}-aiplatform.googleapis.com"
 GLOBAL = "https://aiplatform.googleapis.com"

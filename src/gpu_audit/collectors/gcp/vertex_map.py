@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gpu_audit.catalog import canonical_gpu, gpu_class, instance_spec
-from gpu_audit.model import (
+from gpu_audit.core.resource import (
     Capacity,
     Checkpoint,
     Gpu,

@@ -21,8 +21,9 @@ from gpu_audit.collectors.kubernetes import dcgm
 from gpu_audit.collectors.kubernetes.connect import Target, targets
 from gpu_audit.collectors.kubernetes.resources import ClusterView, node_resource, pod_resource
 from gpu_audit.collectors.kubernetes.settings import KubernetesSettings
-from gpu_audit.collectors.redact import redact_urls
-from gpu_audit.model import CoverageGap, Resource, Scope
+from gpu_audit.core.redact import redact_urls
+from gpu_audit.core.resource import Resource
+from gpu_audit.core.results import CoverageGap, Scope
 
 _LIVE_PHASES = "status.phase!=Succeeded,status.phase!=Failed"
 

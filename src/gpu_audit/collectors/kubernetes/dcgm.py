@@ -19,8 +19,8 @@ from typing import Any
 
 from gpu_audit.collectors.kubernetes.connect import TRANSIENT_STATUSES
 from gpu_audit.collectors.kubernetes.settings import KubernetesSettings
-from gpu_audit.collectors.redact import redact_urls
-from gpu_audit.model import Utilization
+from gpu_audit.core.redact import redact_urls
+from gpu_audit.core.resource import Utilization
 
 PodKey = tuple[str, str]  # (namespace, pod)
 

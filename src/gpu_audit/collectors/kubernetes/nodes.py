@@ -8,7 +8,7 @@ from typing import Any
 
 from gpu_audit.catalog import instance_spec
 from gpu_audit.catalog.gpus import canonical_gpu
-from gpu_audit.model import Capacity
+from gpu_audit.core.resource import Capacity
 
 # Capacity labels, the first one present decides: Karpenter, EKS managed node groups, GKE, AKS.
 _KARPENTER = "karpenter.sh/capacity-type"

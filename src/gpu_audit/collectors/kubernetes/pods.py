@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpu_audit.collectors.kubernetes.nodes import gpu_quantity
-from gpu_audit.model import State, Workload
+from gpu_audit.core.resource import State, Workload
 
 # The owner's kind says what the pod is for. ReplicaSets are read as their Deployment (from the
 # `pod-template-hash` label), so listing pods is all it takes.

@@ -19,7 +19,7 @@ from gpu_audit.collectors.kubernetes.nodes import (
 )
 from gpu_audit.collectors.kubernetes.pods import STATES, gpus_requested, owner_of, workload_of
 from gpu_audit.collectors.kubernetes.settings import KubernetesSettings
-from gpu_audit.model import Gpu, Kind, Resource, SourceRef, State, Utilization, Workload
+from gpu_audit.core.resource import Gpu, Kind, Resource, SourceRef, State, Utilization, Workload
 
 Json = dict[str, Any]
 _WORKLOADS = frozenset(w.value for w in Workload)

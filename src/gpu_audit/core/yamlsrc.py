@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from gpu_audit import yamlguard
+from gpu_audit.core import yamlguard
 from gpu_audit.errors import InputError
 
 MAX_BYTES = 5 * 1024 * 1024

@@ -6,7 +6,8 @@ import os
 from collections.abc import Iterable
 from functools import lru_cache
 
-from gpu_audit.model import Finding, Kind, Resource
+from gpu_audit.core.resource import Kind, Resource
+from gpu_audit.core.results import Finding
 
 try:  # the builtin module: `import hashlib` would load OpenSSL, ~3 ms of every commit's check
     from _blake2 import blake2b

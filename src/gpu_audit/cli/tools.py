@@ -1,6 +1,6 @@
 """The commands that read no fleet: `estimate`, `policies validate|list` and `catalog lookup`.
 
-`cli.py` adds them to the program's group, as it adds `history`.
+`cli/main.py` adds them to the program's group, as it adds `history`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from gpu_audit.collectors.redact import redact_urls
+from gpu_audit.core.redact import redact_urls
 from gpu_audit.errors import ConfigError, ExitCode, GpuAuditError
 from gpu_audit.report import format_for
 
@@ -98,7 +98,7 @@ def catalog() -> None:
 @click.option("--region", help="Price in this region (default: the cloud's reference region).")
 def catalog_lookup(names: tuple[str, ...], region: str | None) -> None:
     """GPU, count, memory, class and prices of instance types (or GPU names)."""
-    from gpu_audit.commands import lookup_rows
+    from gpu_audit.cli.runners import lookup_rows
 
     rows, unknown = lookup_rows(names, region)
     from tabulate import tabulate

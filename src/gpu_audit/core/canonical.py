@@ -13,9 +13,9 @@ from datetime import UTC, date, datetime
 from difflib import get_close_matches
 from typing import Any
 
-from gpu_audit.fields import FIELDS, SECTIONS, FieldSpec
-from gpu_audit.model import Kind, Resource, SourceRef
-from gpu_audit.yamlguard import printable
+from gpu_audit.core.fields import FIELDS, SECTIONS, FieldSpec
+from gpu_audit.core.resource import Kind, Resource, SourceRef
+from gpu_audit.core.yamlguard import printable
 
 KEYS = frozenset([*(spec.name.partition(".")[0] for spec in FIELDS.values()), "source", "note"])
 _REPR = reprlib.Repr()

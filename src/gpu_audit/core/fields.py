@@ -1,9 +1,9 @@
-"""The field table: every canonical field, derived once from its declaration in `model.py`.
+"""The field table: every canonical field, derived once from its declaration in `core/resource.py`.
 
 The policy loader's known fields, the inventory reader and writer (`canonical.py`), the job
 draft, the JSON report schema's resource part and docs/policy-language.md all come from `FIELDS`
 (the last two are held to it by tests/test_fields.py). Adding a field is one `canonical(...)`
-line in model.py plus whatever sets it.
+line in core/resource.py plus whatever sets it.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from enum import Enum
 from operator import attrgetter
 from typing import Any
 
-from gpu_audit import model
-from gpu_audit.model import Resource
+from gpu_audit.core import resource as model
+from gpu_audit.core.resource import Resource
 
 Getter = Callable[[Resource], Any]
 EnumType = type[Enum]

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from fnmatch import translate
 
-from gpu_audit.model import Resource, Workload
+from gpu_audit.core.resource import Resource, Workload
 
 # Names that say "notebook" are the one default: a forgotten notebook is the costliest mistake
 # the pattern can catch, and the words are unambiguous. Training and inference patterns are the

@@ -13,14 +13,15 @@ from typing import Any, TypeVar
 import click
 
 from gpu_audit import __version__
-from gpu_audit.clitools import catalog, estimate, policies
+from gpu_audit.cli.history import COMPARISON_OPTIONS, history_group, needs_comparison
+from gpu_audit.cli.tools import catalog, estimate, policies
 from gpu_audit.collectors.provider import Option
-from gpu_audit.collectors.redact import redact_urls
 from gpu_audit.collectors.registry import PROVIDERS
+from gpu_audit.core.gcpause import one_shot
+from gpu_audit.core.redact import redact_urls
+from gpu_audit.core.resource import Severity
+from gpu_audit.core.results import Change, ScanResult
 from gpu_audit.errors import ConfigError, ExitCode, GpuAuditError, one_line
-from gpu_audit.gcpause import one_shot
-from gpu_audit.history.cli import COMPARISON_OPTIONS, history_group, needs_comparison
-from gpu_audit.model import Change, ScanResult, Severity
 from gpu_audit.report import format_for
 from gpu_audit.report.escape import escape_unencodable
 from gpu_audit.settings import FAIL_ON, Settings, load_settings
@@ -223,7 +224,7 @@ def scan(
     **options: Any,
 ) -> None:
     """Enumerate running GPU capacity (or a saved inventory) and judge it."""
-    from gpu_audit.commands import ScanRequest, run_scan
+    from gpu_audit.cli.runners import ScanRequest, run_scan
 
     settings = _settings(options)
     flags = []
@@ -263,7 +264,7 @@ def check(files: tuple[str, ...], excludes: tuple[str, ...], **options: Any) -> 
     FILES may be files (always read), directories (walked for .yaml/.yml/.json files, honouring
     .gitignore) and quoted globs ('jobs/**/*.yaml').
     """
-    from gpu_audit.commands import CheckRequest, run_check
+    from gpu_audit.cli.runners import CheckRequest, run_check
 
     settings = _settings(options)
     request = CheckRequest(
@@ -284,9 +285,9 @@ def _settings(options: dict[str, Any]) -> Settings:
 
 
 def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> None:
+    from gpu_audit.core.savings import summarize
     from gpu_audit.report import write_report
     from gpu_audit.report.command import redact_argv
-    from gpu_audit.report.summary import summarize
     from gpu_audit.report.table import summary_line
 
     argv = redact_argv(click.get_current_context().meta.get(ARGV, ()))

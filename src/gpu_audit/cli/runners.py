@@ -11,10 +11,11 @@ from typing import Any
 from gpu_audit.audit import audit
 from gpu_audit.collectors.interface import Progress, ProviderUnavailable
 from gpu_audit.collectors.provider import Provider
-from gpu_audit.collectors.redact import redact_urls
 from gpu_audit.collectors.registry import PROVIDERS
+from gpu_audit.core.redact import redact_urls
+from gpu_audit.core.resource import Resource
+from gpu_audit.core.results import CoverageGap, ScanResult, Scope, Skipped
 from gpu_audit.errors import ConfigError, InputError, InputErrors
-from gpu_audit.model import CoverageGap, Resource, ScanResult, Scope, Skipped
 from gpu_audit.node_join import join_nodes
 from gpu_audit.settings import Settings
 
@@ -144,9 +145,9 @@ def _read_provider(
 
 
 def run_check(request: CheckRequest, settings: Settings) -> ScanResult:
+    from gpu_audit.core.results import Skipped
     from gpu_audit.jobs import load_jobs
     from gpu_audit.jobs.discover import expand
-    from gpu_audit.model import Skipped
     from gpu_audit.policy.loader import load_policy
 
     policy = load_policy(request.policies or settings.policies)

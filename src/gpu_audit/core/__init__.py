@@ -1,0 +1,1 @@
+"""What every stage shares: the resource, its fields, results, fingerprints, savings, redaction."""

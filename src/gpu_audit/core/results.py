@@ -1,0 +1,238 @@
+"""What judging produces: findings, not-evaluated checks, gaps, skips, scope, comparisons."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from gpu_audit import __version__
+from gpu_audit.core.resource import Kind, Resource, Severity
+
+
+@dataclass(frozen=True, slots=True)
+class Waiver:
+    rule: str
+    reason: str
+    owner: str
+    expires: datetime | None
+    where: Mapping[str, Any] = field(default_factory=dict)
+    source: str | None = None  # "file:line" of the waiver entry
+
+
+class WaiverState(StrEnum):
+    ACTIVE = "active"
+    EXPIRING = "expiring"  # active, but expires within 30 days
+    EXPIRED = "expired"
+
+
+@dataclass(frozen=True, slots=True)
+class RuleInfo:
+    id: str
+    title: str
+    severity: Severity
+    targets: tuple[Kind, ...]
+    remediation: str | None
+    savings: str | None
+    description: str | None = None
+    source: str | None = None
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A rule a resource fails, as plain values: the engine works out what was expected and what
+    was found, so reporters only read (and a result can be pickled or stored)."""
+
+    rule_id: str
+    severity: Severity
+    title: str
+    resource: Resource
+    field: str | None
+    expected: str
+    actual: str
+    line: int | None
+    monthly_savings_usd: float | None  # live capacity only: never set on a job's finding
+    remediation: str | None = None
+    waiver: Waiver | None = None
+    suppressed: str | None = None  # reason of an inline ignore comment
+    # The saving in its own unit: "month" (live capacity, = monthly_savings_usd), "run" (a job,
+    # at its runtime cap) or "gpu-hour" (a job with no runtime cap). Amounts of different units
+    # are never added together.
+    saving_usd: float | None = None
+    saving_unit: str | None = None
+
+    @property
+    def is_open(self) -> bool:
+        """A finding that counts: neither waived nor suppressed inline."""
+        return self.waiver is None and self.suppressed is None
+
+    @property
+    def message(self) -> str:
+        return f"{self.title}: expected {self.expected}; found {self.actual}"
+
+    @property
+    def saving_per(self) -> str | None:
+        """The unit in words: `per month`, `per run at the 24 h cap`, `per GPU-hour`."""
+        if self.saving_unit == "run":
+            cap = self.resource.limits.max_runtime_hours
+            return f"per run at the {cap:g} h cap" if cap is not None else "per run"
+        return {"month": "per month", "gpu-hour": "per GPU-hour"}.get(self.saving_unit or "")
+
+
+@dataclass(frozen=True, slots=True)
+class NotEvaluated:
+    """A rule that could not judge a resource, because a field it needs is missing."""
+
+    rule_id: str
+    resource: Resource
+    missing: str
+
+
+@dataclass(frozen=True, slots=True)
+class CoverageGap:
+    """Something the scan was meant to see and could not: a region, account, project."""
+
+    provider: str
+    scope: str
+    error: str
+    message: str
+    account: str | None = None
+    region: str | None = None
+
+    @property
+    def location(self) -> str:
+        """What could not be read: `aws 123456789012/us-west-2`, `gcp project ml-prod`."""
+        if self.account and self.region:
+            return f"{self.provider} {self.account}/{self.region}"
+        named = [v for v in (self.account, self.region) if v and v not in self.scope]
+        return " ".join([self.provider, self.scope, *named])
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """An input that was not understood as GPU capacity, with the reason; or one that failed."""
+
+    path: str
+    reason: str
+    error: bool = False
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WaiverStatus:
+    waiver: Waiver
+    state: WaiverState
+    matched: int
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What the run looked at, for report headers."""
+
+    command: str
+    providers: tuple[str, ...] = ()
+    accounts: tuple[str, ...] = ()
+    regions: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    policy_files: tuple[str, ...] = ()
+    policy_versions: tuple[str, ...] = ()
+    # The invocation after `gpu-audit` (`scan --inventory x.yaml ...`), secrets redacted; set by
+    # the CLI for the Markdown header, kept out of JSON and SARIF.
+    argv: tuple[str, ...] = ()
+
+
+class Change(StrEnum):
+    NEW = "new"
+    PERSISTING = "persisting"
+
+
+@dataclass(frozen=True, slots=True)
+class FindingHistory:
+    """A finding against the previous audit: `new`, or `persisting` since `first_seen`."""
+
+    change: Change
+    first_seen: datetime
+    audits_open: int  # audits this finding has been in, this one included
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """A finding of the previous audit that is gone now, with the saving it stood for."""
+
+    fingerprint: str
+    rule_id: str
+    severity: Severity
+    title: str
+    resource_id: str
+    location: str
+    monthly_savings_usd: float | None
+    first_seen: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Removed:
+    """A resource of the previous audit that is gone now, with what it cost."""
+
+    resource_id: str
+    provider: str
+    location: str
+    monthly_cost_usd: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class TrendPoint:
+    """One audit in the trend: spend, savings found (open) and savings realised (resolved)."""
+
+    generated_at: datetime
+    monthly_cost_usd: float
+    monthly_savings_usd: float
+    savings_realised_usd: float
+    findings_open: int
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """What changed since the previous audit of the same scope, as plain data reporters read.
+
+    `changes` runs parallel to `ScanResult.findings`. With no previous audit, `previous_at` is
+    None and every finding is new.
+    """
+
+    source: str  # "history FILE" or "baseline FILE"
+    previous_at: datetime | None
+    changes: tuple[FindingHistory, ...]
+    new: int = 0  # open findings only, as every count
+    persisting: int = 0
+    resolved: tuple[Resolved, ...] = ()
+    removed: tuple[Removed, ...] = ()
+    previous_cost_usd: float | None = None
+    previous_savings_usd: float | None = None
+    savings_realised_usd: float = 0.0
+    trend: tuple[TrendPoint, ...] = ()  # oldest first, this audit last
+
+
+@dataclass(frozen=True, slots=True)
+class ScanResult:
+    generated_at: datetime
+    scope: Scope
+    rules: tuple[RuleInfo, ...]
+    resources: tuple[Resource, ...]
+    findings: tuple[Finding, ...]
+    not_evaluated: tuple[NotEvaluated, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+    coverage_gaps: tuple[CoverageGap, ...] = ()
+    waivers: tuple[WaiverStatus, ...] = ()
+    tool_version: str = __version__  # the gpu-audit that judged, as every report names it
+    fingerprints: tuple[str, ...] = ()  # parallel to findings: rule id + the resource's stable id
+    since: Comparison | None = None  # with a history or a baseline
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.coverage_gaps)
+
+    @property
+    def input_errors(self) -> tuple[Skipped, ...]:
+        return tuple(s for s in self.skipped if s.error)
