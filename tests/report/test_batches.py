@@ -1,4 +1,4 @@
-"""Reports encoded in batches (report/jsonflat.py) read as the plain documents do, whatever the
+"""Reports encoded in batches (report/fastjson/flat.py) read as the plain documents do, whatever the
 values: non-finite and negative numbers, awkward texts, containers where scalars belong."""
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ import pytest
 from gpu_audit.core.resource import Gpu, Kind, SourceRef, Utilization
 from gpu_audit.core.results import Change, Comparison, FindingHistory, ScanResult, TrendPoint
 from gpu_audit.report import json as json_report
-from gpu_audit.report import jsonflat, jsonstream, sarif
+from gpu_audit.report import sarif
+from gpu_audit.report.fastjson import flat as jsonflat
+from gpu_audit.report.fastjson import stream as jsonstream
 
 TEXTS: list[Any] = ["%s %% %(x)s", "NaN", "-Infinity", "\x00[x", "x\x00{", 'é\u2028\u202e"\\', ""]
 NUMBERS: list[Any] = [math.nan, math.inf, -math.inf, -1.5, -0.0, 0, True, 1e16, 10**30, 101.0]

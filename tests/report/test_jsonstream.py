@@ -12,7 +12,8 @@ import pytest
 
 from gpu_audit.core.results import ScanResult
 from gpu_audit.report import json as json_report
-from gpu_audit.report import jsonstream, sarif
+from gpu_audit.report import sarif
+from gpu_audit.report.fastjson import stream as jsonstream
 
 VALUES: list[Any] = [
     {},

@@ -11,8 +11,10 @@ from gpu_audit.core.canonical import to_mapping
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import Finding, FindingHistory, NotEvaluated, ScanResult, Waiver
 from gpu_audit.core.savings import summarize
-from gpu_audit.report import jsonflat, jsonresource, jsonstream
-from gpu_audit.report.jsonresource import bounded
+from gpu_audit.report.fastjson import flat as jsonflat
+from gpu_audit.report.fastjson import resources as jsonresource
+from gpu_audit.report.fastjson import stream as jsonstream
+from gpu_audit.report.fastjson.resources import bounded
 from gpu_audit.report.since import finding_history, summary_block
 
 SCHEMA_VERSION = 2

@@ -16,7 +16,8 @@ from urllib.parse import quote
 
 from gpu_audit.core.resource import Kind, Severity
 from gpu_audit.core.results import Finding, RuleInfo, ScanResult
-from gpu_audit.report import jsonflat, jsonstream
+from gpu_audit.report.fastjson import flat as jsonflat
+from gpu_audit.report.fastjson import stream as jsonstream
 from gpu_audit.report.markdown_text import prose
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"

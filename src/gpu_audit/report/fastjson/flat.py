@@ -18,7 +18,7 @@ from itertools import islice
 from types import MappingProxyType
 from typing import Any, NamedTuple, TypeVar
 
-from gpu_audit.report import jsonstream
+from gpu_audit.report.fastjson import stream as jsonstream
 
 T = TypeVar("T")
 Fast = Callable[[T, list[Any]], "Template | None"]

@@ -11,7 +11,8 @@ from typing import Any
 from gpu_audit.core.canonical import to_mapping
 from gpu_audit.core.fields import FIELDS
 from gpu_audit.core.resource import Resource
-from gpu_audit.report import jsonflat, jsonstream
+from gpu_audit.report.fastjson import flat as jsonflat
+from gpu_audit.report.fastjson import stream as jsonstream
 
 # (section or None, key, minimum, maximum) of every bounded number in the resource mapping
 _BOUNDS = tuple(
