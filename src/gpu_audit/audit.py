@@ -7,11 +7,13 @@ from dataclasses import replace
 from datetime import datetime
 
 from gpu_audit.catalog.enrich import enrich
+from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.core.fingerprint import fingerprints
 from gpu_audit.core.gcpause import paused_gc
-from gpu_audit.core.resource import Resource
-from gpu_audit.core.results import CoverageGap, ScanResult, Scope, Skipped
+from gpu_audit.core.resource import Kind, Resource
+from gpu_audit.core.results import CoverageGap, NotEvaluated, ScanResult, Scope, Skipped
 from gpu_audit.core.workload import DEFAULT_PATTERNS, infer_workloads
+from gpu_audit.jobs import format_hints
 from gpu_audit.policy.engine import evaluate
 from gpu_audit.policy.loader import Policy
 
@@ -41,4 +43,18 @@ def audit(
         coverage_gaps=tuple(coverage_gaps),
         waivers=evaluation.waivers,
         fingerprints=fingerprints(evaluation.findings),
+        hints=source_hints(evaluation.not_evaluated),
     )
+
+
+def source_hints(records: Iterable[NotEvaluated]) -> dict[tuple[str, str], Mapping[str, str]]:
+    """The own hints of each provider and job format that made a not-evaluated resource: a
+    job's provider is its format (`kubernetes` is both)."""
+    hints: dict[tuple[str, str], Mapping[str, str]] = {}
+    for key in {(n.resource.kind.value, n.resource.provider) for n in records}:
+        kind, provider = key
+        if kind == Kind.JOB.value:
+            hints[key] = format_hints(provider)
+        elif provider in PROVIDERS:
+            hints[key] = PROVIDERS[provider].hints
+    return hints

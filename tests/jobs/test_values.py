@@ -8,7 +8,7 @@ import pytest
 
 from gpu_audit.core.resource import Capacity
 from gpu_audit.core.yamlsrc import load_documents
-from gpu_audit.jobs import FORMATS, load_jobs
+from gpu_audit.jobs import FORMATS, format_hints, load_jobs
 from gpu_audit.jobs.interface import JobDraft
 from gpu_audit.jobs.values import duration_hours, literal, seconds_to_hours, text, unit_hours
 from gpu_audit.report.not_evaluated import hint
@@ -72,5 +72,5 @@ def test_unstated_kubernetes_capacity_says_how_to_state_it(tmp_path: Path) -> No
     )
     [resource] = load_jobs([str(path)]).resources
     assert resource.capacity is None and resource.source.key_lines["capacity"] == 5
-    assert "karpenter.sh/capacity-type" in hint("capacity", "kubernetes", "job")
-    assert "compute environment" in hint("capacity", "batch", "job")
+    assert "karpenter.sh/capacity-type" in hint("capacity", format_hints("kubernetes"), "job")
+    assert "compute environment" in hint("capacity", format_hints("batch"), "job")

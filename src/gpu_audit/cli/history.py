@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -101,12 +102,14 @@ def history_show(
     audit_id: int, path: str | None, config_path: str | None, fmt: str, output: str | None
 ) -> None:
     """Render a recorded audit again, in any format, with what had changed."""
+    from gpu_audit.audit import source_hints
     from gpu_audit.history.load import load_audit
     from gpu_audit.report import render
 
     store = _open(path, config_path)
     try:
-        text = render(fmt, load_audit(store, audit_id))
+        result = load_audit(store, audit_id)
+        text = render(fmt, replace(result, hints=source_hints(result.not_evaluated)))
     finally:
         store.close()
     if output:

@@ -228,6 +228,9 @@ class ScanResult:
     tool_version: str = __version__  # the gpu-audit that judged, as every report names it
     fingerprints: tuple[str, ...] = ()  # parallel to findings: rule id + the resource's stable id
     since: Comparison | None = None  # with a history or a baseline
+    # How to supply a missing field, from the provider or job format that made the resources:
+    # (kind, provider) -> {field: hint}. Set by whoever assembles the result (audit, history).
+    hints: Mapping[tuple[str, str], Mapping[str, str]] = field(default_factory=dict)
 
     @property
     def partial(self) -> bool:

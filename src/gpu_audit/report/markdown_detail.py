@@ -190,7 +190,7 @@ def not_evaluated(result: ScanResult) -> list[str]:
             str(gap.resources),
             gap.hint,  # our own Markdown, see not_evaluated.hint
         ]
-        for gap in missing.grouped(result.not_evaluated)
+        for gap in missing.grouped(result.not_evaluated, result.hints)
     ]
     return lines + table(["Rule", "Missing field", "On", "Resources", "How to fix"], rows, "lllrl")
 

@@ -6,13 +6,12 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.core.resource import Kind
 from gpu_audit.core.results import NotEvaluated
-from gpu_audit.jobs import format_hints
 
-# A provider's (collectors/<name>/provider.py) or job format's (jobs/<format>.py) own hints first,
-# then (field, kind), then (field, None); `tags.*` is handled apart.
+# A provider's (collectors/<name>/provider.py) or job format's (jobs/<format>) own hints first,
+# carried on the result (`ScanResult.hints`), then (field, kind), then (field, None); `tags.*` is
+# handled apart.
 _HINTS: dict[tuple[str, str | None], str] = {
     (
         "utilization.gpu_p95",
@@ -54,23 +53,26 @@ class Gap:
     hint: str
 
 
-def grouped(records: tuple[NotEvaluated, ...]) -> list[Gap]:
+def grouped(
+    records: tuple[NotEvaluated, ...],
+    hints: Mapping[tuple[str, str], Mapping[str, str]] | None = None,
+) -> list[Gap]:
     """Counts per (rule, missing, kind, provider), largest first, ties by rule and field."""
     counts = Counter(
         (n.rule_id, n.missing, n.resource.kind.value, n.resource.provider) for n in records
     )
-    gaps = [Gap(*key, count, hint(key[1], key[3], key[2])) for key, count in counts.items()]
+    hints = hints or {}
+    gaps = [
+        Gap(*key, count, hint(key[1], hints.get((key[2], key[3]), {}), key[2]))
+        for key, count in counts.items()
+    ]
     return sorted(gaps, key=lambda g: (-g.resources, g.rule_id, g.missing, g.provider))
 
 
-def hint(missing: str, provider: str, kind: str = Kind.INSTANCE.value) -> str:
-    """How to supply a missing field; Markdown from this module (no input is interpolated)."""
+def hint(missing: str, own: Mapping[str, str], kind: str = Kind.INSTANCE.value) -> str:
+    """How to supply a missing field, the source's `own` hints first; Markdown written by the
+    project (providers, job formats, this module): no input is interpolated."""
     field = missing.split(" ", 1)[0]
-    own: Mapping[str, str]
-    if kind == Kind.JOB.value:  # a job's provider is its format (`kubernetes` is both)
-        own = format_hints(provider)
-    else:
-        own = PROVIDERS[provider].hints if provider in PROVIDERS else {}
     if field in own:
         return own[field]
     for key in ((field, kind), (field, None)):

@@ -112,6 +112,11 @@ class AwsCollector(Collector[AwsSettings]):
             gaps.append(self.gap("organization", exc, None, None))
             return []
 
+    def opened(self, account: str, regions: list[str]) -> None:
+        """A run opened `account` and will scan `regions` there: the scan's scope."""
+        self._accounts.add(account)
+        self._regions.update(regions)
+
     def remember_secrets(self, session: Any) -> None:
         credentials = session.get_credentials()
         if credentials is None:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gpu_audit.collectors.aws.lookups import (
     BucketRegions,
@@ -37,7 +37,7 @@ from gpu_audit.core.resource import (
 from gpu_audit.core.results import CoverageGap
 
 if TYPE_CHECKING:
-    from gpu_audit.collectors.aws.collector import AwsCollector
+    from gpu_audit.collectors.aws.settings import AwsSettings
 
 log = logging.getLogger(__name__)
 
@@ -95,10 +95,28 @@ def error_code(exc: BaseException) -> str:
     return type(exc).__name__
 
 
+class RunHooks(Protocol):
+    """What a run asks of whoever owns it (the collector): the settings, progress, the secrets
+    to keep out of messages, coverage gaps, and the accounts and regions it opened."""
+
+    @property
+    def settings(self) -> AwsSettings: ...
+
+    def tick(self, progress: Progress) -> None: ...
+
+    def remember_secrets(self, session: Any) -> None: ...
+
+    def gap(
+        self, scope: str, exc: BaseException, account: str | None, region: str | None
+    ) -> CoverageGap: ...
+
+    def opened(self, account: str, regions: list[str]) -> None: ...
+
+
 class Run:
     """One scan: opens accounts, then scans (account × region) items as they become known."""
 
-    def __init__(self, owner: AwsCollector, sessions: Sessions, now: datetime) -> None:
+    def __init__(self, owner: RunHooks, sessions: Sessions, now: datetime) -> None:
         self.owner = owner
         self.aws = owner.settings
         self.sessions = sessions
@@ -158,8 +176,7 @@ class Run:
         except self.errors as exc:  # auth, network, missing profile: this account is a gap
             gap = self.owner.gap("account", exc, hint, None)
             return gap if hint else replace(gap, message=f"{target.label}: {gap.message}")
-        self.owner._accounts.add(account)
-        self.owner._regions.update(regions)
+        self.owner.opened(account, regions)
         return Account(target, account, session, sorted(regions))
 
     def _caller_account(self, session: Any, region: str) -> str:

@@ -1,0 +1,293 @@
+"""Instance type → GPU, GPU class ranks, and hourly prices; constant-time lookups over bundled data.
+
+The data files in `data/` are loaded once, on first use, into dictionaries:
+- `instances.csv`: one row per GPU instance type (AWS, GCP, Azure), with GPUs per instance.
+- `prices.csv`: on-demand and spot hourly prices per (item, region), each with `as_of` and `source`.
+  An item is an instance type, or `gpu:<MODEL>` for GPUs billed per attached accelerator (GCP N1);
+  either may carry a managed service's rate card as a prefix (`sagemaker:ml.g5.xlarge`,
+  `vertex:gpu:T4`), since SageMaker and Vertex AI bill their own rates.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass, replace
+from functools import cache
+
+from gpu_audit.catalog.gpus import GpuClass, canonical_gpu, class_rank, gpu_class, ladder
+
+__all__ = [
+    "GpuClass",
+    "InstanceSpec",
+    "PriceQuote",
+    "canonical_gpu",
+    "class_rank",
+    "gpu_class",
+    "gpu_hour_price",
+    "instance_spec",
+    "instance_types",
+    "ladder",
+    "normalise_type",
+    "price",
+    "rate_cards",
+    "regional_prices",
+]
+
+# Managed services' rate cards: a price row's item `<card>:<item>`. SageMaker hosting rows
+# override the SageMaker card where real-time inference is billed differently.
+RATE_CARDS = ("sagemaker", "sagemaker-hosting", "vertex")
+
+
+def rate_cards(service: str | None, workload: str | None) -> tuple[str, ...]:
+    """The rate cards a resource of this service and workload is billed on, most specific first."""
+    if service == "sagemaker":
+        return ("sagemaker-hosting", "sagemaker") if workload == "inference" else ("sagemaker",)
+    if service == "vertex":
+        return ("vertex",)
+    return ()
+
+
+# Where a region is not priced, the reference region of its cloud is used and the quote says so.
+REFERENCE_REGION = {"aws": "us-east-1", "gcp": "us-central1", "azure": "eastus"}
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceSpec:
+    cloud: str
+    instance_type: str
+    gpu_model: str
+    gpu_count: int
+    gpu_memory_gib: float
+    vcpus: int | None
+    memory_gib: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class PriceQuote:
+    on_demand: float | None
+    spot: float | None
+    region: str
+    as_of: str
+    source: str
+    exact_region: bool
+    item: str | None = None  # the instance type (or gpu:<MODEL>) the prices are of
+
+
+def normalise_type(instance_type: str) -> str:
+    """Lower-case, with SageMaker's `ml.` prefix stripped: `ml.g5.xlarge` → `g5.xlarge`."""
+    key = instance_type.strip().lower()
+    return key[3:] if key.startswith("ml.") else key
+
+
+def _rows(name: str) -> list[dict[str, str]]:
+    # Beside the module: pip unpacks wheels, and importlib.resources costs ~15 ms to import.
+    with open(os.path.join(os.path.dirname(__file__), "data", name), encoding="utf-8") as handle:
+        text = handle.read()
+    lines = [line for line in text.splitlines() if line and not line.startswith("#")]
+    return list(csv.DictReader(lines))
+
+
+def _float(text: str) -> float | None:
+    return float(text) if text.strip() else None
+
+
+@cache
+def _instances() -> dict[str, InstanceSpec]:
+    table: dict[str, InstanceSpec] = {}
+    for row in _rows("instances.csv"):
+        spec = InstanceSpec(
+            cloud=row["cloud"],
+            instance_type=row["instance_type"],
+            gpu_model=row["gpu_model"],
+            gpu_count=int(row["gpu_count"]),
+            gpu_memory_gib=float(row["gpu_memory_gib"]),
+            vcpus=int(row["vcpus"]) if row["vcpus"] else None,
+            memory_gib=_float(row["memory_gib"]),
+        )
+        table[normalise_type(spec.instance_type)] = spec
+    return table
+
+
+@dataclass(frozen=True, slots=True)
+class _PriceIndex:
+    quotes: dict[tuple[str, str], PriceQuote]  # (item, region) → quote
+    clouds: dict[str, str]  # item → cloud, also for items without a GPU row (GCP N1 hosts)
+    any_region: dict[str, PriceQuote]  # item → a quote in its alphabetically first priced region
+
+
+def _item_key(item: str) -> str:
+    card, separator, rest = item.partition(":")
+    if separator and card in RATE_CARDS:
+        return f"{card}:{_item_key(rest)}"
+    return item if item.startswith("gpu:") else normalise_type(item)
+
+
+@cache
+def _price_index() -> _PriceIndex:
+    quotes: dict[tuple[str, str], PriceQuote] = {}
+    clouds: dict[str, str] = {}
+    for row in _rows("prices.csv"):
+        item = _item_key(row["item"])
+        quotes[(item, row["region"])] = PriceQuote(
+            on_demand=_float(row["on_demand_usd_hr"]),
+            spot=_float(row["spot_usd_hr"]),
+            region=row["region"],
+            as_of=row["as_of"],
+            source=row["source"],
+            exact_region=True,
+            item=row["item"],
+        )
+        clouds[item] = row["cloud"]
+    any_region: dict[str, PriceQuote] = {}
+    for (item, _region), quote in sorted(quotes.items()):
+        any_region.setdefault(item, quote)
+    return _PriceIndex(quotes, clouds, any_region)
+
+
+def instance_spec(instance_type: str | None) -> InstanceSpec | None:
+    """The GPU spec of an instance type on any cloud; None for unknown and non-GPU types."""
+    if not instance_type:
+        return None
+    return _instances().get(normalise_type(instance_type))
+
+
+def instance_types() -> tuple[InstanceSpec, ...]:
+    return tuple(_instances().values())
+
+
+def regional_prices(instance_type: str) -> tuple[PriceQuote, ...]:
+    """Every region the catalog prices this instance type in, alphabetically by region."""
+    key = _item_key(instance_type)
+    return tuple(q for (item, _r), q in sorted(_price_index().quotes.items()) if item == key)
+
+
+def _quote(item: str, region: str | None, cloud: str | None) -> PriceQuote | None:
+    """The quote for (item, region); else the cloud's reference region; else any priced region.
+
+    Every fallback is marked `exact_region=False` unless the caller asked for no region.
+    """
+    index = _price_index()
+    if region:
+        found = index.quotes.get((item, region))
+        if found is not None:
+            return found
+    reference = REFERENCE_REGION.get(cloud or index.clouds.get(item, ""))
+    found = index.quotes.get((item, reference)) if reference else None
+    if found is None:
+        found = index.any_region.get(item)
+    if found is None:
+        return None
+    exact = region is None or region == found.region
+    return replace(found, exact_region=exact)
+
+
+def price(
+    instance_type: str | None,
+    region: str | None = None,
+    gpu_model: str | None = None,
+    gpu_count: int | None = None,
+    cards: tuple[str, ...] = (),
+) -> PriceQuote | None:
+    """Hourly on-demand and spot price of an instance type (plus attached GPUs, for GCP N1).
+
+    A region that is not priced falls back to the cloud's reference region (`exact_region=False`).
+    With no instance type, the GPUs alone are priced per GPU-hour (see `gpu_hour_price`).
+    `cards` (see `rate_cards`) are tried first, in order; a type no card prices gets the plain
+    EC2 or Compute Engine price.
+    """
+    if instance_type:
+        for card in cards:
+            found = _price_on(f"{card}:", instance_type, region, gpu_model, gpu_count)
+            if found is not None:
+                return found
+    return _price_on("", instance_type, region, gpu_model, gpu_count)
+
+
+def _price_on(
+    card: str,
+    instance_type: str | None,
+    region: str | None,
+    gpu_model: str | None,
+    gpu_count: int | None,
+) -> PriceQuote | None:
+    if not instance_type:
+        if gpu_model and gpu_count:
+            per_gpu = gpu_hour_price(gpu_model)
+            return _scaled(per_gpu, gpu_count) if per_gpu else None
+        return None
+    key = normalise_type(instance_type)
+    spec = _instances().get(key)
+    cloud = spec.cloud if spec else None
+    host = _quote(card + key, region, cloud)
+    if host is None or spec is not None or not (gpu_model and gpu_count):
+        return host
+    # A host without built-in GPUs (GCP N1) plus attached accelerators billed per GPU.
+    model = canonical_gpu(gpu_model)
+    attached = _quote(f"{card}gpu:{model}", region, "gcp") if model else None
+    if attached is None:
+        return None
+    return PriceQuote(
+        on_demand=_add(host.on_demand, attached.on_demand, gpu_count),
+        spot=_add(host.spot, attached.spot, gpu_count),
+        region=host.region,
+        as_of=min(host.as_of, attached.as_of),
+        source=f"{host.source}; {attached.source}",
+        exact_region=host.exact_region and attached.exact_region,
+        item=f"{key} + {gpu_count}× {attached.item}",
+    )
+
+
+def _add(host: float | None, per_gpu: float | None, count: int) -> float | None:
+    if host is None or per_gpu is None:
+        return None
+    return round(host + per_gpu * count, 5)
+
+
+def _scaled(quote: PriceQuote, count: int) -> PriceQuote:
+    return PriceQuote(
+        on_demand=None if quote.on_demand is None else round(quote.on_demand * count, 5),
+        spot=None if quote.spot is None else round(quote.spot * count, 5),
+        region=quote.region,
+        as_of=quote.as_of,
+        source=quote.source,
+        exact_region=False,
+        item=quote.item,
+    )
+
+
+@cache
+def _per_gpu_table() -> dict[str, PriceQuote]:
+    """One GPU-hour of each model, priced from one instance type in its cloud's reference region.
+
+    The instance with the cheapest on-demand GPU-hour is chosen, and its own spot price is used:
+    on-demand and spot always come from the same instance and region, and the source names it.
+    """
+    candidates: list[tuple[float, str, str, PriceQuote]] = []
+    for key, spec in _instances().items():
+        quote = _price_index().quotes.get((key, REFERENCE_REGION.get(spec.cloud, "")))
+        if quote is None or quote.on_demand is None or spec.gpu_count <= 0:
+            continue
+        per = PriceQuote(
+            on_demand=round(quote.on_demand / spec.gpu_count, 5),
+            spot=None if quote.spot is None else round(quote.spot / spec.gpu_count, 5),
+            region=quote.region,
+            as_of=quote.as_of,
+            source=f"{quote.source} ({spec.instance_type} per GPU)",
+            exact_region=False,
+            item=spec.instance_type,
+        )
+        candidates.append((per.on_demand or 0.0, spec.instance_type, spec.gpu_model, per))
+    best: dict[str, PriceQuote] = {}
+    for _cost, _name, model, per in sorted(candidates, key=lambda c: (c[0], c[1])):
+        best.setdefault(model, per)
+    for (item, region), quote in _price_index().quotes.items():
+        if item.startswith("gpu:") and region == REFERENCE_REGION["gcp"] and quote.on_demand:
+            best.setdefault(item[4:], replace(quote, exact_region=False))
+    return best
+
+
+def gpu_hour_price(gpu_model: str | None) -> PriceQuote | None:
+    """The cheapest known price of one GPU-hour of this model (jobs that name no instance type)."""
+    model = canonical_gpu(gpu_model)
+    return _per_gpu_table().get(model) if model else None

@@ -1,0 +1,209 @@
+"""Job-config parsers: one module per format, each mapping a config to `Resource(kind=job)`.
+
+`load_jobs(paths)` reads every file, splits it into YAML documents, and has each format in
+`FORMATS` (in order) parse a document until one recognises it (returns a list, not None). Files that
+are no job config, or that hold no GPU job, are skipped with a reason; files that cannot be read
+are skipped with `error=True` and a `file:line:col: message` reason. One bad file never stops
+the others.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gpu_audit.core.resource import Resource
+from gpu_audit.core.results import Skipped
+from gpu_audit.core.yamlguard import printable
+from gpu_audit.core.yamlsrc import Document, load_documents, read_text
+from gpu_audit.errors import InputError
+from gpu_audit.jobs import helm
+from gpu_audit.jobs.azureml import AzureML
+from gpu_audit.jobs.batch import Batch
+from gpu_audit.jobs.dstack import Dstack
+from gpu_audit.jobs.interface import JobFormat
+from gpu_audit.jobs.kubernetes import Kubernetes
+from gpu_audit.jobs.misspelt import misspelt_key
+from gpu_audit.jobs.ray import RayCluster
+from gpu_audit.jobs.sagemaker import SageMaker
+from gpu_audit.jobs.skypilot import SkyPilot
+from gpu_audit.jobs.suppress import parse_suppressions
+from gpu_audit.jobs.vertex import Vertex
+
+__all__ = ["FORMATS", "JobLoad", "format_hints", "load_jobs"]
+
+# Detection order: the most specific markers first. SageMaker before Kubernetes (it claims the
+# SageMaker operator's CRDs); SkyPilot, recognised by its closed set of plain keys, last.
+FORMATS: dict[str, JobFormat] = {
+    "sagemaker": SageMaker(),
+    "vertex": Vertex(),
+    "batch": Batch(),
+    "kubernetes": Kubernetes(),
+    "dstack": Dstack(),
+    "ray": RayCluster(),
+    "azureml": AzureML(),
+    "skypilot": SkyPilot(),
+}
+
+
+def format_hints(name: str) -> dict[str, str]:
+    """How to state a missing field in this job format (empty for any other provider)."""
+    fmt = FORMATS.get(name)
+    return fmt.hints if fmt is not None else {}
+
+
+@dataclass(frozen=True, slots=True)
+class JobLoad:
+    resources: tuple[Resource, ...]
+    skipped: tuple[Skipped, ...]
+    files: tuple[str, ...]
+
+
+def load_jobs(paths: Sequence[str]) -> JobLoad:
+    """Every GPU job in these files, and every file that held none (with the reason)."""
+    resources: list[Resource] = []
+    skipped: list[Skipped] = []
+    for path in paths:
+        try:
+            found, skip = _load_file(path)
+        except InputError as exc:
+            skipped.append(Skipped(path, str(exc), error=True, line=_error_line(str(exc), path)))
+            continue
+        resources.extend(found)
+        if skip is not None:
+            skipped.append(skip)
+    return JobLoad(tuple(resources), tuple(skipped), tuple(paths))
+
+
+def _load_file(path: str) -> tuple[list[Resource], Skipped | None]:
+    text = read_text(path)
+    note = None
+    try:
+        documents = load_documents(path, text)
+    except InputError as exc:
+        if not _yaml_name(path):
+            return [], Skipped(path, f"not a YAML or JSON file ({_problem(str(exc), path)})")
+        if not helm.looks_templated(text):
+            raise
+        try:
+            documents = load_documents(path, helm.neutralise(text))
+        except InputError:
+            line = helm.first_template_line(text)
+            reason = (
+                f"a Helm/Go template ({{{{ }}}} on line {line}) that is not valid YAML until "
+                f"rendered: {_problem(str(exc), path)}; check the output of `helm template` instead"
+            )
+            return [], Skipped(path, reason, line=line)
+        note = "template: `{{ }}` values read as missing"
+    if not any(isinstance(d.data, dict) for d in documents):
+        what = "an empty file" if not documents or all(d.data is None for d in documents) else ""
+        return [], Skipped(path, what or "not a job config: no YAML/JSON mapping")
+    suppressions = parse_suppressions(text)
+    resources: list[Resource] = []
+    recognised: list[str] = []
+    for document in documents:
+        found = _parse(document, path)
+        if found is None:
+            continue
+        recognised.append(found[0])
+        for resource in found[1]:
+            resources.append(_finish(resource, suppressions, note))
+    if resources:
+        return resources, None
+    if not recognised:
+        for document in documents:
+            misspelt = misspelt_key(document, path)
+            if misspelt is not None:
+                return [], Skipped(path, misspelt[1], error=True, line=misspelt[0])
+    reason = _no_job_reason(documents, recognised)
+    if note:
+        line = helm.first_template_line(text)
+        reason = (
+            f"a Helm/Go template ({{{{ }}}} on line {line}) read with its values missing: {reason}"
+        )
+        reason += "; check the output of `helm template` instead"
+    return [], Skipped(path, reason)
+
+
+_YAML_NAME = re.compile(r"\.(ya?ml|json)(\b|$)|\.(ya?ml|json)[-.]\w+$", re.IGNORECASE)
+
+
+def _yaml_name(path: str) -> bool:
+    """Is this file meant to be YAML or JSON (`x.yaml`, `x.json`, `x.yaml-template`, `x.yml.j2`)?
+
+    Other files (`main.tf`, `train.py`) that do not parse are not job configs, not errors.
+    Files with no extension count as YAML.
+    """
+    name = path.rsplit("/", 1)[-1]
+    return "." not in name or bool(_YAML_NAME.search(name))
+
+
+def parser_failure(path: str, line: int, stage: str, exc: Exception) -> str:
+    """One located line for a failed parser: a hostile value says so, a bug asks for a report."""
+    detail = printable(f"{type(exc).__name__}: {exc}", 160)
+    if isinstance(exc, OverflowError | ValueError) and _NUMERIC.search(str(exc)):
+        return f"{path}:{line}: {stage}: a number in this document is out of range ({detail})"
+    if isinstance(exc, TypeError) and "unhashable" in str(exc):
+        return f"{path}:{line}: {stage}: a list or mapping where a name was expected ({detail})"
+    return (
+        f"{path}:{line}: {stage} failed on this document ({detail}); "
+        "please report this as a gpu-audit bug"
+    )
+
+
+_NUMERIC = re.compile(r"float|int|infinity|NaN|digits|out of range", re.I)
+
+
+def _parse(document: Document, path: str) -> tuple[str, list[Resource]] | None:
+    """The first format that recognises the document, and what it parsed; None if none does."""
+    if not isinstance(document.data, dict):
+        return None
+    for fmt in FORMATS.values():
+        try:
+            parsed = fmt.parse(document, path)
+        except InputError:
+            raise  # already one located line (an impossible value)
+        except Exception as exc:  # a parser bug must not stop the other files; it is reported
+            stage = f"{fmt.name} parser"
+            raise InputError(parser_failure(path, document.line, stage, exc)) from exc
+        if parsed is not None:  # zero GPUs is no GPU job, whatever the format (a CLI skeleton)
+            return fmt.name, [r for r in parsed if r.gpu.count != 0]
+    return None
+
+
+def _finish(
+    resource: Resource, suppressions: dict[int, dict[str, str]], note: str | None
+) -> Resource:
+    source = resource.source
+    if suppressions and not source.suppressions:
+        source = dataclasses.replace(source, suppressions=suppressions)
+    if note:
+        source = dataclasses.replace(source, note=f"{source.note}; {note}" if source.note else note)
+    return resource if source is resource.source else dataclasses.replace(resource, source=source)
+
+
+def _no_job_reason(documents: list[Document], recognised: list[str]) -> str:
+    if recognised:
+        names = ", ".join(sorted(set(recognised)))
+        article = "an" if names[0] in "aeiou" else "a"
+        return f"{article} {names} config that requests no GPUs"
+    return "not a job config of a supported format (" + ", ".join(FORMATS) + ")"
+
+
+_LOCATED = re.compile(r":(\d+)(?::\d+)?: ")
+
+
+def _error_line(message: str, path: str) -> int | None:
+    match = _LOCATED.match(message[len(path) :]) if message.startswith(path) else None
+    return int(match.group(1)) if match else None
+
+
+def _problem(message: str, path: str) -> str:
+    """The message of a located error without its `file:line:col: ` prefix."""
+    if message.startswith(path):
+        rest = message[len(path) :]
+        match = _LOCATED.match(rest)
+        return rest[match.end() :] if match else rest.lstrip(": ")
+    return message
