@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
+import re
 from datetime import UTC, datetime
 
+import click
 import pytest
 
 from gpu_audit.core.results import ScanResult, Scope
-from gpu_audit.report import REPORTERS, render
+from gpu_audit.report import OUTPUT_EXTENSIONS, REPORTERS, render
+from tests.conftest import ROOT
 
 EMPTY = ScanResult(
     generated_at=datetime(2026, 1, 1, tzinfo=UTC),
@@ -18,10 +22,63 @@ EMPTY = ScanResult(
 )
 
 
-def test_registry_is_the_cli_choice() -> None:
-    from gpu_audit.cli.main import FORMATS
+def _choices(command: click.Command, option: str = "fmt") -> list[str]:
+    param = next(p for p in command.params if p.name == option)
+    assert isinstance(param.type, click.Choice)
+    return list(param.type.choices)
 
-    assert set(REPORTERS) == set(FORMATS)
+
+def test_registry_is_every_command_choice() -> None:
+    """scan, check and history show offer exactly the registry, in its order."""
+    from gpu_audit.cli.main import main
+
+    history = main.commands["history"]
+    assert isinstance(history, click.Group)
+    for command in (main.commands["scan"], main.commands["check"], history.commands["show"]):
+        assert _choices(command) == list(REPORTERS), command.name
+
+
+def test_the_estimate_formats_are_its_choice() -> None:
+    from gpu_audit.cli.main import main
+    from gpu_audit.estimate import FORMATS
+
+    assert _choices(main.commands["estimate"]) == list(FORMATS)
+    doc = (ROOT / "docs" / "estimate.md").read_text(encoding="utf-8")
+    assert all(f"`{name}`" in doc or f"`--format {name}`" in doc for name in FORMATS)
+
+
+def test_the_docs_list_the_registry() -> None:
+    """docs/reports.md's option row names every format in the registry's order and every
+    extension `-o` reads; the README's Reports paragraph names every format."""
+    doc = (ROOT / "docs" / "reports.md").read_text(encoding="utf-8")
+    row = next(line for line in doc.splitlines() if line.startswith("| `--format "))
+    listed = re.match(r"\| `--format ([^`]+)`", row)
+    assert listed is not None
+    assert listed.group(1).split("\\|") == list(REPORTERS)
+    extensions = re.findall(r"`(\.[a-z]+)`", row)
+    assert extensions == list(OUTPUT_EXTENSIONS)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    reports = readme.split("### Reports", 1)[1].split("###", 1)[0]
+    assert all(f"`{name}`" in reports or f"`--format {name}`" in reports for name in REPORTERS)
+    assert all(f"`{ext}`" in reports for ext in OUTPUT_EXTENSIONS)
+
+
+def test_adding_a_format_is_its_module_and_its_registry_line() -> None:
+    """What CONTRIBUTING.md promises: a format is `report/<name>.py` with `render` (and
+    `write` where it streams) plus its line in `report/registry.py`; nothing else lists it."""
+    for name, module_name in REPORTERS.items():
+        module = importlib.import_module(module_name)
+        assert module_name == f"gpu_audit.report.{name}"
+        assert callable(module.render)
+    source = ROOT / "src" / "gpu_audit"
+    homes = {source / "estimate" / "__init__.py"}  # the estimate's own (smaller) registry
+    written = [
+        str(path.relative_to(ROOT))
+        for path in source.rglob("*.py")
+        if path not in homes
+        if re.search(r'\(\s*"table",\s*"text",\s*"json"', path.read_text(encoding="utf-8"))
+    ]
+    assert written == [], "a format list written out again"
 
 
 @pytest.mark.parametrize("format_name", sorted(REPORTERS))

@@ -7,7 +7,9 @@ from typing import Any
 
 import click
 
-FORMATS = ("table", "text", "json", "markdown", "sarif", "csv")
+from gpu_audit.report import REPORTERS
+
+FORMATS = tuple(REPORTERS)
 _DATABASE = click.option(
     "--history",
     "path",

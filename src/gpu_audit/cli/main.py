@@ -22,12 +22,12 @@ from gpu_audit.core.redact import redact_urls
 from gpu_audit.core.resource import Severity
 from gpu_audit.core.results import Change, ScanResult
 from gpu_audit.errors import ConfigError, ExitCode, GpuAuditError, one_line
-from gpu_audit.report import format_for
+from gpu_audit.report import REPORTERS, format_for
 from gpu_audit.report.escape import escape_unencodable
 from gpu_audit.settings import FAIL_ON, Settings, load_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
-FORMATS = ("table", "text", "json", "markdown", "sarif", "csv")
+FORMATS = tuple(REPORTERS)  # the reporters' registry is the one list
 
 
 ARGV = "gpu_audit.argv"

@@ -12,9 +12,10 @@ import click
 
 from gpu_audit.core.redact import redact_urls
 from gpu_audit.errors import ConfigError, ExitCode, GpuAuditError
+from gpu_audit.estimate import FORMATS
 from gpu_audit.report import format_for
 
-ESTIMATE_FORMATS = ("table", "text", "json", "markdown")
+ESTIMATE_FORMATS = FORMATS
 
 
 @click.command(short_help="What a run costs: job files, or the options for a GPU request.")

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from gpu_audit.estimate import FORMATS
 from gpu_audit.estimate.model import JobEstimate, OptionTable, Rate
 
-FORMATS = ("table", "text", "json", "markdown")
 JSON_VERSION = 1
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 JOB_HEADERS = ["job", "GPUs", "runtime", "GPU-h", "rate on-demand", "run on-demand", "rate spot",
