@@ -12,7 +12,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
-SHARED = ROOT.parent / "shared"
+SHARED = ROOT.parent / "shared"  # the corpus and reference facts, beside the checkout
+SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif" / "sarif-schema-2.1.0.json"  # vendored
+SHARED_MISSING = "../shared (the job corpus and reference facts) is not beside this checkout"
+
+
+def need_shared(path: Path) -> None:
+    """Skip a test that reads ../shared on a plain clone, with one reason for all of them; in CI
+    (`CI` set), where ../shared is always laid out, its absence is a failure, not a skip."""
+    if path.exists():
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"{SHARED_MISSING}: {path} (CI lays it out beside the clone)")
+    pytest.skip(SHARED_MISSING)
+
+
 NOW = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
 # Tests using these fixtures talk to a real server on loopback; `make quick` skips them.
 SERVER_FIXTURES = frozenset({"moto_url", "aws_fleet", "faulty_proxy", "endpoint", "silent_server"})

@@ -9,13 +9,13 @@ from __future__ import annotations
 import csv
 import math
 import re
-from pathlib import Path
 
 import pytest
+from tests.conftest import SHARED, need_shared
 
 from gpu_audit.catalog import canonical_gpu, instance_spec, price
 
-REFERENCE = Path(__file__).parents[2] / ".." / "shared" / "reference" / "gpu_catalog.csv"
+REFERENCE = SHARED / "reference" / "gpu_catalog.csv"
 
 # Reference types the catalog does not carry, by pattern, with the reason.
 NOT_CARRIED = {
@@ -62,10 +62,7 @@ PRICE_DIFFERENCES = {
 
 
 def _reference_rows() -> list[dict[str, str]]:
-    if not REFERENCE.is_file():
-        pytest.skip(
-            f"reference facts not found at {REFERENCE.resolve()} (shared docs not checked out)"
-        )
+    need_shared(REFERENCE)
     with REFERENCE.open(newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
 

@@ -22,9 +22,8 @@ import jsonschema
 from click.testing import CliRunner, Result
 
 from gpu_audit.cli.main import main
-from tests.conftest import SHARED
+from tests.conftest import SARIF_SCHEMA
 
-SARIF_SCHEMA = SHARED / "reference" / "sarif-schema-2.1.0.json"
 EXIT_CODES = {0, 1, 2, 3}
 HANG_SECONDS = 30
 # Whole-file problems have no line to name: the file is the location.
@@ -147,13 +146,8 @@ def _validators() -> dict[str, Any]:
         json.loads(text), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
     )
     out: dict[str, Any] = {"json": report}
-    if SARIF_SCHEMA.exists():
-        out["sarif"] = jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text("utf-8")))
+    out["sarif"] = jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text("utf-8")))
     return out
-
-
-def sarif_schema_present() -> bool:
-    return SARIF_SCHEMA.exists()
 
 
 def validate(fmt: str, document: Any, where: str) -> None:

@@ -22,7 +22,6 @@ from tests.fuzz.promises import (
     Broken,
     check_run,
     invoke,
-    sarif_schema_present,
     strict_json,
     write,
 )
@@ -44,11 +43,6 @@ def _kept(run: callable) -> None:  # type: ignore[valid-type]
             raise
         with open(LOG, "a", encoding="utf-8") as log:
             log.write(json.dumps({"finding": str(exc)}) + "\n")
-
-
-def _sarif(fmt: str) -> None:
-    if fmt == "sarif" and not sarif_schema_present():
-        pytest.skip("the official SARIF schema is not in ../shared/reference")
 
 
 @given(case=mutated("jobs"), fmt=FORMATS)

@@ -7,10 +7,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from tests.conftest import SHARED, need_shared
 
 from gpu_audit.jobs import load_jobs
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+CORPUS = SHARED / "corpus"
 FOLDER_FORMAT = {
     "skypilot": "skypilot",
     "kubernetes": "kubernetes",
@@ -34,7 +35,10 @@ FLOORS = {
     "azureml": 4,  # the command, distributed and pipeline jobs; the two CPU clusters are skipped
 }
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no corpus at {CORPUS}")
+
+@pytest.fixture(autouse=True)
+def _corpus_present() -> None:
+    need_shared(CORPUS)
 
 
 def _files() -> list[Path]:

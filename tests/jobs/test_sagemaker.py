@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tests.conftest import SHARED
+from tests.conftest import SHARED, need_shared
 
 from gpu_audit.core.resource import Capacity, Workload
 from gpu_audit.core.yamlsrc import Templated, load_documents
@@ -107,8 +107,7 @@ UNKNOWN_TYPE_FILES = {  # instance type chosen at run time: a job whose GPUs are
 
 @pytest.fixture(scope="module")
 def corpus() -> dict[str, list]:
-    if not CORPUS.is_dir():
-        pytest.skip(f"the shared corpus is not here ({CORPUS})")
+    need_shared(CORPUS)
     found: dict[str, list] = {}
     for path in sorted(CORPUS.iterdir()):
         load = load_jobs([str(path)])

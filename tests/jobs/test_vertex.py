@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tests.conftest import SHARED
+from tests.conftest import SHARED, need_shared
 
 from gpu_audit.core.resource import Capacity
 from gpu_audit.core.yamlsrc import load_documents
@@ -82,8 +82,7 @@ GPU_FILES = {
 
 
 def test_corpus_gpu_jobs_are_recognised() -> None:
-    if not CORPUS.is_dir():
-        pytest.skip(f"the shared corpus is not here ({CORPUS})")
+    need_shared(CORPUS)
     recognised = {}
     for path in sorted(CORPUS.iterdir()):
         load = load_jobs([str(path)])
