@@ -7,7 +7,7 @@ from tests.conftest import SHARED, need_shared
 
 from gpu_audit.core.yamlsrc import load_documents
 from gpu_audit.jobs import load_jobs
-from gpu_audit.jobs.batch import Batch, _range_size
+from gpu_audit.jobs.batch.parser import Batch, _range_size
 
 CORPUS = SHARED / "corpus" / "aws-batch"
 

@@ -45,4 +45,4 @@ def test_check_imports_no_cloud_sdk() -> None:
         if any(name == bad or name.startswith(bad + ".") for bad in FORBIDDEN)
     ]
     assert not loaded, f"gpu-audit check imported {loaded}"
-    assert "gpu_audit.jobs.kubernetes" in modules  # the probe really ran the check path
+    assert "gpu_audit.jobs.kubernetes.parser" in modules  # the probe really ran the check path

@@ -9,7 +9,7 @@ from gpu_audit.core.resource import Capacity, Workload
 from gpu_audit.core.yamlsrc import Templated, load_documents
 from gpu_audit.jobs import load_jobs
 from gpu_audit.jobs.aws_bodies import lookup
-from gpu_audit.jobs.sagemaker import SageMaker
+from gpu_audit.jobs.sagemaker.parser import SageMaker
 
 CORPUS = SHARED / "corpus" / "sagemaker"
 

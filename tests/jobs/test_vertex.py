@@ -8,7 +8,7 @@ from tests.conftest import SHARED, need_shared
 from gpu_audit.core.resource import Capacity
 from gpu_audit.core.yamlsrc import load_documents
 from gpu_audit.jobs import load_jobs
-from gpu_audit.jobs.vertex import Vertex
+from gpu_audit.jobs.vertex.parser import Vertex
 
 CORPUS = SHARED / "corpus" / "vertex"
 

@@ -20,17 +20,17 @@ from gpu_audit.core.yamlguard import printable
 from gpu_audit.core.yamlsrc import Document, load_documents, read_text
 from gpu_audit.errors import InputError
 from gpu_audit.jobs import helm
-from gpu_audit.jobs.azureml import AzureML
-from gpu_audit.jobs.batch import Batch
-from gpu_audit.jobs.dstack import Dstack
+from gpu_audit.jobs.azureml.parser import AzureML
+from gpu_audit.jobs.batch.parser import Batch
+from gpu_audit.jobs.dstack.parser import Dstack
 from gpu_audit.jobs.interface import JobFormat
-from gpu_audit.jobs.kubernetes import Kubernetes
+from gpu_audit.jobs.kubernetes.parser import Kubernetes
 from gpu_audit.jobs.misspelt import misspelt_key
-from gpu_audit.jobs.ray import RayCluster
-from gpu_audit.jobs.sagemaker import SageMaker
-from gpu_audit.jobs.skypilot import SkyPilot
+from gpu_audit.jobs.ray.parser import RayCluster
+from gpu_audit.jobs.sagemaker.parser import SageMaker
+from gpu_audit.jobs.skypilot.parser import SkyPilot
 from gpu_audit.jobs.suppress import parse_suppressions
-from gpu_audit.jobs.vertex import Vertex
+from gpu_audit.jobs.vertex.parser import Vertex
 
 __all__ = ["FORMATS", "JobLoad", "format_hints", "load_jobs"]
 

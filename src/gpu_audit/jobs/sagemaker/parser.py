@@ -29,7 +29,7 @@ from gpu_audit.jobs.aws_bodies import (
     search,
 )
 from gpu_audit.jobs.interface import JobDraft, JobFormat
-from gpu_audit.jobs.sagemaker_bodies import (
+from gpu_audit.jobs.sagemaker.bodies import (
     finish,
     set_data,
     set_region,

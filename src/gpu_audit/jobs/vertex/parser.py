@@ -29,7 +29,7 @@ from gpu_audit.core.resource import Capacity, Resource, Workload
 from gpu_audit.core.yamlsrc import Document, LineMap, is_templated
 from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.values import as_bool, as_number, text
-from gpu_audit.jobs.vertex_pools import (
+from gpu_audit.jobs.vertex.pools import (
     Pools,
     set_gpus,
     set_outputs,
@@ -37,7 +37,7 @@ from gpu_audit.jobs.vertex_pools import (
     set_timeout,
     worker_pools,
 )
-from gpu_audit.jobs.vertex_sdk import camel, deployment, is_snake_job
+from gpu_audit.jobs.vertex.sdk import camel, deployment, is_snake_job
 
 _STOPPING_SPECS = (
     "decayCurveStoppingSpec",

@@ -16,8 +16,8 @@ from typing import ClassVar
 from gpu_audit.core.resource import Resource, Workload
 from gpu_audit.core.yamlsrc import Document, LineMap, is_templated
 from gpu_audit.jobs.interface import JobDraft, JobFormat
-from gpu_audit.jobs.kube_placement import placement
-from gpu_audit.jobs.kube_workloads import Group, Pods, items, map_of, workload
+from gpu_audit.jobs.kubernetes.placement import placement
+from gpu_audit.jobs.kubernetes.workloads import Group, Pods, items, map_of, workload
 from gpu_audit.jobs.values import as_number, seconds_to_hours
 
 _GPU_RESOURCES = (

@@ -22,7 +22,7 @@ from gpu_audit.jobs.gpus import (
 )
 from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.scripts import commands, ide_only
-from gpu_audit.jobs.skypilot_mounts import set_mounts
+from gpu_audit.jobs.skypilot.mounts import set_mounts
 from gpu_audit.jobs.values import as_bool, as_number
 
 # SkyPilot validates tasks against a closed schema: a document with any other top-level key is
