@@ -60,10 +60,14 @@ def fleet(count: int, seed: int = 7) -> list[Resource]:
                 tags=rng.choice(TAG_SETS),
                 workload=rng.choice(list(Workload)),
                 launched_at=NOW - timedelta(hours=rng.uniform(1, 24 * 60)),
-                utilization=Utilization(rng.uniform(0, 100), rng.uniform(0, 100), 24)
+                utilization=Utilization(
+                    gpu_avg=rng.uniform(0, 100), gpu_p95=rng.uniform(0, 100), window_hours=24
+                )
                 if has_metric
                 else Utilization(),
-                data=DataRef(("s3://bucket",), (rng.choice(["us-east-1", "us-west-2"]),))
+                data=DataRef(
+                    uris=("s3://bucket",), regions=(rng.choice(["us-east-1", "us-west-2"]),)
+                )
                 if rng.random() < 0.5
                 else DataRef(),
             )

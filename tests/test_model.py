@@ -11,19 +11,40 @@ from gpu_audit.core.results import CoverageGap
     ("gap", "location"),
     [
         (
-            CoverageGap("aws", "account/region", "Throttling", "", "123456789012", "us-west-2"),
+            CoverageGap(
+                provider="aws",
+                scope="account/region",
+                error="Throttling",
+                message="",
+                account="123456789012",
+                region="us-west-2",
+            ),
             "aws 123456789012/us-west-2",
         ),
         (
-            CoverageGap("gcp", "project ml-prod", "Forbidden (403)", "", "ml-prod"),
+            CoverageGap(
+                provider="gcp",
+                scope="project ml-prod",
+                error="Forbidden (403)",
+                message="",
+                account="ml-prod",
+            ),
             "gcp project ml-prod",
         ),
         (
-            CoverageGap("aws", "account", "AccessDenied", "", "123456789012"),
+            CoverageGap(
+                provider="aws",
+                scope="account",
+                error="AccessDenied",
+                message="",
+                account="123456789012",
+            ),
             "aws account 123456789012",
         ),
         (
-            CoverageGap("aws", "111122223333/eu-west-1", "AccessDenied", ""),
+            CoverageGap(
+                provider="aws", scope="111122223333/eu-west-1", error="AccessDenied", message=""
+            ),
             "aws 111122223333/eu-west-1",
         ),
     ],

@@ -54,16 +54,28 @@ def test_outside_a_repository_the_path_is_taken_as_given(tmp_path: Path) -> None
 
 
 def _finding(resource: Resource, rule: str = "spot-for-training") -> Finding:
-    return Finding(rule, Severity.HIGH, "t", resource, None, "e", "a", None, None)
+    return Finding(
+        rule_id=rule,
+        severity=Severity.HIGH,
+        title="t",
+        resource=resource,
+        field=None,
+        expected="e",
+        actual="a",
+        line=None,
+        monthly_savings_usd=None,
+    )
 
 
 def test_instances_survive_a_re_tag_and_rules_are_part_of_the_identity() -> None:
-    instance = Resource(Kind.INSTANCE, "aws", "i-0abc", account="1", region="us-east-1")
+    instance = Resource(
+        kind=Kind.INSTANCE, provider="aws", id="i-0abc", account="1", region="us-east-1"
+    )
     retagged = replace(instance, tags={"team": "nlp"}, name="renamed", region="us-east-1")
     (a, b, c) = fingerprints(
         [_finding(instance), _finding(retagged), _finding(instance, "owner-tag")]
     )
     assert a == b != c
     assert len(a) == 24 and int(a, 16) >= 0
-    other_cloud = Resource(Kind.INSTANCE, "gcp", "i-0abc")
+    other_cloud = Resource(kind=Kind.INSTANCE, provider="gcp", id="i-0abc")
     assert fingerprints([_finding(other_cloud)])[0] != a

@@ -121,7 +121,7 @@ def jobs_scan() -> ScanResult:
             region="us-east-1",
             capacity=Capacity.ON_DEMAND,
             workload=Workload.TRAINING,
-            gpu=Gpu("A100-40GB", 8, 40.0),
+            gpu=Gpu(model="A100-40GB", count=8, memory_gib=40.0),
             tags={"team": "nlp", "project": "llm", "owner": "a@example.com"},
             key_lines={"capacity": 7, "gpu.model": 5, "limits.max_runtime_hours": 9},
         ),
@@ -132,17 +132,17 @@ def jobs_scan() -> ScanResult:
             provider="kubernetes",
             capacity=Capacity.SPOT,
             workload=Workload.TRAINING,
-            gpu=Gpu("H100", 8, 80.0),
+            gpu=Gpu(model="H100", count=8, memory_gib=80.0),
             limits=Limits(max_runtime_hours=4),
             key_lines={"gpu.model": 12},
             suppressions={12: {"gpu-class-cap": "approved in FIN-77"}},
         ),
     ]
     skipped = [
-        Skipped("jobs/README.yaml", "not a GPU job"),
+        Skipped(path="jobs/README.yaml", reason="not a GPU job"),
         Skipped(
-            "jobs/broken.yaml",
-            "jobs/broken.yaml:4:3: mapping values are not allowed here",
+            path="jobs/broken.yaml",
+            reason="jobs/broken.yaml:4:3: mapping values are not allowed here",
             error=True,
             line=4,
         ),
@@ -211,12 +211,19 @@ def hostile_scan(tmp_path: Path) -> ScanResult:
         HOSTILE,
         "jobs/" + HOSTILE.replace("\n", " ").replace("\\", "") + ".yaml",
         2,
-        gpu=Gpu("A100-40GB", 1, 40.0),
+        gpu=Gpu(model="A100-40GB", count=1, memory_gib=40.0),
         workload=Workload.TRAINING,
         capacity=Capacity.ON_DEMAND,
         tags={"team": HOSTILE},
     )
-    gap = CoverageGap("aws", "account " + HOSTILE, "AccessDenied", HOSTILE, account="1", region="r")
+    gap = CoverageGap(
+        provider="aws",
+        scope="account " + HOSTILE,
+        error="AccessDenied",
+        message=HOSTILE,
+        account="1",
+        region="r",
+    )
     scope = Scope(
         command="scan",
         providers=("aws",),
@@ -229,7 +236,7 @@ def hostile_scan(tmp_path: Path) -> ScanResult:
         load_policy([str(policy)]),
         NOW,
         scope,
-        skipped=[Skipped(HOSTILE, HOSTILE, error=True, line=1)],
+        skipped=[Skipped(path=HOSTILE, reason=HOSTILE, error=True, line=1)],
         coverage_gaps=[gap],
     )
     return result

@@ -46,8 +46,8 @@ def varied(result: ScanResult, copies: int = 2) -> ScanResult:
                 name=Label(text) if k % 5 == 0 else text,
                 region=text,
                 zone=("a", "b") if k % 97 == 0 else None,
-                gpu=Gpu(text, number, number),
-                utilization=Utilization(number, -number, number),
+                gpu=Gpu(model=text, count=number, memory_gib=number),
+                utilization=Utilization(gpu_avg=number, gpu_p95=-number, window_hours=number),
                 monthly_cost_usd=number,
                 tags={"team": text, text: "x"} if k % 3 else ({7: "seven"} if k % 2 else {}),
                 source=replace(source, note=text) if k % 4 == 0 else source,
@@ -136,11 +136,23 @@ def test_findings_with_their_history_read_as_the_plain_document(demo: ScanResult
     are values, in the same batches."""
     result = varied(demo)
     changes = tuple(
-        FindingHistory(Change.NEW if i % 3 else Change.PERSISTING, demo.generated_at, i % 4 + 1)
+        FindingHistory(
+            change=Change.NEW if i % 3 else Change.PERSISTING,
+            first_seen=demo.generated_at,
+            audits_open=i % 4 + 1,
+        )
         for i in range(len(result.findings))
     )
-    point = TrendPoint(demo.generated_at, 1000.0, 100.0, 0.0, len(changes))
-    since = Comparison("history audits.db", demo.generated_at, changes, trend=(point,))
+    point = TrendPoint(
+        generated_at=demo.generated_at,
+        monthly_cost_usd=1000.0,
+        monthly_savings_usd=100.0,
+        savings_realised_usd=0.0,
+        findings_open=len(changes),
+    )
+    since = Comparison(
+        source="history audits.db", previous_at=demo.generated_at, changes=changes, trend=(point,)
+    )
     result = replace(result, since=since)
     text = json_report.render(result)
     assert text == jsonstream.text(json_report.document(result)) + "\n"
@@ -174,7 +186,9 @@ def test_equal_numbers_of_other_types_get_their_own_text(demo: ScanResult) -> No
     first = demo.findings[0]
     findings = []
     for i, number in enumerate([0, 0.0, -0.0, False, 1, 1.0, True] * 100):
-        resource = replace(first.resource, id=f"i-{i}", gpu=Gpu("A100", number, number))
+        resource = replace(
+            first.resource, id=f"i-{i}", gpu=Gpu(model="A100", count=number, memory_gib=number)
+        )
         findings.append(replace(first, resource=resource))
     result = replace(demo, findings=tuple(findings), fingerprints=())
     text = json_report.render(result)

@@ -68,7 +68,9 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
         except InputError as exc:  # judged without it, reported, and the run exits 2
             messages = exc.messages if isinstance(exc, InputErrors) else (str(exc),)
             shown = redact_urls(path)  # a URL given as a path keeps no secret in any report
-            unreadable.extend(Skipped(shown, redact_urls(m), error=True) for m in messages)
+            unreadable.extend(
+                Skipped(path=shown, reason=redact_urls(m), error=True) for m in messages
+            )
             continue
         resources.extend(inventory.resources)
         gaps.extend(inventory.coverage_gaps)
@@ -137,7 +139,11 @@ def _read_provider(
                 resources.append(item)
     except ProviderUnavailable as exc:
         message = str(exc).removeprefix(f"{name}: ")
-        gaps.append(CoverageGap(name, "provider", exc.code, redact_urls(message)))
+        gaps.append(
+            CoverageGap(
+                provider=name, scope="provider", error=exc.code, message=redact_urls(message)
+            )
+        )
     finally:
         if progress is not None:
             sys.stderr.write("\n")
@@ -153,7 +159,10 @@ def run_check(request: CheckRequest, settings: Settings) -> ScanResult:
     policy = load_policy(request.policies or settings.policies)
     files, unmatched = expand(request.files, (*settings.exclude, *request.excludes))
     loaded = load_jobs(files)
-    skipped = (*loaded.skipped, *(Skipped(m.split(": ", 1)[0], m, error=True) for m in unmatched))
+    skipped = (
+        *loaded.skipped,
+        *(Skipped(path=m.split(": ", 1)[0], reason=m, error=True) for m in unmatched),
+    )
     scope = Scope(command="check", providers=(), files=tuple(files))
     now = datetime.now(UTC)
     patterns = settings.workload_patterns

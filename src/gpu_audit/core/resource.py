@@ -202,7 +202,7 @@ class SourceRef:
 _API = "API, inventory"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Resource:
     """One unit of GPU capacity: a running instance, or a job that would launch some.
 

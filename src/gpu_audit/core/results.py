@@ -28,7 +28,7 @@ class WaiverState(StrEnum):
     EXPIRED = "expired"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RuleInfo:
     id: str
     title: str
@@ -41,7 +41,7 @@ class RuleInfo:
     aliases: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Finding:
     """A rule a resource fails, as plain values: the engine works out what was expected and what
     was found, so reporters only read (and a result can be pickled or stored)."""
@@ -91,7 +91,7 @@ class NotEvaluated:
     missing: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CoverageGap:
     """Something the scan was meant to see and could not: a region, account, project."""
 
@@ -111,7 +111,7 @@ class CoverageGap:
         return " ".join([self.provider, self.scope, *named])
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Skipped:
     """An input that was not understood as GPU capacity, with the reason; or one that failed."""
 
@@ -121,14 +121,14 @@ class Skipped:
     line: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WaiverStatus:
     waiver: Waiver
     state: WaiverState
     matched: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Scope:
     """What the run looked at, for report headers."""
 
@@ -158,7 +158,7 @@ class FindingHistory:
     audits_open: int  # audits this finding has been in, this one included
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Resolved:
     """A finding of the previous audit that is gone now, with the saving it stood for."""
 
@@ -172,7 +172,7 @@ class Resolved:
     first_seen: datetime
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Removed:
     """A resource of the previous audit that is gone now, with what it cost."""
 
@@ -193,7 +193,7 @@ class TrendPoint:
     findings_open: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Comparison:
     """What changed since the previous audit of the same scope, as plain data reporters read.
 
@@ -214,7 +214,7 @@ class Comparison:
     trend: tuple[TrendPoint, ...] = ()  # oldest first, this audit last
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ScanResult:
     generated_at: datetime
     scope: Scope

@@ -86,15 +86,25 @@ def compare(
     now = result.generated_at
     opens = list(map(_IS_OPEN, result.findings))
     if previous is None:
-        changes = [FindingHistory(Change.NEW, now, 1)] * len(fingerprints)
+        changes = [FindingHistory(change=Change.NEW, first_seen=now, audits_open=1)] * len(
+            fingerprints
+        )
         new = sum(opens)
     else:
         changes, new = _judged(fingerprints, opens, previous, now)
     open_findings = list(compress(result.findings, opens))
     cost, savings = spend(result.resources), total_savings(open_findings)
     if previous is None:
-        point = TrendPoint(now, cost, savings, 0.0, len(open_findings))
-        return Comparison(source, None, tuple(changes), new=new, trend=(point,))
+        point = TrendPoint(
+            generated_at=now,
+            monthly_cost_usd=cost,
+            monthly_savings_usd=savings,
+            savings_realised_usd=0.0,
+            findings_open=len(open_findings),
+        )
+        return Comparison(
+            source=source, previous_at=None, changes=tuple(changes), new=new, trend=(point,)
+        )
     persisting = len(open_findings) - new
     gaps = result.coverage_gaps
     past = previous.seen
@@ -109,14 +119,25 @@ def compare(
     rows = [known[key] for key in known.keys() - set(keys)]
     removed = sorted(
         (
-            Removed(r.resource_id, r.provider, r.location, r.monthly_cost_usd)
+            Removed(
+                resource_id=r.resource_id,
+                provider=r.provider,
+                location=r.location,
+                monthly_cost_usd=r.monthly_cost_usd,
+            )
             for r in previous.resources_of(sorted(rows))
             if not _unseen(r, gaps)
         ),
         key=lambda r: (-(r.monthly_cost_usd or 0.0), r.location),
     )
     realised = _realised(gone)
-    point = TrendPoint(now, cost, savings, realised, len(open_findings))
+    point = TrendPoint(
+        generated_at=now,
+        monthly_cost_usd=cost,
+        monthly_savings_usd=savings,
+        savings_realised_usd=realised,
+        findings_open=len(open_findings),
+    )
     return Comparison(
         source=source,
         previous_at=previous.generated_at,
@@ -137,7 +158,7 @@ def _judged(
 ) -> tuple[list[FindingHistory], int]:
     """Each finding's history, and how many open ones are new. One FindingHistory is shared by
     all findings first seen on the same date and open for as many audits."""
-    fresh = FindingHistory(Change.NEW, now, 1)
+    fresh = FindingHistory(change=Change.NEW, first_seen=now, audits_open=1)
     first_seen, audits_open = previous.first_seen, previous.audits_open
     made: dict[tuple[str, int], FindingHistory] = {}
     befores = list(map(previous.seen.get, fingerprints))
@@ -149,7 +170,9 @@ def _judged(
         key = first_seen[row], audits_open[row]
         change = made.get(key)
         if change is None:
-            change = made[key] = FindingHistory(Change.PERSISTING, parse_time(key[0]), key[1] + 1)
+            change = made[key] = FindingHistory(
+                change=Change.PERSISTING, first_seen=parse_time(key[0]), audits_open=key[1] + 1
+            )
         changes.append(change)
     new = sum(1 for shown, row in zip(opens, befores, strict=True) if shown and row is None)
     return changes, new
@@ -164,14 +187,14 @@ def spend(resources: Sequence[Resource]) -> float:
 
 def _resolved(f: PastFinding, titles: Mapping[str, str]) -> Resolved:
     return Resolved(
-        f.fingerprint,
-        f.rule_id,
-        Severity(f.severity),
-        titles.get(f.rule_id, f.rule_id),
-        f.resource_id,
-        f.location,
-        f.monthly_savings_usd,
-        parse_time(f.first_seen),
+        fingerprint=f.fingerprint,
+        rule_id=f.rule_id,
+        severity=Severity(f.severity),
+        title=titles.get(f.rule_id, f.rule_id),
+        resource_id=f.resource_id,
+        location=f.location,
+        monthly_savings_usd=f.monthly_savings_usd,
+        first_seen=parse_time(f.first_seen),
     )
 
 

@@ -53,11 +53,11 @@ def load_audit(store: HistoryStore, audit_id: int) -> ScanResult:
         rule = rules.get(rule_id)
         title, remedy = (rule.title, rule.remediation) if rule else (rule_id, None)
         findings.append(
-            Finding(rule_id, Severity(sev), title, resources[rseq], fld, exp, act, line, saving,
-                    remedy, _waiver(waivers, waiver), supp)
+            Finding(rule_id=rule_id, severity=Severity(sev), title=title, resource=resources[rseq], field=fld, expected=exp, actual=act, line=line, monthly_savings_usd=saving,
+                    remediation=remedy, waiver=_waiver(waivers, waiver), suppressed=supp)
         )  # fmt: skip
     not_evaluated = tuple(
-        NotEvaluated(rule, resources[rseq], missing)
+        NotEvaluated(rule_id=rule, resource=resources[rseq], missing=missing)
         for rule, rseq, missing in unpack_checks(blobs["not_evaluated"])
     )
     generated_at, scope, _, gaps, skipped, statuses, _ = row
@@ -86,7 +86,14 @@ def _rule(raw: dict[str, Any]) -> RuleInfo:
 
 def _make_waiver(raw: dict[str, Any]) -> Waiver:
     expires: datetime | None = parse_iso(raw["expires"]) if raw.get("expires") else None
-    return Waiver(raw["rule"], raw["reason"], raw["owner"], expires, raw["where"], raw["source"])
+    return Waiver(
+        rule=raw["rule"],
+        reason=raw["reason"],
+        owner=raw["owner"],
+        expires=expires,
+        where=raw["where"],
+        source=raw["source"],
+    )
 
 
 def _waiver(cache: dict[str, Waiver], text: str | None) -> Waiver | None:
@@ -99,4 +106,6 @@ def _waiver(cache: dict[str, Waiver], text: str | None) -> Waiver | None:
 
 
 def _status(raw: dict[str, Any]) -> WaiverStatus:
-    return WaiverStatus(_make_waiver(raw), WaiverState(raw["state"]), raw["matched"])
+    return WaiverStatus(
+        waiver=_make_waiver(raw), state=WaiverState(raw["state"]), matched=raw["matched"]
+    )

@@ -69,7 +69,9 @@ def load_jobs(paths: Sequence[str]) -> JobLoad:
         try:
             found, skip = _load_file(path)
         except InputError as exc:
-            skipped.append(Skipped(path, str(exc), error=True, line=_error_line(str(exc), path)))
+            skipped.append(
+                Skipped(path=path, reason=str(exc), error=True, line=_error_line(str(exc), path))
+            )
             continue
         resources.extend(found)
         if skip is not None:
@@ -84,7 +86,9 @@ def _load_file(path: str) -> tuple[list[Resource], Skipped | None]:
         documents = load_documents(path, text)
     except InputError as exc:
         if not _yaml_name(path):
-            return [], Skipped(path, f"not a YAML or JSON file ({_problem(str(exc), path)})")
+            return [], Skipped(
+                path=path, reason=f"not a YAML or JSON file ({_problem(str(exc), path)})"
+            )
         if not helm.looks_templated(text):
             raise
         try:
@@ -95,11 +99,11 @@ def _load_file(path: str) -> tuple[list[Resource], Skipped | None]:
                 f"a Helm/Go template ({{{{ }}}} on line {line}) that is not valid YAML until "
                 f"rendered: {_problem(str(exc), path)}; check the output of `helm template` instead"
             )
-            return [], Skipped(path, reason, line=line)
+            return [], Skipped(path=path, reason=reason, line=line)
         note = "template: `{{ }}` values read as missing"
     if not any(isinstance(d.data, dict) for d in documents):
         what = "an empty file" if not documents or all(d.data is None for d in documents) else ""
-        return [], Skipped(path, what or "not a job config: no YAML/JSON mapping")
+        return [], Skipped(path=path, reason=what or "not a job config: no YAML/JSON mapping")
     suppressions = parse_suppressions(text)
     resources: list[Resource] = []
     recognised: list[str] = []
@@ -116,7 +120,7 @@ def _load_file(path: str) -> tuple[list[Resource], Skipped | None]:
         for document in documents:
             misspelt = misspelt_key(document, path)
             if misspelt is not None:
-                return [], Skipped(path, misspelt[1], error=True, line=misspelt[0])
+                return [], Skipped(path=path, reason=misspelt[1], error=True, line=misspelt[0])
     reason = _no_job_reason(documents, recognised)
     if note:
         line = helm.first_template_line(text)
@@ -124,7 +128,7 @@ def _load_file(path: str) -> tuple[list[Resource], Skipped | None]:
             f"a Helm/Go template ({{{{ }}}} on line {line}) read with its values missing: {reason}"
         )
         reason += "; check the output of `helm template` instead"
-    return [], Skipped(path, reason)
+    return [], Skipped(path=path, reason=reason)
 
 
 _YAML_NAME = re.compile(r"\.(ya?ml|json)(\b|$)|\.(ya?ml|json)[-.]\w+$", re.IGNORECASE)

@@ -51,18 +51,21 @@ class _Plan:
         suppressed: str | None = None,
     ) -> Finding:
         info = self.info
+        field, expected, actual = explained
         # A job file is priced per run, never per month; a running managed job (SageMaker,
         # Vertex) is live capacity, billed by the month like an instance.
+        monthly: float | None
         if resource.kind is Kind.JOB and resource.state is not State.RUNNING:
             amount, unit = self.job_savings(resource) if self.job_savings else (None, None)
-            return Finding(
-                info.id, info.severity, info.title, resource, *explained, line, None,
-                info.remediation, None, suppressed, amount, unit,
-            )  # fmt: skip
-        saving = self.savings(resource) if self.savings else None
+            monthly = None
+        else:
+            monthly = amount = self.savings(resource) if self.savings else None
+            unit = None if amount is None else "month"
         return Finding(
-            info.id, info.severity, info.title, resource, *explained, line, saving,
-            info.remediation, None, suppressed, saving, None if saving is None else "month",
+            rule_id=info.id, severity=info.severity, title=info.title, resource=resource,
+            field=field, expected=expected, actual=actual, line=line,
+            monthly_savings_usd=monthly, remediation=info.remediation, suppressed=suppressed,
+            saving_usd=amount, saving_unit=unit,
         )  # fmt: skip
 
 
@@ -87,7 +90,9 @@ def _evaluate(resources: Iterable[Resource], policy: Policy, now: datetime) -> E
             if verdict is None:
                 continue
             if verdict.__class__ is str:
-                not_evaluated.append(NotEvaluated(plan.id, resource, verdict))
+                not_evaluated.append(
+                    NotEvaluated(rule_id=plan.id, resource=resource, missing=verdict)
+                )
                 continue
             explained: Explanation = verdict  # type: ignore[assignment]
             source = resource.source
@@ -97,7 +102,9 @@ def _evaluate(resources: Iterable[Resource], policy: Policy, now: datetime) -> E
                 finding = plan.finding(resource, explained, source.line)
             findings.append(_waive(finding, policy, now, matched) if waivers else finding)
     statuses = tuple(
-        WaiverStatus(w.waiver, waiver_state(w.waiver, now), matched.get(index, 0))
+        WaiverStatus(
+            waiver=w.waiver, state=waiver_state(w.waiver, now), matched=matched.get(index, 0)
+        )
         for index, w in enumerate(policy.waivers)
     )
     return Evaluation(tuple(findings), tuple(not_evaluated), statuses)

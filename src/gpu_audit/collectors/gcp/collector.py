@@ -164,7 +164,14 @@ class _ProjectScan:
     def _gap(self, error: str, message: str, zone: str | None = None) -> CoverageGap:
         scope = f"project {self.project}" + (f" zone {zone}" if zone else "")
         region = zone.rsplit("-", 1)[0] if zone else None
-        return CoverageGap("gcp", scope, error, message, account=self.project, region=region)
+        return CoverageGap(
+            provider="gcp",
+            scope=scope,
+            error=error,
+            message=message,
+            account=self.project,
+            region=region,
+        )
 
     def _list_instances(self) -> tuple[list[Any], list[CoverageGap]]:
         from google.api_core.client_options import ClientOptions

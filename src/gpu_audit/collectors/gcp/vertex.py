@@ -138,7 +138,14 @@ class VertexScan:
         text = str(exc)
         error = text.split(":", 1)[0] or "RestError"  # `HTTP 403`, `ConnectionError`
         scope = f"project {self.project} vertex" + (f" location {location}" if location else "")
-        return CoverageGap("gcp", scope, error, f"vertex: {text}", self.project, location)
+        return CoverageGap(
+            provider="gcp",
+            scope=scope,
+            error=error,
+            message=f"vertex: {text}",
+            account=self.project,
+            region=location,
+        )
 
     def _location(self, location: str) -> list[Resource | CoverageGap]:
         parent = f"{_base(self.api, location)}/v1/projects/{self.project}/locations/{location}"

@@ -121,7 +121,7 @@ class KubernetesCollector(Collector[KubernetesSettings]):
 
     def _gap(self, target: Target, error: str, message: str) -> CoverageGap:
         return CoverageGap(
-            "kubernetes", f"context {target.context}", error, redact_urls(message),
+            provider="kubernetes", scope=f"context {target.context}", error=error, message=redact_urls(message),
             account=target.context,
         )  # fmt: skip
 
