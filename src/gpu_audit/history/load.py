@@ -53,8 +53,11 @@ def load_audit(store: HistoryStore, audit_id: int) -> ScanResult:
         rule = rules.get(rule_id)
         title, remedy = (rule.title, rule.remediation) if rule else (rule_id, None)
         findings.append(
-            Finding(rule_id=rule_id, severity=Severity(sev), title=title, resource=resources[rseq], field=fld, expected=exp, actual=act, line=line, monthly_savings_usd=saving,
-                    remediation=remedy, waiver=_waiver(waivers, waiver), suppressed=supp)
+            Finding(
+                rule_id=rule_id, severity=Severity(sev), title=title, resource=resources[rseq],
+                field=fld, expected=exp, actual=act, line=line, monthly_savings_usd=saving,
+                remediation=remedy, waiver=_waiver(waivers, waiver), suppressed=supp,
+            )
         )  # fmt: skip
     not_evaluated = tuple(
         NotEvaluated(rule_id=rule, resource=resources[rseq], missing=missing)

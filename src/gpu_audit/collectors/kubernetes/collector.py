@@ -121,9 +121,12 @@ class KubernetesCollector(Collector[KubernetesSettings]):
 
     def _gap(self, target: Target, error: str, message: str) -> CoverageGap:
         return CoverageGap(
-            provider="kubernetes", scope=f"context {target.context}", error=error, message=redact_urls(message),
+            provider="kubernetes",
+            scope=f"context {target.context}",
+            error=error,
+            message=redact_urls(message),
             account=target.context,
-        )  # fmt: skip
+        )
 
     def _tick(self, progress: Progress) -> None:
         if self.progress is not None:
