@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from gpu_audit.cli.main import main
+from gpu_audit.report import REPORTERS
 from tests.conftest import FIXTURES
 
 JOBS = sorted(str(p) for p in (FIXTURES / "estimate").iterdir())
@@ -134,7 +135,7 @@ def test_output_never_replaces_a_job_file(tmp_path: Path) -> None:
     assert code == 0 and written.read_text().startswith("| job |")  # format from the extension
 
 
-@pytest.mark.parametrize("fmt", ["table", "text", "markdown", "csv", "json", "sarif"])
+@pytest.mark.parametrize("fmt", list(REPORTERS))
 def test_job_findings_state_per_run_savings_in_every_format(fmt: str) -> None:
     """(27.44705 - 5.8394) $/h × 12 h = $259.29 per run; never a monthly figure for a job."""
     over = str(FIXTURES / "estimate" / "finetune-over-budget.json")

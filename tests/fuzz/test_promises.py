@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gpu_audit.report import REPORTERS
 from tests.conftest import FIXTURES
 from tests.fuzz.hostile import mutated
 from tests.fuzz.promises import (
@@ -29,7 +30,7 @@ from tests.fuzz.promises import (
 pytestmark = pytest.mark.slow  # ~20 s: `make quick` leaves the fuzz suite to `make test`
 
 NOW = "2026-11-20T06:00:00Z"
-FORMATS = st.sampled_from(["json", "json", "sarif", "text", "csv", "markdown", "table"])
+FORMATS = st.sampled_from(["json", *REPORTERS])  # JSON twice: its promises are the strictest
 GOOD_JOB = "name: ok\nresources:\n  accelerators: A100:8\n  use_spot: false\nrun: python train.py\n"
 LOG = os.environ.get("GPU_AUDIT_FUZZ_LOG")
 
