@@ -12,6 +12,7 @@ import click
 
 from gpu_audit.collectors.redact import redact_urls
 from gpu_audit.errors import ConfigError, ExitCode, GpuAuditError
+from gpu_audit.pricecli import diff, prices_option, refresh, use_prices
 from gpu_audit.report import format_for
 
 ESTIMATE_FORMATS = ("table", "text", "json", "markdown")
@@ -27,12 +28,14 @@ ESTIMATE_FORMATS = ("table", "text", "json", "markdown")
 @click.option("--max-usd", type=float, metavar="USD", help="Mark options over this budget.")
 @click.option("--format", "fmt", type=click.Choice(ESTIMATE_FORMATS), default=None)
 @click.option("--output", "-o", metavar="PATH", help="Write the estimate here (atomically).")
+@prices_option
 def estimate(files: tuple[str, ...], **options: Any) -> None:
     """Cost of one run of each job (on-demand and spot, with the price's source and date), or
     every instance type offering --gpu / --instance-type, cheapest run first. No network.
     Exit 1 when a job's run costs more than the budget it declares."""
     from gpu_audit.estimate.run import EstimateRequest, run_estimate
 
+    _prices(options.pop("prices"))
     output = options.pop("output")
     fmt = options.pop("fmt") or format_for(output, sys.stdout.isatty())
     if fmt not in ESTIMATE_FORMATS:
@@ -88,16 +91,28 @@ def policies_list(paths: tuple[str, ...]) -> None:
     click.echo(tabulate(rows, headers=["id", "severity", "title", "targets"]))
 
 
+def _prices(flag: str | None) -> None:
+    """--prices, else the settings file's `prices:` (found as scan finds it)."""
+    from datetime import UTC, datetime
+
+    from gpu_audit.settings import load_settings
+
+    settings = load_settings(None)
+    use_prices(flag or settings.prices, settings.prices_max_age_days, datetime.now(UTC))
+
+
 @click.group()
 def catalog() -> None:
-    """Look up instance types and GPU classes."""
+    """Look up instance types and GPU classes; refresh prices from the clouds' price APIs."""
 
 
 @catalog.command("lookup", short_help="GPU, memory, class and prices of instance types.")
 @click.argument("names", nargs=-1, required=True)
 @click.option("--region", help="Price in this region (default: the cloud's reference region).")
-def catalog_lookup(names: tuple[str, ...], region: str | None) -> None:
+@prices_option
+def catalog_lookup(names: tuple[str, ...], region: str | None, prices: str | None) -> None:
     """GPU, count, memory, class and prices of instance types (or GPU names)."""
+    _prices(prices)
     from gpu_audit.commands import lookup_rows
 
     rows, unknown = lookup_rows(names, region)
@@ -121,3 +136,7 @@ def catalog_lookup(names: tuple[str, ...], region: str | None) -> None:
     for name in unknown:
         click.echo(f"gpu-audit: {name}: not in the catalog", err=True)
     sys.exit(ExitCode.ERROR if unknown else ExitCode.OK)
+
+
+catalog.add_command(refresh)
+catalog.add_command(diff)

@@ -180,6 +180,8 @@ class Price:
         "on-demand hourly price", sources="catalog", minimum=0
     )
     spot_hourly_usd: float | None = canonical("spot hourly price", sources="catalog", minimum=0)
+    as_of: str | None = canonical("the date the price is effective from", sources="catalog")
+    source: str | None = canonical("where the price comes from (API or table)", sources="catalog")
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,6 +411,8 @@ class Scope:
     # The invocation after `gpu-audit` (`scan --inventory x.yaml ...`), secrets redacted; set by
     # the CLI for the Markdown header, kept out of JSON and SARIF.
     argv: tuple[str, ...] = ()
+    # The prices laid over the bundled catalog (`--prices`), as the report headers name them.
+    prices: str = ""
 
 
 class Change(StrEnum):

@@ -17,6 +17,7 @@ from gpu_audit.report.markdown_detail import (
 from gpu_audit.report.markdown_resources import findings_by_resource
 from gpu_audit.report.markdown_since import since_section
 from gpu_audit.report.markdown_text import inline, money, shown_path, table
+from gpu_audit.report.prices import prices_text
 from gpu_audit.report.summary import Summary, best_savings, summarize, unpriced_text
 
 LIST_LIMIT = 12  # scope lists longer than this are clipped with "and N more"
@@ -79,6 +80,7 @@ def header(result: ScanResult) -> list[str]:
         ["Regions", _listing(scope.regions)],
         ["Files", _listing(tuple(shown_path(f) for f in scope.files))],
         ["Policies", "; ".join(policies) or "–"],
+        ["Prices", inline(prices_text(result), 300)],
     ]
     rows = [r for r in rows if r[1] != "–" or r[0] in ("Files", "Policies")]
     lines = ["# GPU audit report", "", *table(["Scope", "Value"], rows)]

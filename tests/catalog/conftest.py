@@ -1,0 +1,36 @@
+"""The price-API server fixture, with the environment that points the refresh at it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from tests.catalog.price_data import (
+    azure_items,
+    ec2_products,
+    sagemaker_products,
+    spot_points,
+)
+from tests.catalog.price_server import FakePrices, serve
+
+from gpu_audit.catalog.refresh.overlay import use_prices
+
+
+@pytest.fixture
+def price_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakePrices]:
+    fake = FakePrices(
+        products={"AmazonEC2": ec2_products(), "AmazonSageMaker": sagemaker_products()},
+        spot=spot_points(),
+        azure=azure_items(),
+    )
+    with serve(fake) as base:
+        for name in ("AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("AWS_ENDPOINT_URL", base)
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+        monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        monkeypatch.setenv("AWS_RETRY_MODE", "standard")
+        monkeypatch.setenv("GPU_AUDIT_AZURE_PRICES_ENDPOINT", f"{base}/api/retail/prices")
+        yield fake
+    use_prices(None)  # an in-process CLI run left its price file laid over the catalog
