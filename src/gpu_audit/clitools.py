@@ -101,7 +101,7 @@ def _prices(flag: str | None) -> None:
     use_prices(flag or settings.prices, settings.prices_max_age_days, datetime.now(UTC))
 
 
-@click.group()
+@click.group(short_help="Look up instance types; refresh and compare prices.")
 def catalog() -> None:
     """Look up instance types and GPU classes; refresh prices from the clouds' price APIs."""
 
