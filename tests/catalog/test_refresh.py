@@ -147,3 +147,22 @@ def test_one_provider_refresh_keeps_the_others(price_server: FakePrices, tmp_pat
     assert set(json.loads(out.read_text())["requests"]) == {"aws", "azure"}
     assert refresh("aws", "us-east-1", out).exit_code == 0  # a second refresh replaces, not adds
     assert len(rows(out)) == len(json.loads(out.read_text())["rows"])
+
+
+def test_a_refresh_only_reads_and_the_actions_are_documented(
+    price_server: FakePrices, tmp_path: Path
+) -> None:
+    out = tmp_path / "prices.json"
+    assert refresh("aws", "us-east-1", out).exit_code == 0
+    assert refresh("azure", "eastus", out).exit_code == 0
+    actions = set()
+    for api, request in price_server.requests:
+        if api == "pricing":
+            actions.add("pricing:" + request["target"].rpartition(".")[2])
+        elif api == "ec2":
+            actions.add("ec2:" + request["Action"])
+    assert actions == {"pricing:GetProducts", "ec2:DescribeSpotPriceHistory"}
+    assert all(a.partition(":")[2].startswith(("Describe", "List", "Get")) for a in actions)
+    permissions = (Path(__file__).parents[2] / "docs" / "permissions.md").read_text()
+    statement = permissions.split('"Sid": "GpuAuditReadPrices"')[1].split("}")[0]
+    assert all(f'"{action}"' in statement for action in actions)

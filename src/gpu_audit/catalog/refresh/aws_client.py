@@ -12,10 +12,13 @@ MAX_ATTEMPTS = 5  # throttled answers (ThrottlingException, RequestLimitExceeded
 
 
 class Counter:
-    """HTTP requests sent, by service."""
+    """HTTP requests sent, by service; one boto3 session and one client per (service, region)
+    for the whole refresh (a session loads each service model once: ~1 s a client otherwise)."""
 
     def __init__(self) -> None:
         self.sent: dict[str, int] = {}
+        self.session: Any = None
+        self.clients: dict[tuple[str, str], Any] = {}
 
     def watch(self, client: Any, service: str) -> Any:
         def count(**_: Any) -> None:
@@ -32,11 +35,16 @@ def client(service: str, region: str, counter: Counter) -> Any:
         config = importlib.import_module("botocore.config")
     except ImportError as exc:
         raise CollectorError("aws: install the aws extra: pip install 'gpu-audit[aws]'") from exc
+    if (service, region) in counter.clients:
+        return counter.clients[(service, region)]
+    if counter.session is None:
+        counter.session = boto3.session.Session()
     retries = {"mode": "standard", "max_attempts": MAX_ATTEMPTS}
-    made = boto3.session.Session().client(
+    made = counter.session.client(
         service, region_name=region, config=config.Config(retries=retries)
     )
-    return counter.watch(made, service)
+    counter.clients[(service, region)] = counter.watch(made, service)
+    return made
 
 
 def failure(exc: Exception, where: str) -> CollectorError:
