@@ -132,9 +132,12 @@ def catalog_lookup(names: tuple[str, ...], region: str | None, prices: str | Non
             "as of",
             "source",
         ]
-        click.echo(tabulate(rows, headers=headers, disable_numparse=True))
+        from gpu_audit.report.escape import terminal_safe
+
+        shown = [[terminal_safe(cell) for cell in row] for row in rows]
+        click.echo(tabulate(shown, headers=headers, disable_numparse=True))
     for name in unknown:
-        click.echo(f"gpu-audit: {name}: not in the catalog", err=True)
+        click.echo(f"gpu-audit: {terminal_safe(name)}: not in the catalog", err=True)
     sys.exit(ExitCode.ERROR if unknown else ExitCode.OK)
 
 

@@ -33,4 +33,10 @@ def price_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakePrices]:
         monkeypatch.setenv("AWS_RETRY_MODE", "standard")
         monkeypatch.setenv("GPU_AUDIT_AZURE_PRICES_ENDPOINT", f"{base}/api/retail/prices")
         yield fake
-    use_prices(None)  # an in-process CLI run left its price file laid over the catalog
+
+
+@pytest.fixture(autouse=True)
+def _bundled_prices_after() -> Iterator[None]:
+    """An in-process CLI run with --prices leaves its file laid over the catalog: lift it."""
+    yield
+    use_prices(None)

@@ -162,3 +162,25 @@ def test_a_bad_price_file_is_one_located_line(tmp_path: Path) -> None:
     assert done.output.strip().splitlines() == [
         f"gpu-audit: error: {bad}: price file: rows[0]: type: expected a non-empty string"
     ]
+
+
+def test_a_price_file_value_with_control_characters_is_refused(tmp_path: Path) -> None:
+    body = json.loads((Path(__file__).parents[2] / "fixtures/prices/example.json").read_text())
+    body["rows"][0]["source"] = "GetProducts\x1b[2J\u202e"
+    bad = tmp_path / "prices.json"
+    bad.write_text(json.dumps(body))
+    done = cli("catalog", "lookup", "p4d.24xlarge", "--prices", str(bad))
+    assert done.exit_code == 2
+    assert done.output.strip().splitlines() == [
+        f"gpu-audit: error: {bad}: price file: rows[0]: source: control or formatting characters"
+    ]
+
+
+def test_the_example_price_file_in_the_docs(tmp_path: Path) -> None:
+    example = str(Path(__file__).parents[2] / "fixtures/prices/example.json")
+    done = cli(
+        "catalog", "lookup", "Standard_ND96isr_H200_v5", "--region", "eastus", "--prices", example
+    )
+    assert done.exit_code == 0 and "110.24" in done.output
+    diff = cli("catalog", "diff", example)
+    assert "3 prices changed or new, 0 unchanged" in diff.output

@@ -132,6 +132,8 @@ def _row_in(path: str, index: int, row: Any) -> PriceRow:
     for key in _TEXT:
         if not isinstance(row.get(key), str) or not row[key]:
             raise ConfigError(f"{where}: {key}: expected a non-empty string")
+        if not row[key].isprintable():  # control and bidi characters would reach every output
+            raise ConfigError(f"{where}: {key}: control or formatting characters")
     if row["provider"] not in PROVIDERS:
         raise ConfigError(f"{where}: provider: {row['provider']!r} is not one of aws, gcp, azure")
     if row["capacity"] not in CAPACITIES:
@@ -164,6 +166,10 @@ def _zone(where: str, zone: Any) -> ZonePrice:
     if not isinstance(zone, dict) or not isinstance(zone.get("zone"), str):
         raise ConfigError(f"{where}: expected an object with zone, usd_per_hour, observed_at")
     observed = zone.get("observed_at")
-    if not isinstance(observed, str):
+    if (
+        not isinstance(observed, str)
+        or not observed.isprintable()
+        or not zone["zone"].isprintable()
+    ):
         raise ConfigError(f"{where}: observed_at: expected a time")
     return ZonePrice(zone["zone"], _usd(where, zone.get("usd_per_hour")), observed)
