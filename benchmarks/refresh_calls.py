@@ -4,7 +4,8 @@ The server (tests/catalog/price_server.py) answers in the real APIs' shapes and 
 (GetProducts 100 products, DescribeSpotPriceHistory 1000 points, Azure 100 items), holding for
 every catalog type in every region: 6 EC2 products (Linux + the Windows/SQL/dedicated/reservation
 traps, which the filters drop), 6 zones of spot points with 2 points each, SageMaker training and
-hosting rates, and 6 Azure consumption meters per size. Run from the repository root:
+hosting rates, 6 Azure consumption meters per size, and 20,000 Compute
+Engine SKUs. Run from the repository root:
 
     .venv/bin/python benchmarks/refresh_calls.py
 """
@@ -18,12 +19,13 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from tests.catalog.price_data import azure_item, ec2_product, sagemaker_product
+from tests.catalog.price_data import azure_item, ec2_product, gcp_sku, gcp_skus, sagemaker_product
 from tests.catalog.price_server import FakePrices, serve
 
 from gpu_audit.catalog.refresh.run import refresh
 from gpu_audit.catalog.refresh.targets import targets
 
+SKUS = 20_000
 TRAPS = (
     {"operatingSystem": "Windows"},
     {"preInstalledSw": "SQL Std"},
@@ -74,10 +76,15 @@ def fake() -> FakePrices:
                 item = azure_item(name, 3.0, f"{name}{meter}", f"Virtual Machines{product}")
                 item["armRegionName"] = region
                 items.append(item)
+    # the Compute Engine service lists every SKU of every machine family, disk and network:
+    # SKUS of them (an assumption, not a count of the live catalog), the GPU ones among them
+    skus = gcp_skus() + [gcp_sku(f"Filler SKU {n} running in Americas", 0.01) for n in range(SKUS)]
     return FakePrices(
         products={"AmazonEC2": products, "AmazonSageMaker": managed},
         spot=spot,
         azure=items,
+        skus=skus,
+        gcp_page=5000,
         pricing_page=100,
         spot_page=1000,
         azure_page=100,
@@ -92,9 +99,10 @@ def main() -> None:
             AWS_ACCESS_KEY_ID="testing",
             AWS_SECRET_ACCESS_KEY="testing",
             GPU_AUDIT_AZURE_PRICES_ENDPOINT=f"{base}/api/retail/prices",
+            GPU_AUDIT_GCP_BILLING_ENDPOINT=base,
         )
         out = os.path.join(folder, "prices.json")
-        for provider in ("aws", "azure"):
+        for provider in ("aws", "azure", "gcp"):
             wanted = targets(provider)
             before = len(prices.requests)
             start = time.perf_counter()
@@ -102,7 +110,7 @@ def main() -> None:
             took = time.perf_counter() - start
             sent = len(prices.requests) - before
             print(
-                f"{provider}: {len(wanted.types)} types (+{len(wanted.managed)} SageMaker) in "
+                f"{provider}: {len(wanted.types)} types (+{len(wanted.managed)} managed) in "
                 f"{len(wanted.regions)} regions: {sent} requests at the server "
                 f"({done.requests} counted by the client), {done.rows} rows, {took:.2f} s"
             )

@@ -8,6 +8,7 @@ import pytest
 from tests.catalog.price_data import (
     azure_items,
     ec2_products,
+    gcp_skus,
     sagemaker_products,
     spot_points,
 )
@@ -22,6 +23,7 @@ def price_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakePrices]:
         products={"AmazonEC2": ec2_products(), "AmazonSageMaker": sagemaker_products()},
         spot=spot_points(),
         azure=azure_items(),
+        skus=gcp_skus(),
     )
     with serve(fake) as base:
         for name in ("AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"):
@@ -32,6 +34,7 @@ def price_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakePrices]:
         monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
         monkeypatch.setenv("AWS_RETRY_MODE", "standard")
         monkeypatch.setenv("GPU_AUDIT_AZURE_PRICES_ENDPOINT", f"{base}/api/retail/prices")
+        monkeypatch.setenv("GPU_AUDIT_GCP_BILLING_ENDPOINT", base)
         yield fake
 
 

@@ -189,3 +189,77 @@ def azure_items() -> list[dict[str, Any]]:
         items.append(azure_item(spec.instance_type, usd * 0.9, size, series, "DevTestConsumption"))
         items.append(azure_item(spec.instance_type, usd * 0.5, size, series, "Reservation"))
     return items
+
+
+def gcp_sku(
+    description: str, usd: float, usage: str = "OnDemand", unit: str = "h", group: str = "GPU"
+) -> dict[str, Any]:
+    units, nanos = int(usd), round((usd - int(usd)) * 1e9)
+    return {
+        "name": f"services/6F81-5844-456A/skus/{abs(hash((description, usage))) % 10**8:08d}",
+        "skuId": f"SKU-{abs(hash((description, usage))) % 10**4:04d}",
+        "description": description,
+        "category": {
+            "serviceDisplayName": "Compute Engine",
+            "resourceFamily": "Compute",
+            "resourceGroup": group,
+            "usageType": usage,
+        },
+        "serviceRegions": ["us-central1", "us-east1"],
+        "pricingInfo": [
+            {
+                "summary": "",
+                "pricingExpression": {
+                    "usageUnit": unit,
+                    "displayQuantity": 1,
+                    "tieredRates": [
+                        {
+                            "startUsageAmount": 0,
+                            "unitPrice": {
+                                "currencyCode": "USD",
+                                "units": str(units),
+                                "nanos": nanos,
+                            },
+                        }
+                    ],
+                    "usageUnitDescription": "hour",
+                    "baseUnit": "s",
+                    "baseUnitDescription": "second",
+                    "baseUnitConversionFactor": 3600,
+                },
+                "currencyConversionRate": 1,
+                "effectiveTime": "2026-11-18T21:02:40.215Z",
+            }
+        ],
+        "serviceProviderName": "Google",
+    }
+
+
+def gcp_skus() -> list[dict[str, Any]]:
+    """A2 and N1 SKUs in us-central1, the traps among them: a commitment, a DWS rate, a
+    description and a usage type that disagree."""
+    return [
+        gcp_sku("A2 Instance Core running in Americas", 0.031611, group="CPU"),
+        gcp_sku("A2 Instance Ram running in Americas", 0.004237, unit="GiBy.h", group="RAM"),
+        gcp_sku("Nvidia Tesla A100 GPU running in Americas", 2.8),
+        gcp_sku("Spot Preemptible A2 Instance Core running in Americas", 0.0125, "Preemptible"),
+        gcp_sku(
+            "Spot Preemptible A2 Instance Ram running in Americas",
+            0.0017,
+            "Preemptible",
+            unit="GiBy.h",
+        ),
+        gcp_sku(
+            "Nvidia Tesla A100 GPU attached to Spot Preemptible VMs running in Americas",
+            1.1,
+            "Preemptible",
+        ),
+        gcp_sku("Commitment v1: Nvidia Tesla A100 GPU in Americas for 1 Year", 1.8, "Commit1Yr"),
+        gcp_sku("Nvidia Tesla A100 GPU running in Americas DWS Defined Duration", 1.4),
+        gcp_sku("Nvidia Tesla T4 GPU running in Americas", 0.35, "Preemptible"),  # disagrees
+        gcp_sku("Nvidia Tesla T4 GPU running in Americas", 0.33),
+        gcp_sku("N1 Predefined Instance Core running in Americas", 0.031611, group="CPU"),
+        gcp_sku(
+            "N1 Predefined Instance Ram running in Americas", 0.004237, unit="GiBy.h", group="RAM"
+        ),
+    ]

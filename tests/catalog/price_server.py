@@ -29,6 +29,8 @@ class FakePrices:
     products: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # service → products
     spot: list[dict[str, str]] = field(default_factory=list)  # region, type, zone, price, time, os
     azure: list[dict[str, Any]] = field(default_factory=list)
+    skus: list[dict[str, Any]] = field(default_factory=list)  # Cloud Billing Catalog, Compute
+    gcp_page: int = 3
     pricing_page: int = 2
     spot_page: int = 2
     azure_page: int = 100
@@ -167,6 +169,9 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.fake
         parts = urlsplit(self.path)
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        if parts.path.startswith("/v1/services/"):
+            self._billing(parts.path, query)
+            return
         fake.requests.append(("azure", query))
         if parts.path != "/api/retail/prices":
             self._send(404, b"{}", "application/json")
@@ -214,6 +219,31 @@ class _Handler(BaseHTTPRequestHandler):
             "NextPageLink": link,
             "Count": len(page),
         }
+        self._send(200, json.dumps(answer).encode(), "application/json")
+
+    def _billing(self, path: str, query: dict[str, str]) -> None:
+        """Cloud Billing Catalog `services/{id}/skus`, paged by pageSize and pageToken."""
+        fake = self.fake
+        fake.requests.append(("gcp", {"path": path, **query}))
+        if "gcp" in fake.fail:
+            self._send(500, b'{"error": {"code": 500}}', "application/json")
+            return
+        if self._throttled("gcp"):
+            self._send(
+                429,
+                b'{"error": {"code": 429, "status": "RESOURCE_EXHAUSTED"}}',
+                "application/json",
+                {"Retry-After": "0"},
+            )
+            return
+        if path != "/v1/services/6F81-5844-456A/skus":
+            self._send(404, b'{"error": {"code": 404}}', "application/json")
+            return
+        start = int(query.get("pageToken") or 0)
+        size = min(fake.gcp_page, int(query.get("pageSize", 5000)))
+        page = fake.skus[start : start + size]
+        more = start + size < len(fake.skus)
+        answer = {"skus": page, "nextPageToken": str(start + size) if more else ""}
         self._send(200, json.dumps(answer).encode(), "application/json")
 
 
