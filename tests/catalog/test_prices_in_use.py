@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner, Result
 from tests.catalog.price_data import AZURE, EC2, SPOT_MEDIAN
@@ -68,6 +69,18 @@ def _inventory(tmp_path: Path) -> Path:
             "workload": "training",
         }
     )
+    resources.append(
+        {
+            "provider": "aws",
+            "service": "sagemaker",
+            "id": "arn:aws:sagemaker:us-east-1:111122223333:training-job/pretrain",
+            "region": "us-east-1",
+            "instance_type": "ml.p4d.24xlarge",
+            "state": "running",
+            "capacity": "spot",
+            "workload": "training",
+        }
+    )
     path = tmp_path / "fleet.yaml"
     body = {"version": 1, "captured_at": "2026-11-25T12:00:00Z", "resources": resources}
     path.write_text(yaml.safe_dump(body))
@@ -103,6 +116,9 @@ def test_scan_reports_the_refreshed_prices_with_date_and_source(
     h200 = next(p for key, p in found.items() if key.endswith("h200"))
     assert h200["hourly_usd"] == AZURE["Standard_ND96isr_H200_v5"][0]
     assert "Azure Retail Prices API" in h200["source"] and h200["as_of"] == "2026-10-01"
+    training = next(p for key, p in found.items() if key.endswith("training-job/pretrain"))
+    assert training["hourly_usd"] == round(25.25 * 10.0 / 19.5, 5)  # SageMaker managed spot
+    assert training["on_demand_hourly_usd"] == 25.25 and "AmazonSageMaker" in training["source"]
     header = markdown.read_text().split("## ")[0]
     assert "| Prices | prices.json (" in header and "oldest price used 2026-10-01" in header
     assert "gpu-audit: prices: prices.json" in done.stderr
@@ -184,3 +200,19 @@ def test_the_example_price_file_in_the_docs(tmp_path: Path) -> None:
     assert done.exit_code == 0 and "110.24" in done.output
     diff = cli("catalog", "diff", example)
     assert "3 prices changed or new, 0 unchanged" in diff.output
+
+
+def test_check_prices_a_job_from_the_price_file(price_server: FakePrices, tmp_path: Path) -> None:
+    prices = refreshed(tmp_path)
+    fixture = Path(__file__).parents[2] / "fixtures/jobs/sagemaker/spot-p4d-training.json"
+    job = tmp_path / "train.json"
+    job.write_text(fixture.read_text().replace("us-west-2", "us-east-1"))  # the refreshed region
+    done = cli("check", str(job), "--format", "json", "--fail-on", "none", "--prices", str(prices))
+    assert done.exit_code == 0, done.output
+    (resource,) = json.loads(done.stdout)["resources"]
+    price = resource["price"]
+    assert resource["region"] == "us-east-1" and resource["capacity"] == "spot"
+    # a job file's resource has no `service`, so it is priced at EC2's rates (as before)
+    assert price["spot_hourly_usd"] == pytest.approx(SPOT_MEDIAN["p4d.24xlarge"] * 2)  # 2 nodes
+    assert price["on_demand_hourly_usd"] == pytest.approx(EC2["p4d.24xlarge"] * 2)
+    assert "DescribeSpotPriceHistory" in price["source"] and price["as_of"] == "2026-11-01"

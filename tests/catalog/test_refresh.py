@@ -52,6 +52,9 @@ def test_aws_refresh_keeps_linux_on_demand_and_the_spot_median(
     assert p4d["zones"][0]["observed_at"] == "2026-11-25T09:58:00Z"
     assert found[("g5.xlarge", "us-east-1", "spot")]["usd_per_hour"] == SPOT_MEDIAN["g5.xlarge"]
     assert found[("sagemaker:ml.p4d.24xlarge", "us-east-1", "on-demand")]["usd_per_hour"] == 25.25
+    managed = found[("sagemaker:ml.p4d.24xlarge", "us-east-1", "spot")]
+    assert managed["usd_per_hour"] == round(25.25 * 10.0 / 19.5, 6)  # at the EC2 spot discount
+    assert ("sagemaker-hosting:ml.p4d.24xlarge", "us-east-1", "spot") not in found
     hosting = found[("sagemaker-hosting:ml.p4d.24xlarge", "us-east-1", "on-demand")]
     assert hosting["usd_per_hour"] == 26.5  # the notebook rate never
     for row in found.values():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from gpu_audit.catalog.refresh.aws_client import Counter, client, failure
@@ -137,3 +138,30 @@ def _first_per_type(rows: list[PriceRow | None]) -> list[PriceRow]:
         if row is not None:
             found.setdefault(row.type, row)
     return [found[name] for name in sorted(found)]
+
+
+def managed_spot(rows: list[PriceRow]) -> list[PriceRow]:
+    """SageMaker managed spot training is billed at the EC2 spot discount: its on-demand rate ×
+    (EC2 spot / EC2 on-demand) of the same type in the same region, both from this refresh."""
+    ec2 = {(row.type, row.region, row.capacity): row for row in rows if ":" not in row.type}
+    found = []
+    for row in rows:
+        if not row.type.startswith("sagemaker:") or row.capacity != "on-demand":
+            continue
+        name = row.type.partition(":")[2].removeprefix("ml.")
+        on_demand = ec2.get((name, row.region, "on-demand"))
+        spot = ec2.get((name, row.region, "spot"))
+        if on_demand is None or spot is None:
+            continue
+        ratio = spot.usd_per_hour / on_demand.usd_per_hour
+        found.append(
+            replace(
+                row,
+                capacity="spot",
+                usd_per_hour=round(row.usd_per_hour * ratio, 6),
+                effective=min(row.effective, spot.effective[:10]),
+                source=f"{row.source} x EC2 {name} spot/on-demand ({ratio:.3f}), as SageMaker "
+                "bills managed spot at the EC2 spot discount",
+            )
+        )
+    return found

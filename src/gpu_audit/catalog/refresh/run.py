@@ -23,7 +23,11 @@ class Refreshed:
 
 def _aws(wanted: Targets, fetched_at: str, now: datetime) -> tuple[list[PriceRow], int]:
     from gpu_audit.catalog.refresh.aws_client import Counter
-    from gpu_audit.catalog.refresh.aws_pricing import ec2_on_demand, sagemaker_on_demand
+    from gpu_audit.catalog.refresh.aws_pricing import (
+        ec2_on_demand,
+        managed_spot,
+        sagemaker_on_demand,
+    )
     from gpu_audit.catalog.refresh.aws_spot import spot_prices
 
     counter = Counter()
@@ -33,7 +37,7 @@ def _aws(wanted: Targets, fetched_at: str, now: datetime) -> tuple[list[PriceRow
         rows += spot_prices(wanted.types, region, fetched_at, now, counter)
         if wanted.managed:
             rows += sagemaker_on_demand(wanted.managed, region, fetched_at, counter)
-    return rows, sum(counter.sent.values())
+    return rows + managed_spot(rows), sum(counter.sent.values())
 
 
 def _azure(wanted: Targets, fetched_at: str, now: datetime) -> tuple[list[PriceRow], int]:
