@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner, Result
 from tests.catalog.price_data import AZURE, EC2, SPOT_MEDIAN
 from tests.catalog.price_server import FakePrices
@@ -169,3 +170,16 @@ def test_a_refresh_only_reads_and_the_actions_are_documented(
     permissions = (Path(__file__).parents[2] / "docs" / "permissions.md").read_text()
     statement = permissions.split('"Sid": "GpuAuditReadPrices"')[1].split("}")[0]
     assert all(f'"{action}"' in statement for action in actions)
+
+
+def test_service_specific_endpoints_are_honoured(
+    price_server: FakePrices, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = price_server.base
+    monkeypatch.delenv("AWS_ENDPOINT_URL")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_PRICING", base)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_EC2", base)
+    out = tmp_path / "prices.json"
+    done = refresh("aws", "us-east-1", out)
+    assert done.exit_code == 0, done.output
+    assert rows(out)[("p4d.24xlarge", "us-east-1", "spot")]["usd_per_hour"] == 10.0
