@@ -183,3 +183,12 @@ def test_service_specific_endpoints_are_honoured(
     done = refresh("aws", "us-east-1", out)
     assert done.exit_code == 0, done.output
     assert rows(out)[("p4d.24xlarge", "us-east-1", "spot")]["usd_per_hour"] == 10.0
+
+
+def test_any_of_lists_stay_within_a_filter_value() -> None:
+    from gpu_audit.catalog.refresh.aws_pricing import VALUE_LIMIT, batches
+
+    names = [f"type{i}.48xlarge" for i in range(200)]
+    found = batches(names)
+    assert len(found) > 1 and all(len(value) <= VALUE_LIMIT for value in found)
+    assert ",".join(found).split(",") == names

@@ -11,6 +11,7 @@ from gpu_audit.catalog.refresh.aws_client import Counter, client, failure
 from gpu_audit.catalog.refresh.pricefile import PriceRow
 
 PAGE = 100  # GetProducts' largest MaxResults
+VALUE_LIMIT = 1024  # a filter Value's longest (botocore's service model): ANY_OF lists are split
 # Linux, shared tenancy, no pre-installed software, capacity in use (not a reservation's):
 # what gpu-audit prices. Asked of the API, and checked again on every answer.
 EC2_TERMS = {
@@ -26,25 +27,35 @@ SAGEMAKER_CARDS = {"Training": "sagemaker", "Hosting": "sagemaker-hosting"}
 def ec2_on_demand(
     types: Iterable[str], region: str, fetched_at: str, counter: Counter
 ) -> list[PriceRow]:
-    """One query (and its pages) per region, ANY_OF on the instance types."""
+    """One query (and its pages) per region, ANY_OF on the instance types (split only where
+    the list outgrows a filter value)."""
     wanted = sorted(set(types))
-    filters = [
-        *_matches({"regionCode": region, **EC2_TERMS}),
-        {"Type": "ANY_OF", "Field": "instanceType", "Value": ",".join(wanted)},
-    ]
-    query = "AmazonEC2 " + " ".join(
-        f"{k}={v}" for k, v in {"regionCode": region, **EC2_TERMS}.items()
-    )
+    terms = {"regionCode": region, **EC2_TERMS}
+    query = "AmazonEC2 " + " ".join(f"{k}={v}" for k, v in terms.items())
     rows = []
-    for product, term in _on_demand_terms("AmazonEC2", filters, region, counter):
-        attributes = product.get("attributes", {})
-        if any(attributes.get(k) != v for k, v in EC2_TERMS.items()):
-            continue  # Windows, SQL, dedicated or reservation rows the filter let through
-        name = attributes.get("instanceType")
-        if name not in wanted or attributes.get("regionCode") != region:
-            continue
-        rows.append(_row(name, region, term, fetched_at, f"pricing:GetProducts {query}", product))
+    for batch in batches(wanted):
+        filters = [*_matches(terms), {"Type": "ANY_OF", "Field": "instanceType", "Value": batch}]
+        for product, term in _on_demand_terms("AmazonEC2", filters, region, counter):
+            attributes = product.get("attributes", {})
+            if any(attributes.get(k) != v for k, v in EC2_TERMS.items()):
+                continue  # Windows, SQL, dedicated or reservation rows the filter let through
+            name = attributes.get("instanceType")
+            if name not in wanted or attributes.get("regionCode") != region:
+                continue
+            source = f"pricing:GetProducts {query}"
+            rows.append(_row(name, region, term, fetched_at, source, product))
     return _first_per_type(rows)
+
+
+def batches(names: list[str]) -> list[str]:
+    """Comma-joined ANY_OF values, each within a filter value's 1024 characters."""
+    found: list[str] = []
+    for name in names:
+        if found and len(found[-1]) + 1 + len(name) <= VALUE_LIMIT:
+            found[-1] += f",{name}"
+        else:
+            found.append(name)
+    return found
 
 
 def sagemaker_on_demand(
