@@ -118,6 +118,8 @@ def catalog_lookup(names: tuple[str, ...], region: str | None, prices: str | Non
     rows, unknown = lookup_rows(names, region)
     from tabulate import tabulate
 
+    from gpu_audit.report.escape import terminal_safe
+
     if rows:
         headers = [
             "type",
@@ -132,8 +134,6 @@ def catalog_lookup(names: tuple[str, ...], region: str | None, prices: str | Non
             "as of",
             "source",
         ]
-        from gpu_audit.report.escape import terminal_safe
-
         shown = [[terminal_safe(cell) for cell in row] for row in rows]
         click.echo(tabulate(shown, headers=headers, disable_numparse=True))
     for name in unknown:

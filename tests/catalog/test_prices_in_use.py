@@ -216,3 +216,9 @@ def test_check_prices_a_job_from_the_price_file(price_server: FakePrices, tmp_pa
     assert price["spot_hourly_usd"] == pytest.approx(SPOT_MEDIAN["p4d.24xlarge"] * 2)  # 2 nodes
     assert price["on_demand_hourly_usd"] == pytest.approx(EC2["p4d.24xlarge"] * 2)
     assert "DescribeSpotPriceHistory" in price["source"] and price["as_of"] == "2026-11-01"
+
+
+def test_lookup_escapes_what_it_echoes() -> None:
+    done = cli("catalog", "lookup", "p9\x1b[2J.huge")
+    assert done.exit_code == 2
+    assert "\x1b" not in done.output and "\\x1b[2J" in done.output
