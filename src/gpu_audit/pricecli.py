@@ -24,6 +24,8 @@ prices_option = click.option(
 def use_prices(path: str | None, max_age_days: int, now: datetime) -> str:
     """Lay the price file over the catalog; print its age warning (one line); its description,
     '' for the bundled catalog alone."""
+    if not path and "gpu_audit.catalog.refresh.overlay" not in sys.modules:
+        return ""  # no price file was ever laid in this process: a hook pays nothing
     from gpu_audit.catalog.refresh.overlay import stale_warning
     from gpu_audit.catalog.refresh.overlay import use_prices as lay
     from gpu_audit.report.escape import terminal_safe
