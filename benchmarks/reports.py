@@ -52,7 +52,7 @@ STREAMED = (
     "from gpu_audit.core.resource import Scope\n"
     "from gpu_audit.policy.loader import load_policy\n"
     "from gpu_audit.report import write_report as write\n"
-    "from gpu_audit.report.writer import write_atomic\n"
+    "from gpu_audit.core.writer import write_atomic\n"
     "inv = load_inventory(sys.argv[1])\n"
     "scope = Scope(command='scan', providers=('aws', 'gcp'), files=(sys.argv[1],))\n"
     "result = audit(inv.resources, load_policy(None), inv.captured_at, scope)\n"

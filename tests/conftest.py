@@ -29,7 +29,9 @@ def need_shared(path: Path) -> None:
 
 NOW = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
 # Tests using these fixtures talk to a real server on loopback; `make quick` skips them.
-SERVER_FIXTURES = frozenset({"moto_url", "aws_fleet", "faulty_proxy", "endpoint", "silent_server"})
+SERVER_FIXTURES = frozenset(
+    {"moto_url", "aws_fleet", "faulty_proxy", "endpoint", "silent_server", "price_server"}
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -19,7 +19,7 @@ LAYERS: list[set[str]] = [
     {"__init__", "errors"},
     {"core"},
     {"catalog"},
-    {"policy", "jobs", "collectors", "history"},
+    {"policy", "jobs", "collectors", "prices", "history"},
     {"estimate", "report"},
     {"audit", "node_join", "settings"},
     {"cli"},

@@ -16,7 +16,15 @@ from gpu_audit.errors import ConfigError, InputError
 
 CONFIG_NAMES = (".gpu-audit.yaml", ".gpu-audit.yml")
 FAIL_ON = ("info", "low", "medium", "high", "critical", "none")
-SHARED_KEYS = ("policies", "fail_on", "workload_patterns", "history", "exclude")
+SHARED_KEYS = (
+    "policies",
+    "fail_on",
+    "workload_patterns",
+    "history",
+    "exclude",
+    "prices",
+    "prices_max_age_days",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +41,8 @@ class Settings:
     history: str | None = None  # the audit history database (`scan --history`)
     source: str | None = None  # the config file these came from
     exclude: tuple[str, ...] = ()  # `check`: gitwildmatch patterns skipped under directories
+    prices: str | None = None  # a price file laid over the bundled catalog (`--prices`)
+    prices_max_age_days: int = 90  # a price file older than this gets one warning line
 
     def section(self, provider: str) -> Any:
         """The settings of one provider (its dataclass from the registry)."""
@@ -112,8 +122,24 @@ def _build(path: str, data: LineMap) -> Settings:
     if history is not None and not isinstance(history, str):
         raise ConfigError(f"{path}:{data.line_of('history')}: config: history: expected a path")
     history = os.path.join(base, os.path.expanduser(history)) if history else None
+    prices = data.get("prices")
+    if prices is not None and not isinstance(prices, str):
+        raise ConfigError(f"{path}:{data.line_of('prices')}: config: prices: expected a path")
+    prices = os.path.join(base, os.path.expanduser(prices)) if prices else None
+    age = data.get("prices_max_age_days", 90)
+    if isinstance(age, bool) or not isinstance(age, int) or age < 0:
+        line = data.line_of("prices_max_age_days")
+        raise ConfigError(f"{path}:{line}: config: prices_max_age_days: expected whole days")
     return Settings(
-        sections, resolved, fail_on, patterns, history=history, source=path, exclude=tuple(exclude)
+        sections,
+        resolved,
+        fail_on,
+        patterns,
+        history=history,
+        source=path,
+        exclude=tuple(exclude),
+        prices=prices,
+        prices_max_age_days=age,
     )
 
 

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from gpu_audit.cli.main import main
+from gpu_audit.core import writer
 from gpu_audit.errors import ConfigError
-from gpu_audit.report import writer
 from tests.report.conftest import DEMO_INVENTORY, DEMO_POLICY
 
 SCAN = ["scan", "--inventory", DEMO_INVENTORY, "--policy", DEMO_POLICY, "--fail-on", "none"]

@@ -14,8 +14,8 @@ from typing import TextIO
 
 import pytest
 
+from gpu_audit.core.writer import write_atomic
 from gpu_audit.errors import ConfigError
-from gpu_audit.report.writer import write_atomic
 from tests.conftest import ROOT
 
 
@@ -132,7 +132,7 @@ def test_sigterm_during_a_write_removes_the_temp_file(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
         import sys, time
-        from gpu_audit.report.writer import write_atomic
+        from gpu_audit.core.writer import write_atomic
 
         def slow(stream):
             stream.write("started")

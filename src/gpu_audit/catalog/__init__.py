@@ -6,6 +6,7 @@ from gpu_audit.catalog.lookup import (
     REFERENCE_REGION,
     InstanceSpec,
     PriceQuote,
+    bundled_prices,
     gpu_hour_price,
     instance_spec,
     instance_types,
@@ -13,6 +14,7 @@ from gpu_audit.catalog.lookup import (
     price,
     rate_cards,
     regional_prices,
+    set_overlay,
 )
 
 __all__ = [
@@ -21,6 +23,7 @@ __all__ = [
     "GpuClass",
     "InstanceSpec",
     "PriceQuote",
+    "bundled_prices",
     "canonical_gpu",
     "class_rank",
     "gpu_class",
@@ -32,4 +35,5 @@ __all__ = [
     "price",
     "rate_cards",
     "regional_prices",
+    "set_overlay",
 ]

@@ -161,4 +161,10 @@ def _price(
     hourly = given.hourly_usd
     if hourly is None:
         hourly = spot if capacity is Capacity.SPOT else on_demand
-    return Price(hourly_usd=hourly, on_demand_hourly_usd=on_demand, spot_hourly_usd=spot)
+    return Price(
+        hourly_usd=hourly,
+        on_demand_hourly_usd=on_demand,
+        spot_hourly_usd=spot,
+        as_of=given.as_of or quote.as_of,
+        source=given.source or quote.source,
+    )

@@ -21,6 +21,7 @@ __all__ = [
     "GpuClass",
     "InstanceSpec",
     "PriceQuote",
+    "bundled_prices",
     "canonical_gpu",
     "class_rank",
     "gpu_class",
@@ -32,6 +33,7 @@ __all__ = [
     "price",
     "rate_cards",
     "regional_prices",
+    "set_overlay",
 ]
 
 # Managed services' rate cards: a price row's item `<card>:<item>`. SageMaker hosting rows
@@ -123,6 +125,39 @@ def _item_key(item: str) -> str:
     return item if item.startswith("gpu:") else normalise_type(item)
 
 
+# Prices laid over the bundled ones (`gpu-audit ... --prices FILE`): (cloud, quote) pairs.
+_OVERLAY: list[tuple[str, PriceQuote]] = []
+
+
+def set_overlay(quotes: list[tuple[str, PriceQuote]]) -> None:
+    """Lay these (cloud, quote) pairs over the bundled prices, per item, region and capacity;
+    an empty list restores the bundled catalog. A capacity the overlay lacks keeps its bundled
+    price, and the quote then names both sources and the older date."""
+    _OVERLAY[:] = quotes
+    _price_index.cache_clear()
+    _per_gpu_table.cache_clear()
+
+
+def _laid(bundled: PriceQuote | None, quote: PriceQuote) -> PriceQuote:
+    if bundled is None:
+        return quote
+    on_demand = quote.on_demand if quote.on_demand is not None else bundled.on_demand
+    spot = quote.spot if quote.spot is not None else bundled.spot
+    kept = (quote.on_demand is None and on_demand is not None) or (
+        quote.spot is None and spot is not None
+    )
+    if not kept:
+        return replace(quote, item=bundled.item)
+    return replace(
+        quote,
+        on_demand=on_demand,
+        spot=spot,
+        as_of=min(quote.as_of, bundled.as_of),
+        source=f"{quote.source}; bundled: {bundled.source}",
+        item=bundled.item,
+    )
+
+
 @cache
 def _price_index() -> _PriceIndex:
     quotes: dict[tuple[str, str], PriceQuote] = {}
@@ -139,10 +174,33 @@ def _price_index() -> _PriceIndex:
             item=row["item"],
         )
         clouds[item] = row["cloud"]
+    for cloud, quote in _OVERLAY:
+        item = _item_key(quote.item or "")
+        quotes[(item, quote.region)] = _laid(quotes.get((item, quote.region)), quote)
+        clouds.setdefault(item, cloud)
     any_region: dict[str, PriceQuote] = {}
     for (item, _region), quote in sorted(quotes.items()):
         any_region.setdefault(item, quote)
     return _PriceIndex(quotes, clouds, any_region)
+
+
+def bundled_prices() -> tuple[tuple[str, PriceQuote], ...]:
+    """Every (cloud, quote) of the bundled table as written, whatever overlay is in use."""
+    return tuple(
+        (
+            row["cloud"],
+            PriceQuote(
+                on_demand=_float(row["on_demand_usd_hr"]),
+                spot=_float(row["spot_usd_hr"]),
+                region=row["region"],
+                as_of=row["as_of"],
+                source=row["source"],
+                exact_region=True,
+                item=row["item"],
+            ),
+        )
+        for row in _rows("prices.csv")
+    )
 
 
 def instance_spec(instance_type: str | None) -> InstanceSpec | None:

@@ -115,7 +115,7 @@ def history_show(
     finally:
         store.close()
     if output:
-        from gpu_audit.report.writer import write_atomic
+        from gpu_audit.core.writer import write_atomic
 
         write_atomic(output, text)
     else:

@@ -14,6 +14,7 @@ import click
 
 from gpu_audit import __version__
 from gpu_audit.cli.history import COMPARISON_OPTIONS, history_group, needs_comparison
+from gpu_audit.cli.prices import prices_option, use_prices
 from gpu_audit.cli.tools import catalog, estimate, policies
 from gpu_audit.collectors.provider import Option
 from gpu_audit.collectors.registry import PROVIDERS
@@ -132,6 +133,7 @@ def output_options(func: F) -> F:
             help="Also list each skipped input and why (on stderr).",
         ),
         *COMPARISON_OPTIONS,
+        prices_option,
     ]
     for option in reversed(options):
         func = option(func)
@@ -280,8 +282,13 @@ def check(files: tuple[str, ...], excludes: tuple[str, ...], **options: Any) -> 
 
 
 def _settings(options: dict[str, Any]) -> Settings:
-    """The settings file, read (and every error in it raised) before any work starts."""
-    return load_settings(options["config_path"])
+    """The settings file, read (and every error in it raised) before any work starts; then the
+    price file (--prices, else the file's `prices:`) laid over the catalog."""
+    settings = load_settings(options["config_path"])
+    flag = options.pop("prices")
+    now = datetime.now(UTC)
+    options["prices"] = use_prices(flag or settings.prices, settings.prices_max_age_days, now)
+    return settings
 
 
 def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> None:
@@ -291,12 +298,12 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
     from gpu_audit.report.table import summary_line
 
     argv = redact_argv(click.get_current_context().meta.get(ARGV, ()))
-    result = replace(result, scope=replace(result.scope, argv=argv))
+    result = replace(result, scope=replace(result.scope, argv=argv, prices=options["prices"]))
     fmt = options["fmt"] or format_for(options["output"], sys.stdout.isatty())
     if options["reports"] or options["output"]:
         from functools import partial
 
-        from gpu_audit.report.writer import write_atomic  # tempfile: ~15 ms a hook need not pay
+        from gpu_audit.core.writer import write_atomic  # tempfile: ~15 ms a hook need not pay
 
         scope = result.scope  # a report never replaces a file the run read
         read = [settings.source, options["baseline"], options.get("history")]
@@ -321,6 +328,11 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
                     f"gpu-audit: skipped: {terminal_safe(where)}: {terminal_safe(skipped.reason)}",
                     err=True,
                 )
+    if options["prices"]:
+        from gpu_audit.report.escape import terminal_safe
+        from gpu_audit.report.prices import prices_text
+
+        click.echo(f"gpu-audit: prices: {terminal_safe(prices_text(result))}", err=True)
     for skipped in result.input_errors:
         click.echo(f"gpu-audit: error: {one_line(redact_urls(skipped.reason))}", err=True)
     for gap in result.coverage_gaps:

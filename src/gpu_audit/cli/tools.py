@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from gpu_audit.cli.prices import diff, prices_option, refresh, use_prices
 from gpu_audit.core.redact import redact_urls
 from gpu_audit.errors import ConfigError, ExitCode, GpuAuditError
 from gpu_audit.estimate import FORMATS
@@ -28,19 +29,21 @@ ESTIMATE_FORMATS = FORMATS
 @click.option("--max-usd", type=float, metavar="USD", help="Mark options over this budget.")
 @click.option("--format", "fmt", type=click.Choice(ESTIMATE_FORMATS), default=None)
 @click.option("--output", "-o", metavar="PATH", help="Write the estimate here (atomically).")
+@prices_option
 def estimate(files: tuple[str, ...], **options: Any) -> None:
     """Cost of one run of each job (on-demand and spot, with the price's source and date), or
     every instance type offering --gpu / --instance-type, cheapest run first. No network.
     Exit 1 when a job's run costs more than the budget it declares."""
     from gpu_audit.estimate.run import EstimateRequest, run_estimate
 
+    _prices(options.pop("prices"))
     output = options.pop("output")
     fmt = options.pop("fmt") or format_for(output, sys.stdout.isatty())
     if fmt not in ESTIMATE_FORMATS:
         raise ConfigError(f"estimate: no {fmt} output; formats: {', '.join(ESTIMATE_FORMATS)}")
     report = run_estimate(EstimateRequest(files=files, fmt=fmt, **options))
     if output:
-        from gpu_audit.report.writer import write_atomic
+        from gpu_audit.core.writer import write_atomic
 
         write_atomic(output, report.text, inputs=files)  # never over a job file
     else:
@@ -89,20 +92,34 @@ def policies_list(paths: tuple[str, ...]) -> None:
     click.echo(tabulate(rows, headers=["id", "severity", "title", "targets"]))
 
 
-@click.group()
+def _prices(flag: str | None) -> None:
+    """--prices, else the settings file's `prices:` (found as scan finds it)."""
+    from datetime import UTC, datetime
+
+    from gpu_audit.settings import load_settings
+
+    settings = load_settings(None)
+    use_prices(flag or settings.prices, settings.prices_max_age_days, datetime.now(UTC))
+
+
+@click.group(short_help="Look up instance types; refresh and compare prices.")
 def catalog() -> None:
-    """Look up instance types and GPU classes."""
+    """Look up instance types and GPU classes; refresh prices from the clouds' price APIs."""
 
 
 @catalog.command("lookup", short_help="GPU, memory, class and prices of instance types.")
 @click.argument("names", nargs=-1, required=True)
 @click.option("--region", help="Price in this region (default: the cloud's reference region).")
-def catalog_lookup(names: tuple[str, ...], region: str | None) -> None:
+@prices_option
+def catalog_lookup(names: tuple[str, ...], region: str | None, prices: str | None) -> None:
     """GPU, count, memory, class and prices of instance types (or GPU names)."""
+    _prices(prices)
     from gpu_audit.cli.runners import lookup_rows
 
     rows, unknown = lookup_rows(names, region)
     from tabulate import tabulate
+
+    from gpu_audit.report.escape import terminal_safe
 
     if rows:
         headers = [
@@ -118,7 +135,12 @@ def catalog_lookup(names: tuple[str, ...], region: str | None) -> None:
             "as of",
             "source",
         ]
-        click.echo(tabulate(rows, headers=headers, disable_numparse=True))
+        shown = [[terminal_safe(cell) for cell in row] for row in rows]
+        click.echo(tabulate(shown, headers=headers, disable_numparse=True))
     for name in unknown:
-        click.echo(f"gpu-audit: {name}: not in the catalog", err=True)
+        click.echo(f"gpu-audit: {terminal_safe(name)}: not in the catalog", err=True)
     sys.exit(ExitCode.ERROR if unknown else ExitCode.OK)
+
+
+catalog.add_command(refresh)
+catalog.add_command(diff)

@@ -178,6 +178,8 @@ class Price:
         "on-demand hourly price", sources="catalog", minimum=0
     )
     spot_hourly_usd: float | None = canonical("spot hourly price", sources="catalog", minimum=0)
+    as_of: str | None = canonical("the date the price is effective from", sources="catalog")
+    source: str | None = canonical("where the price comes from (API or table)", sources="catalog")
 
 
 @dataclass(frozen=True, slots=True)

@@ -142,6 +142,8 @@ class Scope:
     # The invocation after `gpu-audit` (`scan --inventory x.yaml ...`), secrets redacted; set by
     # the CLI for the Markdown header, kept out of JSON and SARIF.
     argv: tuple[str, ...] = ()
+    # The prices laid over the bundled catalog (`--prices`), as the report headers name them.
+    prices: str = ""
 
 
 class Change(StrEnum):

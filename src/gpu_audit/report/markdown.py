@@ -18,6 +18,7 @@ from gpu_audit.report.markdown_detail import (
 from gpu_audit.report.markdown_resources import findings_by_resource
 from gpu_audit.report.markdown_since import since_section
 from gpu_audit.report.markdown_text import inline, money, shown_path, table
+from gpu_audit.report.prices import prices_text
 from gpu_audit.report.summary import unpriced_text
 
 LIST_LIMIT = 12  # scope lists longer than this are clipped with "and N more"
@@ -80,6 +81,7 @@ def header(result: ScanResult) -> list[str]:
         ["Regions", _listing(scope.regions)],
         ["Files", _listing(tuple(shown_path(f) for f in scope.files))],
         ["Policies", "; ".join(policies) or "–"],
+        ["Prices", inline(prices_text(result), 300)],
     ]
     rows = [r for r in rows if r[1] != "–" or r[0] in ("Files", "Policies")]
     lines = ["# GPU audit report", "", *table(["Scope", "Value"], rows)]

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import importlib
-import ipaddress
 import os
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from gpu_audit.collectors.gcp.rest import BucketLocations
 from gpu_audit.collectors.gcp.settings import GcpSettings
 from gpu_audit.collectors.interface import ProviderUnavailable
+from gpu_audit.core.endpoint import Endpoint, endpoint
 from gpu_audit.errors import CollectorError
 
 GCE_ENDPOINT_ENV = "GPU_AUDIT_GCE_ENDPOINT"
@@ -28,35 +27,6 @@ SCOPES = (
     "https://www.googleapis.com/auth/cloud-platform.read-only",  # Vertex AI
 )
 PAGE_SIZE = 500  # aggregatedList's maximum maxResults
-
-
-@dataclass(frozen=True, slots=True)
-class Endpoint:
-    """Where one API is reached: `url` None is the library default; `anonymous` only on loopback."""
-
-    url: str | None
-    anonymous: bool = False
-
-    def base(self, default: str) -> str:
-        """The URL prefix for a plain REST call; a bare host means https, as for the GCE client."""
-        if self.url is None:
-            return default
-        return self.url if "://" in self.url else f"https://{self.url}"
-
-
-def endpoint(env: str) -> Endpoint:
-    url = os.environ.get(env, "").strip().rstrip("/") or None
-    return Endpoint(url, anonymous=url is not None and _is_loopback(url))
-
-
-def _is_loopback(url: str) -> bool:
-    host = urlsplit(url if "://" in url else f"//{url}").hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True, slots=True)

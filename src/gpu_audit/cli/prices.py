@@ -1,0 +1,86 @@
+"""`catalog refresh` and `catalog diff`, and the `--prices FILE` option of scan, check, estimate
+and `catalog lookup` (added to the `catalog` group and the commands in clitools.py and cli.py)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, TypeVar
+
+import click
+
+from gpu_audit.errors import ExitCode
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+prices_option = click.option(
+    "--prices",
+    metavar="FILE",
+    help="Lay this price file (from `gpu-audit catalog refresh`) over the bundled prices.",
+)
+
+
+def use_prices(path: str | None, max_age_days: int, now: datetime) -> str:
+    """Lay the price file over the catalog; print its age warning (one line); its description,
+    '' for the bundled catalog alone."""
+    if not path and "gpu_audit.prices.overlay" not in sys.modules:
+        return ""  # no price file was ever laid in this process: a hook pays nothing
+    from gpu_audit.prices.overlay import stale_warning
+    from gpu_audit.prices.overlay import use_prices as lay
+    from gpu_audit.report.escape import terminal_safe
+
+    used = lay(path)
+    warning = stale_warning(used, now, max_age_days)
+    if warning:
+        click.echo(terminal_safe(warning), err=True)
+    return used.describe() if used.path else ""
+
+
+@click.command("refresh", short_help="Fetch current prices from a cloud's own price API.")
+@click.option("--provider", required=True, type=click.Choice(["aws", "gcp", "azure"]))
+@click.option(
+    "--region", "regions", multiple=True, help="Region (repeatable; default: the catalog's)."
+)
+@click.option("--output", "-o", required=True, metavar="PRICES.json", help="The price file.")
+def refresh(provider: str, regions: tuple[str, ...], output: str) -> None:
+    """Read the cloud's own price API for the instance types the catalog knows and write them,
+    dated and sourced, into PRICES.json (atomically; other providers' rows are kept). Nothing
+    is written when any request fails. AWS: pricing:GetProducts and
+    ec2:DescribeSpotPriceHistory; GCP: the Cloud Billing Catalog; Azure: the Retail Prices API."""
+    from gpu_audit.prices.run import refresh as run_refresh
+    from gpu_audit.report.escape import terminal_safe
+
+    done = run_refresh(provider, regions, output)
+    click.echo(
+        terminal_safe(
+            f"{output}: {done.rows} {provider} prices in {len(done.regions)} regions "
+            f"({', '.join(done.regions)}), {done.requests} requests"
+        )
+    )
+    if done.unpriced:
+        click.echo(
+            f"gpu-audit: {len(done.unpriced)} type-region pairs have no on-demand price at the "
+            "source (not offered there); the bundled price, if any, stays in use",
+            err=True,
+        )
+
+
+@click.command("diff", short_help="What a price file changes against the bundled prices.")
+@click.argument("path", metavar="PRICES.json", type=click.Path(dir_okay=False))
+def diff(path: str) -> None:
+    """Type, region, capacity, bundled price, new price and the change in percent, largest
+    change first; prices the bundled catalog lacks are marked new."""
+    from tabulate import tabulate
+
+    from gpu_audit.prices.diff import changes, table_rows
+    from gpu_audit.prices.pricefile import read_prices
+    from gpu_audit.report.escape import terminal_safe
+
+    found, same = changes(read_prices(path))
+    headers = ["type", "region", "capacity", "old $/h", "new $/h", "change"]
+    if found:
+        rows = [[terminal_safe(cell) for cell in row] for row in table_rows(found)]
+        click.echo(tabulate(rows, headers=headers, disable_numparse=True))
+    click.echo(f"{len(found)} prices changed or new, {same} unchanged")
+    sys.exit(ExitCode.OK)

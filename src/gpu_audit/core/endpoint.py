@@ -1,0 +1,38 @@
+"""An API endpoint overridden by an environment variable, for tests and private endpoints:
+authentication is dropped only when the override points at loopback."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where one API is reached: `url` None is the library default; `anonymous` only on loopback."""
+
+    url: str | None
+    anonymous: bool = False
+
+    def base(self, default: str) -> str:
+        """The URL prefix for a plain REST call; a bare host means https, as for the GCE client."""
+        if self.url is None:
+            return default
+        return self.url if "://" in self.url else f"https://{self.url}"
+
+
+def endpoint(env: str) -> Endpoint:
+    url = os.environ.get(env, "").strip().rstrip("/") or None
+    return Endpoint(url, anonymous=url is not None and _is_loopback(url))
+
+
+def _is_loopback(url: str) -> bool:
+    host = urlsplit(url if "://" in url else f"//{url}").hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,95 @@
+"""`catalog refresh` between the CLI and the sources: fetch, merge, write the file atomically."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from gpu_audit.errors import CollectorError
+from gpu_audit.prices.pricefile import PriceFile, PriceRow, dumps, merged, read_prices
+from gpu_audit.prices.targets import Targets, targets
+
+
+@dataclass(frozen=True, slots=True)
+class Refreshed:
+    provider: str
+    rows: int  # rows of this provider now in the file
+    regions: tuple[str, ...]
+    requests: int  # HTTP requests this refresh sent (retries included)
+    unpriced: tuple[str, ...]  # `type region` pairs the source had no on-demand price for
+
+
+def _aws(wanted: Targets, fetched_at: str, now: datetime) -> tuple[list[PriceRow], int]:
+    from gpu_audit.prices.aws_client import Counter
+    from gpu_audit.prices.aws_pricing import (
+        ec2_on_demand,
+        managed_spot,
+        sagemaker_on_demand,
+    )
+    from gpu_audit.prices.aws_spot import spot_prices
+
+    counter = Counter()
+    rows: list[PriceRow] = []
+    for region in wanted.regions:
+        rows += ec2_on_demand(wanted.types, region, fetched_at, counter)
+        rows += spot_prices(wanted.types, region, fetched_at, now, counter)
+        if wanted.managed:
+            rows += sagemaker_on_demand(wanted.managed, region, fetched_at, counter)
+    return rows + managed_spot(rows), sum(counter.sent.values())
+
+
+def _azure(wanted: Targets, fetched_at: str, now: datetime) -> tuple[list[PriceRow], int]:
+    from gpu_audit.prices.azure_retail import vm_prices
+    from gpu_audit.prices.http import JsonGetter
+
+    getter = JsonGetter("azure: retail prices")
+    rows: list[PriceRow] = []
+    for region in wanted.regions:
+        rows += vm_prices(wanted.types, region, fetched_at, getter)
+    return rows, getter.sent
+
+
+def _gcp(wanted: Targets, fetched_at: str, now: datetime) -> tuple[list[PriceRow], int]:
+    from gpu_audit.prices.gcp_billing import gcp_prices
+
+    return gcp_prices(wanted, fetched_at)
+
+
+SOURCES: dict[str, Callable[[Targets, str, datetime], tuple[list[PriceRow], int]]] = {
+    "aws": _aws,
+    "gcp": _gcp,
+    "azure": _azure,
+}
+
+
+def refresh(
+    provider: str, regions: tuple[str, ...], output: str, now: datetime | None = None
+) -> Refreshed:
+    """Fetch `provider`'s prices and write them into `output`, keeping the other providers' rows.
+
+    Nothing is written unless every request succeeded and at least one price was found: a
+    failed refresh leaves the previous file as it was."""
+    from gpu_audit.core.writer import write_atomic
+
+    now = now or datetime.now(UTC)
+    fetched_at = now.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    wanted = targets(provider, regions)
+    old = read_prices(output) if os.path.exists(output) else None  # a bad file: refuse first
+    rows, sent = SOURCES[provider](wanted, fetched_at, now)
+    if not rows:
+        raise CollectorError(
+            f"{provider}: no prices found for {len(wanted.types)} types in "
+            f"{', '.join(wanted.regions)}; {output} left as it was"
+        )
+    fresh = PriceFile(tuple(rows), fetched_at, {provider: sent})
+    write_atomic(output, dumps(merged(old, fresh, [provider])))
+    priced = {(row.type, row.region) for row in rows if row.capacity == "on-demand"}
+    missing = tuple(
+        f"{name} {region}"
+        for region in wanted.regions
+        for name in wanted.types
+        if (name, region) not in priced
+    )
+    return Refreshed(provider, len(rows), wanted.regions, sent, missing)
