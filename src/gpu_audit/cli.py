@@ -17,6 +17,7 @@ from gpu_audit.clitools import catalog, estimate, policies
 from gpu_audit.collectors.provider import Option
 from gpu_audit.collectors.redact import redact_urls
 from gpu_audit.collectors.registry import PROVIDERS
+from gpu_audit.diff.cli import diff_command
 from gpu_audit.errors import ConfigError, ExitCode, GpuAuditError, one_line
 from gpu_audit.gcpause import one_shot
 from gpu_audit.history.cli import COMPARISON_OPTIONS, history_group, needs_comparison
@@ -335,6 +336,7 @@ main.add_command(history_group)
 main.add_command(estimate)
 main.add_command(policies)
 main.add_command(catalog)
+main.add_command(diff_command)
 
 
 def incomplete_notice(result: ScanResult) -> str:

@@ -1,0 +1,76 @@
+"""`gpu-audit diff` between the CLI and the core: read both sides, judge, price, pair."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from gpu_audit.diff.model import DiffResult
+from gpu_audit.errors import InputError
+from gpu_audit.report.escape import terminal_safe
+from gpu_audit.settings import Settings
+
+WORKTREE = "working tree"
+
+
+@dataclass(frozen=True, slots=True)
+class DiffRequest:
+    base: str
+    head: str | None = None  # None: the working tree
+    paths: tuple[str, ...] = ()  # as `check` takes them; default: the repository
+    excludes: tuple[str, ...] = ()
+    policies: tuple[str, ...] = ()
+
+
+def run_diff(request: DiffRequest, settings: Settings) -> DiffResult:
+    from gpu_audit.diff.files import revision_files, worktree_files
+    from gpu_audit.diff.git import renames, repository, resolve
+    from gpu_audit.diff.pair import pair, total
+    from gpu_audit.diff.sides import judge
+    from gpu_audit.policy.loader import load_policy
+
+    policy = load_policy(request.policies or settings.policies)
+    root = repository(os.getcwd())
+    base = resolve(root, request.base, "--base")
+    head = resolve(root, request.head, "--head") if request.head is not None else None
+    paths = request.paths or (os.path.relpath(root),)
+    excludes = (*settings.exclude, *request.excludes)
+    now = datetime.now(UTC)
+    patterns = settings.workload_patterns
+    base_files, base_bytes = revision_files(paths, excludes, base)
+    before = judge(base.name, base_files, base_bytes, policy, patterns, now)
+    if head is None:
+        head_files, missing = worktree_files(paths, excludes, root)
+        after = judge(WORKTREE, head_files, None, policy, patterns, now)
+        known = set(base_files.values())
+        for argument in missing:
+            if _relative_or_none(argument, root) not in known:
+                raise InputError(f"diff: {terminal_safe(argument)}: no such file on either side")
+    else:
+        head_files, head_bytes = revision_files(paths, excludes, head)
+        after = judge(head.name, head_files, head_bytes, policy, patterns, now)
+    jobs = pair(before, after, renames(base, head))
+    dates = {
+        c.price_as_of for j in jobs for c in (j.before, j.after) if c is not None and c.price_as_of
+    }
+    errors = [*before.errors.values(), *after.errors.values()]
+    return DiffResult(
+        base=base.name,
+        base_commit=base.commit,
+        head=head.name if head else WORKTREE,
+        head_commit=head.commit if head else None,
+        jobs=jobs,
+        total=total(jobs),
+        prices_as_of=tuple(sorted(dates)),
+        errors=tuple(f"{e}; this file's jobs are not compared" for e in errors),
+    )
+
+
+def _relative_or_none(path: str, root: str) -> str | None:
+    from gpu_audit.diff.files import relative
+
+    try:
+        return relative(path, root)
+    except InputError:
+        return None
