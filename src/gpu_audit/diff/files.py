@@ -37,7 +37,7 @@ def worktree_files(
     present = [a for a in arguments if os.path.lexists(a) or _GLOB_CHARS & set(a)]
     missing = [a for a in arguments if a not in present]
     found, _unmatched = expand(present, excludes)  # a glob may match on one side only
-    return {path: relative(path, root) for path in found}, missing
+    return {os.path.normpath(path): relative(path, root) for path in found}, missing
 
 
 class TreeWalker(Walker):

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from gpu_audit.diff.model import DiffResult
+from gpu_audit.diff.render import signed
 from gpu_audit.errors import ConfigError, ExitCode
 from gpu_audit.model import Severity
 
@@ -57,14 +58,14 @@ def _increase(result: DiffResult, increase: Increase | None) -> list[str]:
         size = "from $0" if total.delta_percent is None else f"{total.delta_percent:+,.1f}%"
     else:
         over = total.delta_usd > increase.amount
-        size = f"${total.delta_usd:+,.2f}"
+        size = signed(total.delta_usd)
     if over:
         reasons.append(f"the change costs {size} per run, over --fail-on-increase {increase}")
     for job in result.changed:  # an increase with no cap has no size: it trips any threshold
         if job.unbounded and not job.unpriced and (job.delta_hourly_usd or 0) > 0:
             reasons.append(
-                f"{job.file}: {job.name}: +${job.delta_hourly_usd:,.2f}/h with no runtime cap "
-                f"(unbounded), over --fail-on-increase {increase}"
+                f"{job.file}: {job.name}: {signed(job.delta_hourly_usd or 0)}/h with no runtime "
+                f"cap (unbounded), over --fail-on-increase {increase}"
             )
     return reasons
 
