@@ -115,6 +115,29 @@ def test_an_explicit_file_on_neither_side(repo: Repo) -> None:
     assert code == 2 and "jobs/nope.yaml: no such file on either side" in _one_error(err)
 
 
+def test_an_explicit_file_on_neither_revision(repo: Repo) -> None:
+    repo.commit({"jobs/eval.yaml": EVAL_L4}, "base")
+    repo.commit({"jobs/eval.yaml": None}, "gone")
+    repo.write({"jobs/nope.yaml": EVAL_L4})  # in the worktree only: --head does not see it
+    code, _, err = cli("diff", "--base", "HEAD~1", "--head", "HEAD", "jobs/nope.yaml")
+    assert code == 2 and "jobs/nope.yaml: no such file on either side" in _one_error(err)
+    code, report = diff_json("--base", "HEAD~1", "--head", "HEAD", "jobs/eval.yaml")
+    assert code == 0 and report["jobs"][0]["change"] == "removed"
+
+
+def test_an_unsupported_output_extension(repo: Repo) -> None:
+    repo.commit({"jobs/eval.yaml": EVAL_L4}, "base")
+    code, _, err = cli("diff", "--base", "HEAD", "-o", "../diff.sarif")
+    assert code == 2 and "diff: no sarif output" in _one_error(err)
+
+
+def test_the_report_never_replaces_a_job_file_it_read(repo: Repo) -> None:
+    repo.commit({"jobs/eval.yaml": EVAL_L4}, "base")
+    code, _, err = cli("diff", "--base", "HEAD", "--format", "json", "-o", "jobs/eval.yaml")
+    assert code == 2 and "jobs/eval.yaml" in _one_error(err)
+    assert (repo.path / "jobs/eval.yaml").read_text() == EVAL_L4
+
+
 def test_an_explicit_file_on_one_side_is_added_or_removed(repo: Repo) -> None:
     repo.commit({"jobs/eval.yaml": EVAL_L4}, "base")
     repo.write({"jobs/eval.yaml": None})

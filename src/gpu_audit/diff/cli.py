@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from gpu_audit.errors import ConfigError
 from gpu_audit.settings import FAIL_ON
 
 _FORMATS = ("table", "markdown", "json")
@@ -53,7 +54,9 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
     threshold = options["fail_on_increase"]
     increase = Increase.parse(threshold) if threshold is not None else None
     fmt = options["fmt"] or format_for(options["output"], sys.stdout.isatty())
-    fmt = fmt if fmt in _FORMATS else "table"  # `text` (piped) reads best as the table
+    fmt = "table" if fmt == "text" else fmt  # piped: the table reads as well as any text
+    if fmt not in _FORMATS:
+        raise ConfigError(f"diff: no {fmt} output; formats: {', '.join(_FORMATS)}")
     request = DiffRequest(
         options["base"], options["head"], paths, options["excludes"], options["policies"]
     )
@@ -62,7 +65,7 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
     if options["output"]:
         from gpu_audit.report.writer import write_atomic
 
-        write_atomic(options["output"], text, inputs=paths)  # never over a named input
+        write_atomic(options["output"], text, inputs=(*paths, *result.read))  # never over an input
     else:
         click.echo(text, nl=False)
     code, reasons = verdict(result, increase, options["fail_on"], options["fail_on_new"])

@@ -106,12 +106,14 @@ def _matches(pattern: list[str], parts: list[str]) -> bool:
 
 def revision_files(
     arguments: Sequence[str], excludes: Sequence[str], revision: Revision
-) -> tuple[dict[str, str], Mapping[str, bytes]]:
-    """Load path (`REV:file`) → repository-relative file at the revision, and their bytes."""
+) -> tuple[dict[str, str], Mapping[str, bytes], list[str]]:
+    """Load path (`REV:file`) → repository-relative file at the revision, their bytes, and the
+    explicit file arguments the revision does not have."""
     files = tree_files(revision)
     known = set(files)
     walker = TreeWalker(excludes, revision, files)
     chosen: dict[str, None] = {}
+    absent: list[str] = []
     for argument in arguments:
         rel = relative(argument, revision.root)
         if rel == "." or any(f.startswith(rel + "/") for f in files):
@@ -120,6 +122,8 @@ def revision_files(
             chosen.update(dict.fromkeys(walker.glob_tree(rel)))
         elif rel in known:
             chosen[rel] = None  # explicit: always read, as `check` reads it
+        else:
+            absent.append(argument)
     blobs = read_blobs(revision, chosen)
     names = {f"{revision.name}:{rel}": rel for rel in chosen}
-    return names, {load: blobs[rel] for load, rel in names.items() if rel in blobs}
+    return names, {load: blobs[rel] for load, rel in names.items() if rel in blobs}, absent

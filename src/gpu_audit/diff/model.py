@@ -91,6 +91,7 @@ class DiffResult:
     total: Total
     prices_as_of: tuple[str, ...]  # every price date used, oldest first
     errors: tuple[str, ...] = ()  # located lines: files not compared, the reason each
+    read: tuple[str, ...] = ()  # worktree files read (a report never replaces one)
 
     @property
     def changed(self) -> tuple[JobChange, ...]:

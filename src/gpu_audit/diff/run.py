@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -38,18 +39,16 @@ def run_diff(request: DiffRequest, settings: Settings) -> DiffResult:
     excludes = (*settings.exclude, *request.excludes)
     now = datetime.now(UTC)
     patterns = settings.workload_patterns
-    base_files, base_bytes = revision_files(paths, excludes, base)
-    before = judge(base.name, base_files, base_bytes, policy, patterns, now)
+    base_files, base_bytes, base_absent = revision_files(paths, excludes, base)
+    head_bytes: Mapping[str, bytes] | None = None
     if head is None:
-        head_files, missing = worktree_files(paths, excludes, root)
-        after = judge(WORKTREE, head_files, None, policy, patterns, now)
-        known = set(base_files.values())
-        for argument in missing:
-            if _relative_or_none(argument, root) not in known:
-                raise InputError(f"diff: {terminal_safe(argument)}: no such file on either side")
+        head_files, head_absent = worktree_files(paths, excludes, root)
     else:
-        head_files, head_bytes = revision_files(paths, excludes, head)
-        after = judge(head.name, head_files, head_bytes, policy, patterns, now)
+        head_files, head_bytes, head_absent = revision_files(paths, excludes, head)
+    for argument in (a for a in base_absent if a in head_absent):
+        raise InputError(f"diff: {terminal_safe(argument)}: no such file on either side")
+    before = judge(base.name, base_files, base_bytes, policy, patterns, now)
+    after = judge(head.name if head else WORKTREE, head_files, head_bytes, policy, patterns, now)
     jobs = pair(before, after, renames(base, head))
     dates = {
         c.price_as_of for j in jobs for c in (j.before, j.after) if c is not None and c.price_as_of
@@ -64,13 +63,5 @@ def run_diff(request: DiffRequest, settings: Settings) -> DiffResult:
         total=total(jobs),
         prices_as_of=tuple(sorted(dates)),
         errors=tuple(f"{e}; this file's jobs are not compared" for e in errors),
+        read=tuple(head_files) if head is None else (),
     )
-
-
-def _relative_or_none(path: str, root: str) -> str | None:
-    from gpu_audit.diff.files import relative
-
-    try:
-        return relative(path, root)
-    except InputError:
-        return None
