@@ -48,6 +48,7 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
     from gpu_audit.diff.render import render
     from gpu_audit.diff.run import DiffRequest, run_diff
     from gpu_audit.report import format_for
+    from gpu_audit.report.escape import terminal_safe
     from gpu_audit.settings import load_settings
 
     settings = load_settings(options["config_path"])
@@ -69,8 +70,6 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
     else:
         click.echo(text, nl=False)
     code, reasons = verdict(result, increase, options["fail_on"], options["fail_on_new"])
-    from gpu_audit.report.escape import terminal_safe
-
     for error in result.errors:
         click.echo(f"gpu-audit: error: {terminal_safe(error)}", err=True)
     for reason in reasons:
