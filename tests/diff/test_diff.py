@@ -189,6 +189,9 @@ def test_unbounded_jobs_show_the_hourly_rate_and_stay_out_of_the_run_total(repo:
     total = report["total"]
     assert (total["before_run_usd"], total["after_run_usd"], total["delta_usd"]) == (0, 0, 0)
     assert total["unbounded_jobs"] == 2
+    code, out, _ = cli("diff", "--base", "HEAD", "--format", "markdown")
+    hourly = f"+\\${sweep['after']['hourly_usd']:,.2f}/h"  # `$` escaped in Markdown
+    assert out.splitlines()[1].endswith(f"+\\$0.00 per run, {hourly} with no runtime cap")
     assert total["unbounded_hourly_delta_usd"] == sweep["after"]["hourly_usd"]
     code, out, _ = cli("diff", "--base", "HEAD", "--format", "table")
     assert code == 0

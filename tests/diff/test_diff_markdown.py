@@ -64,6 +64,9 @@ def test_a_pull_request_comment_with_six_columns(repo: Repo) -> None:
     assert rows[0] == ["job", "change", "GPUs", "capacity", "runtime cap", "per run"]
     assert len(rows) == 1 + total["changed_jobs"] == 4
     assert all(len(row) == 6 for row in rows)
+    # narrow: short middle cells; the first holds the job and its file, the last two amounts
+    assert all(len(cell) <= 40 for row in rows for cell in row[1:5]), rows
+    assert all(len(row[5]) <= 64 for row in rows), rows
     train = next(row for row in rows if "train-llm" in row[0])
     assert train[1:5] == ["modified", "A100-40GB × 8 → H100 × 8", "spot → on-demand", "10 h → 24 h"]
     assert "$50.93 → $1,320.96" in train[5] and "+$1,270.03 (+2,493.7%)" in train[5]

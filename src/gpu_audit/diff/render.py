@@ -70,7 +70,10 @@ def headline(result: DiffResult) -> str:
     if not total.changed_jobs:
         return "no change to any GPU job"
     percent = "" if total.delta_percent is None else f" ({total.delta_percent:+,.1f}%)"
-    return f"{signed(total.delta_usd)} per run{percent}"
+    text = f"{signed(total.delta_usd)} per run{percent}"
+    if total.unbounded_hourly_delta_usd:
+        text += f", {signed(total.unbounded_hourly_delta_usd)}/h with no runtime cap"
+    return text
 
 
 def summary(result: DiffResult) -> str:
