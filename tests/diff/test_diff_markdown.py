@@ -96,3 +96,11 @@ def test_values_from_files_stay_text(repo: Repo) -> None:
     assert "\u202e" not in text and "\\u202e" in text
     hostile_row = next(row for row in rows if "img" in row[0])
     assert "x|y <img src=x onerror=alert(1)>" in hostile_row[0]
+
+
+def test_a_full_hash_base_is_shown_abbreviated(repo: Repo) -> None:
+    _changed(repo)
+    base = repo.git("rev-parse", "HEAD~1").strip()
+    code, out, _ = cli("diff", "--base", base, "--head", "HEAD", "--format", "markdown")
+    assert code == 0
+    assert f"between {base[:12]} and HEAD:" in out and base not in out
