@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from gpu_audit.diff.git import Revision, read_blobs, tree_files
+from gpu_audit.diff.git import Revision, abbreviated, read_blobs, tree_files
 from gpu_audit.errors import InputError
 from gpu_audit.jobs.discover import Walker, expand
 from gpu_audit.report.escape import terminal_safe
@@ -125,5 +125,5 @@ def revision_files(
         else:
             absent.append(argument)
     blobs = read_blobs(revision, chosen)
-    names = {f"{revision.name}:{rel}": rel for rel in chosen}
+    names = {f"{abbreviated(revision.name)}:{rel}": rel for rel in chosen}
     return names, {load: blobs[rel] for load, rel in names.items() if rel in blobs}, absent

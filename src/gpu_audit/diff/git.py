@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -14,6 +15,14 @@ TIMEOUT = 60.0  # seconds for any one git call; a repository that takes longer i
 # No prompt, no lazy fetch from a partial clone's promisor remote, no lock on the index.
 _ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_NO_LAZY_FETCH": "1", "GIT_OPTIONAL_LOCKS": "0"}
 _FILE_MODES = ("100644", "100755")  # regular files; symlinks (120000) and submodules are not read
+
+
+_HASH = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def abbreviated(ref: str) -> str:
+    """A full commit hash (what CI passes as the base) shortened as git does; names as given."""
+    return ref[:12] if _HASH.fullmatch(ref) else ref
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
+from gpu_audit.diff.git import abbreviated
 from gpu_audit.diff.model import Cost, DiffResult, JobChange, Total
 from gpu_audit.estimate.render import money
 from gpu_audit.report.escape import terminal_safe
 
 FORMATS = ("table", "json", "markdown")
-_HASH = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 JSON_VERSION = 1
 TABLE_HEADERS = ["file", "job", "change", "GPUs", "capacity", "runtime cap", "per run", "delta"]
 
@@ -81,7 +80,7 @@ def headline(result: DiffResult) -> str:
 def summary(result: DiffResult) -> str:
     """The totals in a sentence: before and after, jobs changed, what no per-run sum holds."""
     total = result.total
-    base, head = _short(result.base), _short(result.head)
+    base, head = abbreviated(result.base), abbreviated(result.head)
     head = head if result.head_commit else f"the {head}"
     if not total.changed_jobs:
         return f"No GPU job changed between {base} and {head}."
@@ -91,11 +90,6 @@ def summary(result: DiffResult) -> str:
         f"{money(total.before_run_usd)} → {money(total.after_run_usd)} per run"
     )
     return text + "".join(f"; {part}" for part in left_out(total)) + "."
-
-
-def _short(ref: str) -> str:
-    """A full commit hash (what CI passes as the base) as git abbreviates it; names as given."""
-    return ref[:12] if _HASH.fullmatch(ref) else ref
 
 
 def left_out(total: Total) -> list[str]:

@@ -26,7 +26,7 @@ class DiffRequest:
 
 def run_diff(request: DiffRequest, settings: Settings) -> DiffResult:
     from gpu_audit.diff.files import revision_files, worktree_files
-    from gpu_audit.diff.git import renames, repository, resolve
+    from gpu_audit.diff.git import abbreviated, renames, repository, resolve
     from gpu_audit.diff.pair import pair, total
     from gpu_audit.diff.sides import judge
     from gpu_audit.policy.loader import load_policy
@@ -47,8 +47,9 @@ def run_diff(request: DiffRequest, settings: Settings) -> DiffResult:
         head_files, head_bytes, head_absent = revision_files(paths, excludes, head)
     for argument in (a for a in base_absent if a in head_absent):
         raise InputError(f"diff: {terminal_safe(argument)}: no such file on either side")
-    before = judge(base.name, base_files, base_bytes, policy, patterns, now)
-    after = judge(head.name if head else WORKTREE, head_files, head_bytes, policy, patterns, now)
+    before = judge(abbreviated(base.name), base_files, base_bytes, policy, patterns, now)
+    label = abbreviated(head.name) if head else WORKTREE
+    after = judge(label, head_files, head_bytes, policy, patterns, now)
     jobs = pair(before, after, renames(base, head))
     dates = {
         c.price_as_of for j in jobs for c in (j.before, j.after) if c is not None and c.price_as_of
