@@ -44,6 +44,7 @@ CASES = [
 @pytest.fixture
 def tree(repo: Repo) -> Repo:
     repo.write(TREE)
+    os.symlink("a.yaml", repo.path / "jobs/linked.yaml")  # read through, as a checkout is
     repo.git("add", "-A")
     repo.git("add", "-f", "generated/x.yaml", "jobs/sub/local.yaml", "x.tmp.yaml")  # tracked anyway
     repo.git("commit", "-q", "-m", "tree")
@@ -79,6 +80,8 @@ def test_the_tree_is_read_as_check_reads_a_checkout(
     from_disk = sorted(relative(p, str(checkout.resolve())) for p in found)
     assert from_git == from_disk and from_git
     assert "generated/x.yaml" not in from_git  # the revision's .gitignore applies
+    if not arguments or arguments[0] == "jobs":
+        assert "jobs/linked.yaml" in from_git
     assert all(contents[f"HEAD:{f}"] == (checkout / f).read_bytes() for f in from_git)
 
 
@@ -118,3 +121,17 @@ def test_a_gitignore_added_by_the_change_hides_the_file_on_the_head_side_only(tr
     assert {j["change"] for j in report["jobs"] if not j["file"].startswith("legacy/")} == {
         "unchanged"
     }
+
+
+def test_a_linked_job_file_is_read_through_on_both_sides(repo: Repo) -> None:
+    repo.write({"jobs/a.yaml": EVAL_L4})
+    os.symlink("a.yaml", repo.path / "jobs/linked.yaml")
+    repo.commit({}, "base")
+    _, report = diff_json("--base", "HEAD")
+    assert sorted((j["file"], j["change"]) for j in report["jobs"]) == [
+        ("jobs/a.yaml", "unchanged"),
+        ("jobs/linked.yaml", "unchanged"),
+    ]
+    repo.write({"jobs/a.yaml": EVAL_L4.replace('"2"', '"5"')})
+    _, report = diff_json("--base", "HEAD")
+    assert {j["change"] for j in report["jobs"]} == {"modified"}

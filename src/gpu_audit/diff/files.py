@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from gpu_audit.diff.git import Revision, abbreviated, read_blobs, tree_files
+from gpu_audit.diff.git import Revision, abbreviated, link_targets, read_blobs, tree_files
 from gpu_audit.errors import InputError
 from gpu_audit.jobs.discover import Walker, expand
 from gpu_audit.report.escape import terminal_safe
@@ -22,8 +22,10 @@ _GLOB_CHARS = frozenset("*?[")
 
 
 def relative(path: str, root: str) -> str:
-    """`path` (as given, from the working directory) relative to the repository root."""
-    rel = os.path.relpath(os.path.realpath(path), root).replace(os.sep, "/")
+    """`path` (as given, from the working directory) relative to the repository root; a link is
+    named as itself (its directory resolved, not the link)."""
+    parent, name = os.path.split(os.path.abspath(path))
+    rel = os.path.relpath(os.path.join(os.path.realpath(parent), name), root).replace(os.sep, "/")
     if rel == ".." or rel.startswith("../"):
         raise InputError(f"diff: {terminal_safe(path)}: outside the repository {root}")
     return rel
@@ -43,12 +45,19 @@ def worktree_files(
 class TreeWalker(Walker):
     """`Walker`'s rules over a revision's tree: its `.gitignore` files, read from git."""
 
-    def __init__(self, excludes: Sequence[str], revision: Revision, files: Sequence[str]) -> None:
+    def __init__(
+        self,
+        excludes: Sequence[str],
+        revision: Revision,
+        files: Sequence[str],
+        targets: Mapping[str, str],  # symbolic link → the file it names
+    ) -> None:
         super().__init__(excludes)
         self._root = revision.root
         self._files = sorted(files)
         ignores = [f for f in files if f == ".gitignore" or f.endswith("/.gitignore")]
-        self._ignore_text = read_blobs(revision, ignores)
+        blobs = read_blobs(revision, [targets.get(f, f) for f in ignores])
+        self._ignore_text = {f: blobs.get(targets.get(f, f), b"") for f in ignores}
         self._pruned: dict[tuple[str, str], bool] = {}
 
     def _is_root(self, directory: str) -> bool:
@@ -109,9 +118,11 @@ def revision_files(
 ) -> tuple[dict[str, str], Mapping[str, bytes], list[str]]:
     """Load path (`REV:file`) → repository-relative file at the revision, their bytes, and the
     explicit file arguments the revision does not have."""
-    files = tree_files(revision)
+    regular, links = tree_files(revision)
+    targets = link_targets(revision, links, set(regular))  # followed, as a checkout would be
+    files = [*regular, *targets]
     known = set(files)
-    walker = TreeWalker(excludes, revision, files)
+    walker = TreeWalker(excludes, revision, files, targets)
     chosen: dict[str, None] = {}
     absent: list[str] = []
     for argument in arguments:
@@ -124,6 +135,7 @@ def revision_files(
             chosen[rel] = None  # explicit: always read, as `check` reads it
         else:
             absent.append(argument)
-    blobs = read_blobs(revision, chosen)
+    blobs = read_blobs(revision, [targets.get(rel, rel) for rel in chosen])
     names = {f"{abbreviated(revision.name)}:{rel}": rel for rel in chosen}
-    return names, {load: blobs[rel] for load, rel in names.items() if rel in blobs}, absent
+    contents = {load: blobs.get(targets.get(rel, rel), b"") for load, rel in names.items()}
+    return names, contents, absent

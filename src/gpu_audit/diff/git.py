@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 
 from gpu_audit.errors import InputError
@@ -14,7 +15,8 @@ from gpu_audit.report.escape import terminal_safe
 TIMEOUT = 60.0  # seconds for any one git call; a repository that takes longer is reported
 # No prompt, no lazy fetch from a partial clone's promisor remote, no lock on the index.
 _ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_NO_LAZY_FETCH": "1", "GIT_OPTIONAL_LOCKS": "0"}
-_FILE_MODES = ("100644", "100755")  # regular files; symlinks (120000) and submodules are not read
+_FILE_MODES = ("100644", "100755")  # regular files; submodules (commits) are not read
+_LINK_MODE = b"120000"
 
 
 _HASH = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -87,18 +89,34 @@ def resolve(root: str, name: str, flag: str) -> Revision:
     return Revision(name, out.decode().strip(), root)
 
 
-def tree_files(revision: Revision) -> list[str]:
-    """Every regular file of the revision, repository-relative with `/`."""
+def tree_files(revision: Revision) -> tuple[list[str], list[str]]:
+    """The regular files and the symbolic links of the revision, repository-relative with `/`."""
     out = _git(revision.root, ["ls-tree", "-r", "-z", "--full-tree", revision.commit])
-    files = []
+    files: list[str] = []
+    links: list[str] = []
     for entry in out.split(b"\0"):
         if not entry:
             continue
         meta, _, path = entry.partition(b"\t")
         mode, kind, _ = meta.split(b" ", 2)
+        name = path.decode("utf-8", "surrogateescape")
         if kind == b"blob" and mode.decode() in _FILE_MODES:
-            files.append(path.decode("utf-8", "surrogateescape"))
-    return files
+            files.append(name)
+        elif kind == b"blob" and mode == _LINK_MODE:
+            links.append(name)
+    return files, links
+
+
+def link_targets(revision: Revision, links: Iterable[str], files: Set[str]) -> dict[str, str]:
+    """Symbolic link → the regular file of the tree it names (as a checkout would follow it);
+    links to directories, to other links or out of the repository are left out."""
+    targets = {}
+    for link, raw in read_blobs(revision, links).items():
+        target = raw.decode("utf-8", "surrogateescape")
+        resolved = posixpath.normpath(posixpath.join(posixpath.dirname(link), target))
+        if not target.startswith("/") and resolved in files:
+            targets[link] = resolved
+    return targets
 
 
 def read_blobs(revision: Revision, paths: Iterable[str]) -> dict[str, bytes]:
