@@ -22,6 +22,7 @@ LAYERS: list[set[str]] = [
     {"policy", "jobs", "collectors", "prices", "history"},
     {"estimate", "report"},
     {"audit", "node_join", "settings"},
+    {"diff"},
     {"cli"},
     {"__main__"},
 ]

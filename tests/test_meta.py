@@ -62,6 +62,7 @@ def test_the_wheel_carries_the_pack_catalog_and_schemas(tmp_path: Path) -> None:
         "gpu_audit/policies/runbook.yaml",
         "gpu_audit/policies/examples/team-overlay.yaml",
         "gpu_audit/policy/schema.json",
+        "gpu_audit/diff/diff-v1.schema.json",
         "gpu_audit/catalog/data/instances.csv",
         "gpu_audit/catalog/data/prices.csv",
     ):

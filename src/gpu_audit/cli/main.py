@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import click
 
 from gpu_audit import __version__
+from gpu_audit.cli.diff import diff_command
 from gpu_audit.cli.history import COMPARISON_OPTIONS, history_group, needs_comparison
 from gpu_audit.cli.prices import prices_option, use_prices
 from gpu_audit.cli.tools import catalog, estimate, policies
@@ -348,6 +349,7 @@ main.add_command(history_group)
 main.add_command(estimate)
 main.add_command(policies)
 main.add_command(catalog)
+main.add_command(diff_command)
 
 
 def incomplete_notice(result: ScanResult) -> str:

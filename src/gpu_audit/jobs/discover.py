@@ -23,13 +23,13 @@ def expand(arguments: Sequence[str], excludes: Sequence[str] = ()) -> tuple[list
     nothing (a glob with no match, a path that does not exist)."""
     files: dict[str, None] = {}
     unmatched: list[str] = []
-    walker: _Walker | None = None
+    walker: Walker | None = None
     for argument in arguments:
         if os.path.isdir(argument):
-            walker = walker or _Walker(excludes)
+            walker = walker or Walker(excludes)
             files.update(dict.fromkeys(walker.walk(argument)))
         elif not os.path.lexists(argument) and _GLOB_CHARS & set(argument):
-            walker = walker or _Walker(excludes)
+            walker = walker or Walker(excludes)
             found = [*walker.globbed(argument)]
             if not found:
                 unmatched.append(f"{argument}: no YAML or JSON file matches this pattern")
@@ -39,7 +39,9 @@ def expand(arguments: Sequence[str], excludes: Sequence[str] = ()) -> tuple[list
     return list(files), unmatched
 
 
-class _Walker:
+class Walker:
+    """Which files under a directory or glob `check` reads (`diff` walks a git tree with it)."""
+
     def __init__(self, excludes: Sequence[str]) -> None:
         import pathspec  # ~10 ms, only when a directory or glob is given
 
@@ -49,9 +51,9 @@ class _Walker:
 
     def walk(self, top: str) -> Iterator[str]:
         for here, dirs, names in os.walk(top):
-            dirs[:] = sorted(d for d in dirs if d != ".git" and not self._skip(here, d, True))
+            dirs[:] = sorted(d for d in dirs if not self.prunes(here, d))
             for name in sorted(names):
-                if name.lower().endswith(_SUFFIXES) and not self._skip(here, name, False):
+                if self.wanted(here, name):
                     yield os.path.join(here, name)
 
     def globbed(self, pattern: str) -> Iterator[str]:
@@ -59,8 +61,16 @@ class _Walker:
             if os.path.isdir(path):
                 continue
             here, name = os.path.split(path)
-            if name.lower().endswith(_SUFFIXES) and not self._skip(here or ".", name, False):
+            if self.wanted(here or ".", name):
                 yield path
+
+    def wanted(self, here: str, name: str) -> bool:
+        """A YAML/JSON file in directory `here` that no pattern excludes."""
+        return name.lower().endswith(_SUFFIXES) and not self._skip(here, name, False)
+
+    def prunes(self, here: str, name: str) -> bool:
+        """A directory in `here` not to enter: `.git`, or one a pattern excludes."""
+        return name == ".git" or self._skip(here, name, True)
 
     def _skip(self, here: str, name: str, is_dir: bool) -> bool:
         """Excluded by `--exclude` (matched against the path as given and from here), or by a
@@ -76,12 +86,16 @@ class _Walker:
                 relative = os.path.relpath(os.path.abspath(path), directory)
                 if spec.match_file(relative.replace(os.sep, "/") + suffix):
                     return True
-            if os.path.exists(os.path.join(directory, ".git")):
+            if self._is_root(directory):
                 return False
             parent = os.path.dirname(directory)
             if parent == directory:
                 return False
             directory = parent
+
+    def _is_root(self, directory: str) -> bool:
+        """The repository root: no `.gitignore` above it applies."""
+        return os.path.exists(os.path.join(directory, ".git"))
 
     def _gitignore(self, directory: str) -> Any:
         if directory not in self._ignores:

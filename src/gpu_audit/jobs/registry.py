@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gpu_audit.core.resource import Resource
@@ -61,13 +61,17 @@ class JobLoad:
     files: tuple[str, ...]
 
 
-def load_jobs(paths: Sequence[str]) -> JobLoad:
-    """Every GPU job in these files, and every file that held none (with the reason)."""
+def load_jobs(paths: Sequence[str], contents: Mapping[str, bytes] | None = None) -> JobLoad:
+    """Every GPU job in these files, and every file that held none (with the reason).
+
+    `contents` gives the bytes of some paths (a file at a git revision, read by `diff`): those
+    are parsed as if read from disk, under the path given for them in messages.
+    """
     resources: list[Resource] = []
     skipped: list[Skipped] = []
     for path in paths:
         try:
-            found, skip = _load_file(path)
+            found, skip = _load_file(path, None if contents is None else contents.get(path))
         except InputError as exc:
             skipped.append(
                 Skipped(path=path, reason=str(exc), error=True, line=_error_line(str(exc), path))
@@ -79,8 +83,8 @@ def load_jobs(paths: Sequence[str]) -> JobLoad:
     return JobLoad(tuple(resources), tuple(skipped), tuple(paths))
 
 
-def _load_file(path: str) -> tuple[list[Resource], Skipped | None]:
-    text = read_text(path)
+def _load_file(path: str, raw: bytes | None = None) -> tuple[list[Resource], Skipped | None]:
+    text = read_text(path, raw)
     note = None
     try:
         documents = load_documents(path, text)

@@ -1,0 +1,77 @@
+"""`gpu-audit diff --base REF [PATHS...]`: what a change to job configs does to a run's cost."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from gpu_audit.errors import ConfigError
+from gpu_audit.settings import FAIL_ON
+
+_FORMATS = ("table", "markdown", "json")
+
+
+@click.command("diff", short_help="Cost of a change to job configs, for code review.")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--base", required=True, metavar="REF", help="The revision to compare with.")
+@click.option("--head", metavar="REF", help="Compare this revision (default: the working tree).")
+@click.option(
+    "--exclude",
+    "excludes",
+    multiple=True,
+    metavar="GLOB",
+    help="Skip files matching this .gitignore-style pattern, as `check` does (repeatable).",
+)
+@click.option("--policy", "policies", multiple=True, metavar="FILE", help="Policy file.")
+@click.option("--config", "config_path", metavar="FILE", help="Settings file.")
+@click.option("--format", "fmt", type=click.Choice(_FORMATS), default=None)
+@click.option("--output", "-o", metavar="PATH", help="Write the report here (atomically).")
+@click.option(
+    "--fail-on-increase",
+    metavar="USD|PCT%",
+    help="Exit 1 when a run of the changed jobs costs more by this (500, or 20%).",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON),
+    help="Exit 1 on a new finding at or above this severity.",
+)
+@click.option("--fail-on-new", is_flag=True, help="Exit 1 on any new finding.")
+def diff_command(paths: tuple[str, ...], **options: Any) -> None:
+    """Compare the GPU jobs of PATHS (default: the repository; files, directories and globs, as
+    `check` takes them) at --base with the working tree (or --head): per job, the GPUs,
+    capacity, runtime cap and cost of one run before and after, and findings new and resolved.
+    Reads git itself: no checkout, no network. Exit 1 when a gate trips, 2 on bad input."""
+    from gpu_audit.diff.gate import Increase, verdict
+    from gpu_audit.diff.render import render
+    from gpu_audit.diff.run import DiffRequest, run_diff
+    from gpu_audit.report import format_for
+    from gpu_audit.report.escape import terminal_safe
+    from gpu_audit.settings import load_settings
+
+    settings = load_settings(options["config_path"])
+    threshold = options["fail_on_increase"]
+    increase = Increase.parse(threshold) if threshold is not None else None
+    fmt = options["fmt"] or format_for(options["output"], sys.stdout.isatty())
+    fmt = "table" if fmt == "text" else fmt  # piped: the table reads as well as any text
+    if fmt not in _FORMATS:
+        raise ConfigError(f"diff: no {fmt} output; formats: {', '.join(_FORMATS)}")
+    request = DiffRequest(
+        options["base"], options["head"], paths, options["excludes"], options["policies"]
+    )
+    result = run_diff(request, settings)
+    text = render(result, fmt)
+    if options["output"]:
+        from gpu_audit.core.writer import write_atomic
+
+        write_atomic(options["output"], text, inputs=(*paths, *result.read))  # never over an input
+    else:
+        click.echo(text, nl=False)
+    code, reasons = verdict(result, increase, options["fail_on"], options["fail_on_new"])
+    for error in result.errors:
+        click.echo(f"gpu-audit: error: {terminal_safe(error)}", err=True)
+    for reason in reasons:
+        click.echo(f"gpu-audit: gate: {terminal_safe(reason)}", err=True)
+    sys.exit(code)

@@ -1,0 +1,1 @@
+"""`gpu-audit diff`: what a change to job configs costs, for code review (docs/code-review.md)."""

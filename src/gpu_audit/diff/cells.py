@@ -1,0 +1,96 @@
+"""The cell texts of a diff that the terminal table and the Markdown comment share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gpu_audit.diff.git import abbreviated
+from gpu_audit.diff.model import Cost, DiffResult, JobChange, Total
+from gpu_audit.estimate.render import money
+
+
+def signed(value: float) -> str:
+    return f"{'+' if value >= 0 else '-'}${abs(value):,.2f}"
+
+
+def hourly(value: float | None) -> str:
+    return "-" if value is None else f"${value:,.2f}/h"
+
+
+def gpus(cost: Cost) -> str:
+    if cost.gpu_model is None or cost.gpu_count is None:
+        return "unknown GPUs"
+    return f"{cost.gpu_model} × {cost.gpu_count}"
+
+
+def capacity(cost: Cost) -> str:
+    stated = cost.capacity or "unstated"
+    return stated if stated == cost.priced_as else f"{stated} (priced {cost.priced_as})"
+
+
+def cap(cost: Cost) -> str:
+    return "none" if cost.runtime_cap_hours is None else f"{cost.runtime_cap_hours:g} h"
+
+
+def run(cost: Cost) -> str:
+    """One run: dollars; a priced job with no cap shows its hourly rate and says it is unbounded."""
+    if cost.hourly_usd is None:
+        return "unpriced"
+    if cost.run_usd is None:
+        return f"{hourly(cost.hourly_usd)}, unbounded"
+    return money(cost.run_usd)
+
+
+def across(job: JobChange, show: Callable[[Cost], str]) -> str:
+    """`before → after` where they differ; one value where they agree or one side is absent."""
+    values = [show(c) for c in (job.before, job.after) if c is not None]
+    return values[0] if len(set(values)) == 1 else " → ".join(values)
+
+
+def delta(job: JobChange) -> str:
+    if job.delta_usd is not None:
+        percent = "" if job.delta_percent is None else f" ({job.delta_percent:+,.1f}%)"
+        return signed(job.delta_usd) + percent
+    if job.unpriced:
+        return "unpriced"
+    hourly_delta = job.delta_hourly_usd or 0.0
+    return f"{signed(hourly_delta)}/h, unbounded"
+
+
+def headline(result: DiffResult) -> str:
+    """The total delta per run, in a few words (the title of a pull-request comment)."""
+    total = result.total
+    if not total.changed_jobs:
+        return "no change to any GPU job"
+    percent = "" if total.delta_percent is None else f" ({total.delta_percent:+,.1f}%)"
+    text = f"{signed(total.delta_usd)} per run{percent}"
+    if total.unbounded_hourly_delta_usd:
+        text += f", {signed(total.unbounded_hourly_delta_usd)}/h with no runtime cap"
+    return text
+
+
+def summary(result: DiffResult) -> str:
+    """The totals in a sentence: before and after, jobs changed, what no per-run sum holds."""
+    total = result.total
+    base, head = abbreviated(result.base), abbreviated(result.head)
+    head = head if result.head_commit else f"the {head}"
+    if not total.changed_jobs:
+        return f"No GPU job changed between {base} and {head}."
+    noun = "job" if total.changed_jobs == 1 else "jobs"
+    text = (
+        f"{total.changed_jobs} changed GPU {noun} between {base} and {head}: "
+        f"{money(total.before_run_usd)} → {money(total.after_run_usd)} per run"
+    )
+    return text + "".join(f"; {part}" for part in left_out(total)) + "."
+
+
+def left_out(total: Total) -> list[str]:
+    parts = []
+    if total.unbounded_jobs:
+        parts.append(
+            f"{signed(total.unbounded_hourly_delta_usd)}/h on {total.unbounded_jobs} job(s) "
+            "with no runtime cap (unbounded, not in the per-run total)"
+        )
+    if total.unpriced_jobs:
+        parts.append(f"{total.unpriced_jobs} unpriced job(s) not in the total")
+    return parts

@@ -1,0 +1,89 @@
+"""A diff as a terminal table or versioned JSON; Markdown in diff/markdown.py."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from gpu_audit.diff.cells import (
+    across,
+    cap,
+    capacity,
+    delta,
+    gpus,
+    headline,
+    run,
+    summary,
+)
+from gpu_audit.diff.model import DiffResult, JobChange
+from gpu_audit.report.escape import terminal_safe
+
+FORMATS = ("table", "json", "markdown")
+JSON_VERSION = 1
+TABLE_HEADERS = ["file", "job", "change", "GPUs", "capacity", "runtime cap", "per run", "delta"]
+
+
+def render(result: DiffResult, fmt: str) -> str:
+    if fmt == "json":
+        return render_json(result)
+    if fmt == "markdown":
+        from gpu_audit.diff.markdown import render_markdown
+
+        return render_markdown(result)
+    return render_table(result)
+
+
+def render_table(result: DiffResult) -> str:
+    from tabulate import tabulate
+
+    safe = terminal_safe
+    lines = [safe(f"gpu-audit diff: {headline(result)}. {summary(result)}")]
+    changed = result.changed
+    if changed:
+        rows = [
+            [safe(j.file), safe(j.name), j.change, safe(across(j, gpus)), safe(across(j, capacity)),
+             across(j, cap), across(j, run), delta(j)]
+            for j in changed
+        ]  # fmt: skip
+        lines += ["", tabulate(rows, headers=TABLE_HEADERS, disable_numparse=True)]
+    for job in changed:
+        extra = [f"  note: {n}" for n in job.notes]
+        extra += [
+            f"  + {f.severity} {f.rule_id}: {f.message} ({f.location})" for f in job.findings_new
+        ]
+        extra += [
+            f"  - {f.severity} {f.rule_id}: resolved ({f.location})" for f in job.findings_resolved
+        ]
+        if extra:
+            lines += ["", safe(f"{job.file} {job.name}:"), *map(safe, extra)]
+    unchanged = len(result.jobs) - len(changed)
+    if unchanged:
+        lines += ["", f"{unchanged} GPU job(s) unchanged."]
+    if result.prices_as_of:
+        lines.append(f"Prices as of {', '.join(result.prices_as_of)}; sources: --format json.")
+    return "\n".join(lines) + "\n"
+
+
+def render_json(result: DiffResult) -> str:
+    data: dict[str, Any] = {
+        "version": JSON_VERSION,
+        "kind": "diff",
+        "base": {"ref": result.base, "commit": result.base_commit},
+        "head": {"ref": result.head, "commit": result.head_commit},
+        "jobs": [_job_json(j) for j in result.jobs],
+        "total": asdict(result.total),
+        "prices_as_of": list(result.prices_as_of),
+        "errors": list(result.errors),
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _job_json(job: JobChange) -> dict[str, Any]:
+    data = asdict(job)
+    for side in ("before", "after"):
+        cost = getattr(job, side)
+        if cost is not None:
+            data[side]["unbounded"] = cost.unbounded
+    data["unbounded"] = job.unbounded
+    return data
