@@ -1,0 +1,26 @@
+"""Azure SDK errors as coverage gaps: one located line, no token or URL query in it."""
+
+from __future__ import annotations
+
+from gpu_audit.collectors.redact import redact_urls
+from gpu_audit.model import CoverageGap
+
+
+def error_name(exc: Exception) -> str:
+    """`AuthorizationFailed (403)`, `TooManyRequests (429)`, or the exception's class name."""
+    status = getattr(exc, "status_code", None)
+    error = getattr(exc, "error", None)
+    code = getattr(error, "code", None) or getattr(exc, "reason", None) or type(exc).__name__
+    return f"{code} ({status})" if isinstance(status, int) else str(code)
+
+
+def one_line(exc: Exception) -> str:
+    error = getattr(exc, "error", None)
+    text = str(getattr(error, "message", None) or getattr(exc, "message", None) or exc)
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return redact_urls(lines[0][:300]) if lines else type(exc).__name__
+
+
+def gap(subscription: str, exc: Exception, what: str = "") -> CoverageGap:
+    scope = f"subscription {subscription}" + (f" {what}" if what else "")
+    return CoverageGap("azure", scope, error_name(exc), one_line(exc), account=subscription)
