@@ -39,6 +39,7 @@ class Recorded:
     path: str
     query: dict[str, list[str]]
     body: dict[str, Any] | None = None
+    authorization: str | None = None  # the Authorization header, if one was sent
 
 
 @dataclass
@@ -136,7 +137,9 @@ class _Handler(BaseHTTPRequestHandler):
         query = parse_qs(split.query)
         fake = self.server.fake
         with fake.lock:
-            fake.requests.append(Recorded("GET", path, query))
+            fake.requests.append(
+                Recorded("GET", path, query, None, self.headers.get("Authorization"))
+            )
         parts = path.strip("/").split("/")
         lowered = [p.lower() for p in parts]
         if lowered == ["subscriptions"]:
@@ -224,7 +227,11 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
         fake = self.server.fake
         with fake.lock:
-            fake.requests.append(Recorded("POST", path, parse_qs(split.query), body))
+            fake.requests.append(
+                Recorded(
+                    "POST", path, parse_qs(split.query), body, self.headers.get("Authorization")
+                )
+            )
         if path.lower() != "/providers/microsoft.resourcegraph/resources":
             self._send(405, _error("MethodNotAllowed", "read-only fake"))
             return
