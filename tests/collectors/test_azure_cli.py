@@ -177,6 +177,8 @@ def test_the_done_when_scan(tmp_path: Path) -> None:
     }
     stopped = next(f for f in report["findings"] if f["rule_id"] == "stopped-still-billed")
     assert stopped["monthly_savings_usd"] == 383.98
+    warm = next(f for f in report["findings"] if f["rule_id"] == "gpu-cluster-scales-to-zero")
+    assert warm["monthly_savings_usd"] == 5362.58  # both nodes are the minimum
     missing = {
         (n["rule_id"], n["resource_id"].rsplit("/", 1)[-1], n["missing"])
         for n in report["not_evaluated"]
