@@ -172,12 +172,12 @@ def test_the_done_when_scan(tmp_path: Path) -> None:
     assert fired == {
         ("spot-for-training", "train-v100"),
         ("stopped-still-billed", "eval-t4-stopped"),
-        ("gpu-cluster-scales-to-zero", "gpu-cluster"),
+        ("warm-gpu-cluster", "gpu-cluster"),
         ("forgotten-notebook", "kim-notebook"),  # created 2026-11-10, up more than 7 days
     }
     stopped = next(f for f in report["findings"] if f["rule_id"] == "stopped-still-billed")
     assert stopped["monthly_savings_usd"] == 383.98
-    warm = next(f for f in report["findings"] if f["rule_id"] == "gpu-cluster-scales-to-zero")
+    warm = next(f for f in report["findings"] if f["rule_id"] == "warm-gpu-cluster")
     assert warm["monthly_savings_usd"] == 5362.58  # both nodes are the minimum
     missing = {
         (n["rule_id"], n["resource_id"].rsplit("/", 1)[-1], n["missing"])
