@@ -13,7 +13,7 @@ It answers the read calls the collector makes, in the documented JSON shapes:
   `resourceGroup` added, the power state moved to `properties.extended.instanceView.powerState`,
   the resource group of the id lower-cased.
 
-Faults: `forbidden` subscriptions answer 403 `AuthorizationFailed` on ARM and are absent from
+Faults: `stall[route]` seconds of silence before an answer; `forbidden` subscriptions answer 403 `AuthorizationFailed` on ARM and are absent from
 Resource Graph; `faults[route]` queues statuses (`429` carries `Retry-After`) answered before the
 real answer on that route (`graph`, `vms`, `scale_sets`, `workspaces`, `computes`,
 `subscriptions`). Every request is recorded, so tests can check that only reads were made.
@@ -24,7 +24,9 @@ from __future__ import annotations
 import copy
 import json
 import re
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -51,6 +53,7 @@ class FakeAzure:
     forbidden: set[str] = field(default_factory=set)
     faults: dict[str, list[int]] = field(default_factory=dict)
     retry_after: str = "1"
+    stall: dict[str, float] = field(default_factory=dict)  # route → seconds before answering
     page_size: int = 2
     requests: list[Recorded] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -118,6 +121,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _faulted(self, route: str) -> bool:
+        wait = self.server.fake.stall.get(route)
+        if wait:
+            time.sleep(wait)  # bounded: a test sets a few seconds at most
         status = self.server.fake.fault(route)
         if status is None:
             return False
@@ -295,6 +301,11 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, fake: FakeAzure) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.fake = fake
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that gave up on a stalled answer is expected; anything else is reported."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 @contextmanager

@@ -248,6 +248,22 @@ def test_a_retry_after_longer_than_the_timeout_is_a_gap_not_a_wait(tmp_path: Pat
     ]
 
 
+@pytest.mark.parametrize("source", ["resource-graph", "arm"])
+def test_a_silent_endpoint_is_a_gap_within_the_timeout(source: str, tmp_path: Path) -> None:
+    """Each call waits --timeout at most, retries included: then the subscription is a gap."""
+    fake = scenario()
+    fake.stall = {"graph": 4.0, "vms": 4.0}
+    start = time.monotonic()
+    code, report, stderr = run_scan(
+        fake, tmp_path, "--subscription", SUB_A, "--timeout", "0.5", "--azure-source", source
+    )
+    elapsed = time.monotonic() - start
+    assert code == 3, stderr
+    assert [g["account"] for g in report["coverage_gaps"]] == [SUB_A]
+    assert "Traceback" not in stderr
+    assert elapsed < 25  # 3 attempts of 0.5 s plus backoff, and the CLI's own start-up
+
+
 def test_a_forbidden_workspace_is_a_gap_naming_it(tmp_path: Path) -> None:
     fake = scenario()
     fake.faults = {"computes": [403]}

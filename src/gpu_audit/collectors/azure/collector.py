@@ -17,7 +17,7 @@ from typing import Any
 
 from gpu_audit.collectors.azure import arm as arm_source
 from gpu_audit.collectors.azure.connect import Arm
-from gpu_audit.collectors.azure.errors import gap, one_line
+from gpu_audit.collectors.azure.errors import error_name, gap, one_line
 from gpu_audit.collectors.azure.graph import graph_rows
 from gpu_audit.collectors.azure.mapping import (
     SCALE_SET,
@@ -75,7 +75,7 @@ class AzureCollector(Collector[AzureSettings]):
     def _collect(self, arm: Arm) -> Iterator[Resource | CoverageGap]:
         named = tuple(dict.fromkeys(s.strip() for s in self.settings.subscriptions if s.strip()))
         self._tick(Progress(0, 0, 0, "listing subscriptions"))
-        subscriptions = named or tuple(arm_source.subscriptions(arm))
+        subscriptions = named or self._readable(arm)
         self._subscriptions = subscriptions
         self._tick(Progress(0, len(subscriptions), 0, "listing resources"))
         if self.settings.source == "arm":
@@ -95,6 +95,18 @@ class AzureCollector(Collector[AzureSettings]):
                 yield resource
         self._tick(Progress(len(subscriptions), len(subscriptions), found, "reading computes"))
         yield from self._computes(arm, workspaces)
+
+    def _readable(self, arm: Arm) -> tuple[str, ...]:
+        from azure.core.exceptions import AzureError, ClientAuthenticationError
+
+        try:
+            return tuple(arm_source.subscriptions(arm))
+        except ClientAuthenticationError:
+            raise
+        except AzureError as exc:
+            raise ProviderUnavailable(
+                error_name(exc), f"azure: cannot list subscriptions: {one_line(exc)}"
+            ) from exc
 
     def _resources(self, kind: str, row: dict[str, Any]) -> list[Resource]:
         tag = self.settings.workload_tag
@@ -116,14 +128,14 @@ class AzureCollector(Collector[AzureSettings]):
         return True
 
     def _arm_rows(self, arm: Arm, subscriptions: tuple[str, ...]) -> tuple[Rows, list[CoverageGap]]:
-        from azure.core.exceptions import ClientAuthenticationError, HttpResponseError
+        from azure.core.exceptions import AzureError, ClientAuthenticationError
 
         def read(subscription: str) -> Rows | CoverageGap:
             try:
                 return arm_source.subscription_rows(arm, subscription)
             except ClientAuthenticationError:
                 raise
-            except HttpResponseError as exc:
+            except AzureError as exc:
                 return gap(subscription, exc)
 
         rows: Rows = []
@@ -140,7 +152,7 @@ class AzureCollector(Collector[AzureSettings]):
         return rows, gaps
 
     def _computes(self, arm: Arm, workspaces: Rows) -> Iterator[Resource | CoverageGap]:
-        from azure.core.exceptions import ClientAuthenticationError, HttpResponseError
+        from azure.core.exceptions import AzureError, ClientAuthenticationError
 
         def read(workspace: dict[str, Any]) -> list[Resource] | CoverageGap:
             wid = arm_id(workspace)
@@ -149,7 +161,7 @@ class AzureCollector(Collector[AzureSettings]):
                 rows = arm_source.compute_rows(arm, wid, subscription)
             except ClientAuthenticationError:
                 raise
-            except HttpResponseError as exc:
+            except AzureError as exc:
                 return gap(subscription, exc, f"workspace {wid.rsplit('/', 1)[-1]}")
             found = [compute_resource(r, self.settings.workload_tag) for r in rows]
             return [r for r in found if r is not None and self._wanted(r)]

@@ -51,7 +51,7 @@ def graph_rows(
 ) -> tuple[list[dict[str, Any]], list[CoverageGap]]:
     """The rows of VMs, scale sets and workspaces in the readable subscriptions, and a gap for
     each subscription Resource Graph did not return (or could not be asked about)."""
-    from azure.core.exceptions import ClientAuthenticationError, HttpResponseError
+    from azure.core.exceptions import AzureError, ClientAuthenticationError
 
     client = arm.graph()
     types = ", ".join(f"'{t}'" for t in TYPES)
@@ -68,7 +68,7 @@ def graph_rows(
                 rows.extend(query(client, readable, RESOURCES_QUERY.format(types=types)))
         except ClientAuthenticationError:
             raise
-        except HttpResponseError as exc:
+        except AzureError as exc:  # an HTTP error after retries, a timeout, a refused connection
             gaps.extend(_gap(s, error_name(exc), one_line(exc)) for s in chunk)
             continue
         gaps.extend(
