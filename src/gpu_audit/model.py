@@ -226,7 +226,9 @@ class Resource:
         sources="collector, job parser",
     )
     name: str | None = canonical("instance or job name", sources=_API)
-    account: str | None = canonical("AWS account id or GCP project", sources=_API)
+    account: str | None = canonical(
+        "AWS account id, GCP project or Azure subscription", sources=_API
+    )
     cluster: str | None = canonical(
         "Kubernetes context or cluster name", sources="Kubernetes collector"
     )

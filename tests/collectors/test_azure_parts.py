@@ -156,3 +156,23 @@ def test_every_call_is_a_read_the_documented_role_allows(
     # on loopback no credential is asked and no Authorization header is sent (the SDK would
     # refuse a bearer token over plain http)
     assert not [r for r in fake.requests if r.authorization is not None]
+
+
+def test_more_than_a_thousand_subscriptions_go_in_several_queries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake = scenario()
+    many = [f"00000000-0000-4000-8000-{n:012d}" for n in range(1500)]
+    fake.resources.update({s: [] for s in many[:-1]})  # the last one is not readable
+    fake.page_size = 1000  # the service's own page size
+    with serve(fake) as url:
+        monkeypatch.setenv(ENDPOINT_ENV, url)
+        found = list(AzureCollector(AzureSettings(subscriptions=(SUB_A, *many))).collect())
+    asked = [r.body["subscriptions"] for r in fake.requests if r.method == "POST"]
+    containers = [r.body["subscriptions"] for r in fake.requests
+                  if r.method == "POST" and r.body["query"].startswith("ResourceContainers")]  # fmt: skip
+    assert [len(c) for c in containers] == [1000, 501]
+    assert max(len(a) for a in asked) == 1000
+    gaps = [item.account for item in found if not isinstance(item, Resource)]
+    assert gaps == [many[-1]]
+    assert any(isinstance(item, Resource) and item.name == "train-v100" for item in found)
