@@ -133,6 +133,12 @@ class _Handler(BaseHTTPRequestHandler):
                 _error("TooManyRequests", "Too many requests; retry later."),
                 {"Retry-After": self.server.fake.retry_after},
             )
+        elif status == 401:
+            message = (
+                "The access token is from the wrong issuer 'https://sts.windows.net/72f988bf/'. "
+                "It must match the tenant associated with this subscription."
+            )
+            self._send(401, _error("InvalidAuthenticationTokenTenant", message))
         else:
             self._send(status, _error("ServiceUnavailable", "The service is unavailable."))
         return True

@@ -264,6 +264,18 @@ def test_a_silent_endpoint_is_a_gap_within_the_timeout(source: str, tmp_path: Pa
     assert elapsed < 25  # 3 attempts of 0.5 s plus backoff, and the CLI's own start-up
 
 
+def test_a_401_for_one_subscription_is_its_gap_not_the_end_of_azure(tmp_path: Path) -> None:
+    """Another tenant's subscription answers 401; the credential itself works for the rest."""
+    fake = scenario()
+    fake.faults = {"vms": [401]}
+    args = ("--subscription", SUB_A, "--subscription", SUB_C, "--concurrency", "1")
+    code, report, stderr = run_scan(fake, tmp_path, *args, "--azure-source", "arm")
+    assert code == 3, stderr
+    (gap,) = report["coverage_gaps"]
+    assert (gap["account"], gap["error"]) == (SUB_A, "InvalidAuthenticationTokenTenant (401)")
+    assert [r["name"] for r in report["resources"]] == ["infer-t4"]
+
+
 def test_a_forbidden_workspace_is_a_gap_naming_it(tmp_path: Path) -> None:
     fake = scenario()
     fake.faults = {"computes": [403]}

@@ -176,3 +176,12 @@ def test_more_than_a_thousand_subscriptions_go_in_several_queries(
     gaps = [item.account for item in found if not isinstance(item, Resource)]
     assert gaps == [many[-1]]
     assert any(isinstance(item, Resource) and item.name == "train-v100" for item in found)
+
+
+def test_only_a_credential_without_a_token_ends_the_provider() -> None:
+    from azure.core.exceptions import ClientAuthenticationError, HttpResponseError
+
+    from gpu_audit.collectors.azure.errors import credential_failure
+
+    assert credential_failure(ClientAuthenticationError("DefaultAzureCredential failed"))
+    assert not credential_failure(HttpResponseError("throttled"))

@@ -17,7 +17,7 @@ from typing import Any
 
 from gpu_audit.collectors.azure import arm as arm_source
 from gpu_audit.collectors.azure.connect import Arm
-from gpu_audit.collectors.azure.errors import error_name, gap, one_line
+from gpu_audit.collectors.azure.errors import credential_failure, error_name, gap, one_line
 from gpu_audit.collectors.azure.graph import graph_rows
 from gpu_audit.collectors.azure.mapping import (
     SCALE_SET,
@@ -60,12 +60,14 @@ class AzureCollector(Collector[AzureSettings]):
         )
 
     def collect(self) -> Iterator[Resource | CoverageGap]:
-        from azure.core.exceptions import ClientAuthenticationError
+        from azure.core.exceptions import AzureError
 
         arm = Arm.connect(self.settings)
         try:
             yield from self._collect(arm)
-        except ClientAuthenticationError as exc:
+        except AzureError as exc:
+            if not credential_failure(exc):
+                raise
             raise ProviderUnavailable(
                 "NoCredentials",
                 f"azure: no credential: {one_line(exc)}; run `az login`, or set AZURE_CLIENT_ID, "
@@ -97,13 +99,13 @@ class AzureCollector(Collector[AzureSettings]):
         yield from self._computes(arm, workspaces)
 
     def _readable(self, arm: Arm) -> tuple[str, ...]:
-        from azure.core.exceptions import AzureError, ClientAuthenticationError
+        from azure.core.exceptions import AzureError
 
         try:
             return tuple(arm_source.subscriptions(arm))
-        except ClientAuthenticationError:
-            raise
         except AzureError as exc:
+            if credential_failure(exc):
+                raise
             raise ProviderUnavailable(
                 error_name(exc), f"azure: cannot list subscriptions: {one_line(exc)}"
             ) from exc
@@ -128,14 +130,14 @@ class AzureCollector(Collector[AzureSettings]):
         return True
 
     def _arm_rows(self, arm: Arm, subscriptions: tuple[str, ...]) -> tuple[Rows, list[CoverageGap]]:
-        from azure.core.exceptions import AzureError, ClientAuthenticationError
+        from azure.core.exceptions import AzureError
 
         def read(subscription: str) -> Rows | CoverageGap:
             try:
                 return arm_source.subscription_rows(arm, subscription)
-            except ClientAuthenticationError:
-                raise
             except AzureError as exc:
+                if credential_failure(exc):
+                    raise
                 return gap(subscription, exc)
 
         rows: Rows = []
@@ -152,16 +154,16 @@ class AzureCollector(Collector[AzureSettings]):
         return rows, gaps
 
     def _computes(self, arm: Arm, workspaces: Rows) -> Iterator[Resource | CoverageGap]:
-        from azure.core.exceptions import AzureError, ClientAuthenticationError
+        from azure.core.exceptions import AzureError
 
         def read(workspace: dict[str, Any]) -> list[Resource] | CoverageGap:
             wid = arm_id(workspace)
             subscription = subscription_of(wid)
             try:
                 rows = arm_source.compute_rows(arm, wid, subscription)
-            except ClientAuthenticationError:
-                raise
             except AzureError as exc:
+                if credential_failure(exc):
+                    raise
                 return gap(subscription, exc, f"workspace {wid.rsplit('/', 1)[-1]}")
             found = [compute_resource(r, self.settings.workload_tag) for r in rows]
             return [r for r in found if r is not None and self._wanted(r)]

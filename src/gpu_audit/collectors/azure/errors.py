@@ -6,6 +6,14 @@ from gpu_audit.collectors.redact import redact_urls
 from gpu_audit.model import CoverageGap
 
 
+def credential_failure(exc: Exception) -> bool:
+    """The credential gave no token (azure-identity raised): nothing can be read. A 401 answer
+    is not that: it concerns one subscription (another tenant's, say) and becomes its gap."""
+    from azure.core.exceptions import ClientAuthenticationError
+
+    return isinstance(exc, ClientAuthenticationError) and getattr(exc, "response", None) is None
+
+
 def error_name(exc: Exception) -> str:
     """`AuthorizationFailed (403)`, `TooManyRequests (429)`, or the exception's class name."""
     status = getattr(exc, "status_code", None)

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from gpu_audit.collectors.azure.connect import Arm
-from gpu_audit.collectors.azure.errors import error_name, one_line
+from gpu_audit.collectors.azure.errors import credential_failure, error_name, one_line
 from gpu_audit.collectors.azure.mapping import TYPES
 from gpu_audit.model import CoverageGap
 
@@ -51,7 +51,7 @@ def graph_rows(
 ) -> tuple[list[dict[str, Any]], list[CoverageGap]]:
     """The rows of VMs, scale sets and workspaces in the readable subscriptions, and a gap for
     each subscription Resource Graph did not return (or could not be asked about)."""
-    from azure.core.exceptions import AzureError, ClientAuthenticationError
+    from azure.core.exceptions import AzureError
 
     client = arm.graph()
     types = ", ".join(f"'{t}'" for t in TYPES)
@@ -66,9 +66,9 @@ def graph_rows(
             readable = [s for s in chunk if s.lower() in seen]
             if readable:
                 rows.extend(query(client, readable, RESOURCES_QUERY.format(types=types)))
-        except ClientAuthenticationError:
-            raise
         except AzureError as exc:  # an HTTP error after retries, a timeout, a refused connection
+            if credential_failure(exc):
+                raise
             gaps.extend(_gap(s, error_name(exc), one_line(exc)) for s in chunk)
             continue
         gaps.extend(
