@@ -28,10 +28,14 @@ def subscriptions(arm: Arm) -> list[str]:
 
 
 def _shaped(model: Any, kind: str) -> dict[str, Any]:
-    """A model as its REST JSON (camelCase keys), `type` lower-cased as Resource Graph has it."""
-    row = model.as_dict() if hasattr(model, "as_dict") and not hasattr(model, "serialize") else None
-    if row is None:
+    """A model as its REST JSON (camelCase keys), `type` lower-cased as Resource Graph has it.
+
+    azure-mgmt-compute's models are mappings over the JSON they came from (`as_dict` gives it
+    back); azure-mgmt-machinelearningservices' are msrest models (`serialize` does)."""
+    if hasattr(model, "serialize"):
         row = model.serialize(keep_readonly=True)
+    else:
+        row = model.as_dict()
     return {**row, "type": kind}
 
 
