@@ -20,6 +20,7 @@ PREFIX = f"/subscriptions/{SUB_A}/resourcegroups"
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.server,
     pytest.mark.skipif(not GPU_AUDIT.exists(), reason=f"{GPU_AUDIT} is not installed"),
 ]
 

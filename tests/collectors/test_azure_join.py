@@ -15,7 +15,7 @@ from gpu_audit.commands import ScanRequest, run_scan
 from gpu_audit.model import Kind
 from gpu_audit.settings import Settings
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.server]
 SCALE_SET = (
     f"/subscriptions/{SUB_A}/resourceGroups/MC_aks_gpu_eastus/providers/Microsoft.Compute/"
     "virtualMachineScaleSets/aks-gpupool-12345678-vmss"

@@ -140,6 +140,7 @@ def _action(method: str, path: str) -> str:
     raise AssertionError(path)
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("source", ["resource-graph", "arm"])
 def test_every_call_is_a_read_the_documented_role_allows(
     source: str, monkeypatch: pytest.MonkeyPatch
@@ -158,6 +159,7 @@ def test_every_call_is_a_read_the_documented_role_allows(
     assert not [r for r in fake.requests if r.authorization is not None]
 
 
+@pytest.mark.server
 def test_more_than_a_thousand_subscriptions_go_in_several_queries(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
