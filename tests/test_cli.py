@@ -51,7 +51,7 @@ def test_demo_json_is_judged_as_of_capture_time() -> None:
     assert code == 0
     report = json.loads(out)
     assert report["generated_at"] == "2026-11-20T06:00:00Z"
-    assert report["summary"]["resources"] == 47
+    assert report["summary"]["resources"] == 50
     assert report["summary"]["findings"] == sum(report["summary"]["by_severity"].values())
     assert report["summary"]["waived"] >= 3
     states = {w["state"] for w in report["waivers"]}

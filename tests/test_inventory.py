@@ -22,10 +22,10 @@ DEMO = str(FIXTURES / "inventory" / "demo.yaml")
 
 def test_demo_inventory_loads_with_capture_time() -> None:
     inventory = load_inventory(DEMO)
-    assert len(inventory.resources) == 47
+    assert len(inventory.resources) == 50
     assert inventory.captured_at == NOW
     providers = {r.provider for r in inventory.resources}
-    assert providers == {"aws", "gcp"}
+    assert providers == {"aws", "gcp", "azure"}
     assert {r.capacity for r in inventory.resources} >= {Capacity.SPOT, Capacity.ON_DEMAND}
 
 

@@ -73,8 +73,8 @@ def test_an_unknown_top_level_key_lists_the_valid_ones(tmp_path: Path) -> None:
         load_settings(str(config))
     assert str(caught.value) == (
         f"{config}:2: config: awss: unknown key (did you mean 'aws'?); "
-        "valid keys: aws, gcp, kubernetes, policies, fail_on, workload_patterns, history, exclude, "
-        "prices, prices_max_age_days"
+        "valid keys: aws, gcp, kubernetes, azure, policies, fail_on, workload_patterns, history, "
+        "exclude, prices, prices_max_age_days"
     )
 
 

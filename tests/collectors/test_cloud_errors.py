@@ -186,7 +186,10 @@ def test_region_names_are_checked_per_provider(monkeypatch: pytest.MonkeyPatch) 
     assert "--region: 'us-east1' is not an AWS region (did you mean 'us-east-1'?)" in err
     code, _, err = scan("--provider", "gcp", "--project", "p", "--region", "us-east1")
     assert code == 2
-    assert "--region applies to --provider aws, which this scan does not read" in err
+    assert (
+        "--region applies to --provider aws or --provider azure, which this scan does not read"
+        in err
+    )
 
 
 def test_progress_shows_on_a_terminal_from_the_first_call(

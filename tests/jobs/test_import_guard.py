@@ -16,6 +16,8 @@ FORBIDDEN = (
     "google.api_core",
     "grpc",
     "kubernetes",
+    "azure",
+    "msrest",
     "sqlite3",
     "pathspec",
 )

@@ -75,6 +75,15 @@ def test_unallocated_saving_is_the_idle_share_of_the_node() -> None:
     assert monthly and finding.monthly_savings_usd == round(monthly * 3 / 4, 2)
 
 
+def test_minimum_saving_is_the_warm_nodes_share_of_the_cluster() -> None:
+    cluster = {"provider": "azure", "service": "azureml", "instance_type": "Standard_NC6s_v3"}
+    result = _judge_one(**cluster, min_nodes=2, gpu={"count": 3})  # 3 nodes now, 2 kept warm
+    [finding] = [f for f in result.findings if f.rule_id == "warm-gpu-cluster"]
+    monthly = finding.resource.monthly_cost_usd
+    assert monthly == round(3.06 * 3 * 730, 2)  # priced per node: an Azure ML pool
+    assert finding.monthly_savings_usd == round(monthly * 2 / 3, 2)
+
+
 def test_a_pod_is_priced_by_its_gpus_and_left_out_of_the_spend() -> None:
     from gpu_audit.audit import audit
     from gpu_audit.core.results import Scope

@@ -12,7 +12,7 @@ from gpu_audit.report import table
 def test_groups_by_severity_and_ends_with_the_summary(demo: ScanResult) -> None:
     text = table.render(demo)
     lines = text.splitlines()
-    assert lines[0].startswith("HIGH (28; savings $")
+    assert lines[0].startswith("HIGH (31; savings $")
     assert text.index("HIGH (") < text.index("MEDIUM (")
     assert "$/month" in lines[1] and "saving" in lines[1]
     assert "$" in lines[3] and "/month" in lines[3]  # every saving cell states its unit
@@ -20,7 +20,7 @@ def test_groups_by_severity_and_ends_with_the_summary(demo: ScanResult) -> None:
     assert "expired waiver: gpu-class-cap,spot-for-training" in text
     assert lines[-1] == table.summary_line(summarize(demo))
     assert lines[-1].startswith(
-        "47 findings (28 high, 19 medium); 47 resources; GPU spend $549,206/month"
+        "51 findings (31 high, 20 medium); 50 resources; GPU spend $556,232/month"
     )
 
 

@@ -12,6 +12,11 @@ from gpu_audit.core.resource import Capacity, Estimate, Gpu, Kind, Limits, Price
 
 HOURS_PER_MONTH = 730.0
 _BILLED = (State.RUNNING, State.PENDING, State.DEFINED)
+# Azure bills a stopped VM in full until it is deallocated (deallocated VMs are not listed).
+_BILLED_STOPPED = frozenset({"azure"})
+# Services whose one resource is a pool of instances (a scale set, an Azure ML cluster): the
+# price is per instance, times the instances its GPU count makes.
+_POOLED = frozenset({"vmss", "azureml"})
 
 
 def enrich(resource: Resource, now: datetime) -> Resource:
@@ -24,6 +29,7 @@ def enrich(resource: Resource, now: datetime) -> Resource:
         resource.capacity,
         resource.gpu,
         resource.price,
+        resource.service in _POOLED,
     )
     uptime = resource.uptime_hours
     if resource.launched_at is not None and resource.state in (State.RUNNING, State.PENDING):
@@ -31,6 +37,9 @@ def enrich(resource: Resource, now: datetime) -> Resource:
     monthly = resource.monthly_cost_usd
     if monthly is None and quote.hourly_usd is not None:
         billed = resource.state in _BILLED or resource.state is None
+        billed = billed or (
+            resource.state is State.STOPPED and resource.provider in _BILLED_STOPPED
+        )
         monthly = round(quote.hourly_usd * HOURS_PER_MONTH, 2) if billed else 0.0
     estimate = resource.estimate
     if resource.kind is Kind.JOB:
@@ -107,10 +116,11 @@ def _catalog_facts(
     capacity: Capacity | None,
     gpu: Gpu,
     given: Price,
+    pooled: bool = False,
 ) -> tuple[Gpu, Price]:
     """GPU spec and prices for one combination; fleets repeat a few hundred of them at most."""
     full = _gpu(gpu, instance_type)
-    return full, _price(cards, kind, instance_type, region, capacity, full, given)
+    return full, _price(cards, kind, instance_type, region, capacity, full, given, pooled)
 
 
 def _gpu(gpu: Gpu, instance_type: str | None) -> Gpu:
@@ -138,13 +148,14 @@ def _price(
     capacity: Capacity | None,
     gpu: Gpu,
     given: Price,
+    pooled: bool = False,
 ) -> Price:
     if given.on_demand_hourly_usd is not None and given.hourly_usd is not None:
         return given
     spec = instance_spec(instance_type)
     instances = 1
     # A job, or a managed service's endpoint or cluster, may hold several instances.
-    if (kind is Kind.JOB or cards) and spec and gpu.count and spec.gpu_count:
+    if (kind is Kind.JOB or cards or pooled) and spec and gpu.count and spec.gpu_count:
         instances = max(1, round(gpu.count / spec.gpu_count))  # nodes × replicas
     quote = price(instance_type, region, gpu.model, gpu.count, cards)
     if quote is None and kind is Kind.JOB and gpu.model and gpu.count:

@@ -11,6 +11,10 @@ WINDOW = Option(
     "--window", "window_hours", "Utilization window, hours.", kind=float, bounds=(1, 24 * 90)
 )
 
+REGION = Option(
+    "--region", "regions", "Region to scan (repeatable; default: every region).", multiple=True
+)
+
 # Seconds one API call may take before it is retried or becomes a gap; providers map it onto
 # their own field (AWS `read_timeout`, GCP `timeout`).
 TIMEOUT = Option(

@@ -226,7 +226,9 @@ class Resource:
         sources="collector, job parser",
     )
     name: str | None = canonical("instance or job name", sources=_API)
-    account: str | None = canonical("AWS account id or GCP project", sources=_API)
+    account: str | None = canonical(
+        "AWS account id, GCP project or Azure subscription", sources=_API
+    )
     cluster: str | None = canonical(
         "Kubernetes context or cluster name", sources="Kubernetes collector"
     )
@@ -257,6 +259,11 @@ class Resource:
     uptime_hours: float | None = canonical(
         "hours since launch (derived when judged)", unit="hours", sources="derived", minimum=0
     )
+    min_nodes: int | None = canonical(
+        "nodes an autoscaling cluster keeps however idle (Azure ML `minNodeCount`)",
+        sources="API",
+        minimum=0,
+    )
     utilization: Utilization = Utilization()
     data: DataRef = DataRef()
     checkpoint: Checkpoint = Checkpoint()
@@ -265,7 +272,10 @@ class Resource:
     price: Price = Price()
     estimate: Estimate = Estimate()
     monthly_cost_usd: float | None = canonical(
-        "hourly price × 730 while running (0 when stopped)", sources="derived", minimum=0
+        "hourly price × 730 while running (0 when stopped, but for an Azure VM stopped and "
+        "still allocated)",
+        sources="derived",
+        minimum=0,
     )
     source: SourceRef = SourceRef()
 

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache, partial
 from operator import attrgetter
 
-from gpu_audit.catalog import PriceQuote, gpu_hour_price
+from gpu_audit.catalog import PriceQuote, gpu_hour_price, instance_spec
 from gpu_audit.catalog.enrich import HOURS_PER_MONTH, cents
 from gpu_audit.core.fields import TAG_PREFIX, field_spec
 from gpu_audit.core.gcpause import paused_gc
@@ -243,6 +243,8 @@ def _saving(kind: str | None, downsize_to: str | None) -> Saving | None:
         return _spot_saving
     if kind == "unallocated":
         return _unallocated_saving
+    if kind == "minimum":
+        return _minimum_saving
     if kind == "downsize" and downsize_to is None:
         return _half_saving
     if kind == "downsize":
@@ -272,6 +274,17 @@ def _unallocated_saving(resource: Resource) -> float | None:
         return None
     idle = max(0, gpu.count - gpu.allocated)
     return round(monthly * idle / gpu.count, 2)
+
+
+def _minimum_saving(resource: Resource) -> float | None:
+    """An autoscaling cluster's nodes kept at its minimum: their share of its monthly cost."""
+    monthly, minimum, spec = resource.monthly_cost_usd, resource.min_nodes, None
+    if resource.instance_type:
+        spec = instance_spec(resource.instance_type)
+    if monthly is None or minimum is None or spec is None or not resource.gpu.count:
+        return None
+    nodes = max(1, round(resource.gpu.count / spec.gpu_count))
+    return round(monthly * min(minimum, nodes) / nodes, 2)
 
 
 def _half_saving(resource: Resource) -> float | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpu_audit.collectors.aws.settings import AwsSettings
-from gpu_audit.collectors.options import CONCURRENCY, TIMEOUT, WINDOW
+from gpu_audit.collectors.options import CONCURRENCY, REGION, TIMEOUT, WINDOW
 from gpu_audit.collectors.provider import Option, Provider
 from gpu_audit.errors import ConfigError
 
@@ -41,7 +41,7 @@ PROVIDER = Provider(
     name="aws",
     settings=AwsSettings,
     options=(
-        Option("--region", "regions", "AWS region (default: every enabled one).", multiple=True),
+        REGION,
         Option("--profile", "profiles", "AWS profile (repeatable).", multiple=True),
         Option(
             "--role-arn",

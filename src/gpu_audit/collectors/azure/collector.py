@@ -1,0 +1,183 @@
+"""Azure collector: GPU VMs, scale sets and Azure ML compute across subscriptions, read-only.
+
+Inventory comes from Resource Graph by default (`graph.py`), or from ARM per subscription with
+`source: arm` (`arm.py`); both give rows in ARM's REST shape, read by one mapping
+(`mapping.py`). Azure ML computes are listed per workspace through ARM either way. The Azure
+SDKs are imported inside the calls, never by the CLI.
+
+Utilization stays missing: Azure's platform metrics have no GPU metric for VMs (the provider's
+hint says what to install).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from gpu_audit.collectors.azure import arm as arm_source
+from gpu_audit.collectors.azure.connect import Arm
+from gpu_audit.collectors.azure.errors import credential_failure, error_name, gap, one_line
+from gpu_audit.collectors.azure.graph import graph_rows
+from gpu_audit.collectors.azure.mapping import (
+    SCALE_SET,
+    VM,
+    WORKSPACE,
+    arm_id,
+    compute_resource,
+    scale_set_resources,
+    subscription_of,
+    vm_resource,
+)
+from gpu_audit.collectors.azure.settings import AzureSettings
+from gpu_audit.collectors.interface import (
+    Collector,
+    Progress,
+    ProgressCallback,
+    ProviderUnavailable,
+)
+from gpu_audit.core.resource import Resource
+from gpu_audit.core.results import CoverageGap, Scope
+
+Rows = list[dict[str, Any]]
+
+
+class AzureCollector(Collector[AzureSettings]):
+    """Subscriptions named (or all readable ones), one inventory pass, then workspaces' computes."""
+
+    name = "azure"
+
+    def __init__(self, settings: AzureSettings, progress: ProgressCallback | None = None) -> None:
+        super().__init__(settings, progress)
+        self._subscriptions: tuple[str, ...] = tuple(settings.subscriptions)
+        self._regions: set[str] = set()
+
+    def scope(self) -> Scope:
+        return Scope(
+            command="scan",
+            providers=(self.name,),
+            accounts=self._subscriptions,
+            regions=tuple(sorted(self._regions)),
+        )
+
+    def collect(self) -> Iterator[Resource | CoverageGap]:
+        from azure.core.exceptions import AzureError
+
+        arm = Arm.connect(self.settings)
+        try:
+            yield from self._collect(arm)
+        except AzureError as exc:
+            if not credential_failure(exc):
+                raise
+            raise ProviderUnavailable(
+                "NoCredentials",
+                f"azure: no credential: {one_line(exc)}; run `az login`, or set AZURE_CLIENT_ID, "
+                "AZURE_TENANT_ID and AZURE_CLIENT_SECRET (or a managed or workload identity)",
+            ) from exc
+
+    def _collect(self, arm: Arm) -> Iterator[Resource | CoverageGap]:
+        named = tuple(dict.fromkeys(s.strip() for s in self.settings.subscriptions if s.strip()))
+        self._tick(Progress(0, 0, 0, "listing subscriptions"))
+        subscriptions = named or self._readable(arm)
+        self._subscriptions = subscriptions
+        self._tick(Progress(0, len(subscriptions), 0, "listing resources"))
+        if self.settings.source == "arm":
+            rows, gaps = self._arm_rows(arm, subscriptions)
+        else:
+            rows, gaps = graph_rows(arm, subscriptions)
+        yield from gaps
+        found = 0
+        workspaces = []
+        for row in rows:
+            kind = str(row.get("type") or "").lower()
+            if kind == WORKSPACE:
+                workspaces.append(row)
+                continue
+            for resource in self._resources(kind, row):
+                found += 1
+                yield resource
+        self._tick(Progress(len(subscriptions), len(subscriptions), found, "reading computes"))
+        yield from self._computes(arm, workspaces)
+
+    def _readable(self, arm: Arm) -> tuple[str, ...]:
+        from azure.core.exceptions import AzureError
+
+        try:
+            return tuple(arm_source.subscriptions(arm))
+        except AzureError as exc:
+            if credential_failure(exc):
+                raise
+            raise ProviderUnavailable(
+                error_name(exc), f"azure: cannot list subscriptions: {one_line(exc)}"
+            ) from exc
+
+    def _resources(self, kind: str, row: dict[str, Any]) -> list[Resource]:
+        tag = self.settings.workload_tag
+        if kind == VM:
+            found = vm_resource(row, tag)
+            resources = [found] if found else []
+        elif kind == SCALE_SET:
+            resources = scale_set_resources(row, tag)
+        else:
+            resources = []
+        return [r for r in resources if self._wanted(r)]
+
+    def _wanted(self, resource: Resource) -> bool:
+        regions = {r.lower() for r in self.settings.regions}
+        if regions and (resource.region or "") not in regions:
+            return False
+        if resource.region:
+            self._regions.add(resource.region)
+        return True
+
+    def _arm_rows(self, arm: Arm, subscriptions: tuple[str, ...]) -> tuple[Rows, list[CoverageGap]]:
+        from azure.core.exceptions import AzureError
+
+        def read(subscription: str) -> Rows | CoverageGap:
+            try:
+                return arm_source.subscription_rows(arm, subscription)
+            except AzureError as exc:
+                if credential_failure(exc):
+                    raise
+                return gap(subscription, exc)
+
+        rows: Rows = []
+        gaps: list[CoverageGap] = []
+        with ThreadPoolExecutor(
+            max(1, min(self.settings.concurrency, len(subscriptions) or 1))
+        ) as pool:
+            for done, answer in enumerate(pool.map(read, subscriptions), start=1):
+                if isinstance(answer, CoverageGap):
+                    gaps.append(answer)
+                else:
+                    rows.extend(answer)
+                self._tick(Progress(done, len(subscriptions), 0))
+        return rows, gaps
+
+    def _computes(self, arm: Arm, workspaces: Rows) -> Iterator[Resource | CoverageGap]:
+        from azure.core.exceptions import AzureError
+
+        def read(workspace: dict[str, Any]) -> list[Resource] | CoverageGap:
+            wid = arm_id(workspace)
+            subscription = subscription_of(wid)
+            try:
+                rows = arm_source.compute_rows(arm, wid, subscription)
+            except AzureError as exc:
+                if credential_failure(exc):
+                    raise
+                return gap(subscription, exc, f"workspace {wid.rsplit('/', 1)[-1]}")
+            found = [compute_resource(r, self.settings.workload_tag) for r in rows]
+            return [r for r in found if r is not None and self._wanted(r)]
+
+        if not workspaces:
+            return
+        with ThreadPoolExecutor(max(1, min(self.settings.concurrency, len(workspaces)))) as pool:
+            for answer in pool.map(read, workspaces):
+                if isinstance(answer, CoverageGap):
+                    yield answer
+                else:
+                    yield from answer
+
+    def _tick(self, progress: Progress) -> None:
+        if self.progress is not None:
+            self.progress(progress)

@@ -1,0 +1,40 @@
+"""Azure SDK errors as coverage gaps: one located line, no token or URL query in it."""
+
+from __future__ import annotations
+
+from gpu_audit.core.redact import redact_urls
+from gpu_audit.core.results import CoverageGap
+
+
+def credential_failure(exc: Exception) -> bool:
+    """The credential gave no token (azure-identity raised): nothing can be read. A 401 answer
+    is not that: it concerns one subscription (another tenant's, say) and becomes its gap."""
+    from azure.core.exceptions import ClientAuthenticationError
+
+    return isinstance(exc, ClientAuthenticationError) and getattr(exc, "response", None) is None
+
+
+def error_name(exc: Exception) -> str:
+    """`AuthorizationFailed (403)`, `TooManyRequests (429)`, or the exception's class name."""
+    status = getattr(exc, "status_code", None)
+    error = getattr(exc, "error", None)
+    code = getattr(error, "code", None) or getattr(exc, "reason", None) or type(exc).__name__
+    return f"{code} ({status})" if isinstance(status, int) else str(code)
+
+
+def one_line(exc: Exception) -> str:
+    error = getattr(exc, "error", None)
+    text = str(getattr(error, "message", None) or getattr(exc, "message", None) or exc)
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return redact_urls(lines[0][:300]) if lines else type(exc).__name__
+
+
+def gap(subscription: str, exc: Exception, what: str = "") -> CoverageGap:
+    scope = f"subscription {subscription}" + (f" {what}" if what else "")
+    return CoverageGap(
+        provider="azure",
+        scope=scope,
+        error=error_name(exc),
+        message=one_line(exc),
+        account=subscription,
+    )
