@@ -14,18 +14,19 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from gpu_audit.catalog import canonical_gpu
+from gpu_audit.jobs.evidence import Kind, Ran, infer
 from gpu_audit.jobs.gpus import GpuAsk, alternatives_note, largest
 from gpu_audit.jobs.interface import JobDraft, JobFormat
-from gpu_audit.jobs.scripts import commands, ide_only, says_checkpoint, under, written_paths
+from gpu_audit.jobs.scripts import commands, says_checkpoint, under, written_paths
 from gpu_audit.jobs.values import as_bool, unit_hours
 from gpu_audit.model import Capacity, Resource, Workload
 from gpu_audit.yamlsrc import Document, LineList, LineMap, is_templated
 
 _TYPES = {
-    "task": Workload.TRAINING,
+    "task": Workload.UNKNOWN,  # what its commands run says
     "service": Workload.INFERENCE,
     "dev-environment": Workload.NOTEBOOK,
-    "fleet": Workload.UNKNOWN,  # capacity for whatever runs on it
+    "fleet": Workload.UNKNOWN,
 }
 _MARKERS = ("resources", "commands", "ide", "nodes", "image", "python", "port", "replicas")
 _VENDORS = {"nvidia", "amd", "google", "tpu", "intel", "tenstorrent"}
@@ -213,12 +214,18 @@ def _duration(draft: JobDraft, data: LineMap) -> None:
 
 
 def _workload(draft: JobDraft, data: LineMap) -> None:
-    workload = _TYPES[data["type"]]
-    if workload is Workload.TRAINING and ide_only(commands(data.get("commands"))):
-        draft.set("workload", Workload.NOTEBOOK, data.line_of("commands"))
-        draft.add_note("a dev box: its commands only start an IDE or notebook server")
+    kind = _TYPES[data["type"]]
+    line = data.line_of("type")
+    if data["type"] == "fleet":
+        draft.set("workload", kind, line)
+        draft.add_note("a fleet: capacity for whatever runs on it")
         return
-    draft.set("workload", workload, data.line_of("type"))
+    ran = [Ran(commands(data.get("commands")), "`commands`", data.line_of("commands"))]
+    if isinstance(data.get("image"), str):
+        ran.append(Ran(str(data["image"]), "`image`", data.line_of("image")))
+    word = {Workload.INFERENCE: "a dstack service", Workload.NOTEBOOK: "a dstack dev environment"}
+    said = Kind(kind, f"{word[kind]} (`type: {data['type']}`)", line) if kind in word else None
+    infer(draft, ran, said)
 
 
 def _volumes(draft: JobDraft, data: LineMap) -> None:

@@ -158,7 +158,8 @@ class JobDraft:
                 number = as_number(self.tags.get(key))
                 if number is not None and number >= 0:
                     values.setdefault(field, number)
-        values["workload"] = Workload(values.get("workload", Workload.TRAINING))
+        # No evidence, no workload: rules scoped on one are not evaluated (jobs/evidence.py).
+        values["workload"] = Workload(values.get("workload", Workload.UNKNOWN))
         return build_resource(
             values,
             kind=Kind.JOB,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from gpu_audit.jobs.evidence import Kind, infer, runs_in
 from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.kube_placement import placement
 from gpu_audit.jobs.kube_workloads import Group, Pods, items, map_of, workload
@@ -28,7 +29,15 @@ _GPU_RESOURCES = (
     "aws.amazon.com/neurondevice",
     "habana.ai/gaudi",
 )
-_INFERENCE_KINDS = {"Deployment", "StatefulSet", "ReplicaSet", "RayService", "LeaderWorkerSet"}
+_INFERENCE_KINDS = {
+    "Deployment", "StatefulSet", "ReplicaSet", "RayService", "LeaderWorkerSet", "InferenceService",
+}  # fmt: skip
+# Training operators: the kind is the evidence unless what the pods run says otherwise (an
+# MPIJob that runs NCCL tests is a benchmark).
+_TRAINING_KINDS = {
+    "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob", "MXJob", "TrainJob",
+    "TrainingRuntime", "ClusterTrainingRuntime",
+}  # fmt: skip
 # KAI Scheduler (and Run:ai before it) share a GPU through a pod annotation: `gpu-fraction: "0.5"`.
 _FRACTION_ANNOTATIONS = ("gpu-fraction", "run.ai/gpu-fraction")
 _DEADLINE_ANNOTATION = "provreq.kueue.x-k8s.io/maxRunDurationSeconds"
@@ -70,10 +79,7 @@ class Kubernetes(JobFormat):
         _deadline(draft, work, metadata)
         if experiment:
             _experiment(draft, spec)
-        if kind in _INFERENCE_KINDS:
-            draft.set("workload", Workload.INFERENCE, data.line_of("kind"))
-        else:
-            draft.set("workload", Workload.TRAINING)
+        infer(draft, runs_in(spec), _kind(kind, experiment, data.line_of("kind")))
         labels = metadata.get("labels")
         if isinstance(labels, dict):
             for key, value in labels.items():
@@ -82,6 +88,17 @@ class Kubernetes(JobFormat):
         for note in work.notes:
             draft.add_note(note)
         return [draft.build()]
+
+
+def _kind(kind: str, experiment: bool, line: int | None) -> Kind | None:
+    """What the kind says: a server, a training operator, or nothing (a Job, Pod, JobSet)."""
+    if kind in _INFERENCE_KINDS:
+        return Kind(Workload.INFERENCE, f"a {kind}", line)
+    if experiment:
+        return Kind(Workload.TRAINING, "a Katib Experiment (tuning)", line)
+    if kind in _TRAINING_KINDS:
+        return Kind(Workload.TRAINING, f"a Kubeflow {kind}", line)
+    return None
 
 
 def _trial(spec: LineMap) -> Pods:

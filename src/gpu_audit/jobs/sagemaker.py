@@ -26,6 +26,7 @@ from gpu_audit.jobs.aws_bodies import (
     lookup,
     search,
 )
+from gpu_audit.jobs.evidence import Kind, infer, runs_in
 from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.sagemaker_bodies import (
     finish,
@@ -196,6 +197,7 @@ def _training(
     set_data(draft, body, refs)
     set_region(draft, body, found)
     set_tags(draft, body)
+    infer(draft, runs_in(body), Kind(Workload.TRAINING, "a SageMaker training job"))
     return finish(draft, refs)
 
 
@@ -259,7 +261,7 @@ def _endpoint_config(document: Document, path: str, found: Found) -> list[Resour
         draft.anchor = draft.tags_anchor = found.line
         if not set_resources(draft, variant, refs, count_key="InitialInstanceCount"):
             continue
-        draft.set("workload", Workload.INFERENCE)
+        infer(draft, [], Kind(Workload.INFERENCE, "a SageMaker endpoint variant"))
         set_tags(draft, body)
         resources.append(finish(draft, refs))
     return resources
@@ -272,7 +274,7 @@ def _notebook(document: Document, path: str, found: Found) -> list[Resource]:
     refs = found.scoped()
     if not set_resources(draft, body, refs, count_key="InstanceCount"):
         return []
-    draft.set("workload", Workload.NOTEBOOK)
+    infer(draft, [], Kind(Workload.NOTEBOOK, "a SageMaker notebook instance"))
     set_tags(draft, body)
     return [finish(draft, refs)]
 
@@ -301,6 +303,7 @@ def _remote_resource(document: Document, path: str, node: Any) -> list[Resource]
     if not set_resources(draft, node, Refs(), count_key="InstanceCount"):
         return []
     set_tags(draft, node)
+    infer(draft, runs_in(node))
     draft.put(
         "data.uris",
         [u for u in [lookup(node, "S3RootUri")[0]] if isinstance(u, str)] or None,

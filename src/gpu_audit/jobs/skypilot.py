@@ -2,14 +2,15 @@
 
 Capacity: `use_spot` (default false: on-demand, per SkyPilot's YAML spec), `any_of`/`ordered`
 alternatives, and `config.{aws,gcp}.specific_reservations` (reserved). Workload: a `service`
-is inference (GPUs × its replicas), a task whose run only starts an IDE is a notebook, the rest
-training. Checkpoints: skypilot_mounts.py.
+is inference (GPUs × its minimum replicas), else what `run` runs says (jobs/evidence.py); a task
+with no `run` is an interactive cluster (a dev box). Checkpoints: skypilot_mounts.py.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from gpu_audit.jobs.evidence import Kind, Ran, infer
 from gpu_audit.jobs.gpus import (
     GpuAsk,
     alternatives_note,
@@ -19,7 +20,7 @@ from gpu_audit.jobs.gpus import (
     whole,
 )
 from gpu_audit.jobs.interface import JobDraft, JobFormat
-from gpu_audit.jobs.scripts import commands, ide_only
+from gpu_audit.jobs.scripts import commands
 from gpu_audit.jobs.skypilot_mounts import set_mounts
 from gpu_audit.jobs.values import as_bool, as_number
 from gpu_audit.model import Capacity, Resource, Workload
@@ -113,15 +114,13 @@ def _replicas(data: LineMap, nodes: int | None) -> int | None:
 
 
 def _workload(draft: JobDraft, data: LineMap, nodes: int | None) -> None:
+    kind = None
     if "service" in data:
-        draft.set("workload", Workload.INFERENCE, data.line_of("service"))
+        kind = Kind(Workload.INFERENCE, "a SkyServe `service`", data.line_of("service"))
         if nodes and nodes > 1 and isinstance(data.get("service"), LineMap):
             draft.add_note(f"GPUs of all {nodes} replicas")
-    elif ide_only(commands(data.get("run"))):
-        draft.set("workload", Workload.NOTEBOOK, data.line_of("run"))
-        draft.add_note("a dev box: its run only starts an IDE or notebook server")
-    else:
-        draft.set("workload", Workload.TRAINING)
+    ran = [Ran(commands(data.get("run")), "`run`", data.line_of("run"))]
+    infer(draft, ran, kind, no_command="no `run`: an interactive cluster")
 
 
 def _text(value: Any) -> str | None:
