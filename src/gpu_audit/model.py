@@ -150,6 +150,13 @@ class Limits:
         "runtime cap", unit="hours", sources="job config", minimum=0
     )
     budget_usd: float | None = canonical("budget cap in USD", sources="job config, tag", minimum=0)
+    idle_stop_hours: float | None = canonical(
+        "idle time after which the job's capacity stops itself (SkyPilot `autostop` with "
+        "`down: true`, dstack `inactivity_duration`)",
+        unit="hours",
+        sources="job config",
+        minimum=0,
+    )
 
 
 @dataclass(frozen=True, slots=True)

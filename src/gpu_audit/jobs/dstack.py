@@ -87,7 +87,6 @@ class Dstack(JobFormat):
         if spec.memory and spec.memory[0]:
             draft.set("gpu.memory_gib", spec.memory[0], line)
         _capacity(draft, data)
-        _workload(draft, data)
         _duration(draft, data)
         regions = data.get("regions")
         if isinstance(regions, str):
@@ -97,6 +96,7 @@ class Dstack(JobFormat):
         elif isinstance(regions, list) and regions:
             draft.add_note("regions " + ", ".join(map(str, regions)))
         _volumes(draft, data)
+        _workload(draft, data)
         tags = data.get("tags")
         if isinstance(tags, dict):
             for key, value in tags.items():
@@ -204,6 +204,10 @@ def _capacity(draft: JobDraft, data: LineMap) -> None:
 
 
 def _duration(draft: JobDraft, data: LineMap) -> None:
+    idle = data.get("inactivity_duration")
+    if idle is not None and as_bool(idle) is not False and str(idle).strip().lower() != "off":
+        hours = unit_hours(idle)
+        draft.set("limits.idle_stop_hours", hours, data.line_of("inactivity_duration"))
     if "max_duration" not in data:
         return
     value, line = data["max_duration"], data.line_of("max_duration")

@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from gpu_audit.jobs.checkpoints import read_checkpoints
 from gpu_audit.jobs.interface import JobDraft
 from gpu_audit.model import Workload
 
@@ -169,11 +170,13 @@ def infer(
     no_command: str | None = None,
 ) -> None:
     """Set the draft's workload from the evidence and note it; leave it unknown without any.
+    What the job runs also says where its checkpoints go (jobs/checkpoints.py).
 
     `no_command`: the format's words for "this job states no run command" when that makes it a
     dev box (a SkyPilot task without `run` is an interactive cluster).
     """
     ran = [r for r in ran if r.text.strip()]
+    read_checkpoints(draft, [(r.text, r.line) for r in ran])
     chosen: tuple[Workload, str, int | None] | None = None
     if kind is not None and kind.workload in (Workload.INFERENCE, Workload.NOTEBOOK):
         chosen = (kind.workload, kind.evidence, kind.line)

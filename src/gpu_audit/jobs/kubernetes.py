@@ -79,12 +79,12 @@ class Kubernetes(JobFormat):
         _deadline(draft, work, metadata)
         if experiment:
             _experiment(draft, spec)
-        infer(draft, runs_in(spec), _kind(kind, experiment, data.line_of("kind")))
         labels = metadata.get("labels")
         if isinstance(labels, dict):
             for key, value in labels.items():
                 draft.tag(key, value)
         _buckets(draft, [g for g, _ in gpu_groups])
+        infer(draft, runs_in(spec), _kind(kind, experiment, data.line_of("kind")))
         for note in work.notes:
             draft.add_note(note)
         return [draft.build()]

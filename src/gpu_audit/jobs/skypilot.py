@@ -22,7 +22,7 @@ from gpu_audit.jobs.gpus import (
 from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.scripts import commands
 from gpu_audit.jobs.skypilot_mounts import set_mounts
-from gpu_audit.jobs.values import as_bool, as_number
+from gpu_audit.jobs.values import as_bool, as_number, unit_hours
 from gpu_audit.model import Capacity, Resource, Workload
 from gpu_audit.yamlsrc import Document, LineList, LineMap, is_templated
 
@@ -90,9 +90,10 @@ class SkyPilot(JobFormat):
         if instance_type is not None:
             draft.set("instance_type", _text(instance_type), line)
         _location(draft, candidate)
+        _autostop(draft, candidate)
         _capacity(draft, candidates, ordered, _reservations(data))
-        _workload(draft, data, nodes)
         set_mounts(draft, data)
+        _workload(draft, data, nodes)
         labels, _ = candidate.get("labels")
         if isinstance(labels, dict):
             for key, value in labels.items():
@@ -121,6 +122,21 @@ def _workload(draft: JobDraft, data: LineMap, nodes: int | None) -> None:
             draft.add_note(f"GPUs of all {nodes} replicas")
     ran = [Ran(commands(data.get("run")), "`run`", data.line_of("run"))]
     infer(draft, ran, kind, no_command="no `run`: an interactive cluster")
+
+
+def _autostop(draft: JobDraft, candidate: _Candidate) -> None:
+    """`autostop: {idle_minutes: 10, down: true}` tears an idle cluster down: a bound on what it
+    costs once its work is done. Without `down: true` the cluster is only stopped (its disks
+    stay), which the runbook does not credit."""
+    value, line = candidate.get("autostop")
+    if not isinstance(value, LineMap) or as_bool(value.get("down")) is not True:
+        return
+    minutes = value.get("idle_minutes", 5)  # SkyPilot's default idle time for autostop
+    number = as_number(minutes) if not isinstance(minutes, str) else None
+    hours = number / 60 if number is not None else unit_hours(minutes)
+    if hours is not None:
+        draft.set("limits.idle_stop_hours", round(hours, 4), line)
+        draft.add_note(f"autostop tears the cluster down after {hours * 60:g} idle minutes")
 
 
 def _text(value: Any) -> str | None:

@@ -25,6 +25,7 @@ from gpu_audit.model import (
 )
 from gpu_audit.policy.conditions import Condition, Group, Leaf
 from gpu_audit.policy.loader import CompiledWaiver, Policy, Rule
+from gpu_audit.policy.repeats import merge_repeats
 
 EXPIRING_WITHIN = timedelta(days=30)
 
@@ -105,6 +106,7 @@ def _evaluate(resources: Iterable[Resource], policy: Policy, now: datetime) -> E
             else:  # an instance: no key lines, no inline comments (the common, hot case)
                 finding = plan.finding(resource, explained, source.line)
             findings.append(_waive(finding, policy, now, matched) if waivers else finding)
+    findings = merge_repeats(findings)
     statuses = tuple(
         WaiverStatus(w.waiver, waiver_state(w.waiver, now), matched.get(index, 0))
         for index, w in enumerate(policy.waivers)
