@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from gpu_audit.catalog import canonical_gpu
 from gpu_audit.jobs.evidence import Kind, Ran, infer
 from gpu_audit.jobs.gpus import GpuAsk, alternatives_note, largest
-from gpu_audit.jobs.interface import JobDraft, JobFormat
+from gpu_audit.jobs.interface import JobDraft, JobFormat, billing_service
 from gpu_audit.jobs.scripts import commands, says_checkpoint, under, written_paths
 from gpu_audit.jobs.values import as_bool, unit_hours
 from gpu_audit.model import Capacity, Resource, Workload
@@ -88,6 +88,9 @@ class Dstack(JobFormat):
             draft.set("gpu.memory_gib", spec.memory[0], line)
         _capacity(draft, data)
         _duration(draft, data)
+        backends = data.get("backends")
+        if isinstance(backends, list) and len(backends) == 1 and isinstance(backends[0], str):
+            draft.set("service", billing_service(backends[0]), data.line_of("backends"))
         regions = data.get("regions")
         if isinstance(regions, str):
             regions = [regions]

@@ -32,6 +32,17 @@ ANCHORED = (
 )
 
 
+# A cloud as job files name it → the service that bills its VMs (catalog/shapes.py prices it);
+# any other provider (runpod, lambda, kubernetes …) keeps its own name and stays unpriced.
+_BILLING = {"aws": "ec2", "gcp": "gce", "azure": "azure", "k8s": "kubernetes"}
+
+
+def billing_service(cloud: str) -> str:
+    """`aws` → `ec2`, `gcp` → `gce`, `RunPod` → `runpod`: what bills a job pinned to a cloud."""
+    name = cloud.strip().lower()
+    return _BILLING.get(name, name)
+
+
 class JobFormat(ABC):
     """One job-config format: `parse` both recognises a document and maps it to the model.
 

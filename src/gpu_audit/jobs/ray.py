@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from gpu_audit.jobs.evidence import Ran, infer
 from gpu_audit.jobs.gpus import GpuAsk, gpu_instance, instance_ask, whole
-from gpu_audit.jobs.interface import JobDraft, JobFormat
+from gpu_audit.jobs.interface import JobDraft, JobFormat, billing_service
 from gpu_audit.jobs.values import as_bool, as_number
 from gpu_audit.model import Capacity, Resource
 from gpu_audit.yamlsrc import Document, LineMap, is_templated
@@ -294,6 +294,9 @@ def _ran(data: LineMap) -> list[Ran]:
 
 def _location(draft: JobDraft, data: LineMap) -> None:
     provider = _map(data.get("provider")) or data  # Anyscale keeps `region` at the top
+    kind = provider.get("type")
+    if isinstance(kind, str) and kind.strip() and not is_templated(kind):
+        draft.set("service", billing_service(kind), provider.line_of("type"))
     for key in ("region", "location"):
         if key in provider and isinstance(provider[key], str):
             draft.set("region", provider[key], provider.line_of(key))

@@ -19,7 +19,7 @@ from gpu_audit.jobs.gpus import (
     parse_name_count,
     whole,
 )
-from gpu_audit.jobs.interface import JobDraft, JobFormat
+from gpu_audit.jobs.interface import JobDraft, JobFormat, billing_service
 from gpu_audit.jobs.scripts import commands
 from gpu_audit.jobs.skypilot_mounts import set_mounts
 from gpu_audit.jobs.values import as_bool, as_number, unit_hours
@@ -75,7 +75,8 @@ class SkyPilot(JobFormat):
         assert chosen is not None
         candidate = next(cand for ask, cand in options if ask is chosen)
         nodes, _ = _nodes(data)
-        nodes = _replicas(data, nodes)
+        nodes, autoscaling = _replicas(data, nodes)
+        draft.add_note(autoscaling)
         draft.set("gpu.model", chosen.model, chosen.line)
         per_node = whole(chosen.count)
         total = per_node * nodes if per_node is not None and nodes is not None else None
@@ -101,17 +102,25 @@ class SkyPilot(JobFormat):
         return [draft.build()]
 
 
-def _replicas(data: LineMap, nodes: int | None) -> int | None:
-    """A SkyServe service runs `replicas` (at most `replica_policy.max_replicas`) copies."""
+def _replicas(data: LineMap, nodes: int | None) -> tuple[int | None, str | None]:
+    """A SkyServe service runs `replicas` copies, or autoscales from `replica_policy.min_replicas`
+    (at least one) to `max_replicas`: counted at its minimum, the maximum in the note."""
     service = data.get("service")
     if not isinstance(service, LineMap) or nodes is None:
-        return nodes
+        return nodes, None
     policy = service.get("replica_policy")
-    for holder, key in ((policy, "max_replicas"), (policy, "min_replicas"), (service, "replicas")):
+    most = as_number(policy.get("max_replicas")) if isinstance(policy, LineMap) else None
+    for holder, key in ((policy, "min_replicas"), (service, "replicas"), (policy, "max_replicas")):
         if isinstance(holder, LineMap) and key in holder:
             count = as_number(holder[key])
-            return None if count is None else nodes * max(int(count), 1)
-    return nodes
+            if count is None:
+                return None, None
+            least = max(int(count), 1)
+            note = None
+            if most is not None and int(most) > least:
+                note = f"autoscales up to {int(most)} replicas; counted at {least}, its minimum"
+            return nodes * least, note
+    return nodes, None
 
 
 def _workload(draft: JobDraft, data: LineMap, nodes: int | None) -> None:
@@ -203,6 +212,11 @@ def _location(draft: JobDraft, candidate: _Candidate) -> None:
     region, region_line = candidate.get("region")
     zone, zone_line = candidate.get("zone")
     infra, infra_line = candidate.get("infra")
+    cloud, cloud_line = candidate.get("cloud")
+    if cloud is None and isinstance(infra, str):
+        cloud, cloud_line = infra.strip().split("/")[0], infra_line
+    if isinstance(cloud, str) and cloud.strip() and not is_templated(cloud) and cloud != "*":
+        draft.set("service", billing_service(cloud), cloud_line)
     if isinstance(infra, str) and not is_templated(infra):
         parts = infra.strip().split("/")
         if parts[0].lower() not in _NO_REGION_INFRA:
