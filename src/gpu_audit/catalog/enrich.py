@@ -150,7 +150,8 @@ def _price(
     # A job, or a managed service's endpoint or cluster, may hold several instances.
     if (kind is Kind.JOB or cards) and spec and gpu.count and spec.gpu_count:
         instances = max(1, round(gpu.count / spec.gpu_count))  # nodes × replicas
-    quote = price(instance_type, region, gpu.model, gpu.count, cards)
+    job_gpus = kind is Kind.JOB and not instance_type  # GPUs named without a machine
+    quote = None if job_gpus else price(instance_type, region, gpu.model, gpu.count, cards)
     if quote is None and kind is Kind.JOB and gpu.model and gpu.count:
         # GPUs without a machine: the shapes the pinned cloud sells (none for RunPod, Lambda …)
         cloud, priced = pinned_cloud(service)

@@ -55,7 +55,7 @@ EVIDENCE: tuple[tuple[Workload, str, str], ...] = (
     (_T, "a training tool", r"\bfine[-_]?tun\w*|\bpretrain\w*|\baxolotl\b|\bnanotron\b"
      r"|\bmegatron\b|\bmaxtext\b|\bt5x\b|\blevanter\b|\btorchtitan\b|\bopen_clip\b"
      r"|\b(?:sft|dpo|grpo|ppo|rlhf|lora)[\w-]*\.(?:py|sh|ya?ml)\b"),
-    (_B, "batch inference", r"\bwhisper\w*|\btranscri\w+|\balphafold\w*|\bcolabfold\w*"
+    (_B, "batch inference", r"whisper\w*|\btranscri\w+|alphafold\w*|colabfold\w*"
      r"|\besmfold\b|\bembed\w*\.py\b|\b(?:generate|compute|extract)[-_]"
      r"(?:embeddings?|vectors|features)\b|\bbatch[-_]?infer\w*|\boffline[-_]infer\w*"
      r"|[\w-]*(?:predict|infer|generat|eval|score)\w*\.py\b|\blm[-_]eval\b|\blighteval\b"),

@@ -184,7 +184,13 @@ def _step_name(found: Found) -> Any:
 
 
 def _training(
-    document: Document, path: str, found: Found, body: Any, name_key: str, trial_of: str = ""
+    document: Document,
+    path: str,
+    found: Found,
+    body: Any,
+    name_key: str,
+    trial_of: str = "",
+    parent: Any = None,
 ) -> Resource | None:
     refs = found.scoped()
     draft = JobDraft("sagemaker", path, document, name=_name(found, body, name_key))
@@ -196,6 +202,8 @@ def _training(
     set_stopping(draft, body, refs)
     set_data(draft, body, refs)
     set_region(draft, body, found)
+    if parent is not None:  # a tuning job's Tags tag every training job it starts
+        set_tags(draft, parent)
     set_tags(draft, body)
     infer(draft, runs_in(body), Kind(Workload.TRAINING, "a SageMaker training job"))
     return finish(draft, refs)
@@ -221,7 +229,9 @@ def _tuning(document: Document, path: str, found: Found) -> list[Resource]:
         trial_note += f"; up to {int(parallel)} in parallel"
     resources: list[Resource] = []
     for definition, _ in definitions:
-        resource = _training(document, path, found, definition, "DefinitionName", trial_note)
+        resource = _training(
+            document, path, found, definition, "DefinitionName", trial_note, parent=body
+        )
         if resource is None:
             continue
         trials_value = as_number(refs.resolve(trials))
