@@ -76,3 +76,51 @@ def test_no_evidence_stays_unknown_and_a_task_without_run_is_a_dev_box(tmp_path:
     assert "workload unknown" in (job.source.note or "")
     [box] = _load("sky-devbox.yaml")
     assert box.workload is Workload.NOTEBOOK and "an interactive cluster" in (box.source.note or "")
+
+
+RAY_SERVICE = """\
+apiVersion: ray.io/v1
+kind: RayService
+metadata:
+  name: llm
+spec:
+  serveConfigV2: |
+    applications:
+      - name: llm
+        import_path: serve_app:app
+        deployments:
+          - name: VLLMDeployment
+            ray_actor_options:
+              num_gpus: 1
+              accelerator_type: "H100"
+  rayClusterConfig:
+    headGroupSpec:
+      template:
+        spec:
+          containers: [{name: head, image: rayproject/ray-ml:2.38.0}]
+    workerGroupSpecs:
+      - groupName: gpu
+        replicas: 1
+        template:
+          spec:
+            containers:
+              - name: worker
+                image: rayproject/ray-ml:2.38.0
+                resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def test_a_ray_serve_accelerator_type_names_the_gpu(tmp_path: Path) -> None:
+    config = tmp_path / "rayservice.yaml"
+    config.write_text(RAY_SERVICE)
+    [service] = load_jobs([str(config)]).resources
+    assert service.gpu.model == "H100" and service.workload is Workload.INFERENCE
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(
+        "cluster_name: c\nprovider: {type: aws, region: us-east-1}\nhead_node_type: head\n"
+        "available_node_types:\n  head: {node_config: {InstanceType: m5.large}, resources: {}}\n"
+        "  gpu:\n    min_workers: 1\n    max_workers: 2\n    node_config: {}\n"
+        '    resources: {GPU: 8, "accelerator_type:A100": 1}\n'
+    )
+    [workers] = load_jobs([str(cluster)]).resources
+    assert (workers.gpu.model, workers.gpu.count) == ("A100-40GB", 8)

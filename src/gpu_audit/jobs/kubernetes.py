@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from gpu_audit.jobs.evidence import Kind, infer, runs_in
+from gpu_audit.jobs.gpus import ray_accelerator_type
 from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.kube_placement import placement
 from gpu_audit.jobs.kube_workloads import Group, Pods, items, map_of, workload
@@ -77,6 +78,7 @@ class Kubernetes(JobFormat):
         _count(draft, gpu_groups)
         placement(draft, [(g.pod, g.line or data.line_of("spec")) for g, _ in gpu_groups])
         _deadline(draft, work, metadata)
+        _serve_accelerator(draft, spec)
         if experiment:
             _experiment(draft, spec)
         labels = metadata.get("labels")
@@ -99,6 +101,18 @@ def _kind(kind: str, experiment: bool, line: int | None) -> Kind | None:
     if kind in _TRAINING_KINDS:
         return Kind(Workload.TRAINING, f"a Kubeflow {kind}", line)
     return None
+
+
+def _serve_accelerator(draft: JobDraft, spec: LineMap) -> None:
+    """A RayService's Serve config names its GPU (`accelerator_type: "H100"` in
+    `ray_actor_options`) where the pod templates' node selectors do not."""
+    config = spec.get("serveConfigV2")
+    if draft.get("gpu.model") is not None or not isinstance(config, str):
+        return
+    model = ray_accelerator_type(config)
+    if model is not None:
+        draft.set("gpu.model", model, spec.line_of("serveConfigV2"))
+        draft.add_note(f"GPU {model} from the Serve config's accelerator_type")
 
 
 def _trial(spec: LineMap) -> Pods:

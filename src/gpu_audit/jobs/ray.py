@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from gpu_audit.jobs.evidence import Ran, infer
-from gpu_audit.jobs.gpus import GpuAsk, gpu_instance, instance_ask, whole
+from gpu_audit.jobs.gpus import GpuAsk, gpu_instance, instance_ask, ray_accelerator_type, whole
 from gpu_audit.jobs.interface import JobDraft, JobFormat, billing_service
 from gpu_audit.jobs.values import as_bool, as_number
 from gpu_audit.model import Capacity, Resource
@@ -154,6 +154,9 @@ def _node_gpus(node: _NodeType) -> GpuAsk | None:
         if ask is None and gpu_instance(instance_type):
             ask = GpuAsk(None, None, type_line, instance_type)  # a GPU family the catalog lacks
     declared = _map(node.spec.get("resources"))
+    named = ray_accelerator_type(" ".join(f"{key}:" for key in declared)) if declared else None
+    if declared is not None and "GPU" in declared and ask is None and named is not None:
+        return GpuAsk(named, as_number(declared["GPU"]), declared.line_of("GPU"), named)
     if declared is not None and "GPU" in declared:
         count = as_number(declared["GPU"])
         line = declared.line_of("GPU")

@@ -207,7 +207,10 @@ def _legacy(document: Document, path: str, data: LineMap) -> list[Resource]:
         draft.put("checkpoint.uri", output, job.line_of("jobDir"))
         draft.put("data.uris", [output], job.line_of("jobDir"))
     hyper = job.get("hyperparameters")
+    draft.anchor = data.line_of("trainingInput")  # a finding on an unstated field points here
     if isinstance(hyper, LineMap):
+        for field in ("hpo.max_trials", "hpo.early_stopping"):  # the block that states them
+            draft.mark(field, job.line_of("hyperparameters"))
         if "maxTrials" in hyper:
             trials = as_number(hyper.get("maxTrials"))
             draft.put(
