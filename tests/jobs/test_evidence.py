@@ -124,3 +124,14 @@ def test_a_ray_serve_accelerator_type_names_the_gpu(tmp_path: Path) -> None:
     )
     [workers] = load_jobs([str(cluster)]).resources
     assert (workers.gpu.model, workers.gpu.count) == ("A100-40GB", 8)
+
+
+def test_a_workload_label_states_what_nothing_run_says(tmp_path: Path) -> None:
+    config = tmp_path / "job.yaml"
+    config.write_text(
+        "resources:\n  accelerators: A100:1\n  labels:\n    gpu-audit/workload: training\n"
+        "run: python main.py\n"
+    )
+    [job] = load_jobs([str(config)]).resources
+    assert job.workload is Workload.TRAINING
+    assert "the `gpu-audit/workload` label" in (job.source.note or "")
