@@ -56,10 +56,10 @@ def test_a_provider_the_catalog_does_not_price_leaves_the_saving_unpriced() -> N
 def test_autoscaling_clusters_count_at_their_minimum_with_the_maximum_noted() -> None:
     [workers] = load_jobs([str(PRECISION / "ray-serve-aws.yaml")]).resources
     assert workers.gpu.count == 1
-    assert "autoscales up to 8 nodes; counted at 1" in (workers.source.note or "")
+    assert "autoscales from 1 to 8 nodes; counted at 1" in (workers.source.note or "")
     [service] = load_jobs([str(PRECISION / "sky-vllm-service.yaml")]).resources
     assert service.gpu.count == 1
-    assert "autoscales up to 4 replicas; counted at 1" in (service.source.note or "")
+    assert "autoscales from 1 to 4 replicas; counted at 1" in (service.source.note or "")
 
 
 def test_a_ray_head_node_is_no_spot_candidate_but_its_workers_are() -> None:

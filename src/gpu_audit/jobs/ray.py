@@ -52,17 +52,13 @@ class RayCluster(JobFormat):
             ask = _node_gpus(node)
             if ask is None:
                 continue
-            nodes, nodes_line, most = _node_count(data, node)
+            nodes, nodes_line, scaling = _node_count(data, node)
             if nodes == 0:
                 continue  # a node type the autoscaler may never launch
-            if most is not None and nodes is not None and most > nodes:
-                draft_note = f"autoscales up to {most} nodes; counted at {nodes}, its minimum"
-            else:
-                draft_note = None
             name = f"{cluster}/{node.name}" if cluster else node.name
             draft = JobDraft(self.name, path, document, name=name)
             draft.anchor = node.line
-            draft.add_note(draft_note)
+            draft.add_note(scaling)
             draft.set("gpu.model", ask.model, ask.line)
             per_node = whole(ask.count)
             total = per_node * nodes if per_node is not None and nodes is not None else None
@@ -167,9 +163,9 @@ def _node_gpus(node: _NodeType) -> GpuAsk | None:
     return ask
 
 
-def _node_count(data: LineMap, node: _NodeType) -> tuple[int | None, int | None, int | None]:
-    """Nodes of this type counted (the autoscaler's minimum, at least one), their line, and the
-    most the autoscaler may launch (stated in the note, never counted around the clock)."""
+def _node_count(data: LineMap, node: _NodeType) -> tuple[int | None, int | None, str | None]:
+    """Nodes of this type counted (the autoscaler's minimum, at least one node), their line, and
+    a note on the range it scales over (the maximum is stated, never counted around the clock)."""
     if node.head:
         return 1, None, None
     most, line = None, None
@@ -182,16 +178,15 @@ def _node_count(data: LineMap, node: _NodeType) -> tuple[int | None, int | None,
         if "worker_node_types" in data:
             return None, None, None  # Anyscale sets no default we can rely on
         most = _DEFAULT_MAX_WORKERS
-    if most == 0:
-        return 0, line, 0
     least = as_number(node.spec.get("min_workers", 0))
-    if least is None or most is None:
-        return most, line, most
-    counted = max(int(least), 1)
-    if most is not None:
-        counted = min(counted, most)
+    if most is None or most == 0 or least is None:
+        return most, line, None
+    counted = min(max(int(least), 1), most)
     line = node.spec.line_of("min_workers") or line
-    return counted, line, most
+    note = None
+    if most > counted:
+        note = f"autoscales from {int(least)} to {most} nodes; counted at {counted}"
+    return counted, line, note
 
 
 def _capacity(draft: JobDraft, node: _NodeType) -> None:

@@ -118,7 +118,7 @@ def _replicas(data: LineMap, nodes: int | None) -> tuple[int | None, str | None]
             least = max(int(count), 1)
             note = None
             if most is not None and int(most) > least:
-                note = f"autoscales up to {int(most)} replicas; counted at {least}, its minimum"
+                note = f"autoscales from {int(count)} to {int(most)} replicas; counted at {least}"
             return nodes * least, note
     return nodes, None
 
