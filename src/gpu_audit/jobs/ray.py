@@ -58,6 +58,8 @@ class RayCluster(JobFormat):
             name = f"{cluster}/{node.name}" if cluster else node.name
             draft = JobDraft(self.name, path, document, name=name)
             draft.anchor = node.line
+            # a runtime cap is the cluster's, not a node type's: one finding at its first line
+            draft.mark("limits.max_runtime_hours", data.line_of("cluster_name") or document.line)
             draft.add_note(scaling)
             draft.set("gpu.model", ask.model, ask.line)
             per_node = whole(ask.count)
