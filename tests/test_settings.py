@@ -124,5 +124,5 @@ def test_an_unknown_workload_in_the_patterns_is_located(tmp_path: Path) -> None:
         load_settings(str(config))
     assert str(caught.value) == (
         f"{config}:3: config: workload_patterns.trainig: unknown workload "
-        "(did you mean 'training'?); valid: training, inference, notebook"
+        "(did you mean 'training'?); valid: training, inference, batch-inference, benchmark, notebook"
     )

@@ -146,7 +146,7 @@ def test_aliases_fold_to_canonical_names(alias: str, canonical: str) -> None:
         "Inferentia",
         "Inferentia2",
         "Gaudi",
-        "MI300X",
+        "MI250X",
         "TPU-v5e",
         "tpu-v4-8",
     ],
@@ -154,6 +154,14 @@ def test_aliases_fold_to_canonical_names(alias: str, canonical: str) -> None:
 def test_accelerators_off_the_ladder_have_no_rank(name: str) -> None:
     assert canonical_gpu(name) is not None
     assert class_rank(name) is None
+
+
+def test_mi300x_rtx_4090_and_rtx_pro_6000_have_class_ranks() -> None:
+    """A class cap judges them: MI300X sits between H100-NVL and H200 (docs/policy-language.md),
+    RTX 4090 between A10 and A40, RTX PRO 6000 at the reference's 78."""
+    assert class_rank("H100-NVL") < class_rank("AMD Instinct MI300X") < class_rank("H200")  # type: ignore[operator]
+    assert class_rank("A10") < class_rank("RTX4090") < class_rank("A40")  # type: ignore[operator]
+    assert class_rank("RTX PRO 6000 Blackwell Server Edition") == 78
 
 
 def test_ladder_order_follows_the_reference() -> None:

@@ -21,7 +21,8 @@ REFERENCE = SHARED / "reference" / "gpu_catalog.csv"
 NOT_CARRIED = {
     r"dl2q\.24xlarge": "Qualcomm AI100: priced only outside us-east-1; not an ML-training GPU",
     r"g6f\..*|gr6f\..*": "fractional L4 (1/8 to 1/2 GPU): gpu_count is an integer",
-    r"g7e?\..*": "NVIDIA RTX PRO 4500/6000: not on the GPU class ladder yet",
+    r"g7e?\..*": "NVIDIA RTX PRO 4500/6000 instance types: not carried yet (RTX-PRO-6000 is a "
+    "class on the ladder)",
     r"tpu-.*": "TPU slices are not instance types; TPU chips are classes in gpus.py",
     r"Standard_NC(8|16|32)ads_A10_v4": "GPU count is blank in the reference and not documented",
     r"Standard_NCC40ads_H100_v5": "confidential-computing size, priced only in eastus2",

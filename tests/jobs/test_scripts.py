@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from gpu_audit.jobs.evidence import dev_only
 from gpu_audit.jobs.gpus import gpu_name
-from gpu_audit.jobs.scripts import ide_only, under, written_paths
+from gpu_audit.jobs.scripts import under, written_paths
 
 
 @pytest.mark.parametrize(
@@ -14,13 +15,15 @@ from gpu_audit.jobs.scripts import ide_only, under, written_paths
         ("cd ~/work\njupyter lab --port 8888", True),
         ("pip install jupyterlab && jupyter-lab --no-browser", True),
         ("code-server --bind-addr 0.0.0.0:8080", True),
+        ("./code tunnel --accept-server-license-terms", True),
+        ("sleep infinity", True),
         ("jupyter lab &\npython train.py", False),  # trains too
         ("python train.py", False),
         ("", False),
     ],
 )
-def test_ide_only(script: str, dev_box: bool) -> None:
-    assert ide_only(script) is dev_box
+def test_dev_only(script: str, dev_box: bool) -> None:
+    assert (dev_only(script) is not None) is dev_box
 
 
 def test_written_paths() -> None:

@@ -8,6 +8,7 @@ from functools import lru_cache
 from operator import attrgetter
 
 from gpu_audit.catalog import gpu_class, instance_spec, price, rate_cards
+from gpu_audit.catalog.shapes import gpu_shape_price, pinned_cloud
 from gpu_audit.core.resource import Capacity, Estimate, Gpu, Kind, Limits, Price, Resource, State
 
 HOURS_PER_MONTH = 730.0
@@ -23,6 +24,7 @@ def enrich(resource: Resource, now: datetime) -> Resource:
     """Fields the source left missing, derived from the catalog; what the source gave is kept."""
     gpu, quote = _catalog_facts(
         rate_cards(resource.service, resource.workload.value),
+        resource.service if resource.kind is Kind.JOB else None,
         resource.kind,
         resource.instance_type,
         resource.region,
@@ -110,6 +112,7 @@ def _copy(resource: Resource, **changes: object) -> Resource:
 @lru_cache(maxsize=16384)
 def _catalog_facts(
     cards: tuple[str, ...],
+    service: str | None,
     kind: Kind,
     instance_type: str | None,
     region: str | None,
@@ -120,7 +123,7 @@ def _catalog_facts(
 ) -> tuple[Gpu, Price]:
     """GPU spec and prices for one combination; fleets repeat a few hundred of them at most."""
     full = _gpu(gpu, instance_type)
-    return full, _price(cards, kind, instance_type, region, capacity, full, given, pooled)
+    return full, _price(cards, service, kind, instance_type, region, capacity, full, given, pooled)
 
 
 def _gpu(gpu: Gpu, instance_type: str | None) -> Gpu:
@@ -142,6 +145,7 @@ def _gpu(gpu: Gpu, instance_type: str | None) -> Gpu:
 
 def _price(
     cards: tuple[str, ...],
+    service: str | None,
     kind: Kind,
     instance_type: str | None,
     region: str | None,
@@ -157,9 +161,12 @@ def _price(
     # A job, or a managed service's endpoint or cluster, may hold several instances.
     if (kind is Kind.JOB or cards or pooled) and spec and gpu.count and spec.gpu_count:
         instances = max(1, round(gpu.count / spec.gpu_count))  # nodes × replicas
-    quote = price(instance_type, region, gpu.model, gpu.count, cards)
+    job_gpus = kind is Kind.JOB and not instance_type  # GPUs named without a machine
+    quote = None if job_gpus else price(instance_type, region, gpu.model, gpu.count, cards)
     if quote is None and kind is Kind.JOB and gpu.model and gpu.count:
-        quote = price(None, region, gpu.model, gpu.count)  # the GPUs alone, per GPU-hour
+        # GPUs without a machine: the shapes the pinned cloud sells (none for RunPod, Lambda …)
+        cloud, priced = pinned_cloud(service)
+        quote = gpu_shape_price(gpu.model, gpu.count, cloud, region) if priced else None
         instances = 1
     if quote is None:
         return given

@@ -26,6 +26,7 @@ _LADDER: tuple[GpuClass, ...] = (
     GpuClass("L4", 50, 24, "nvidia"),
     GpuClass("A10G", 55, 24, "nvidia"),
     GpuClass("A10", 55, 24, "nvidia"),
+    GpuClass("RTX-4090", 56, 24, "nvidia"),  # Ada, 24 GB: above A10/A10G, below A40
     GpuClass("A40", 58, 48, "nvidia"),
     GpuClass("V100", 60, 16, "nvidia"),
     GpuClass("V100-32GB", 62, 32, "nvidia"),
@@ -33,8 +34,14 @@ _LADDER: tuple[GpuClass, ...] = (
     GpuClass("L40", 71, 48, "nvidia"),
     GpuClass("L40S", 72, 48, "nvidia"),
     GpuClass("A100-80GB", 75, 80, "nvidia"),
+    GpuClass("RTX-PRO-6000", 78, 96, "nvidia"),  # Blackwell server edition; reference rank 78
     GpuClass("H100", 80, 80, "nvidia"),
     GpuClass("H100-NVL", 81, 94, "nvidia"),
+    # AMD Instinct MI300X is outside the NVIDIA ladder by vendor, but a class cap must judge it:
+    # ranked by what it replaces, an H100/H200-generation training GPU with 192 GB, at 84 (above
+    # H100-NVL, below H200). `at-most: A100-80GB` and `at-most: H100` fail it; `at-most: H200`
+    # passes it. Other AMD and non-NVIDIA accelerators stay off the ladder.
+    GpuClass("MI300X", 84, 192, "amd"),
     GpuClass("H200", 85, 141, "nvidia"),
     GpuClass("GH200", 86, 96, "nvidia"),
     GpuClass("B200", 90, 180, "nvidia"),
@@ -50,7 +57,6 @@ _LADDER: tuple[GpuClass, ...] = (
     GpuClass("Radeon-Pro-V520", None, 8, "amd"),
     GpuClass("MI210", None, 64, "amd"),
     GpuClass("MI250X", None, 128, "amd"),
-    GpuClass("MI300X", None, 192, "amd"),
     GpuClass("Qualcomm-AI100", None, 16, "qualcomm"),
     GpuClass("TPU-v2", None, 8, "google"),
     GpuClass("TPU-v3", None, 16, "google"),
@@ -120,6 +126,16 @@ _ALIASES: dict[str, str] = {
     "amd-mi300x": "MI300X",
     "mi300x-192gb": "MI300X",
     "qualcomm-ai100": "Qualcomm-AI100",
+    "rtx4090": "RTX-4090",
+    "geforce-rtx-4090": "RTX-4090",
+    "rtx-4090-24gb": "RTX-4090",
+    "rtxpro6000": "RTX-PRO-6000",
+    "rtx-pro-6000-blackwell": "RTX-PRO-6000",
+    "rtx-pro-6000-blackwell-server": "RTX-PRO-6000",
+    "rtx-pro-6000-blackwell-server-edition": "RTX-PRO-6000",
+    "rtx-pro-6000-96gb": "RTX-PRO-6000",
+    "rtxpro6000-96gb": "RTX-PRO-6000",
+    "mi300x": "MI300X",
     "ai100": "Qualcomm-AI100",
 }
 

@@ -37,9 +37,9 @@ def offering(gpu_model: str, per_node: int, cloud: str | None = None) -> tuple[I
             found.append(spec)
             continue
         other = gpu_class(spec.gpu_model)
-        if memory is None or other is None or other.rank is None or wanted is None:
+        if memory is None or other is None or other.rank is None or other.vendor != "nvidia":
             continue
-        if wanted.rank is not None and spec.gpu_memory_gib >= memory:
+        if wanted is not None and wanted.rank is not None and spec.gpu_memory_gib >= memory:
             found.append(spec)
     return tuple(found)
 

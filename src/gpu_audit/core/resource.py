@@ -33,7 +33,9 @@ class State(StrEnum):
 class Workload(StrEnum):
     TRAINING = "training"
     INFERENCE = "inference"
-    NOTEBOOK = "notebook"
+    BATCH_INFERENCE = "batch-inference"  # a model run over inputs: transcription, folding, eval
+    BENCHMARK = "benchmark"  # NCCL tests, throughput and burn-in runs
+    NOTEBOOK = "notebook"  # a notebook or dev box
     UNKNOWN = "unknown"
 
 
@@ -146,6 +148,13 @@ class Limits:
         "runtime cap", unit="hours", sources="job config", minimum=0
     )
     budget_usd: float | None = canonical("budget cap in USD", sources="job config, tag", minimum=0)
+    idle_stop_hours: float | None = canonical(
+        "idle time after which the job's capacity stops itself (SkyPilot `autostop` with "
+        "`down: true`, dstack `inactivity_duration`)",
+        unit="hours",
+        sources="job config",
+        minimum=0,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,9 +260,14 @@ class Resource:
         factory=dict,
     )
     workload: Workload = canonical(
-        "`training`, `inference`, `notebook`, `unknown`",
-        sources="tag, job kind",
+        "`training`, `inference`, `batch-inference`, `benchmark`, `notebook` (a dev box too), "
+        "`unknown`",
+        sources="tag, job kind, what a job file runs",
         default=Workload.UNKNOWN,
+    )
+    role: str | None = canonical(
+        "a node's part in a cluster job: `head` (a Ray head node, never a spot candidate)",
+        sources="job parser",
     )
     launched_at: datetime | None = canonical("launch time (ISO 8601)", sources="API")
     uptime_hours: float | None = canonical(

@@ -130,3 +130,16 @@ def instance_ask(instance_type: str, line: int | None) -> GpuAsk | None:
         if model:
             return GpuAsk(model, int(embedded.group(2)), line, instance_type)
     return None
+
+
+_ACCELERATOR_TYPE = re.compile(r"accelerator_type[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9][\w-]*)")
+
+
+def ray_accelerator_type(text: str) -> str | None:
+    """The GPU a Ray Serve deployment or a node type names: `accelerator_type: "H100"` in
+    `ray_actor_options`, or the `accelerator_type:H100` custom resource; None if none is known."""
+    for match in _ACCELERATOR_TYPE.finditer(text):
+        model = canonical_gpu(match.group(1))
+        if model is not None:
+            return model
+    return None

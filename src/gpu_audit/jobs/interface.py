@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from gpu_audit.core.fields import FIELDS, build_resource
@@ -19,6 +19,9 @@ LIMIT_TAGS = {
     "limits.budget_usd": ("gpu-audit/budget-usd", "gpu-audit-budget-usd"),
     "limits.max_runtime_hours": ("gpu-audit/max-runtime-hours", "gpu-audit-max-runtime-hours"),
 }
+# A label or tag that states a job's workload where nothing it runs does (jobs/evidence.py).
+WORKLOAD_TAGS = ("gpu-audit/workload", "gpu-audit-workload")
+_WORKLOADS = frozenset(w.value for w in Workload if w is not Workload.UNKNOWN)
 # Fields a finding may name while the config leaves them out: with no key to point at, such a
 # finding points at the resource's own line (`JobDraft.anchor`), when the parser knows it.
 ANCHORED = (
@@ -30,6 +33,17 @@ ANCHORED = (
     "hpo.max_trials",
     "hpo.early_stopping",
 )
+
+
+# A cloud as job files name it → the service that bills its VMs (catalog/shapes.py prices it);
+# any other provider (runpod, lambda, kubernetes …) keeps its own name and stays unpriced.
+_BILLING = {"aws": "ec2", "gcp": "gce", "azure": "azure", "k8s": "kubernetes"}
+
+
+def billing_service(cloud: str) -> str:
+    """`aws` → `ec2`, `gcp` → `gce`, `RunPod` → `runpod`: what bills a job pinned to a cloud."""
+    name = cloud.strip().lower()
+    return _BILLING.get(name, name)
 
 
 class JobFormat(ABC):
@@ -158,7 +172,14 @@ class JobDraft:
                 number = as_number(self.tags.get(key))
                 if number is not None and number >= 0:
                     values.setdefault(field, number)
-        values["workload"] = Workload(values.get("workload", Workload.TRAINING))
+        # No evidence, no workload: rules scoped on one are not evaluated (jobs/evidence.py),
+        # unless a `gpu-audit/workload` label or tag says what the job is.
+        values["workload"] = Workload(values.get("workload", Workload.UNKNOWN))
+        stated = next((self.tags[k] for k in WORKLOAD_TAGS if k in self.tags), None)
+        if values["workload"] is Workload.UNKNOWN and stated in _WORKLOADS:
+            values["workload"] = Workload(stated)
+            note = f"workload {stated}: the `gpu-audit/workload` label"
+            source = replace(source, note=f"{source.note}; {note}" if source.note else note)
         return build_resource(
             values,
             kind=Kind.JOB,

@@ -1,8 +1,6 @@
-"""What a task's run commands tell: an IDE server only (a dev box), and the paths they write to.
+"""What a task's run commands tell: the paths they write to (a dev box is jobs/evidence.py's).
 
-SkyPilot `run`/`setup` and dstack `commands` are shell. Two readings, both deliberately narrow:
-- a dev box: every command is setup (`cd`, `pip install`, `export` …) or starts an IDE or
-  notebook server (`jupyter lab`, `code-server`, `marimo`);
+SkyPilot `run`/`setup` and dstack `commands` are shell. One deliberately narrow reading:
 - the paths a script writes to: the values of the framework flags people save checkpoints and
   outputs with (`--output_dir`, `--save-dir`, `--checkpoint_dir`, `--default_root_dir` …), and
   the targets of `>`/`tee`/`cp`/`mv`/`rsync`.
@@ -13,16 +11,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_SPLIT = re.compile(r"\n|&&|\|\||;")
-_SETUP = re.compile(
-    r"^(?:cd|source|\.|export|echo|conda\s+(?:activate|install|create)|pip3?\s+install|uv\s+pip"
-    r"|uv\s+sync|apt(?:-get)?|sudo|mkdir|set|git\s+clone|nvidia-smi|wget|curl|ls|cat|chmod|ray\s+start"
-    r"|python3?\s+-m\s+pip\s+install)\b"
-)
-_IDE = re.compile(
-    r"\b(?:jupyter(?:-lab|-notebook)?\s+(?:lab|notebook|server)|jupyter-lab|jupyter-notebook"
-    r"|code-server|openvscode-server|marimo\s+edit|rstudio-server)\b"
-)
 _FLAG = re.compile(
     r"--(?:output|save|checkpoint|ckpt|checkpoints|default[_-]root|model[_-]save|log)"
     r"[_-](?:dir|path|directory)[=\s]+[\"']?([^\s\"';&|]+)",
@@ -40,15 +28,6 @@ def commands(value: Any) -> str:
     if isinstance(value, list):
         return "\n".join(str(item) for item in value if isinstance(item, str))
     return ""
-
-
-def ide_only(script: str) -> bool:
-    """Does the script only set up and start an IDE or notebook server (a dev box)?"""
-    parts = [part.strip() for part in _SPLIT.split(script)]
-    parts = [part for part in parts if part and not part.startswith("#")]
-    if not any(_IDE.search(part) for part in parts):
-        return False
-    return all(_IDE.search(part) or _SETUP.match(part) for part in parts)
 
 
 def written_paths(script: str) -> list[tuple[str, str]]:

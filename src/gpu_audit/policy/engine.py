@@ -16,6 +16,7 @@ from gpu_audit.core.resource import Capacity, Kind, Resource, State
 from gpu_audit.core.results import Finding, NotEvaluated, Waiver, WaiverState, WaiverStatus
 from gpu_audit.policy.conditions import Condition, Group, Leaf
 from gpu_audit.policy.loader import CompiledWaiver, Policy, Rule
+from gpu_audit.policy.repeats import merge_repeats
 
 EXPIRING_WITHIN = timedelta(days=30)
 
@@ -101,6 +102,7 @@ def _evaluate(resources: Iterable[Resource], policy: Policy, now: datetime) -> E
             else:  # an instance: no key lines, no inline comments (the common, hot case)
                 finding = plan.finding(resource, explained, source.line)
             findings.append(_waive(finding, policy, now, matched) if waivers else finding)
+    findings = merge_repeats(findings)
     statuses = tuple(
         WaiverStatus(
             waiver=w.waiver, state=waiver_state(w.waiver, now), matched=matched.get(index, 0)

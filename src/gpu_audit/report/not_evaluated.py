@@ -34,6 +34,9 @@ _HINTS: dict[tuple[str, str | None], str] = {
     ("capacity", "job"): "state the capacity in the job config (SkyPilot `use_spot`, a "
     "`karpenter.sh/capacity-type` or `cloud.google.com/gke-spot` nodeSelector on Kubernetes)",
     ("capacity", None): "record the provisioning model (spot, on-demand or reserved)",
+    ("workload", "job"): "nothing the job runs says what it is: label it `gpu-audit/workload: "
+    "training` (or `inference`, `batch-inference`, `benchmark`, `notebook`), or add a name "
+    "pattern under `workload_patterns`",
     ("workload", None): "tag the resource `workload: training` (or `inference`, `notebook`; the "
     "`workload_tag` setting names the key), or add a name pattern under `workload_patterns`",
     ("uptime_hours", None): "record the launch time (`launched_at`)",

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from gpu_audit.core.resource import Capacity, Resource, Workload
 from gpu_audit.core.yamlsrc import Document, LineMap
+from gpu_audit.jobs.evidence import Kind, infer, runs_in
 from gpu_audit.jobs.gpus import gpu_instance, instance_ask
 from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.scripts import says_checkpoint
@@ -83,7 +84,8 @@ def _cluster(document: Document, path: str, data: LineMap) -> list[Resource]:
     tier = str(data.get("tier", "dedicated")).lower().replace("-", "_")
     capacity = Capacity.SPOT if tier == "low_priority" else Capacity.ON_DEMAND
     draft.set("capacity", capacity, data.line_of("tier") if "tier" in data else None)
-    draft.set("workload", Workload.TRAINING)  # clusters run jobs; endpoints have their own compute
+    draft.set("workload", Workload.UNKNOWN)  # a cluster runs whatever jobs are sent to it
+    draft.add_note("a compute cluster: capacity for whatever jobs run on it")
     if "location" in data:
         draft.set("region", text(data.get("location")), data.line_of("location"))
     draft.add_note("a compute cluster: capacity and GPUs for the jobs sent to it")
@@ -153,7 +155,10 @@ def _job(
             body.line_of("early_termination") if stop else None,
         )
         draft.add_note("GPUs per trial")
-    draft.set("workload", Workload.TRAINING)
+    sweep = (
+        Kind(Workload.TRAINING, "an Azure ML sweep job") if body.get("type") == "sweep" else None
+    )
+    infer(draft, runs_in(trial), sweep)
     _checkpoint(draft, trial, body)
     _tags(draft, top)
     if body is not top:

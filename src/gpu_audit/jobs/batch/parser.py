@@ -30,6 +30,7 @@ from gpu_audit.jobs.aws_bodies import (
     lookup,
     search,
 )
+from gpu_audit.jobs.evidence import infer, runs_in
 from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.values import as_number, literal, seconds_to_hours
 
@@ -151,6 +152,7 @@ def _job_definition(document: Document, path: str, found: Found, body: Any) -> l
     if propagate is True:
         draft.add_note("tags propagate to the ECS tasks")
     draft.unknown("capacity")  # the queue's compute environment decides
+    infer(draft, runs_in(body))
     return [draft.build()]
 
 
@@ -178,6 +180,7 @@ def _submit_job(document: Document, path: str, found: Found, body: Any) -> list[
         draft.put("limits.max_runtime_hours", seconds_to_hours(refs.resolve(seconds)), line)
     _tags(draft, lookup(body, "tags")[0])
     draft.unknown("capacity")
+    infer(draft, runs_in(body))
     return [draft.build()]
 
 

@@ -16,16 +16,17 @@ from typing import Any, ClassVar
 from gpu_audit.catalog import canonical_gpu
 from gpu_audit.core.resource import Capacity, Resource, Workload
 from gpu_audit.core.yamlsrc import Document, LineList, LineMap, is_templated
+from gpu_audit.jobs.evidence import Kind, Ran, infer
 from gpu_audit.jobs.gpus import GpuAsk, alternatives_note, largest
-from gpu_audit.jobs.interface import JobDraft, JobFormat
-from gpu_audit.jobs.scripts import commands, ide_only, says_checkpoint, under, written_paths
+from gpu_audit.jobs.interface import JobDraft, JobFormat, billing_service
+from gpu_audit.jobs.scripts import commands, says_checkpoint, under, written_paths
 from gpu_audit.jobs.values import as_bool, unit_hours
 
 _TYPES = {
-    "task": Workload.TRAINING,
+    "task": Workload.UNKNOWN,  # what its commands run says
     "service": Workload.INFERENCE,
     "dev-environment": Workload.NOTEBOOK,
-    "fleet": Workload.UNKNOWN,  # capacity for whatever runs on it
+    "fleet": Workload.UNKNOWN,
 }
 _MARKERS = ("resources", "commands", "ide", "nodes", "image", "python", "port", "replicas")
 _VENDORS = {"nvidia", "amd", "google", "tpu", "intel", "tenstorrent"}
@@ -86,8 +87,10 @@ class Dstack(JobFormat):
         if spec.memory and spec.memory[0]:
             draft.set("gpu.memory_gib", spec.memory[0], line)
         _capacity(draft, data)
-        _workload(draft, data)
         _duration(draft, data)
+        backends = data.get("backends")
+        if isinstance(backends, list) and len(backends) == 1 and isinstance(backends[0], str):
+            draft.set("service", billing_service(backends[0]), data.line_of("backends"))
         regions = data.get("regions")
         if isinstance(regions, str):
             regions = [regions]
@@ -96,6 +99,7 @@ class Dstack(JobFormat):
         elif isinstance(regions, list) and regions:
             draft.add_note("regions " + ", ".join(map(str, regions)))
         _volumes(draft, data)
+        _workload(draft, data)
         tags = data.get("tags")
         if isinstance(tags, dict):
             for key, value in tags.items():
@@ -203,6 +207,10 @@ def _capacity(draft: JobDraft, data: LineMap) -> None:
 
 
 def _duration(draft: JobDraft, data: LineMap) -> None:
+    idle = data.get("inactivity_duration")
+    if idle is not None and as_bool(idle) is not False and str(idle).strip().lower() != "off":
+        hours = unit_hours(idle)
+        draft.set("limits.idle_stop_hours", hours, data.line_of("inactivity_duration"))
     if "max_duration" not in data:
         return
     value, line = data["max_duration"], data.line_of("max_duration")
@@ -213,12 +221,18 @@ def _duration(draft: JobDraft, data: LineMap) -> None:
 
 
 def _workload(draft: JobDraft, data: LineMap) -> None:
-    workload = _TYPES[data["type"]]
-    if workload is Workload.TRAINING and ide_only(commands(data.get("commands"))):
-        draft.set("workload", Workload.NOTEBOOK, data.line_of("commands"))
-        draft.add_note("a dev box: its commands only start an IDE or notebook server")
+    kind = _TYPES[data["type"]]
+    line = data.line_of("type")
+    if data["type"] == "fleet":
+        draft.set("workload", kind, line)
+        draft.add_note("a fleet: capacity for whatever runs on it")
         return
-    draft.set("workload", workload, data.line_of("type"))
+    ran = [Ran(commands(data.get("commands")), "`commands`", data.line_of("commands"))]
+    if isinstance(data.get("image"), str):
+        ran.append(Ran(str(data["image"]), "`image`", data.line_of("image")))
+    word = {Workload.INFERENCE: "a dstack service", Workload.NOTEBOOK: "a dstack dev environment"}
+    said = Kind(kind, f"{word[kind]} (`type: {data['type']}`)", line) if kind in word else None
+    infer(draft, ran, said)
 
 
 def _volumes(draft: JobDraft, data: LineMap) -> None:

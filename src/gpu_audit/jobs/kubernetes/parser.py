@@ -15,6 +15,8 @@ from typing import ClassVar
 
 from gpu_audit.core.resource import Resource, Workload
 from gpu_audit.core.yamlsrc import Document, LineMap, is_templated
+from gpu_audit.jobs.evidence import Kind, infer, runs_in
+from gpu_audit.jobs.gpus import ray_accelerator_type
 from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.kubernetes.placement import placement
 from gpu_audit.jobs.kubernetes.workloads import Group, Pods, items, map_of, workload
@@ -28,7 +30,15 @@ _GPU_RESOURCES = (
     "aws.amazon.com/neurondevice",
     "habana.ai/gaudi",
 )
-_INFERENCE_KINDS = {"Deployment", "StatefulSet", "ReplicaSet", "RayService", "LeaderWorkerSet"}
+_INFERENCE_KINDS = {
+    "Deployment", "StatefulSet", "ReplicaSet", "RayService", "LeaderWorkerSet", "InferenceService",
+}  # fmt: skip
+# Training operators: the kind is the evidence unless what the pods run says otherwise (an
+# MPIJob that runs NCCL tests is a benchmark).
+_TRAINING_KINDS = {
+    "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob", "MXJob", "TrainJob",
+    "TrainingRuntime", "ClusterTrainingRuntime",
+}  # fmt: skip
 # KAI Scheduler (and Run:ai before it) share a GPU through a pod annotation: `gpu-fraction: "0.5"`.
 _FRACTION_ANNOTATIONS = ("gpu-fraction", "run.ai/gpu-fraction")
 _DEADLINE_ANNOTATION = "provreq.kueue.x-k8s.io/maxRunDurationSeconds"
@@ -68,20 +78,41 @@ class Kubernetes(JobFormat):
         _count(draft, gpu_groups)
         placement(draft, [(g.pod, g.line or data.line_of("spec")) for g, _ in gpu_groups])
         _deadline(draft, work, metadata)
+        _serve_accelerator(draft, spec)
         if experiment:
             _experiment(draft, spec)
-        if kind in _INFERENCE_KINDS:
-            draft.set("workload", Workload.INFERENCE, data.line_of("kind"))
-        else:
-            draft.set("workload", Workload.TRAINING)
         labels = metadata.get("labels")
         if isinstance(labels, dict):
             for key, value in labels.items():
                 draft.tag(key, value)
         _buckets(draft, [g for g, _ in gpu_groups])
+        infer(draft, runs_in(spec), _kind(kind, experiment, data.line_of("kind")))
         for note in work.notes:
             draft.add_note(note)
         return [draft.build()]
+
+
+def _kind(kind: str, experiment: bool, line: int | None) -> Kind | None:
+    """What the kind says: a server, a training operator, or nothing (a Job, Pod, JobSet)."""
+    if kind in _INFERENCE_KINDS:
+        return Kind(Workload.INFERENCE, f"a {kind}", line)
+    if experiment:
+        return Kind(Workload.TRAINING, "a Katib Experiment (tuning)", line)
+    if kind in _TRAINING_KINDS:
+        return Kind(Workload.TRAINING, f"a Kubeflow {kind}", line)
+    return None
+
+
+def _serve_accelerator(draft: JobDraft, spec: LineMap) -> None:
+    """A RayService's Serve config names its GPU (`accelerator_type: "H100"` in
+    `ray_actor_options`) where the pod templates' node selectors do not."""
+    config = spec.get("serveConfigV2")
+    if draft.get("gpu.model") is not None or not isinstance(config, str):
+        return
+    model = ray_accelerator_type(config)
+    if model is not None:
+        draft.set("gpu.model", model, spec.line_of("serveConfigV2"))
+        draft.add_note(f"GPU {model} from the Serve config's accelerator_type")
 
 
 def _trial(spec: LineMap) -> Pods:

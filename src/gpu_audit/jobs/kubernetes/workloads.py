@@ -110,6 +110,8 @@ def workload(kind: str, api: str, spec: LineMap) -> Pods:
             per_node = map_of(trainer.get("resourcesPerNode"))
             nodes = _replicas(trainer, "numNodes")
             work.groups.append(Group("trainer", nodes, None, [per_node] if per_node else []))
+    elif kind == "InferenceService" and api.startswith("serving.kserve.io"):
+        work.groups += _kserve_groups(spec)
     elif kind in {"RayJob", "RayCluster", "RayService"}:
         key = {"RayJob": "rayClusterSpec", "RayService": "rayClusterConfig"}.get(kind)
         cluster = map_of(spec.get(key)) if key else spec
@@ -163,6 +165,27 @@ def _ray_groups(cluster: LineMap) -> list[Group]:
         if replicas is not None and hosts is not None:
             replicas *= hosts
         groups.append(_template(str(worker.get("groupName", "workers")), replicas, worker))
+    return groups
+
+
+def _kserve_groups(spec: LineMap) -> list[Group]:
+    """KServe: each component (predictor, transformer, explainer) is a pod spec whose `model`
+    (or containers) asks for the GPUs, at `minReplicas` (default 1) pods; the maximum is noted
+    by the caller's note, never counted."""
+    groups: list[Group] = []
+    for role in ("predictor", "transformer", "explainer"):
+        component = map_of(spec.get(role))
+        if component is None:
+            continue
+        resources = []
+        for value in component.values():  # `model:`, `pytorch:`, … hold the resources
+            holder = map_of(value)
+            found = map_of(holder.get("resources")) if holder is not None else None
+            if found is not None:
+                resources.append(found)
+        least = _replicas(component, "minReplicas", 1)
+        replicas = max(least, 1) if least is not None else None
+        groups.append(Group(role, replicas, component, resources, line=spec.line_of(role)))
     return groups
 
 

@@ -1,24 +1,25 @@
 """Ray cluster launcher YAML (`ray up`) and Anyscale compute configs: a resource per GPU node type.
 
 A node type's GPUs come from `resources: {GPU: n}`, GCP `guestAccelerators`, or its instance type
-(the catalog, or an Anyscale `…-nvidia-l4-1` suffix). Workers count at their `max_workers`, the
-most the autoscaler may launch (a worker type with `max_workers: 0` is skipped); the head node
-counts once. Capacity comes from the node config (EC2 market options, capacity blocks and
-reservations, GCP scheduling and reservation affinity, Azure priority, Anyscale `market_type`/
-`use_spot`); with none stated it is on-demand on AWS, GCP and Azure (their APIs' default) and
-missing elsewhere. A cluster whose start commands run Ray Serve is inference.
+(the catalog, or an Anyscale `…-nvidia-l4-1` suffix). Workers count at their `min_workers` (at
+least one node), with the `max_workers` the autoscaler may launch in the note (a worker type with
+`max_workers: 0` is skipped); the head node counts once and has `role: head`. Capacity comes
+from the node config (EC2 market options, capacity blocks and reservations, GCP scheduling and
+reservation affinity, Azure priority, Anyscale `market_type`/`use_spot`); with none stated it is
+on-demand on AWS, GCP and Azure (their APIs' default) and missing elsewhere.
+The workload is what the start and setup commands run (jobs/evidence.py).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from gpu_audit.core.resource import Capacity, Resource, Workload
+from gpu_audit.core.resource import Capacity, Resource
 from gpu_audit.core.yamlsrc import Document, LineMap, is_templated
-from gpu_audit.jobs.gpus import GpuAsk, gpu_instance, instance_ask, whole
-from gpu_audit.jobs.interface import JobDraft, JobFormat
+from gpu_audit.jobs.evidence import Ran, infer
+from gpu_audit.jobs.gpus import GpuAsk, gpu_instance, instance_ask, ray_accelerator_type, whole
+from gpu_audit.jobs.interface import JobDraft, JobFormat, billing_service
 from gpu_audit.jobs.values import as_bool, as_number
 
 _DEFAULT_MAX_WORKERS = 2  # Ray's documented default for the cluster-wide max_workers
@@ -45,19 +46,21 @@ class RayCluster(JobFormat):
         if not isinstance(data, LineMap) or not _is_cluster(data):
             return None
         cluster = data.get("cluster_name")
-        serving_line = _serving(data)
-        serving = Workload.INFERENCE if serving_line else None
+        ran = _ran(data)
         resources = []
         for node in _node_types(data):
             ask = _node_gpus(node)
             if ask is None:
                 continue
-            nodes, nodes_line = _node_count(data, node)
+            nodes, nodes_line, scaling = _node_count(data, node)
             if nodes == 0:
                 continue  # a node type the autoscaler may never launch
             name = f"{cluster}/{node.name}" if cluster else node.name
             draft = JobDraft(self.name, path, document, name=name)
             draft.anchor = node.line
+            # a runtime cap is the cluster's, not a node type's: one finding at its first line
+            draft.mark("limits.max_runtime_hours", data.line_of("cluster_name") or document.line)
+            draft.add_note(scaling)
             draft.set("gpu.model", ask.model, ask.line)
             per_node = whole(ask.count)
             total = per_node * nodes if per_node is not None and nodes is not None else None
@@ -70,9 +73,10 @@ class RayCluster(JobFormat):
             _capacity(draft, node)
             if "capacity" not in draft.values and not draft.lines.get("capacity"):
                 _default_capacity(draft, data)
-            draft.set("workload", serving or Workload.TRAINING, serving_line)
-            if serving:
-                draft.add_note("a Ray Serve cluster: its start commands run `serve`")
+            infer(draft, ran)
+            if node.head:
+                draft.set("role", "head", node.line)
+                draft.add_note("the head node: it holds the cluster's state, its workers scale")
             _location(draft, data)
             _tags(draft, node.config)
             resources.append(draft.build())
@@ -148,6 +152,9 @@ def _node_gpus(node: _NodeType) -> GpuAsk | None:
         if ask is None and gpu_instance(instance_type):
             ask = GpuAsk(None, None, type_line, instance_type)  # a GPU family the catalog lacks
     declared = _map(node.spec.get("resources"))
+    named = ray_accelerator_type(" ".join(f"{key}:" for key in declared)) if declared else None
+    if declared is not None and "GPU" in declared and ask is None and named is not None:
+        return GpuAsk(named, as_number(declared["GPU"]), declared.line_of("GPU"), named)
     if declared is not None and "GPU" in declared:
         count = as_number(declared["GPU"])
         line = declared.line_of("GPU")
@@ -158,16 +165,30 @@ def _node_gpus(node: _NodeType) -> GpuAsk | None:
     return ask
 
 
-def _node_count(data: LineMap, node: _NodeType) -> tuple[int | None, int | None]:
+def _node_count(data: LineMap, node: _NodeType) -> tuple[int | None, int | None, str | None]:
+    """Nodes of this type counted (the autoscaler's minimum, at least one node), their line, and
+    a note on the range it scales over (the maximum is stated, never counted around the clock)."""
     if node.head:
-        return 1, None
+        return 1, None, None
+    most, line = None, None
     for holder in (node.spec, data):
         if "max_workers" in holder:
             number = as_number(holder["max_workers"])
-            return (None if number is None else int(number)), holder.line_of("max_workers")
-    if "worker_node_types" in data:
-        return None, None  # Anyscale sets no default we can rely on
-    return _DEFAULT_MAX_WORKERS, None
+            most, line = (None if number is None else int(number)), holder.line_of("max_workers")
+            break
+    else:
+        if "worker_node_types" in data:
+            return None, None, None  # Anyscale sets no default we can rely on
+        most = _DEFAULT_MAX_WORKERS
+    least = as_number(node.spec.get("min_workers", 0))
+    if most is None or most == 0 or least is None:
+        return most, line, None
+    counted = min(max(int(least), 1), most)
+    line = node.spec.line_of("min_workers") or line
+    note = None
+    if most > counted:
+        note = f"autoscales from {int(least)} to {most} nodes; counted at {counted}"
+    return counted, line, note
 
 
 def _capacity(draft: JobDraft, node: _NodeType) -> None:
@@ -250,27 +271,32 @@ def _default_capacity(draft: JobDraft, data: LineMap) -> None:
         draft.set("capacity", Capacity.ON_DEMAND)
 
 
-_SERVE = re.compile(r"\b(?:serve\s+(?:run|deploy|start)|rayllm|ray[-_]llm|vllm\s+serve)\b")
 _COMMAND_KEYS = (
     "head_start_ray_commands",
     "setup_commands",
     "head_setup_commands",
     "worker_start_ray_commands",
     "initialization_commands",
+    "worker_setup_commands",
 )
 
 
-def _serving(data: LineMap) -> int | None:
-    """The line of a start command that runs Ray Serve (or RayLLM), if any."""
+def _ran(data: LineMap) -> list[Ran]:
+    """What the cluster runs: its start and setup commands (Ray Serve, a trainer, a server)."""
+    ran = []
     for key in _COMMAND_KEYS:
         value = data.get(key)
-        if isinstance(value, list) and any(isinstance(c, str) and _SERVE.search(c) for c in value):
-            return data.line_of(key)
-    return None
+        if isinstance(value, list):
+            text = "\n".join(c for c in value if isinstance(c, str))
+            ran.append(Ran(text, f"`{key}`", data.line_of(key)))
+    return ran
 
 
 def _location(draft: JobDraft, data: LineMap) -> None:
     provider = _map(data.get("provider")) or data  # Anyscale keeps `region` at the top
+    kind = provider.get("type")
+    if isinstance(kind, str) and kind.strip() and not is_templated(kind):
+        draft.set("service", billing_service(kind), provider.line_of("type"))
     for key in ("region", "location"):
         if key in provider and isinstance(provider[key], str):
             draft.set("region", provider[key], provider.line_of(key))

@@ -28,6 +28,7 @@ from gpu_audit.jobs.aws_bodies import (
     lookup,
     search,
 )
+from gpu_audit.jobs.evidence import Kind, infer, runs_in
 from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.sagemaker.bodies import (
     finish,
@@ -183,7 +184,13 @@ def _step_name(found: Found) -> Any:
 
 
 def _training(
-    document: Document, path: str, found: Found, body: Any, name_key: str, trial_of: str = ""
+    document: Document,
+    path: str,
+    found: Found,
+    body: Any,
+    name_key: str,
+    trial_of: str = "",
+    parent: Any = None,
 ) -> Resource | None:
     refs = found.scoped()
     draft = JobDraft("sagemaker", path, document, name=_name(found, body, name_key))
@@ -195,7 +202,10 @@ def _training(
     set_stopping(draft, body, refs)
     set_data(draft, body, refs)
     set_region(draft, body, found)
+    if parent is not None:  # a tuning job's Tags tag every training job it starts
+        set_tags(draft, parent)
     set_tags(draft, body)
+    infer(draft, runs_in(body), Kind(Workload.TRAINING, "a SageMaker training job"))
     return finish(draft, refs)
 
 
@@ -219,7 +229,9 @@ def _tuning(document: Document, path: str, found: Found) -> list[Resource]:
         trial_note += f"; up to {int(parallel)} in parallel"
     resources: list[Resource] = []
     for definition, _ in definitions:
-        resource = _training(document, path, found, definition, "DefinitionName", trial_note)
+        resource = _training(
+            document, path, found, definition, "DefinitionName", trial_note, parent=body
+        )
         if resource is None:
             continue
         trials_value = as_number(refs.resolve(trials))
@@ -259,7 +271,7 @@ def _endpoint_config(document: Document, path: str, found: Found) -> list[Resour
         draft.anchor = draft.tags_anchor = found.line
         if not set_resources(draft, variant, refs, count_key="InitialInstanceCount"):
             continue
-        draft.set("workload", Workload.INFERENCE)
+        infer(draft, [], Kind(Workload.INFERENCE, "a SageMaker endpoint variant"))
         set_tags(draft, body)
         resources.append(finish(draft, refs))
     return resources
@@ -272,7 +284,7 @@ def _notebook(document: Document, path: str, found: Found) -> list[Resource]:
     refs = found.scoped()
     if not set_resources(draft, body, refs, count_key="InstanceCount"):
         return []
-    draft.set("workload", Workload.NOTEBOOK)
+    infer(draft, [], Kind(Workload.NOTEBOOK, "a SageMaker notebook instance"))
     set_tags(draft, body)
     return [finish(draft, refs)]
 
@@ -301,6 +313,7 @@ def _remote_resource(document: Document, path: str, node: Any) -> list[Resource]
     if not set_resources(draft, node, Refs(), count_key="InstanceCount"):
         return []
     set_tags(draft, node)
+    infer(draft, runs_in(node))
     draft.put(
         "data.uris",
         [u for u in [lookup(node, "S3RootUri")[0]] if isinstance(u, str)] or None,

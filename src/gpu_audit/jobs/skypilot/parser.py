@@ -2,8 +2,8 @@
 
 Capacity: `use_spot` (default false: on-demand, per SkyPilot's YAML spec), `any_of`/`ordered`
 alternatives, and `config.{aws,gcp}.specific_reservations` (reserved). Workload: a `service`
-is inference (GPUs × its replicas), a task whose run only starts an IDE is a notebook, the rest
-training. Checkpoints: skypilot_mounts.py.
+is inference (GPUs × its minimum replicas), else what `run` runs says (jobs/evidence.py); a task
+with no `run` is an interactive cluster (a dev box). Checkpoints: skypilot_mounts.py.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from gpu_audit.core.resource import Capacity, Resource, Workload
 from gpu_audit.core.yamlsrc import Document, LineList, LineMap, is_templated
+from gpu_audit.jobs.evidence import Kind, Ran, infer
 from gpu_audit.jobs.gpus import (
     GpuAsk,
     alternatives_note,
@@ -20,10 +21,10 @@ from gpu_audit.jobs.gpus import (
     parse_name_count,
     whole,
 )
-from gpu_audit.jobs.interface import JobDraft, JobFormat
-from gpu_audit.jobs.scripts import commands, ide_only
+from gpu_audit.jobs.interface import JobDraft, JobFormat, billing_service
+from gpu_audit.jobs.scripts import commands
 from gpu_audit.jobs.skypilot.mounts import set_mounts
-from gpu_audit.jobs.values import as_bool, as_number
+from gpu_audit.jobs.values import as_bool, as_number, unit_hours
 
 # SkyPilot validates tasks against a closed schema: a document with any other top-level key is
 # not a SkyPilot task (a compose file, a CI config). `execution` heads a job group.
@@ -74,7 +75,8 @@ class SkyPilot(JobFormat):
         assert chosen is not None
         candidate = next(cand for ask, cand in options if ask is chosen)
         nodes, _ = _nodes(data)
-        nodes = _replicas(data, nodes)
+        nodes, autoscaling = _replicas(data, nodes)
+        draft.add_note(autoscaling)
         draft.set("gpu.model", chosen.model, chosen.line)
         per_node = whole(chosen.count)
         total = per_node * nodes if per_node is not None and nodes is not None else None
@@ -89,9 +91,10 @@ class SkyPilot(JobFormat):
         if instance_type is not None:
             draft.set("instance_type", _text(instance_type), line)
         _location(draft, candidate)
+        _autostop(draft, candidate)
         _capacity(draft, candidates, ordered, _reservations(data))
-        _workload(draft, data, nodes)
         set_mounts(draft, data)
+        _workload(draft, data, nodes)
         labels, _ = candidate.get("labels")
         if isinstance(labels, dict):
             for key, value in labels.items():
@@ -99,29 +102,50 @@ class SkyPilot(JobFormat):
         return [draft.build()]
 
 
-def _replicas(data: LineMap, nodes: int | None) -> int | None:
-    """A SkyServe service runs `replicas` (at most `replica_policy.max_replicas`) copies."""
+def _replicas(data: LineMap, nodes: int | None) -> tuple[int | None, str | None]:
+    """A SkyServe service runs `replicas` copies, or autoscales from `replica_policy.min_replicas`
+    (at least one) to `max_replicas`: counted at its minimum, the maximum in the note."""
     service = data.get("service")
     if not isinstance(service, LineMap) or nodes is None:
-        return nodes
+        return nodes, None
     policy = service.get("replica_policy")
-    for holder, key in ((policy, "max_replicas"), (policy, "min_replicas"), (service, "replicas")):
+    most = as_number(policy.get("max_replicas")) if isinstance(policy, LineMap) else None
+    for holder, key in ((policy, "min_replicas"), (service, "replicas"), (policy, "max_replicas")):
         if isinstance(holder, LineMap) and key in holder:
             count = as_number(holder[key])
-            return None if count is None else nodes * max(int(count), 1)
-    return nodes
+            if count is None:
+                return None, None
+            least = max(int(count), 1)
+            note = None
+            if most is not None and int(most) > least:
+                note = f"autoscales from {int(count)} to {int(most)} replicas; counted at {least}"
+            return nodes * least, note
+    return nodes, None
 
 
 def _workload(draft: JobDraft, data: LineMap, nodes: int | None) -> None:
+    kind = None
     if "service" in data:
-        draft.set("workload", Workload.INFERENCE, data.line_of("service"))
+        kind = Kind(Workload.INFERENCE, "a SkyServe `service`", data.line_of("service"))
         if nodes and nodes > 1 and isinstance(data.get("service"), LineMap):
             draft.add_note(f"GPUs of all {nodes} replicas")
-    elif ide_only(commands(data.get("run"))):
-        draft.set("workload", Workload.NOTEBOOK, data.line_of("run"))
-        draft.add_note("a dev box: its run only starts an IDE or notebook server")
-    else:
-        draft.set("workload", Workload.TRAINING)
+    ran = [Ran(commands(data.get("run")), "`run`", data.line_of("run"))]
+    infer(draft, ran, kind, no_command="no `run`: an interactive cluster")
+
+
+def _autostop(draft: JobDraft, candidate: _Candidate) -> None:
+    """`autostop: {idle_minutes: 10, down: true}` tears an idle cluster down: a bound on what it
+    costs once its work is done. Without `down: true` the cluster is only stopped (its disks
+    stay), which the runbook does not credit."""
+    value, line = candidate.get("autostop")
+    if not isinstance(value, LineMap) or as_bool(value.get("down")) is not True:
+        return
+    minutes = value.get("idle_minutes", 5)  # SkyPilot's default idle time for autostop
+    number = as_number(minutes) if not isinstance(minutes, str) else None
+    hours = number / 60 if number is not None else unit_hours(minutes)
+    if hours is not None:
+        draft.set("limits.idle_stop_hours", round(hours, 4), line)
+        draft.add_note(f"autostop tears the cluster down after {hours * 60:g} idle minutes")
 
 
 def _text(value: Any) -> str | None:
@@ -188,6 +212,11 @@ def _location(draft: JobDraft, candidate: _Candidate) -> None:
     region, region_line = candidate.get("region")
     zone, zone_line = candidate.get("zone")
     infra, infra_line = candidate.get("infra")
+    cloud, cloud_line = candidate.get("cloud")
+    if cloud is None and isinstance(infra, str):
+        cloud, cloud_line = infra.strip().split("/")[0], infra_line
+    if isinstance(cloud, str) and cloud.strip() and not is_templated(cloud) and cloud != "*":
+        draft.set("service", billing_service(cloud), cloud_line)
     if isinstance(infra, str) and not is_templated(infra):
         parts = infra.strip().split("/")
         if parts[0].lower() not in _NO_REGION_INFRA:

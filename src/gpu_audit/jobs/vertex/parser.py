@@ -27,6 +27,7 @@ from typing import Any
 from gpu_audit.catalog import canonical_gpu, instance_spec
 from gpu_audit.core.resource import Capacity, Resource, Workload
 from gpu_audit.core.yamlsrc import Document, LineMap, is_templated
+from gpu_audit.jobs.evidence import Kind, infer, runs_in
 from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.values import as_bool, as_number, text
 from gpu_audit.jobs.vertex.pools import (
@@ -114,7 +115,7 @@ def _endpoint(document: Document, path: str, data: LineMap, resources: LineMap) 
     pool.key_lines["replicaCount"] = resources.line_of(key)
     if not set_gpus(draft, worker_pools(pool, resources.line)):
         return []
-    draft.set("workload", Workload.INFERENCE, resources.line)
+    infer(draft, [], Kind(Workload.INFERENCE, "a Vertex AI model deployment", resources.line))
     spot = as_bool(resources.get("spot"))
     if spot is not None:
         draft.set(
@@ -146,6 +147,7 @@ def _custom(document: Document, path: str, data: Any, spec: Any, kind: str) -> l
             draft.tag(key, value)
     if kind == "HyperparameterTuningJob":
         _study(draft, data)
+    infer(draft, runs_in(spec), Kind(Workload.TRAINING, f"a Vertex AI {kind}"))
     if kind == "CustomJobSpec":
         draft.add_note("a CustomJobSpec: region and labels are given on the command line")
     draft.default("capacity", Capacity.ON_DEMAND)  # no `scheduling.strategy`: STANDARD
@@ -205,7 +207,10 @@ def _legacy(document: Document, path: str, data: LineMap) -> list[Resource]:
         draft.put("checkpoint.uri", output, job.line_of("jobDir"))
         draft.put("data.uris", [output], job.line_of("jobDir"))
     hyper = job.get("hyperparameters")
+    draft.anchor = data.line_of("trainingInput")  # a finding on an unstated field points here
     if isinstance(hyper, LineMap):
+        for field in ("hpo.max_trials", "hpo.early_stopping"):  # the block that states them
+            draft.mark(field, job.line_of("hyperparameters"))
         if "maxTrials" in hyper:
             trials = as_number(hyper.get("maxTrials"))
             draft.put(
@@ -225,7 +230,12 @@ def _legacy(document: Document, path: str, data: LineMap) -> list[Resource]:
     if isinstance(labels, dict):
         for key, value in labels.items():
             draft.tag(key, value)
-    draft.add_note("legacy AI Platform training job")
+    infer(draft, runs_in(job), Kind(Workload.TRAINING, "an AI Platform training job"))
+    draft.add_note(
+        "legacy AI Platform training job: it has no spot capacity; Vertex AI custom jobs run on"
+        " Spot with `scheduling.strategy: SPOT`"
+    )
+    draft.set("service", "ai-platform")
     draft.default("capacity", Capacity.ON_DEMAND)  # AI Platform Training had no spot option
     return [draft.build()]
 
@@ -285,5 +295,6 @@ def _launcher(document: Document, path: str, data: LineMap) -> list[Resource]:
         if key in data:
             draft.put(field, text(data.get(key)), data.line_of(key))
     draft.add_note("Vertex launcher variables (a sample's wrapper config)")
+    infer(draft, [], Kind(Workload.TRAINING, "a Vertex AI training launcher"))
     draft.default("capacity", Capacity.ON_DEMAND)  # no strategy: STANDARD, as in the CustomJob
     return [draft.build()]
