@@ -24,6 +24,7 @@ from gpu_audit.model import Change, ScanResult, Severity
 from gpu_audit.report import format_for
 from gpu_audit.report.escape import escape_unencodable
 from gpu_audit.settings import FAIL_ON, Settings, load_settings
+from gpu_audit.shardcli import shard_options, shard_request
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = ("table", "text", "json", "markdown", "sarif", "csv")
@@ -203,6 +204,7 @@ def provider_options(func: F) -> F:
     help="Scan this cloud live (repeatable).",
 )
 @provider_options
+@shard_options
 @click.option(
     "--now",
     "now_text",
@@ -220,6 +222,8 @@ def scan(
     providers: tuple[str, ...],
     now_text: str | None,
     history: str | None,
+    shard_text: str | None,
+    run_id: str | None,
     **options: Any,
 ) -> None:
     """Enumerate running GPU capacity (or a saved inventory) and judge it."""
@@ -240,6 +244,7 @@ def scan(
         config_path=options["config_path"],
         history=history or settings.history,
         baseline=options["baseline"],
+        **shard_request(shard_text, run_id),
     )
     needs_comparison(options, request.history)
     options["history"] = request.history
@@ -357,3 +362,8 @@ def now_from(text: str | None) -> datetime | None:
     except ValueError as exc:
         raise ConfigError(f"--now: expected an ISO 8601 time, got '{text}'") from exc
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+from gpu_audit.mergecli import merge  # noqa: E402  (it uses the options defined above)
+
+main.add_command(merge)

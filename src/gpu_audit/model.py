@@ -396,6 +396,22 @@ class WaiverStatus:
 
 
 @dataclass(frozen=True, slots=True)
+class ShardStamp:
+    """What a shard report carries so `merge` can join it with its siblings (and refuse strangers).
+
+    `universe` holds every work-item key of the whole scan (all shards), sorted; `merge` names a
+    missing shard's items from it."""
+
+    index: int  # 1-based
+    count: int
+    universe_digest: str
+    universe: tuple[str, ...]
+    policy_digest: str
+    price_basis: str
+    run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Scope:
     """What the run looked at, for report headers."""
 
@@ -409,6 +425,7 @@ class Scope:
     # The invocation after `gpu-audit` (`scan --inventory x.yaml ...`), secrets redacted; set by
     # the CLI for the Markdown header, kept out of JSON and SARIF.
     argv: tuple[str, ...] = ()
+    shard: ShardStamp | None = None  # `scan --shard K/N` only
 
 
 class Change(StrEnum):

@@ -14,6 +14,7 @@ from gpu_audit.model import (
     NotEvaluated,
     Resource,
     ScanResult,
+    ShardStamp,
     Waiver,
 )
 from gpu_audit.report import jsonflat, jsonresource, jsonstream
@@ -56,6 +57,7 @@ def _document(result: ScanResult, lazy: bool) -> dict[str, Any]:
             "files": list(scope.files),
             "policy_files": list(scope.policy_files),
             "policy_versions": list(scope.policy_versions),
+            **({"shard": _shard(scope.shard)} if scope.shard else {}),
         },
         "rules": [
             {
@@ -104,6 +106,19 @@ def _document(result: ScanResult, lazy: bool) -> dict[str, Any]:
             "input_errors": summary.input_errors,
             "since": summary_block(result.since),
         },
+    }
+
+
+def _shard(stamp: ShardStamp) -> dict[str, Any]:
+    """The JSON report's `scope.shard` object."""
+    return {
+        "index": stamp.index,
+        "count": stamp.count,
+        "run_id": stamp.run_id,
+        "universe_digest": stamp.universe_digest,
+        "universe": list(stamp.universe),
+        "policy_digest": stamp.policy_digest,
+        "price_basis": stamp.price_basis,
     }
 
 

@@ -17,6 +17,7 @@ from gpu_audit.collectors.kubernetes.settings import KubernetesSettings
 from gpu_audit.errors import ConfigError
 
 IN_CLUSTER = "in-cluster"
+EVERY_CONTEXT = "*"  # `--context '*'`: every context of the kubeconfig (org-scale discovery)
 TRANSIENT_STATUSES = (429, 500, 502, 503, 504)
 
 
@@ -52,7 +53,9 @@ def targets(settings: KubernetesSettings) -> list[Target]:
     except ConfigException as exc:
         raise ConfigError(f"{joined}: {_one_line(str(exc))}") from exc
     known = [str(c.get("name")) for c in contexts or ()]
-    if settings.contexts:
+    if settings.contexts == (EVERY_CONTEXT,):
+        names = sorted(known)
+    elif settings.contexts:
         unknown = [name for name in settings.contexts if name not in known]
         if unknown:
             raise ConfigError(
