@@ -62,10 +62,12 @@ class AwsCollector(Collector[AwsSettings]):
         progress: ProgressCallback | None = None,
         *,
         event_hooks: tuple[EventHook, ...] = (),
+        memoize_clients: bool = True,
     ) -> None:
         super().__init__(settings, progress)
         # botocore event handlers registered on every session the scan creates (audit, tests).
         self.event_hooks = event_hooks
+        self.memoize_clients = memoize_clients  # False: botocore's plain path (clients.py)
         self._accounts: set[str] = set()
         self._regions: set[str] = set()
         self._secrets: set[str] = set()
@@ -88,7 +90,7 @@ class AwsCollector(Collector[AwsSettings]):
             ) from exc
         aws = self.settings
         self.tick(Progress(0, 0, 0, "reading credentials"))
-        sessions = Sessions(aws, self.event_hooks)
+        sessions = Sessions(aws, self.event_hooks, memoize=self.memoize_clients)
         # Role ARNs, Organizations and the default chain all start from the base credentials.
         needs_base = bool(aws.role_arns or aws.organization_role or not aws.profiles)
         if needs_base and not sessions.has_credentials():
