@@ -34,7 +34,7 @@ def test_memoized_clients_find_what_plain_clients_find(aws_fleet: Fleet) -> None
     assert {account for _, account, _, _ in found[0]} == set(ACCOUNTS)
 
 
-def test_one_client_class_per_service_and_one_client_per_account_region(aws_fleet: Fleet) -> None:
+def test_one_client_class_per_service_and_the_base_clients_shared(aws_fleet: Fleet) -> None:
     memo = Sessions(AwsSettings())
     plain = Sessions(AwsSettings(), memoize=False)
     for sessions, shared in ((memo, True), (plain, False)):
@@ -43,8 +43,10 @@ def test_one_client_class_per_service_and_one_client_per_account_region(aws_flee
             sessions.derive(credentials=credentials),
             sessions.derive(credentials=credentials),
         )
+        sts = sessions.client(sessions.base, "sts", "us-east-1")
+        assert sessions.client(sessions.base, "sts", "us-east-1") is sts  # the base's: shared
         first = sessions.client(one, "ec2", "us-east-1")
-        assert sessions.client(one, "ec2", "us-east-1") is first  # made once, then shared
+        assert sessions.client(one, "ec2", "us-east-1") is not first  # an account's: the caller's
         other = sessions.client(two, "ec2", "us-west-2")
         assert other is not first and other.meta.region_name == "us-west-2"
         assert (type(other) is type(first)) is shared

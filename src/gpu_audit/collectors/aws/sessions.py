@@ -64,8 +64,8 @@ class Assumed:
 class Sessions:
     """Creates botocore sessions and clients for every account; safe to call from worker threads.
 
-    A client is made once per (account session, service, region) and shared by the threads that
-    need it (botocore clients are thread-safe); see clients.py for what making one costs."""
+    The base session's clients are made once and shared by the threads (botocore clients are
+    thread-safe); see clients.py for what making a client costs."""
 
     def __init__(
         self, settings: AwsSettings, event_hooks: Sequence[EventHook] = (), memoize: bool = True
@@ -77,7 +77,7 @@ class Sessions:
 
         self._hooks = tuple(event_hooks)
         self._lock = threading.Lock()
-        self._clients: dict[tuple[int, str, str], Any] = {}
+        self._clients: dict[tuple[str, str], Any] = {}  # the base session's
         self._memo = ClientMemo() if memoize else None
         self.base = self._observed(botocore.session.Session())
         self.config = Config(
@@ -107,14 +107,19 @@ class Sessions:
             return session
 
     def client(self, session: Any, service: str, region: str) -> Any:
-        """The client of `session` for `service` in `region`, made on first use."""
-        key = (id(session), service, region)
+        """A client of `session` for `service` in `region`. The base session's (STS for every
+        AssumeRole, Organizations) are made once and shared; an account's are the caller's to
+        keep for as long as it needs them, so a shard's memory follows the items in flight."""
+        key = (service, region)
         # botocore sessions are not thread-safe; clients are.
         with self._lock:
-            client = self._clients.get(key)
+            client = self._clients.get(key) if session is self.base else None
             if client is None:
                 client = self._create(session, service, region)
-                self._clients[key] = client
+                if self._memo is not None:
+                    client = self._memo.adopt(client)
+                if session is self.base:
+                    self._clients[key] = client
             return client
 
     def _create(self, session: Any, service: str, region: str) -> Any:
