@@ -63,6 +63,7 @@ class FakeGcp:
     # Resource Manager `projects.list` (v1): the projects the credential can see, paged.
     projects: list[dict[str, Any]] = field(default_factory=list)
     projects_page_size: int = 2
+    projects_forbidden: bool = False
     requests: list[Recorded] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -174,6 +175,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _projects(self, query: dict[str, list[str]]) -> None:
         fake = self.server.fake
+        if fake.projects_forbidden:
+            message = "The caller does not have permission"
+            self._send(403, _error(403, message, "forbidden", "PERMISSION_DENIED"))
+            return
         start = int(query.get("pageToken", ["0"])[0])
         end = start + fake.projects_page_size
         body: dict[str, Any] = {"projects": fake.projects[start:end]}

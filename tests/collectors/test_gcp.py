@@ -366,6 +366,17 @@ def test_without_projects_the_listed_active_projects_are_scanned(
     ]
 
 
+def test_a_refused_project_listing_is_one_provider_gap(
+    fake: FakeGcp, endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(RESOURCE_MANAGER_ENDPOINT_ENV, endpoint)
+    fake.projects_forbidden = True
+    with pytest.raises(ProviderUnavailable, match="listing projects") as caught:
+        list(GcpCollector(GcpSettings(timeout=5.0)).collect())
+    assert caught.value.code == "ListProjectsFailed"
+    assert "HTTP 403: The caller does not have permission" in str(caught.value)
+
+
 def test_no_projects_listed_is_a_collector_error(
     endpoint: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
