@@ -112,3 +112,14 @@ def test_missing_shards_name_their_items() -> None:
         assert gap.message.endswith(", ".join(shards[k])) and gap.error == "ShardMissing"
     empty = replace(stamp(1, 64), universe=UNIVERSE)
     assert len(missing_gaps(empty, {1})) == 63  # a shard with no items is still named
+
+
+def test_a_stranger_is_refused_on_one_line_whatever_its_run_id(tmp_path: Path) -> None:
+    one = write(tmp_path / "s1.json", 1, [])
+    document = json.loads(Path(write(tmp_path / "s2.json", 2, [])).read_text())
+    document["scope"]["shard"]["run_id"] = "nightly\n\x1b[31mgpu-audit: ok"
+    Path(tmp_path / "s2.json").write_text(json.dumps(document))
+    result = CliRunner().invoke(main, ["merge", one, str(tmp_path / "s2.json")])
+    assert result.exit_code == 2
+    (line,) = result.stderr.splitlines()
+    assert line.endswith("run nightly\\x0a\\x1b[31mgpu-audit: ok vs None")

@@ -16,6 +16,7 @@ from gpu_audit.collectors.workitems import Shard, split, universe_digest
 from gpu_audit.errors import ConfigError, InputError
 from gpu_audit.model import CoverageGap, ShardStamp
 from gpu_audit.policy.loader import Policy
+from gpu_audit.yamlguard import printable
 
 SHARD_GAP = "ShardMissing"
 
@@ -121,7 +122,7 @@ def _same_run(first: ShardReport, other: ShardReport) -> None:
         if mine != theirs:
             raise ConfigError(
                 f"merge: {other.path} and {first.path} are shards of different runs: "
-                f"{what} {theirs!s} vs {mine!s}"
+                f"{what} {printable(theirs, 200)} vs {printable(mine, 200)}"
             )
 
 
