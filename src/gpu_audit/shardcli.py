@@ -8,6 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
+from gpu_audit.errors import ConfigError
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -32,6 +34,9 @@ def shard_options(func: F) -> F:
 def shard_request(shard_text: str | None, run_id: str | None) -> dict[str, Any]:
     """The ScanRequest fields of `--shard` and `--run-id` (nothing without `--shard`)."""
     if not shard_text:
+        source = click.get_current_context().get_parameter_source("run_id")
+        if run_id and source is click.core.ParameterSource.COMMANDLINE:
+            raise ConfigError("--run-id names a sharded run: give --shard K/N too")
         return {}
     from gpu_audit.collectors.workitems import parse_shard
 

@@ -166,3 +166,5 @@ def test_shard_refuses_history_and_inventories(aws_fleet: Fleet, tmp_path: Path)
         main, ["scan", "--provider", "aws", "--shard", "auto/2"]
     )
     assert result.exit_code == 2 and "neither is set" in result.stderr
+    result = CliRunner().invoke(main, ["scan", "--provider", "aws", "--run-id", "x"])
+    assert result.exit_code == 2 and "--run-id names a sharded run" in result.stderr
