@@ -20,7 +20,7 @@ LAYERS: list[set[str]] = [
     {"core"},
     {"catalog"},
     {"policy", "jobs", "collectors", "prices", "history"},
-    {"estimate", "report"},
+    {"estimate", "report", "shards"},
     {"audit", "node_join", "settings"},
     {"diff"},
     {"cli"},

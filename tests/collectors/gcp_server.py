@@ -6,6 +6,8 @@ It answers the three read calls the collector makes, in the documented JSON shap
   scopes with nothing on a page carry the `NO_RESULTS_ON_PAGE` warning, as the real API does.
 - `GET /v3/projects/{p}/timeSeries`: `ListTimeSeriesResponse`, `series_page_size` series a page.
 - `GET /storage/v1/b/{bucket}`: a `storage#bucket` resource.
+- `GET /v1/projects` (`GPU_AUDIT_RESOURCE_MANAGER_ENDPOINT`): Resource Manager `projects.list`,
+  `projects_page_size` projects a page with `nextPageToken`.
 - Vertex AI (`GPU_AUDIT_VERTEX_ENDPOINT`): `GET /v1/projects/{p}/locations` and
   `GET /v1/projects/{p}/locations/{l}/{customJobs|hyperparameterTuningJobs|endpoints|
   persistentResources}`, `vertex_page_size` items a page, honouring `filter=state="..."`;
@@ -58,6 +60,10 @@ class FakeGcp:
     vertex_page_size: int = 2
     vertex_forbidden: set[tuple[str, str]] = field(default_factory=set)
     vertex_unavailable: dict[tuple[str, str], int] = field(default_factory=dict)
+    # Resource Manager `projects.list` (v1): the projects the credential can see, paged.
+    projects: list[dict[str, Any]] = field(default_factory=list)
+    projects_page_size: int = 2
+    projects_forbidden: bool = False
     requests: list[Recorded] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -154,6 +160,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._series(parts[2], query)
         elif parts[:3] == ["storage", "v1", "b"] and len(parts) == 4:
             self._bucket(parts[3])
+        elif parts == ["v1", "projects"]:
+            self._projects(query)
         elif parts[:2] == ["v1", "projects"] and parts[3:] == ["locations"]:
             found = sorted(fake.vertex.get(parts[2], {}))
             locations = [
@@ -164,6 +172,19 @@ class _Handler(BaseHTTPRequestHandler):
             self._vertex(parts[2], parts[4], parts[5], query)
         else:
             self._send(404, _error(404, f"no route for {path}", "notFound", "NOT_FOUND"))
+
+    def _projects(self, query: dict[str, list[str]]) -> None:
+        fake = self.server.fake
+        if fake.projects_forbidden:
+            message = "The caller does not have permission"
+            self._send(403, _error(403, message, "forbidden", "PERMISSION_DENIED"))
+            return
+        start = int(query.get("pageToken", ["0"])[0])
+        end = start + fake.projects_page_size
+        body: dict[str, Any] = {"projects": fake.projects[start:end]}
+        if end < len(fake.projects):
+            body["nextPageToken"] = str(end)
+        self._send(200, body)
 
     def _method_not_allowed(self) -> None:
         fake = self.server.fake

@@ -29,6 +29,7 @@ from gpu_audit.collectors.gcp.connect import (
     VERTEX_ENDPOINT_ENV,
 )
 from gpu_audit.collectors.gcp.settings import GcpSettings
+from gpu_audit.collectors.gcp.universe import RESOURCE_MANAGER_ENDPOINT_ENV
 from gpu_audit.collectors.interface import Progress, ProviderUnavailable
 from gpu_audit.core.resource import Capacity, Resource, State, Workload
 from gpu_audit.core.results import CoverageGap
@@ -347,7 +348,40 @@ def test_scope_names_projects_and_regions_seen(endpoint: str) -> None:
     assert scope.regions == ("europe-west4", "us-central1", "us-east1")
 
 
-def test_no_projects_is_a_collector_error() -> None:
+def test_without_projects_the_listed_active_projects_are_scanned(
+    fake: FakeGcp, endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(RESOURCE_MANAGER_ENDPOINT_ENV, endpoint)
+    fake.projects = [
+        {"projectId": PROD, "lifecycleState": "ACTIVE"},
+        {"projectId": "being-deleted", "lifecycleState": "DELETE_REQUESTED"},
+        {"projectId": RESEARCH, "lifecycleState": "ACTIVE"},
+    ]  # two pages of two
+    collector = GcpCollector(GcpSettings(timeout=5.0))
+    found = [i for i in collector.collect() if isinstance(i, Resource)]
+    assert {r.account for r in found} == {PROD, RESEARCH}
+    assert collector.work_items() == tuple(sorted((f"gcp:{PROD}", f"gcp:{RESEARCH}")))
+    assert [r.query.get("pageToken") for r in fake.requests if r.path == "/v1/projects"] == [
+        None,
+        ["2"],
+    ]
+
+
+def test_a_refused_project_listing_is_one_provider_gap(
+    fake: FakeGcp, endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(RESOURCE_MANAGER_ENDPOINT_ENV, endpoint)
+    fake.projects_forbidden = True
+    with pytest.raises(ProviderUnavailable, match="listing projects") as caught:
+        list(GcpCollector(GcpSettings(timeout=5.0)).collect())
+    assert caught.value.code == "ListProjectsFailed"
+    assert "HTTP 403: The caller does not have permission" in str(caught.value)
+
+
+def test_no_projects_listed_is_a_collector_error(
+    endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(RESOURCE_MANAGER_ENDPOINT_ENV, endpoint)
     with pytest.raises(CollectorError, match="no projects"):
         list(GcpCollector(GcpSettings()).collect())
 

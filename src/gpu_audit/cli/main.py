@@ -16,6 +16,7 @@ from gpu_audit import __version__
 from gpu_audit.cli.diff import diff_command
 from gpu_audit.cli.history import COMPARISON_OPTIONS, history_group, needs_comparison
 from gpu_audit.cli.prices import prices_option, use_prices
+from gpu_audit.cli.shard import shard_options, shard_request
 from gpu_audit.cli.tools import catalog, estimate, policies
 from gpu_audit.collectors.provider import Option
 from gpu_audit.collectors.registry import PROVIDERS
@@ -207,6 +208,7 @@ def provider_options(func: F) -> F:
     help="Scan this cloud live (repeatable).",
 )
 @provider_options
+@shard_options
 @click.option(
     "--now",
     "now_text",
@@ -224,6 +226,8 @@ def scan(
     providers: tuple[str, ...],
     now_text: str | None,
     history: str | None,
+    shard_text: str | None,
+    run_id: str | None,
     **options: Any,
 ) -> None:
     """Enumerate running GPU capacity (or a saved inventory) and judge it."""
@@ -244,6 +248,7 @@ def scan(
         config_path=options["config_path"],
         history=history or settings.history,
         baseline=options["baseline"],
+        **shard_request(shard_text, run_id),
     )
     needs_comparison(options, request.history)
     options["history"] = request.history
@@ -372,3 +377,8 @@ def now_from(text: str | None) -> datetime | None:
     except ValueError as exc:
         raise ConfigError(f"--now: expected an ISO 8601 time, got '{text}'") from exc
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+from gpu_audit.cli.merge import merge  # noqa: E402  (it uses the options defined above)
+
+main.add_command(merge)

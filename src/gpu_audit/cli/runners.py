@@ -12,6 +12,7 @@ from gpu_audit.audit import audit
 from gpu_audit.collectors.interface import Progress, ProviderUnavailable
 from gpu_audit.collectors.provider import Provider
 from gpu_audit.collectors.registry import PROVIDERS
+from gpu_audit.collectors.workitems import Shard
 from gpu_audit.core.redact import redact_urls
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import CoverageGap, ScanResult, Scope, Skipped
@@ -32,6 +33,8 @@ class ScanRequest:
     config_path: str | None = None
     history: str | None = None  # record in this database and compare with the previous audit
     baseline: str | None = None  # or compare with this saved JSON report
+    shard: Shard | None = None  # scan only this shard's work items (workitems.py)
+    run_id: str | None = None  # names the sharded run, so `merge` refuses other runs' shards
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +52,10 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
     from gpu_audit.policy.loader import load_policy
 
     settings = with_flags(settings, request)
+    if request.shard is not None:
+        from gpu_audit.shards.reports import check_shard_request
+
+        check_shard_request(request.shard, request.providers, request.inventories, request.history)
     if request.history or request.baseline:
         from gpu_audit.history.remember import preflight
 
@@ -77,8 +84,9 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
         if inventory.captured_at:
             captured.append(inventory.captured_at)
     scanned: list[Scope] = []
+    universe: list[str] = []
     for name in request.providers:
-        scanned.append(_read_provider(name, settings, resources, gaps))
+        scanned.append(_read_provider(name, settings, resources, gaps, request.shard, universe))
     resources = join_nodes(resources)  # a cluster node the cloud also listed is one resource
     if request.now is not None:
         now = request.now
@@ -101,6 +109,10 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
         ),
         files=tuple(map(redact_urls, request.inventories)),
     )
+    if request.shard is not None:
+        from gpu_audit.shards.reports import stamp
+
+        scope = replace(scope, shard=stamp(request.shard, universe, policy, request.run_id))
     patterns = settings.workload_patterns
     result = audit(
         resources,
@@ -126,11 +138,18 @@ def _compared(result: ScanResult, history: str | None, baseline: str | None) -> 
 
 
 def _read_provider(
-    name: str, settings: Settings, resources: list[Resource], gaps: list[CoverageGap]
+    name: str,
+    settings: Settings,
+    resources: list[Resource],
+    gaps: list[CoverageGap],
+    shard: Shard | None = None,
+    universe: list[str] | None = None,
 ) -> Scope:
-    """One provider's resources and gaps (URLs redacted); no credentials is one gap, not an exit."""
+    """One provider's resources and gaps (URLs redacted); no credentials is one gap, not an exit.
+    With a shard, only its work items are scanned, and the whole universe is added to `universe`."""
     progress = _progress(name) if sys.stderr.isatty() else None
     collector = PROVIDERS[name].create(settings.section(name), progress)
+    collector.shard = shard
     try:
         for item in collector.collect():
             if isinstance(item, CoverageGap):
@@ -147,6 +166,8 @@ def _read_provider(
     finally:
         if progress is not None:
             sys.stderr.write("\n")
+    if universe is not None:
+        universe.extend(collector.work_items())
     return collector.scope()  # every account and region read, GPUs or not
 
 

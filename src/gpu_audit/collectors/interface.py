@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from gpu_audit.collectors.workitems import Shard
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import CoverageGap, Scope
 from gpu_audit.errors import CollectorError
@@ -45,9 +46,20 @@ class Collector(ABC, Generic[S]):
 
     name: str
 
+    # Set before `collect` by `scan --shard K/N`: scan only the work items it holds (workitems.py).
+    shard: Shard | None = None
+
     def __init__(self, settings: S, progress: ProgressCallback | None = None) -> None:
         self.settings = settings
         self.progress = progress
+
+    def holds(self, key: str) -> bool:
+        """Whether this run scans the work item `key` (always, unless sharded)."""
+        return self.shard is None or self.shard.holds(key)
+
+    def work_items(self) -> tuple[str, ...]:
+        """After `collect`: the keys of the whole universe it saw, every shard's, sorted."""
+        return ()
 
     @abstractmethod
     def collect(self) -> Iterator[Resource | CoverageGap]: ...

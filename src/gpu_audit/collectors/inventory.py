@@ -38,6 +38,16 @@ class Inventory:
 def load_inventory(path: str) -> Inventory:
     """Read a saved inventory; every problem of the file is reported, each as
     `file:line: resource 'id': key: …` (one InputError; `.messages` holds one line per problem)."""
+    return load_report(path)[0]
+
+
+# A report's sections that are not the inventory's, and large: not kept as its header.
+_BULK = ("resources", "findings", "not_evaluated", "coverage_gaps")
+
+
+def load_report(path: str) -> tuple[Inventory, dict[str, Any]]:
+    """`load_inventory`, plus the file's other top-level sections (a JSON report's `scope`,
+    `generated_at`, …) from the same single read; the bulky arrays are not kept twice."""
     text = read_text(path, limit=MAX_INVENTORY_BYTES)
     problems: list[tuple[Path, str]] = []
     with paused_gc():  # millions of small acyclic objects: a third of the read was collection
@@ -47,7 +57,8 @@ def load_inventory(path: str) -> Inventory:
         tree = data if isinstance(data, LineMap | LineList) else _lined(path, text)
         messages = [f"{path}:{_line_at(tree, where)}: {message}" for where, message in problems]
         raise InputErrors(messages)
-    return inventory
+    header = {k: v for k, v in data.items() if k not in _BULK} if isinstance(data, dict) else {}
+    return inventory, header
 
 
 def _parse(path: str, text: str) -> Any:

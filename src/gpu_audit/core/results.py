@@ -129,6 +129,22 @@ class WaiverStatus:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ShardStamp:
+    """What a shard report carries so `merge` can join it with its siblings (and refuse strangers).
+
+    `universe` holds every work-item key of the whole scan (all shards), sorted; `merge` names a
+    missing shard's items from it."""
+
+    index: int  # 1-based
+    count: int
+    universe_digest: str
+    universe: tuple[str, ...]
+    policy_digest: str
+    price_basis: str
+    run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Scope:
     """What the run looked at, for report headers."""
 
@@ -144,6 +160,7 @@ class Scope:
     argv: tuple[str, ...] = ()
     # The prices laid over the bundled catalog (`--prices`), as the report headers name them.
     prices: str = ""
+    shard: ShardStamp | None = None  # `scan --shard K/N` only
 
 
 class Change(StrEnum):

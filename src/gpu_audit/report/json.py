@@ -9,7 +9,14 @@ from typing import Any, TextIO
 
 from gpu_audit.core.canonical import to_mapping
 from gpu_audit.core.resource import Resource
-from gpu_audit.core.results import Finding, FindingHistory, NotEvaluated, ScanResult, Waiver
+from gpu_audit.core.results import (
+    Finding,
+    FindingHistory,
+    NotEvaluated,
+    ScanResult,
+    ShardStamp,
+    Waiver,
+)
 from gpu_audit.core.savings import summarize
 from gpu_audit.report.fastjson import flat as jsonflat
 from gpu_audit.report.fastjson import resources as jsonresource
@@ -52,6 +59,7 @@ def _document(result: ScanResult, lazy: bool) -> dict[str, Any]:
             "files": list(scope.files),
             "policy_files": list(scope.policy_files),
             "policy_versions": list(scope.policy_versions),
+            **({"shard": _shard(scope.shard)} if scope.shard else {}),
         },
         "rules": [
             {
@@ -100,6 +108,19 @@ def _document(result: ScanResult, lazy: bool) -> dict[str, Any]:
             "input_errors": summary.input_errors,
             "since": summary_block(result.since),
         },
+    }
+
+
+def _shard(stamp: ShardStamp) -> dict[str, Any]:
+    """The JSON report's `scope.shard` object."""
+    return {
+        "index": stamp.index,
+        "count": stamp.count,
+        "run_id": stamp.run_id,
+        "universe_digest": stamp.universe_digest,
+        "universe": list(stamp.universe),
+        "policy_digest": stamp.policy_digest,
+        "price_basis": stamp.price_basis,
     }
 
 

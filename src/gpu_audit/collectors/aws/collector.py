@@ -30,6 +30,7 @@ from gpu_audit.collectors.aws.sessions import (
     targets,
 )
 from gpu_audit.collectors.aws.settings import AwsSettings
+from gpu_audit.collectors.aws.universe import target_items
 from gpu_audit.collectors.interface import (
     Collector,
     Progress,
@@ -58,13 +59,16 @@ class AwsCollector(Collector[AwsSettings]):
         progress: ProgressCallback | None = None,
         *,
         event_hooks: tuple[EventHook, ...] = (),
+        memoize_clients: bool = True,
     ) -> None:
         super().__init__(settings, progress)
         # botocore event handlers registered on every session the scan creates (audit, tests).
         self.event_hooks = event_hooks
+        self.memoize_clients = memoize_clients  # False: botocore's plain path (clients.py)
         self._accounts: set[str] = set()
         self._regions: set[str] = set()
         self._secrets: set[str] = set()
+        self._universe: tuple[str, ...] = ()
 
     def scope(self) -> Scope:
         return Scope(
@@ -83,7 +87,7 @@ class AwsCollector(Collector[AwsSettings]):
             ) from exc
         aws = self.settings
         self.tick(Progress(0, 0, 0, "reading credentials"))
-        sessions = Sessions(aws, self.event_hooks)
+        sessions = Sessions(aws, self.event_hooks, memoize=self.memoize_clients)
         # Role ARNs, Organizations and the default chain all start from the base credentials.
         needs_base = bool(aws.role_arns or aws.organization_role or not aws.profiles)
         if needs_base and not sessions.has_credentials():
@@ -98,8 +102,14 @@ class AwsCollector(Collector[AwsSettings]):
             self.tick(Progress(0, 0, 0, "listing Organizations accounts"))
         found = list(targets(aws, lambda: self._organization(sessions, org_gaps)))
         yield from org_gaps
+        items = {t: target_items(t, aws.regions) for t in found}
+        self._universe = tuple(sorted({key for keys in items.values() for key in keys}))
+        mine = [t for t in found if any(self.holds(key) for key in items[t])]
         run = Run(self, sessions, datetime.now(UTC))
-        yield from run.execute(found)
+        yield from run.execute(mine)
+
+    def work_items(self) -> tuple[str, ...]:
+        return self._universe
 
     def tick(self, progress: Progress) -> None:
         if self.progress is not None:

@@ -22,6 +22,7 @@ from gpu_audit.collectors.aws.metrics import fetch_utilization, instance_series
 from gpu_audit.collectors.aws.sagemaker import read_region
 from gpu_audit.collectors.aws.sagemaker_map import Found, SageMakerMapper
 from gpu_audit.collectors.aws.sessions import HOME_REGION, Sessions, Target
+from gpu_audit.collectors.aws.universe import item_key
 from gpu_audit.collectors.interface import Progress
 from gpu_audit.core.resource import (
     Capacity,
@@ -97,7 +98,8 @@ def error_code(exc: BaseException) -> str:
 
 class RunHooks(Protocol):
     """What a run asks of whoever owns it (the collector): the settings, progress, the secrets
-    to keep out of messages, coverage gaps, and the accounts and regions it opened."""
+    to keep out of messages, coverage gaps, the accounts and regions it opened, and whether a
+    work item is this shard's."""
 
     @property
     def settings(self) -> AwsSettings: ...
@@ -111,6 +113,8 @@ class RunHooks(Protocol):
     ) -> CoverageGap: ...
 
     def opened(self, account: str, regions: list[str]) -> None: ...
+
+    def holds(self, key: str) -> bool: ...
 
 
 class Run:
@@ -145,6 +149,8 @@ class Run:
                     elif isinstance(result, Account):
                         opening -= 1
                         for region in result.regions:
+                            if not self._held(result.target, region):
+                                continue
                             pending.add(pool.submit(self._scan, result, region))
                             total += 1
                     else:
@@ -156,6 +162,10 @@ class Run:
                     self.owner.tick(Progress(done, total, instances, phase))
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+    def _held(self, target: Target, region: str) -> bool:
+        """A configured region is its own work item; discovered ones belong to the account's."""
+        return not self.aws.regions or self.owner.holds(item_key(target, region))
 
     def _open(self, target: Target) -> Account | CoverageGap:
         hint = target.account_hint

@@ -40,15 +40,45 @@ class Target:
         return found.group(1) if found else None
 
 
-class Sessions:
-    """Creates botocore sessions and clients for every account; safe to call from worker threads."""
+class Assumed:
+    """An account reached by AssumeRole: the base session's configuration, its own credentials.
 
-    def __init__(self, settings: AwsSettings, event_hooks: Sequence[EventHook] = ()) -> None:
+    Not a botocore session of its own (5 ms each, and a client class cache of its own): its
+    clients are made by the base session with these credentials passed explicitly."""
+
+    def __init__(self, base: botocore.session.Session, credentials: dict[str, str]) -> None:
+        from botocore.credentials import Credentials
+
+        self.base = base
+        self.credentials = Credentials(
+            credentials["AccessKeyId"], credentials["SecretAccessKey"], credentials["SessionToken"]
+        )
+
+    def get_credentials(self) -> Any:
+        return self.credentials
+
+    def get_config_variable(self, name: str) -> Any:
+        return self.base.get_config_variable(name)
+
+
+class Sessions:
+    """Creates botocore sessions and clients for every account; safe to call from worker threads.
+
+    The base session's clients are made once and shared by the threads (botocore clients are
+    thread-safe); see clients.py for what making a client costs."""
+
+    def __init__(
+        self, settings: AwsSettings, event_hooks: Sequence[EventHook] = (), memoize: bool = True
+    ) -> None:
         import botocore.session
         from botocore.config import Config
 
+        from gpu_audit.collectors.aws.clients import ClientMemo
+
         self._hooks = tuple(event_hooks)
         self._lock = threading.Lock()
+        self._clients: dict[tuple[str, str], Any] = {}  # the base session's
+        self._memo = ClientMemo() if memoize else None
         self.base = self._observed(botocore.session.Session())
         self.config = Config(
             retries={"mode": "adaptive", "total_max_attempts": settings.max_attempts},
@@ -61,29 +91,49 @@ class Sessions:
     def _observed(self, session: botocore.session.Session) -> botocore.session.Session:
         for event, handler in self._hooks:
             session.register(event, handler)
+        if self._memo is not None:
+            self._memo.attach(session)
         return session
 
-    def derive(
-        self, profile: str | None = None, credentials: dict[str, str] | None = None
-    ) -> botocore.session.Session:
-        """A new session for a profile or for temporary credentials, reusing the base loader."""
+    def derive(self, profile: str | None = None, credentials: dict[str, str] | None = None) -> Any:
+        """A session for a profile (reusing the base loader), or for temporary credentials."""
         import botocore.session
 
+        if credentials is not None:
+            return Assumed(self.base, credentials)
         with self._lock:
             session = self._observed(botocore.session.Session(profile=profile))
             session.register_component("data_loader", self.base.get_component("data_loader"))
-            if credentials is not None:
-                session.set_credentials(
-                    credentials["AccessKeyId"],
-                    credentials["SecretAccessKey"],
-                    credentials["SessionToken"],
-                )
             return session
 
-    def client(self, session: botocore.session.Session, service: str, region: str) -> Any:
+    def client(self, session: Any, service: str, region: str) -> Any:
+        """A client of `session` for `service` in `region`. The base session's (STS for every
+        AssumeRole, Organizations) are made once and shared; an account's are the caller's to
+        keep for as long as it needs them, so a shard's memory follows the items in flight."""
+        key = (service, region)
         # botocore sessions are not thread-safe; clients are.
         with self._lock:
-            return session.create_client(service, region_name=region, config=self.config)
+            client = self._clients.get(key) if session is self.base else None
+            if client is None:
+                client = self._create(session, service, region)
+                if self._memo is not None:
+                    client = self._memo.adopt(client)
+                if session is self.base:
+                    self._clients[key] = client
+            return client
+
+    def _create(self, session: Any, service: str, region: str) -> Any:
+        if isinstance(session, Assumed):
+            frozen = session.credentials
+            return self.base.create_client(
+                service,
+                region_name=region,
+                config=self.config,
+                aws_access_key_id=frozen.access_key,
+                aws_secret_access_key=frozen.secret_key,
+                aws_session_token=frozen.token,
+            )
+        return session.create_client(service, region_name=region, config=self.config)
 
     def has_credentials(self) -> bool:
         return self.base.get_credentials() is not None

@@ -37,11 +37,11 @@ from gpu_audit.collectors.gcp.rest import (
     fetch_utilization,
 )
 from gpu_audit.collectors.gcp.settings import GcpSettings
+from gpu_audit.collectors.gcp.universe import discover_projects, item_key
 from gpu_audit.collectors.gcp.vertex import VertexScan
 from gpu_audit.collectors.interface import Collector, Progress, ProgressCallback
 from gpu_audit.core.resource import DataRef, Kind, Resource, SourceRef, Utilization
 from gpu_audit.core.results import CoverageGap, Scope
-from gpu_audit.errors import CollectorError
 
 
 class GcpCollector(Collector[GcpSettings]):
@@ -52,23 +52,32 @@ class GcpCollector(Collector[GcpSettings]):
     def __init__(self, settings: GcpSettings, progress: ProgressCallback | None = None) -> None:
         super().__init__(settings, progress)
         self._regions: set[str] = set()
+        self._projects: tuple[str, ...] = ()
+        self._universe: tuple[str, ...] = ()
+
+    def work_items(self) -> tuple[str, ...]:
+        return self._universe
 
     def scope(self) -> Scope:
         return Scope(
             command="scan",
             providers=(self.name,),
-            accounts=tuple(self.settings.projects),
+            accounts=self._projects,
             regions=tuple(sorted(self._regions)),
         )
 
     def collect(self) -> Iterator[Resource | CoverageGap]:
-        projects = tuple(dict.fromkeys(self.settings.projects))
-        if not projects:
-            raise CollectorError(
-                "gcp: no projects to scan: pass --project or set gcp.projects in .gpu-audit.yaml"
-            )
-        self.tick(Progress(0, len(projects), 0, "reading credentials"))
+        self.tick(Progress(0, len(set(self.settings.projects)), 0, "reading credentials"))
         apis = Apis.connect(self.settings)
+        listed = tuple(dict.fromkeys(self.settings.projects))
+        if not listed:
+            self.tick(Progress(0, 0, 0, "listing projects"))
+            listed = discover_projects(self.settings, apis)
+        self._universe = tuple(sorted(item_key(p) for p in listed))
+        projects = tuple(p for p in listed if self.holds(item_key(p)))
+        self._projects = projects
+        if not projects:
+            return
         self.tick(Progress(0, len(projects), 0, "listing instances"))
         now = datetime.now(UTC)
         found = 0

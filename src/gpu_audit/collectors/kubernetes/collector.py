@@ -21,6 +21,7 @@ from gpu_audit.collectors.kubernetes import dcgm
 from gpu_audit.collectors.kubernetes.connect import Target, targets
 from gpu_audit.collectors.kubernetes.resources import ClusterView, node_resource, pod_resource
 from gpu_audit.collectors.kubernetes.settings import KubernetesSettings
+from gpu_audit.collectors.kubernetes.universe import item_key
 from gpu_audit.core.redact import redact_urls
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import CoverageGap, Scope
@@ -39,6 +40,10 @@ class KubernetesCollector(Collector[KubernetesSettings]):
         super().__init__(settings, progress)
         self._contexts: list[str] = []
         self._regions: set[str] = set()
+        self._universe: tuple[str, ...] = ()
+
+    def work_items(self) -> tuple[str, ...]:
+        return self._universe
 
     def scope(self) -> Scope:
         return Scope(
@@ -49,8 +54,12 @@ class KubernetesCollector(Collector[KubernetesSettings]):
         )
 
     def collect(self) -> Iterator[Resource | CoverageGap]:
-        found = targets(self.settings)
+        every = targets(self.settings)
+        self._universe = tuple(sorted({item_key(t.context) for t in every}))
+        found = [t for t in every if self.holds(item_key(t.context))]
         self._contexts = [t.context for t in found]
+        if not found:
+            return
         now = datetime.now(UTC)
         utilization, note = self._utilization(now)
         count = 0

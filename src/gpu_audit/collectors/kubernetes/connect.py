@@ -17,6 +17,7 @@ from gpu_audit.collectors.kubernetes.settings import KubernetesSettings
 from gpu_audit.errors import ConfigError
 
 IN_CLUSTER = "in-cluster"
+EVERY_CONTEXT = "*"  # `--context '*'`: every context of the kubeconfig (org-scale discovery)
 TRANSIENT_STATUSES = (429, 500, 502, 503, 504)
 
 
@@ -36,11 +37,7 @@ def targets(settings: KubernetesSettings) -> list[Target]:
     files = _kubeconfig_files(settings)
     if not files:
         if os.environ.get("KUBERNETES_SERVICE_HOST"):
-            return [
-                Target(
-                    settings.contexts[0] if settings.contexts else IN_CLUSTER, _in_cluster(settings)
-                )
-            ]
+            return [Target(_in_cluster_name(settings), _in_cluster(settings))]
         raise ProviderUnavailable(
             "NoKubeconfig",
             "kubernetes: no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, or create "
@@ -52,7 +49,9 @@ def targets(settings: KubernetesSettings) -> list[Target]:
     except ConfigException as exc:
         raise ConfigError(f"{joined}: {_one_line(str(exc))}") from exc
     known = [str(c.get("name")) for c in contexts or ()]
-    if settings.contexts:
+    if settings.contexts == (EVERY_CONTEXT,):
+        names = sorted(known)
+    elif settings.contexts:
         unknown = [name for name in settings.contexts if name not in known]
         if unknown:
             raise ConfigError(
@@ -65,6 +64,11 @@ def targets(settings: KubernetesSettings) -> list[Target]:
     else:
         raise ConfigError(f"{joined}: no current-context; pass --context NAME")
     return [Target(name, _from_kubeconfig(settings, joined, name)) for name in names]
+
+
+def _in_cluster_name(settings: KubernetesSettings) -> str:
+    named = [c for c in settings.contexts if c != EVERY_CONTEXT]
+    return named[0] if named else IN_CLUSTER
 
 
 def _kubeconfig_files(settings: KubernetesSettings) -> list[str]:

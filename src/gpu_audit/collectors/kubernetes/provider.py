@@ -28,7 +28,7 @@ PROVIDER = Provider(
         Option(
             "--context",
             "contexts",
-            "Kubeconfig context (repeatable; default: the current one).",
+            "Kubeconfig context (repeatable; '*': every context; default: the current one).",
             multiple=True,
         ),
         Option(

@@ -1,0 +1,1 @@
+"""Organisation scale: shard reports stamped, read back, checked against each other and merged."""

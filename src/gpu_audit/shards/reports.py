@@ -1,0 +1,167 @@
+"""Shard reports: the stamp a `scan --shard K/N` report carries, and reading shards back to merge.
+
+Each shard report is read once (the inventory reader, which reads a JSON report as an inventory),
+checked against the first one (run, shard count, universe, policies, prices), and only its
+resources, gaps and scope are kept, so `merge` holds one parsed file at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_audit.collectors.inventory import Inventory, load_report
+from gpu_audit.collectors.workitems import Shard, split, universe_digest
+from gpu_audit.core.results import CoverageGap, ShardStamp
+from gpu_audit.core.yamlguard import printable
+from gpu_audit.errors import ConfigError, InputError
+from gpu_audit.policy.loader import Policy
+
+SHARD_GAP = "ShardMissing"
+
+
+def check_shard_request(
+    shard: Shard, providers: Sequence[str], inventories: Sequence[str], history: str | None
+) -> None:
+    if not providers or inventories:
+        raise ConfigError(
+            "--shard splits a live scan's work items: give --provider, not --inventory"
+        )
+    if history:
+        raise ConfigError(
+            "--shard with --history: only `gpu-audit merge --history DB` records a sharded audit "
+            "(one writer)"
+        )
+
+
+def stamp(shard: Shard, universe: Sequence[str], policy: Policy, run_id: str | None) -> ShardStamp:
+    from gpu_audit.catalog.basis import price_basis
+    from gpu_audit.policy.digest import policy_digest
+
+    keys = tuple(sorted(set(universe)))
+    return ShardStamp(
+        index=shard.index,
+        count=shard.count,
+        universe_digest=universe_digest(keys),
+        universe=keys,
+        policy_digest=policy_digest(policy),
+        price_basis=price_basis(),
+        run_id=run_id,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ShardReport:
+    path: str
+    stamp: ShardStamp
+    inventory: Inventory
+    scope: Mapping[str, Any]
+    generated_at: str | None
+
+
+def read_shards(paths: Sequence[str]) -> Iterator[ShardReport]:
+    """Each shard report in turn, checked against the first; a stranger is one ConfigError."""
+    first: ShardReport | None = None
+    seen: dict[int, str] = {}
+    for path in paths:
+        inventory, header = load_report(path)
+        raw = header.get("scope")
+        scope: Mapping[str, Any] = raw if isinstance(raw, dict) else {}
+        report = ShardReport(
+            path, _stamp(path, scope), inventory, scope, header.get("generated_at")
+        )
+        index = report.stamp.index
+        if index in seen:
+            raise ConfigError(f"merge: {path}: shard {index} given twice (also {seen[index]})")
+        seen[index] = path
+        first = first or report
+        _same_run(first, report)
+        yield report
+
+
+def _stamp(path: str, scope: Mapping[str, Any]) -> ShardStamp:
+    raw = scope.get("shard")
+    if not isinstance(raw, dict):
+        raise InputError(f"{path}: not a shard report (no scope.shard): scan with --shard K/N")
+    try:
+        stamp = ShardStamp(
+            index=_int(raw["index"]),
+            count=_int(raw["count"]),
+            universe_digest=str(raw["universe_digest"]),
+            universe=tuple(str(key) for key in raw["universe"]),
+            policy_digest=str(raw["policy_digest"]),
+            price_basis=str(raw["price_basis"]),
+            run_id=None if raw.get("run_id") is None else str(raw["run_id"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"{path}: scope.shard: malformed ({type(exc).__name__}: {exc})") from exc
+    if not 1 <= stamp.index <= stamp.count:
+        raise InputError(f"{path}: scope.shard: index {stamp.index} is not in 1..{stamp.count}")
+    if universe_digest(stamp.universe) != stamp.universe_digest:
+        raise InputError(f"{path}: scope.shard: the universe does not match its digest")
+    return stamp
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expected an integer, got {value!r}")
+    return value
+
+
+def _same_run(first: ShardReport, other: ShardReport) -> None:
+    a, b = first.stamp, other.stamp
+    checks = (
+        ("run", a.run_id, b.run_id),
+        ("shard count", a.count, b.count),
+        ("universe", a.universe_digest, b.universe_digest),
+        ("policies", a.policy_digest, b.policy_digest),
+        ("price basis", a.price_basis, b.price_basis),
+    )
+    for what, mine, theirs in checks:
+        if mine != theirs:
+            raise ConfigError(
+                f"merge: {other.path} and {first.path} are shards of different runs: "
+                f"{what} {printable(theirs, 200)} vs {printable(mine, 200)}"
+            )
+
+
+def check_merger(first: ShardReport, policy_digest: str, price_basis: str) -> None:
+    """The merge judges with its own policies and prices: they must be the shards'."""
+    if policy_digest != first.stamp.policy_digest:
+        raise ConfigError(
+            f"merge: the policies differ from those {first.path} was judged with "
+            f"({policy_digest} vs {first.stamp.policy_digest}): pass the scan's --policy files"
+        )
+    if price_basis != first.stamp.price_basis:
+        raise ConfigError(
+            f"merge: the price basis differs from {first.path}'s "
+            f"({price_basis} vs {first.stamp.price_basis}): merge with the scan's prices"
+        )
+
+
+def missing_gaps(stamp: ShardStamp, present: set[int]) -> list[CoverageGap]:
+    """One gap per missing shard and provider, naming the shard and its work items."""
+    shards = split(stamp.universe, stamp.count)
+    gaps = []
+    for index in sorted(set(shards) - present):
+        by_provider: dict[str, list[str]] = {}
+        for key in shards[index]:
+            by_provider.setdefault(key.split(":", 1)[0], []).append(key)
+        label = f"shard {index}/{stamp.count}"
+        if not by_provider:
+            gaps.append(
+                CoverageGap(
+                    provider="gpu-audit",
+                    scope=label,
+                    error=SHARD_GAP,
+                    message=f"{label}: report missing",
+                )
+            )
+        for provider, keys in sorted(by_provider.items()):
+            noun = "work item" if len(keys) == 1 else "work items"
+            message = f"{label}: report missing; {len(keys)} {noun} not read: {', '.join(keys)}"
+            gaps.append(
+                CoverageGap(provider=provider, scope=label, error=SHARD_GAP, message=message)
+            )
+    return gaps

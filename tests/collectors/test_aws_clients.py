@@ -1,0 +1,54 @@
+"""Client creation for many accounts: the memoized path finds what botocore's plain path finds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpu_audit.collectors.aws.collector import AwsCollector
+from gpu_audit.collectors.aws.sessions import Sessions
+from gpu_audit.collectors.aws.settings import AwsSettings
+from gpu_audit.core.resource import Resource
+from gpu_audit.core.results import CoverageGap
+
+Fleet = Any  # conftest.Fleet
+TEMPLATE = "arn:aws:iam::{account}:role/audit"
+ACCOUNTS = ("111111111111", "222222222222")
+REGIONS = ("us-east-1", "eu-west-1")
+
+
+def test_memoized_clients_find_what_plain_clients_find(aws_fleet: Fleet) -> None:
+    for n, account in enumerate(ACCOUNTS):
+        builder = aws_fleet.assume(TEMPLATE.format(account=account))
+        builder.launch(REGIONS[n], "g5.xlarge", tags={"workload": "training"})
+        builder.launch(REGIONS[1 - n], "p4d.24xlarge", spot=True)
+    settings = AwsSettings(role_arns=(TEMPLATE,), accounts=ACCOUNTS, regions=REGIONS)
+    found = []
+    for memoize in (True, False):
+        items = list(AwsCollector(settings, memoize_clients=memoize).collect())
+        assert not [i for i in items if isinstance(i, CoverageGap)]
+        found.append(
+            sorted(
+                (r.id, r.account, r.region, r.capacity) for r in items if isinstance(r, Resource)
+            )
+        )
+    assert found[0] == found[1] and len(found[0]) == 4
+    assert {account for _, account, _, _ in found[0]} == set(ACCOUNTS)
+
+
+def test_one_client_class_per_service_and_the_base_clients_shared(aws_fleet: Fleet) -> None:
+    memo = Sessions(AwsSettings())
+    plain = Sessions(AwsSettings(), memoize=False)
+    for sessions, shared in ((memo, True), (plain, False)):
+        credentials = {"AccessKeyId": "ASIA1", "SecretAccessKey": "s", "SessionToken": "t"}
+        one, two = (
+            sessions.derive(credentials=credentials),
+            sessions.derive(credentials=credentials),
+        )
+        sts = sessions.client(sessions.base, "sts", "us-east-1")
+        assert sessions.client(sessions.base, "sts", "us-east-1") is sts  # the base's: shared
+        first = sessions.client(one, "ec2", "us-east-1")
+        assert sessions.client(one, "ec2", "us-east-1") is not first  # an account's: the caller's
+        other = sessions.client(two, "ec2", "us-west-2")
+        assert other is not first and other.meta.region_name == "us-west-2"
+        assert (type(other) is type(first)) is shared
+        assert other._request_signer._credentials.access_key == "ASIA1"

@@ -1,0 +1,133 @@
+"""Shard reports without a cloud: the stamp validates, reads back, and `merge` keeps a resource
+two shards saw once, recomputes the summary, and names a missing shard's work items."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from gpu_audit.audit import audit
+from gpu_audit.catalog.basis import price_basis
+from gpu_audit.cli import main
+from gpu_audit.collectors.workitems import shard_of, split, universe_digest
+from gpu_audit.core.resource import Capacity, Kind, Resource, State
+from gpu_audit.core.results import Scope, ShardStamp
+from gpu_audit.errors import InputError
+from gpu_audit.policy.digest import policy_digest
+from gpu_audit.policy.loader import load_policy
+from gpu_audit.report import json as json_report
+from gpu_audit.shards.reports import missing_gaps, read_shards
+
+NOW = datetime(2026, 11, 25, 12, tzinfo=UTC)
+UNIVERSE = tuple(sorted(f"aws:{a}:{r}" for a in ("111111111111", "222222222222", "333333333333")
+                        for r in ("us-east-1", "eu-west-1")))  # fmt: skip
+
+
+def instance(n: int, key: str, capacity: Capacity = Capacity.ON_DEMAND) -> Resource:
+    _, account, region = key.split(":")
+    return Resource(
+        kind=Kind.INSTANCE,
+        provider="aws",
+        service="ec2",
+        id=f"i-{n:017x}",
+        account=account,
+        region=region,
+        instance_type="p4d.24xlarge",
+        state=State.RUNNING,
+        capacity=capacity,
+        tags={"workload": "training"},
+        launched_at=NOW - timedelta(hours=30),
+    )
+
+
+def stamp(index: int, count: int = 3) -> ShardStamp:
+    policy = load_policy(None)
+    return ShardStamp(
+        index=index,
+        count=count,
+        universe_digest=universe_digest(UNIVERSE),
+        universe=UNIVERSE,
+        policy_digest=policy_digest(policy),
+        price_basis=price_basis(),
+    )
+
+
+def write(path: Path, index: int, resources: list[Resource], count: int = 3) -> str:
+    scope = Scope(command="scan", providers=("aws",), shard=stamp(index, count))
+    result = audit(resources, load_policy(None), NOW, scope)
+    path.write_text(json_report.render(result))
+    return str(path)
+
+
+def fleet() -> dict[int, list[Resource]]:
+    held: dict[int, list[Resource]] = {k: [] for k in (1, 2, 3)}
+    for n, key in enumerate(UNIVERSE):
+        held[shard_of(key, 3)].append(
+            instance(n, key, Capacity.SPOT if n % 2 else Capacity.ON_DEMAND)
+        )
+    return held
+
+
+def test_a_shard_report_validates_and_reads_back(tmp_path: Path) -> None:
+    path = write(tmp_path / "s1.json", 1, fleet()[1])
+    document: dict[str, Any] = json.loads(Path(path).read_text())
+    schema = json.loads(
+        (Path(json_report.__file__).parent / "report-v2.schema.json").read_text("utf-8")
+    )
+    jsonschema.Draft202012Validator(schema).validate(document)
+    assert document["scope"]["shard"]["universe"] == list(UNIVERSE)
+    (report,) = read_shards([path])
+    assert report.stamp == stamp(1)
+    document["scope"]["shard"]["universe"].pop()  # a universe edited after the fact
+    Path(path).write_text(json.dumps(document))
+    with pytest.raises(InputError, match="the universe does not match its digest"):
+        list(read_shards([path]))
+
+
+def test_merge_keeps_a_resource_two_shards_saw_once(tmp_path: Path) -> None:
+    held = fleet()
+    twice = held[1][0]
+    paths = [
+        write(tmp_path / f"s{k}.json", k, [*held[k], *([twice] if k == 2 else [])])
+        for k in (1, 2, 3)
+    ]
+    whole = audit(
+        [r for k in (1, 2, 3) for r in held[k]], load_policy(None), NOW, Scope(command="scan")
+    )
+    result = CliRunner().invoke(main, ["merge", *paths, "--format", "json", "--fail-on", "none"])
+    assert result.exit_code == 0, result.output
+    merged = json.loads(result.stdout)
+    assert sorted(r["id"] for r in merged["resources"]) == sorted(r.id for r in whole.resources)
+    assert merged["summary"]["resources"] == len(UNIVERSE)
+    expected = json.loads(json_report.render(whole))["summary"]
+    assert merged["summary"] == expected  # judged on the union, not added up
+    assert merged["generated_at"] == "2026-11-25T12:00:00Z"  # as of the shards' time
+
+
+def test_missing_shards_name_their_items() -> None:
+    gaps = missing_gaps(stamp(1), {1})
+    shards = split(UNIVERSE, 3)
+    assert [g.scope for g in gaps] == [f"shard {k}/3" for k in (2, 3) if shards[k]]
+    for gap in gaps:
+        k = int(gap.scope.split()[1].split("/")[0])
+        assert gap.message.endswith(", ".join(shards[k])) and gap.error == "ShardMissing"
+    empty = replace(stamp(1, 64), universe=UNIVERSE)
+    assert len(missing_gaps(empty, {1})) == 63  # a shard with no items is still named
+
+
+def test_a_stranger_is_refused_on_one_line_whatever_its_run_id(tmp_path: Path) -> None:
+    one = write(tmp_path / "s1.json", 1, [])
+    document = json.loads(Path(write(tmp_path / "s2.json", 2, [])).read_text())
+    document["scope"]["shard"]["run_id"] = "nightly\n\x1b[31mgpu-audit: ok"
+    Path(tmp_path / "s2.json").write_text(json.dumps(document))
+    result = CliRunner().invoke(main, ["merge", one, str(tmp_path / "s2.json")])
+    assert result.exit_code == 2
+    (line,) = result.stderr.splitlines()
+    assert line.endswith("run nightly\\x0a\\x1b[31mgpu-audit: ok vs None")
