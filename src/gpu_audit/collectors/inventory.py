@@ -96,9 +96,10 @@ def _inventory(path: str, data: Any, problems: list[tuple[Path, str]]) -> Invent
             if key not in allowed:
                 hint = suggest(key, allowed)
                 problems.append(((key,), f"inventory: unknown key '{printable(key)}'{hint}"))
-        versions = (1, 2) if "tool" in data else (1,)  # a JSON report of either version
+        versions = (1, 2, 3) if "tool" in data else (1,)  # a JSON report of any version
         if data.get("version", 1) not in versions:
-            expected = " or ".join(map(str, versions))
+            *most, last = map(str, versions)
+            expected = f"{', '.join(most)} or {last}" if most else last
             problems.append(
                 (("version",), f"inventory: version: expected {expected}, got {data['version']!r}")
             )
@@ -120,8 +121,9 @@ def _inventory(path: str, data: Any, problems: list[tuple[Path, str]]) -> Invent
 
 @cache
 def _report_keys() -> tuple[str, ...]:
-    """A JSON report is an inventory too: its other sections are known, and ignored."""
-    schema = files("gpu_audit.report").joinpath("report-v2.schema.json").read_text("utf-8")
+    """A JSON report is an inventory too: its other sections are known, and ignored (versions
+    2 and 3 have the same sections; their findings differ)."""
+    schema = files("gpu_audit.report").joinpath("report-v3.schema.json").read_text("utf-8")
     return tuple(json.loads(schema)["properties"])
 
 
