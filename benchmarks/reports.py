@@ -49,7 +49,7 @@ STREAMED = (
     "from functools import partial\n"
     "from gpu_audit.audit import audit\n"
     "from gpu_audit.collectors.inventory import load_inventory\n"
-    "from gpu_audit.core.resource import Scope\n"
+    "from gpu_audit.core.results import Scope\n"
     "from gpu_audit.policy.loader import load_policy\n"
     "from gpu_audit.report import write_report as write\n"
     "from gpu_audit.report.writer import write_atomic\n"
@@ -101,10 +101,10 @@ def inventory(count: int, seed: int = 7) -> dict[str, Any]:
     return {"version": 1, "captured_at": "2026-11-20T06:00:00Z", "resources": resources}
 
 
-def measure(argv: list[str]) -> tuple[float, float]:
+def measure(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
     """Wall seconds and peak RSS (MiB) of one child process."""
     start = time.perf_counter()
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, env=env)
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -123,6 +123,12 @@ def main() -> None:
         action="store_true",
         help="run the scan in a small driver that streams the report (see STREAMED), not the CLI",
     )
+    parser.add_argument(
+        "--against",
+        metavar="SRC",
+        help="also run each format with PYTHONPATH=SRC (another checkout's src/, e.g. from "
+        "`git archive`), alternating with this one: before and after on the same load",
+    )
     parser.add_argument("--write-inventory", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.write_inventory:
@@ -138,7 +144,9 @@ def main() -> None:
         write = [sys.executable, __file__, "--write-inventory", str(source)]
         subprocess.run([*write, "--resources", str(args.resources)], check=True)
         base = [sys.executable, "-c", BASELINE, str(source), str(Path(folder, "copy.json"))]
-        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in ["baseline", *formats]}
+        names = [*formats, *(f"{name} (against)" for name in formats if args.against)]
+        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in ["baseline", *names]}
+        against = {**os.environ, "PYTHONPATH": args.against or ""}
         for _ in range(args.repeat):
             for name in formats:
                 runs["baseline"].append(measure(base))
@@ -150,7 +158,17 @@ def main() -> None:
                 runs[name].append(measure(argv))
                 seconds, mib = runs[name][-1]
                 print(f"{name}: {seconds:.2f} s, {mib:.0f} MiB", file=sys.stderr, flush=True)
+                if args.against:
+                    other = [*argv[:-1], out + ".against"] if args.streamed else [*argv]
+                    if not args.streamed:
+                        other[other.index("-o") + 1] = out + ".against"
+                    runs[f"{name} (against)"].append(measure(other, against))
+                    seconds, mib = runs[f"{name} (against)"][-1]
+                    print(f"{name} against: {seconds:.2f} s, {mib:.0f} MiB", file=sys.stderr)
         sizes = {name: Path(folder, f"report.{name}").stat().st_size for name in formats}
+        for name in formats:
+            if args.against:
+                sizes[f"{name} (against)"] = Path(folder, f"report.{name}.against").stat().st_size
     wall = {name: statistics.median(r[0] for r in rows) for name, rows in runs.items()}
     rss = {name: statistics.median(r[1] for r in rows) for name, rows in runs.items()}
     entry = "streamed driver" if args.streamed else "gpu-audit CLI"
@@ -163,7 +181,7 @@ def main() -> None:
     print(
         f"| json.load + dump | {wall['baseline']:.2f} s | {rss['baseline']:.0f} MiB | 1 | 1 | | |"
     )
-    for name in formats:
+    for name in names:
         w, m = wall[name] / wall["baseline"], rss[name] / rss["baseline"]
         ok = "yes" if w <= WALL_RATIO and m <= MEMORY_RATIO else "NO"
         print(

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from gpu_audit.audit import audit
 from gpu_audit.collectors.interface import Progress, ProviderUnavailable
@@ -18,6 +18,8 @@ from gpu_audit.core.results import CoverageGap, ScanResult, Scope, Skipped
 from gpu_audit.errors import ConfigError, InputError, InputErrors
 from gpu_audit.node_join import join_nodes
 from gpu_audit.settings import Settings
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +76,7 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
         gaps.extend(inventory.coverage_gaps)
         if inventory.captured_at:
             captured.append(inventory.captured_at)
+        del inventory  # `resources` holds them, and lets each go once it is enriched
     scanned: list[Scope] = []
     for name in request.providers:
         scanned.append(_read_provider(name, settings, resources, gaps))
@@ -101,7 +104,7 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
     )
     patterns = settings.workload_patterns
     result = audit(
-        resources,
+        handed_over(resources),  # at a million resources, the unenriched ones are ~0.8 GB
         policy,
         now,
         scope,
@@ -112,6 +115,14 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
     if unreadable:  # an audit missing a whole inventory would read as resolved findings
         return result
     return _compared(result, request.history, request.baseline)
+
+
+def handed_over(items: list[T]) -> Iterator[T]:
+    """The list's items in order, each let go by the list as it is yielded (the list ends
+    empty): what the consumer does not keep is freed while it works."""
+    items.reverse()
+    while items:
+        yield items.pop()
 
 
 def _compared(result: ScanResult, history: str | None, baseline: str | None) -> ScanResult:
