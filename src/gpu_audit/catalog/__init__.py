@@ -54,6 +54,8 @@ REFERENCE_REGION = {"aws": "us-east-1", "gcp": "us-central1", "azure": "eastus"}
 
 @dataclass(frozen=True, slots=True)
 class InstanceSpec:
+    """An instance type's GPUs, CPUs and memory (a row of instances.csv)."""
+
     cloud: str
     instance_type: str
     gpu_model: str
@@ -65,6 +67,8 @@ class InstanceSpec:
 
 @dataclass(frozen=True, slots=True)
 class PriceQuote:
+    """Hourly on-demand and spot prices of one item in one region, with their source."""
+
     on_demand: float | None
     spot: float | None
     region: str
@@ -111,6 +115,8 @@ def _instances() -> dict[str, InstanceSpec]:
 
 @dataclass(frozen=True, slots=True)
 class _PriceIndex:
+    """prices.csv as look-up tables, read once per process."""
+
     quotes: dict[tuple[str, str], PriceQuote]  # (item, region) → quote
     clouds: dict[str, str]  # item → cloud, also for items without a GPU row (GCP N1 hosts)
     any_region: dict[str, PriceQuote]  # item → a quote in its alphabetically first priced region

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class GpuClass:
+    """A GPU class: its place in the ladder, memory and aliases."""
+
     name: str
     rank: int | None  # None: an accelerator outside the NVIDIA ladder (Trainium, TPU, Gaudi, AMD)
     memory_gib: float | None

@@ -6,18 +6,19 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpu_audit.audit import audit
-from gpu_audit.collectors.interface import Progress, ProviderUnavailable
-from gpu_audit.collectors.provider import Provider
-from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.core.redact import redact_urls
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import CoverageGap, ScanResult, Scope, Skipped
 from gpu_audit.errors import ConfigError, InputError, InputErrors
 from gpu_audit.node_join import join_nodes
 from gpu_audit.settings import Settings
+
+if TYPE_CHECKING:  # `check` reads no provider: the registry is imported by `scan` alone
+    from gpu_audit.collectors.interface import Progress
+    from gpu_audit.collectors.provider import Provider
 
 T = TypeVar("T")
 
@@ -38,6 +39,8 @@ class ScanRequest:
 
 @dataclass(frozen=True, slots=True)
 class CheckRequest:
+    """What `check` was asked, as typed values."""
+
     files: tuple[str, ...] = ()  # files, directories (walked) and globs, as given
     policies: tuple[str, ...] = ()
     config_path: str | None = None
@@ -48,6 +51,7 @@ class CheckRequest:
 def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
     """Read the inventories and the selected providers, then judge it all."""
     from gpu_audit.collectors.inventory import load_inventory
+    from gpu_audit.collectors.registry import PROVIDERS
     from gpu_audit.policy.loader import load_policy
 
     settings = with_flags(settings, request)
@@ -138,6 +142,9 @@ def _read_provider(
     name: str, settings: Settings, resources: list[Resource], gaps: list[CoverageGap]
 ) -> Scope:
     """One provider's resources and gaps (URLs redacted); no credentials is one gap, not an exit."""
+    from gpu_audit.collectors.interface import ProviderUnavailable
+    from gpu_audit.collectors.registry import PROVIDERS
+
     progress = _progress(name) if sys.stderr.isatty() else None
     collector = PROVIDERS[name].create(settings.section(name), progress)
     try:
@@ -180,6 +187,8 @@ def with_flags(settings: Settings, request: ScanRequest) -> Settings:
     A flag with choices (say `--service`, declared by several providers with their own choices)
     gives each provider the values it knows; a value no selected provider knows is refused.
     """
+    from gpu_audit.collectors.registry import PROVIDERS
+
     given = dict(request.flags)
     sections = dict(settings.providers)
     used: dict[str, set[Any]] = {flag: set() for flag in given}

@@ -92,6 +92,8 @@ def canonical(
 
 @dataclass(frozen=True, slots=True)
 class Gpu:
+    """The GPUs a resource holds."""
+
     model: str | None = canonical(
         "canonical GPU class (`A100-80GB`, `H100`, `L4`)",
         type="gpu",
@@ -111,6 +113,8 @@ class Gpu:
 
 @dataclass(frozen=True, slots=True)
 class Utilization:
+    """How busy the GPUs were over a window."""
+
     gpu_avg: float | None = canonical(
         "average GPU utilization % over the window", sources="metrics", minimum=0, maximum=100
     )
@@ -124,6 +128,8 @@ class Utilization:
 
 @dataclass(frozen=True, slots=True)
 class DataRef:
+    """The data a resource reads and writes, and where it lives."""
+
     uris: tuple[str, ...] | None = canonical(
         "buckets or URIs the resource reads and writes", sources="tag or label, job config"
     )
@@ -134,6 +140,8 @@ class DataRef:
 
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
+    """Where and how often a job checkpoints."""
+
     uri: str | None = canonical("where the job checkpoints", sources="job config")
     interval_minutes: float | None = canonical(
         "how often the job checkpoints", unit="minutes", sources="job config", minimum=0
@@ -142,6 +150,8 @@ class Checkpoint:
 
 @dataclass(frozen=True, slots=True)
 class Limits:
+    """A job's runtime cap."""
+
     max_runtime_hours: float | None = canonical(
         "runtime cap", unit="hours", sources="job config", minimum=0
     )
@@ -150,12 +160,16 @@ class Limits:
 
 @dataclass(frozen=True, slots=True)
 class Hpo:
+    """A tuning job's trial cap and early stopping."""
+
     max_trials: int | None = canonical("tuning-job trial cap", sources="job config", minimum=0)
     early_stopping: bool | None = canonical("tuning-job early stopping", sources="job config")
 
 
 @dataclass(frozen=True, slots=True)
 class Estimate:
+    """What one run of a job costs, derived from its price and runtime cap."""
+
     gpu_hours: float | None = canonical(
         "GPU-hours of one run at the job's runtime cap", sources="derived", minimum=0
     )
@@ -171,6 +185,8 @@ class Estimate:
 
 @dataclass(frozen=True, slots=True)
 class Price:
+    """The resource's hourly prices, from the catalog."""
+
     hourly_usd: float | None = canonical(
         "hourly price at the resource's capacity", sources="catalog", minimum=0
     )

@@ -14,6 +14,8 @@ from gpu_audit.core.resource import Kind, Resource, Severity
 
 @dataclass(frozen=True, slots=True)
 class Waiver:
+    """An accepted exception to a rule, with its owner and expiry."""
+
     rule: str
     reason: str
     owner: str
@@ -30,6 +32,8 @@ class WaiverState(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class RuleInfo:
+    """What a report says about a rule."""
+
     id: str
     title: str
     severity: Severity
@@ -123,6 +127,8 @@ class Skipped:
 
 @dataclass(frozen=True, slots=True)
 class WaiverStatus:
+    """A waiver as of the scan: its state and how many findings it matched."""
+
     waiver: Waiver
     state: WaiverState
     matched: int
@@ -216,6 +222,8 @@ class Comparison:
 
 @dataclass(frozen=True, slots=True)
 class ScanResult:
+    """One audit: what was judged, found and left out; every report renders it."""
+
     generated_at: datetime
     scope: Scope
     rules: tuple[RuleInfo, ...]

@@ -13,6 +13,8 @@ from gpu_audit.core.results import Finding, ScanResult
 
 @dataclass(frozen=True, slots=True)
 class Summary:
+    """The counts and totals every format's summary shows."""
+
     resources: int
     findings_open: int
     findings_waived: int

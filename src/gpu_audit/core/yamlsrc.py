@@ -65,6 +65,8 @@ class Templated:
 
 @dataclass(frozen=True, slots=True)
 class Document:
+    """One YAML or JSON document of a file, with its first line."""
+
     data: Any
     line: int  # first line of the document
     index: int  # 0-based position in a multi-document stream

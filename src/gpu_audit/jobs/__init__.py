@@ -56,6 +56,8 @@ def format_hints(name: str) -> dict[str, str]:
 
 @dataclass(frozen=True, slots=True)
 class JobLoad:
+    """The job files read: their resources and what was skipped."""
+
     resources: tuple[Resource, ...]
     skipped: tuple[Skipped, ...]
     files: tuple[str, ...]

@@ -22,6 +22,8 @@ EXPIRING_WITHIN = timedelta(days=30)
 
 @dataclass(frozen=True, slots=True)
 class Evaluation:
+    """What evaluating a policy found."""
+
     findings: tuple[Finding, ...]
     not_evaluated: tuple[NotEvaluated, ...]
     waivers: tuple[WaiverStatus, ...]
