@@ -8,6 +8,8 @@ from datetime import datetime
 from enum import IntEnum, StrEnum
 from typing import Any
 
+from gpu_audit.core.frozen import shared
+
 
 class Kind(StrEnum):
     INSTANCE = "instance"
@@ -90,7 +92,8 @@ def canonical(
     return field(default=default, metadata=meta)
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Gpu:
     """The GPUs a resource holds."""
 
@@ -111,7 +114,8 @@ class Gpu:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Utilization:
     """How busy the GPUs were over a window."""
 
@@ -126,7 +130,8 @@ class Utilization:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class DataRef:
     """The data a resource reads and writes, and where it lives."""
 
@@ -138,7 +143,8 @@ class DataRef:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Checkpoint:
     """Where and how often a job checkpoints."""
 
@@ -148,7 +154,8 @@ class Checkpoint:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Limits:
     """A job's runtime cap."""
 
@@ -158,7 +165,8 @@ class Limits:
     budget_usd: float | None = canonical("budget cap in USD", sources="job config, tag", minimum=0)
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Hpo:
     """A tuning job's trial cap and early stopping."""
 
@@ -166,7 +174,8 @@ class Hpo:
     early_stopping: bool | None = canonical("tuning-job early stopping", sources="job config")
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Estimate:
     """What one run of a job costs, derived from its price and runtime cap."""
 
@@ -183,7 +192,8 @@ class Estimate:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Price:
     """The resource's hourly prices, from the catalog."""
 
@@ -196,7 +206,8 @@ class Price:
     spot_hourly_usd: float | None = canonical("spot hourly price", sources="catalog", minimum=0)
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class SourceRef:
     """Where a resource came from: a job file and line, or a provider/account/region/id path.
 
@@ -218,7 +229,8 @@ class SourceRef:
 _API = "API, inventory"
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Resource:
     """One unit of GPU capacity: a running instance, or a job that would launch some.
 

@@ -9,10 +9,12 @@ from enum import StrEnum
 from typing import Any
 
 from gpu_audit import __version__
+from gpu_audit.core.frozen import shared
 from gpu_audit.core.resource import Kind, Resource, Severity
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Waiver:
     """An accepted exception to a rule, with its owner and expiry."""
 
@@ -30,7 +32,8 @@ class WaiverState(StrEnum):
     EXPIRED = "expired"
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class RuleInfo:
     """What a report says about a rule."""
 
@@ -45,7 +48,8 @@ class RuleInfo:
     aliases: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Finding:
     """A rule a resource fails, as plain values: the engine works out what was expected and what
     was found, so reporters only read (and a result can be pickled or stored)."""
@@ -86,7 +90,8 @@ class Finding:
         return {"month": "per month", "gpu-hour": "per GPU-hour"}.get(self.saving_unit or "")
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class NotEvaluated:
     """A rule that could not judge a resource, because a field it needs is missing."""
 
@@ -95,7 +100,8 @@ class NotEvaluated:
     missing: str
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class CoverageGap:
     """Something the scan was meant to see and could not: a region, account, project."""
 
@@ -115,7 +121,8 @@ class CoverageGap:
         return " ".join([self.provider, self.scope, *named])
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Skipped:
     """An input that was not understood as GPU capacity, with the reason; or one that failed."""
 
@@ -125,7 +132,8 @@ class Skipped:
     line: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class WaiverStatus:
     """A waiver as of the scan: its state and how many findings it matched."""
 
@@ -134,7 +142,8 @@ class WaiverStatus:
     matched: int
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Scope:
     """What the run looked at, for report headers."""
 
@@ -155,7 +164,8 @@ class Change(StrEnum):
     PERSISTING = "persisting"
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class FindingHistory:
     """A finding against the previous audit: `new`, or `persisting` since `first_seen`."""
 
@@ -164,7 +174,8 @@ class FindingHistory:
     audits_open: int  # audits this finding has been in, this one included
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Resolved:
     """A finding of the previous audit that is gone now, with the saving it stood for."""
 
@@ -178,7 +189,8 @@ class Resolved:
     first_seen: datetime
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Removed:
     """A resource of the previous audit that is gone now, with what it cost."""
 
@@ -188,7 +200,8 @@ class Removed:
     monthly_cost_usd: float | None
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class TrendPoint:
     """One audit in the trend: spend, savings found (open) and savings realised (resolved)."""
 
@@ -199,7 +212,8 @@ class TrendPoint:
     findings_open: int
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Comparison:
     """What changed since the previous audit of the same scope, as plain data reporters read.
 
@@ -220,7 +234,8 @@ class Comparison:
     trend: tuple[TrendPoint, ...] = ()  # oldest first, this audit last
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class ScanResult:
     """One audit: what was judged, found and left out; every report renders it."""
 
