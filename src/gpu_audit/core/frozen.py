@@ -1,7 +1,7 @@
 """`__eq__`, `__hash__` and `__repr__` for the model's frozen dataclasses, written once for all.
 
 `@dataclass` compiles six methods per frozen class from source text (`exec`), ~0.6 ms a class:
-the model's 25 classes were a fifth of `gpu-audit check`'s own start-up. The model declares
+the model's 24 classes were a fifth of `gpu-audit check`'s own start-up. The model declares
 `@dataclass(frozen=True, slots=True, eq=False, repr=False)` (so `__init__` and the frozen
 `__setattr__` are still generated, and type checkers see frozen dataclasses) under `@shared`,
 which adds these three: the same results as the generated ones (the same tuple is compared and
