@@ -78,3 +78,30 @@ def test_a_field_left_out_of_comparison_stays_out_and_the_class_stays_frozen() -
     with pytest.raises(FrozenInstanceError):
         Point(1).x = 2  # type: ignore[misc]
     assert {Point(1), Point(1, "other")} == {Point(1)}
+
+
+def test_every_class_declared_without_eq_and_repr_has_the_shared_ones() -> None:
+    """`eq=False, repr=False` without `@shared` would compare by identity: never allowed."""
+    import importlib
+    import inspect
+
+    from tests.conftest import ROOT
+
+    sources = sorted((ROOT / "src" / "gpu_audit").rglob("*.py"))
+    declared = [p for p in sources if "eq=False, repr=False" in p.read_text()]
+    assert len(declared) >= 10
+    checked = 0
+    for path in declared:
+        parts = path.relative_to(ROOT / "src").with_suffix("").parts
+        module = importlib.import_module(".".join(p for p in parts if p != "__init__"))
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if not dataclasses.is_dataclass(cls) or cls.__module__ != module.__name__:
+                continue
+            params = cls.__dataclass_params__  # type: ignore[attr-defined]
+            if params.eq or params.repr:
+                continue
+            assert params.frozen, cls
+            for method in ("__eq__", "__hash__", "__repr__"):
+                assert getattr(cls, method).__module__ == "gpu_audit.core.frozen", (cls, method)
+            checked += 1
+    assert checked >= 40

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, fields, replace
 from difflib import get_close_matches
 from typing import Any
 
+from gpu_audit.core.frozen import shared
 from gpu_audit.core.resource import Workload
 from gpu_audit.core.workload import DEFAULT_PATTERNS
 from gpu_audit.core.yamlsrc import LineMap, load_documents, read_text
@@ -18,7 +19,8 @@ FAIL_ON = ("info", "low", "medium", "high", "critical", "none")
 SHARED_KEYS = ("policies", "fail_on", "workload_patterns", "history", "exclude")
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Settings:
     """The whole file: one section per provider (`providers[name]`), then the shared keys."""
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpu_audit.core.frozen import shared
 
-@dataclass(frozen=True, slots=True)
+
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class GpuClass:
     """A GPU class: its place in the ladder, memory and aliases."""
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpu_audit.audit import audit
+from gpu_audit.core.frozen import shared
 from gpu_audit.core.redact import redact_urls
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import CoverageGap, ScanResult, Scope, Skipped
@@ -23,7 +24,8 @@ if TYPE_CHECKING:  # `check` reads no provider: the registry is imported by `sca
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class ScanRequest:
     """What `scan` was asked, as typed values (the CLI builds it; nothing here knows click)."""
 
@@ -37,7 +39,8 @@ class ScanRequest:
     baseline: str | None = None  # or compare with this saved JSON report
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class CheckRequest:
     """What `check` was asked, as typed values."""
 

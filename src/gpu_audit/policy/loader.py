@@ -16,6 +16,7 @@ from typing import Any
 
 from gpu_audit import __version__
 from gpu_audit.catalog import canonical_gpu
+from gpu_audit.core.frozen import shared
 from gpu_audit.core.resource import Kind, Severity
 from gpu_audit.core.results import RuleInfo, Waiver
 from gpu_audit.core.yamlsrc import LineList, LineMap, load_documents, read_text
@@ -25,7 +26,8 @@ from gpu_audit.policy.conditions import Condition, Located, compile_condition
 BUILTIN_PACKS = ("runbook",)
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Rule:
     """A compiled rule: its conditions and what a finding says."""
 
@@ -35,7 +37,8 @@ class Rule:
     downsize_to: str | None  # the GPU class a `downsize` saving is priced against
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class CompiledWaiver:
     """A waiver with its scope compiled."""
 
@@ -44,7 +47,8 @@ class CompiledWaiver:
     where: Condition | None
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Policy:
     """The compiled rules and waivers of the layered policy files."""
 
