@@ -7,13 +7,11 @@ from itertools import chain
 
 from gpu_audit.core.resource import Resource
 
-_AHEAD = 64  # resources without findings a cursor steps over before it asks the table
-
 
 class ResourceIndex:
     """`index(resource)` is the resource's position in `resources`, by identity. Findings come
-    in resource order, so a cursor walking forward finds almost all of them without a table
-    (a million-entry table costs ~100 MB); the table is built only when the order breaks. A
+    in resource order, so a cursor walking forward finds them all without a table (a
+    million-entry table costs ~100 MB); the table is built once, when the order breaks. A
     resource that is not in `resources` (a hand-built result) is added after them, so every
     index points at its resource: `all()` yields them too, read after the findings."""
 
@@ -25,12 +23,12 @@ class ResourceIndex:
 
     def __call__(self, resource: Resource) -> int:
         resources, cursor = self.resources, self.cursor
-        for at in range(cursor, min(cursor + _AHEAD, len(resources))):
-            if resources[at] is resource:
-                self.cursor = at
-                return at
-        if self.table is None:
-            self.table = {id(r): at for at, r in enumerate(resources)}
+        if self.table is None:  # in order so far: walk on (over resources without findings)
+            for at in range(cursor, len(resources)):
+                if resources[at] is resource:
+                    self.cursor = at
+                    return at
+            self.table = {id(r): at for at, r in enumerate(resources)}  # out of order: once
         at = self.table.get(id(resource), -1)
         if at < 0:
             at = self.table[id(resource)] = len(resources) + len(self.added)
