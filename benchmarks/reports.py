@@ -49,7 +49,7 @@ STREAMED = (
     "from functools import partial\n"
     "from gpu_audit.audit import audit\n"
     "from gpu_audit.collectors.inventory import load_inventory\n"
-    "from gpu_audit.core.resource import Scope\n"
+    "from gpu_audit.core.results import Scope\n"
     "from gpu_audit.policy.loader import load_policy\n"
     "from gpu_audit.report import write_report as write\n"
     "from gpu_audit.core.writer import write_atomic\n"
@@ -101,16 +101,16 @@ def inventory(count: int, seed: int = 7) -> dict[str, Any]:
     return {"version": 1, "captured_at": "2026-11-20T06:00:00Z", "resources": resources}
 
 
-def measure(argv: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one child process."""
+def measure(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """Wall seconds, peak RSS (MiB) and CPU seconds (user + system) of one child process."""
     start = time.perf_counter()
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, env=env)
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(argv)}: exit {process.returncode}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -123,10 +123,22 @@ def main() -> None:
         action="store_true",
         help="run the scan in a small driver that streams the report (see STREAMED), not the CLI",
     )
+    parser.add_argument(
+        "--against",
+        metavar="SRC",
+        help="also run each format with PYTHONPATH=SRC (another checkout's src/, e.g. from "
+        "`git archive`), alternating with this one: before and after on the same load",
+    )
+    parser.add_argument(
+        "--compact",
+        action="store_true",
+        help="write the inventory without indentation (a 1M inventory indented is ~520 MiB, "
+        "past the reader's 512 MiB limit)",
+    )
     parser.add_argument("--write-inventory", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.write_inventory:
-        text = json.dumps(inventory(args.resources), indent=2)
+        text = json.dumps(inventory(args.resources), indent=None if args.compact else 2)
         Path(args.write_inventory).write_text(text, encoding="utf-8")
         return
     formats = args.formats or list(FORMATS)
@@ -136,9 +148,13 @@ def main() -> None:
         # Built in a child: Linux carries a parent's RSS high-water mark into a forked child's
         # ru_maxrss, so a parent holding the 100k inventory made every run read ~490 MiB.
         write = [sys.executable, __file__, "--write-inventory", str(source)]
-        subprocess.run([*write, "--resources", str(args.resources)], check=True)
+        compact = ["--compact"] if args.compact else []
+        subprocess.run([*write, "--resources", str(args.resources), *compact], check=True)
         base = [sys.executable, "-c", BASELINE, str(source), str(Path(folder, "copy.json"))]
-        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in ["baseline", *formats]}
+        names = [*formats, *(f"{name} (against)" for name in formats if args.against)]
+        Run = tuple[float, float, float]
+        runs: dict[str, list[Run]] = {name: [] for name in ["baseline", *names]}
+        against = {**os.environ, "PYTHONPATH": args.against or ""}
         for _ in range(args.repeat):
             for name in formats:
                 runs["baseline"].append(measure(base))
@@ -148,27 +164,42 @@ def main() -> None:
                 if args.streamed:
                     argv = [sys.executable, "-c", STREAMED, str(source), name, out]
                 runs[name].append(measure(argv))
-                seconds, mib = runs[name][-1]
-                print(f"{name}: {seconds:.2f} s, {mib:.0f} MiB", file=sys.stderr, flush=True)
+                seconds, mib, cpu = runs[name][-1]
+                print(f"{name}: {seconds:.2f} s, {mib:.0f} MiB, CPU {cpu:.2f} s", file=sys.stderr)
+                if args.against:
+                    other = [*argv[:-1], out + ".against"] if args.streamed else [*argv]
+                    if not args.streamed:
+                        other[other.index("-o") + 1] = out + ".against"
+                    runs[f"{name} (against)"].append(measure(other, against))
+                    seconds, mib, cpu = runs[f"{name} (against)"][-1]
+                    print(f"{name} against: {seconds:.2f} s, {mib:.0f} MiB, CPU {cpu:.2f} s")
         sizes = {name: Path(folder, f"report.{name}").stat().st_size for name in formats}
+        for name in formats:
+            if args.against:
+                sizes[f"{name} (against)"] = Path(folder, f"report.{name}.against").stat().st_size
     wall = {name: statistics.median(r[0] for r in rows) for name, rows in runs.items()}
     rss = {name: statistics.median(r[1] for r in rows) for name, rows in runs.items()}
+    cpu = {name: statistics.median(r[2] for r in rows) for name, rows in runs.items()}
     entry = "streamed driver" if args.streamed else "gpu-audit CLI"
     print(
         f"python {sys.version.split()[0]}, {args.resources:,} resources, {entry}, "
         f"median of {args.repeat}"
     )
-    print("| format | wall | peak RSS | wall ratio | RSS ratio | output | within |")
-    print("|---|---:|---:|---:|---:|---:|---|")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+    header = "| format | wall | peak RSS | CPU | wall ratio | RSS ratio | CPU ratio | output |"
+    print(header + " within |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     print(
-        f"| json.load + dump | {wall['baseline']:.2f} s | {rss['baseline']:.0f} MiB | 1 | 1 | | |"
+        f"| json.load + dump | {wall['baseline']:.2f} s | {rss['baseline']:.0f} MiB "
+        f"| {cpu['baseline']:.2f} s | 1 | 1 | 1 | | |"
     )
-    for name in formats:
+    for name in names:
         w, m = wall[name] / wall["baseline"], rss[name] / rss["baseline"]
         ok = "yes" if w <= WALL_RATIO and m <= MEMORY_RATIO else "NO"
+        c = cpu[name] / cpu["baseline"]
         print(
-            f"| {name} | {wall[name]:.2f} s | {rss[name]:.0f} MiB | {w:.2f}× | {m:.2f}× "
-            f"| {sizes[name] / 2**20:.0f} MiB | {ok} |"
+            f"| {name} | {wall[name]:.2f} s | {rss[name]:.0f} MiB | {cpu[name]:.2f} s | {w:.2f}× "
+            f"| {m:.2f}× | {c:.2f}× | {sizes[name] / 2**20:.0f} MiB | {ok} |"
         )
 
 

@@ -73,7 +73,8 @@ def found_rules() -> tuple[dict[str, set[str]], dict[str, str], set[str]]:
     for finding in report["findings"]:
         if finding["waiver"] or finding["suppressed"]:
             continue
-        name = Path(finding["resource"]["source"]["path"]).name
+        resource = report["resources"][finding["resource"]]  # version 3: an index
+        name = Path(resource["source"]["path"]).name
         found[name].add(finding["rule_id"])
         if finding["severity"] in FAILING:
             failing.add(name)

@@ -79,7 +79,7 @@ def test_several_reports_from_one_scan(tmp_path: Path) -> None:
         str(out_table),
     )
     assert code == 0 and stdout == ""
-    assert json.loads(out_json.read_text())["version"] == 2
+    assert json.loads(out_json.read_text())["version"] == 3
     assert "findings" in out_table.read_text()  # text: --output with no --format, not a TTY
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "r.txt"]  # no temp files left
 

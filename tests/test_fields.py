@@ -12,6 +12,8 @@ from gpu_audit.core.fields import FIELDS, SECTIONS, build_resource, field_spec
 from gpu_audit.core.resource import Kind, Resource
 from tests.conftest import ROOT
 
+REPORT_VERSIONS = (2, 3)  # the report schemas shipped: both describe resources alike
+
 _TYPE_NAMES = {
     "str": "text",
     "enum": "enum",
@@ -104,9 +106,12 @@ def test_the_docs_field_table_is_the_field_table() -> None:
 
 
 def test_the_report_schema_resource_part_is_the_field_table() -> None:
-    schema = json.loads((ROOT / "src/gpu_audit/report/report-v2.schema.json").read_text())
     expected = resource_schema()
-    assert schema["$defs"]["resource"] == expected, json.dumps(expected, indent=2)
+    for version in REPORT_VERSIONS:
+        schema = json.loads(
+            (ROOT / f"src/gpu_audit/report/report-v{version}.schema.json").read_text()
+        )
+        assert schema["$defs"]["resource"] == expected, json.dumps(expected, indent=2)
 
 
 def test_every_model_attribute_is_in_the_table_and_back() -> None:
@@ -168,8 +173,11 @@ def test_the_inventory_refuses_numbers_the_table_bounds() -> None:
 
 def test_the_schemas_know_every_kind() -> None:
     kinds = [kind.value for kind in Kind]
-    report = json.loads((ROOT / "src/gpu_audit/report/report-v2.schema.json").read_text())
-    assert report["$defs"]["kind"]["enum"] == kinds
+    for version in REPORT_VERSIONS:
+        report = json.loads(
+            (ROOT / f"src/gpu_audit/report/report-v{version}.schema.json").read_text()
+        )
+        assert report["$defs"]["kind"]["enum"] == kinds
     policy = json.loads((ROOT / "src/gpu_audit/policy/schema.json").read_text())
     rule = policy["$defs"]["rule"]["properties"]
     assert rule["targets"]["items"]["enum"] == kinds
@@ -183,15 +191,16 @@ def write_derived() -> None:
     start = lines.index("| field | type | meaning | filled by |")
     lines[start : lines.index("", start)] = doc_rows()
     doc.write_text("\n".join(lines))
-    path = ROOT / "src/gpu_audit/report/report-v2.schema.json"
-    text = path.read_text()
-    begin = text.index("{", text.index('\n    "resource": {'))
-    depth, end = 0, begin
-    for end in range(begin, len(text)):
-        depth += {"{": 1, "}": -1}.get(text[end], 0)
-        if depth == 0:
-            break
-    path.write_text(text[:begin] + _compact(resource_schema(), "    ") + text[end + 1 :])
+    for version in REPORT_VERSIONS:  # both describe a report's resources alike
+        path = ROOT / f"src/gpu_audit/report/report-v{version}.schema.json"
+        text = path.read_text()
+        begin = text.index("{", text.index('\n    "resource": {'))
+        depth, end = 0, begin
+        for end in range(begin, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+        path.write_text(text[:begin] + _compact(resource_schema(), "    ") + text[end + 1 :])
 
 
 def _compact(value: Any, indent: str) -> str:

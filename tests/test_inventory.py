@@ -242,9 +242,9 @@ def test_a_version_1_report_still_reads_as_an_inventory(tmp_path: Path) -> None:
     path = tmp_path / "old.json"
     path.write_text(json.dumps(old))
     assert len(load_inventory(str(path)).resources) == len(old["resources"])
-    old["version"] = 3
+    old["version"] = 4
     path.write_text(json.dumps(old))
-    with pytest.raises(InputError, match="version: expected 1 or 2, got 3"):
+    with pytest.raises(InputError, match="version: expected 1, 2 or 3, got 4"):
         load_inventory(str(path))
 
 

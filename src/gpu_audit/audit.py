@@ -7,7 +7,6 @@ from dataclasses import replace
 from datetime import datetime
 
 from gpu_audit.catalog.enrich import enrich
-from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.core.fingerprint import fingerprints
 from gpu_audit.core.gcpause import paused_gc
 from gpu_audit.core.resource import Kind, Resource
@@ -55,6 +54,9 @@ def source_hints(records: Iterable[NotEvaluated]) -> dict[tuple[str, str], Mappi
         kind, provider = key
         if kind == Kind.JOB.value:
             hints[key] = format_hints(provider)
-        elif provider in PROVIDERS:
-            hints[key] = PROVIDERS[provider].hints
+        else:  # a live provider's: `check` never gets here, nor imports the registry
+            from gpu_audit.collectors.registry import PROVIDERS
+
+            if provider in PROVIDERS:
+                hints[key] = PROVIDERS[provider].hints
     return hints

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from difflib import get_close_matches
 from typing import Any
 
-from gpu_audit.collectors.registry import PROVIDERS
+from gpu_audit.core.frozen import shared
 from gpu_audit.core.resource import Workload
 from gpu_audit.core.workload import DEFAULT_PATTERNS
 from gpu_audit.core.yamlsrc import LineMap, load_documents, read_text
@@ -27,11 +27,12 @@ SHARED_KEYS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Settings:
     """The whole file: one section per provider (`providers[name]`), then the shared keys."""
 
-    providers: Mapping[str, Any] = field(default_factory=lambda: _defaults())
+    providers: Mapping[str, Any] = field(default_factory=lambda: _Defaults())
     policies: tuple[str, ...] = ()
     fail_on: str | None = None  # one of FAIL_ON, checked when the file is read
     # workload → name globs for resources whose source does not say; replaces the defaults
@@ -49,8 +50,28 @@ class Settings:
         return self.providers[provider]
 
 
-def _defaults() -> dict[str, Any]:
-    return {name: provider.settings() for name, provider in PROVIDERS.items()}
+class _Defaults(Mapping[str, Any]):
+    """Every provider's default section, made when first read: `check` reads none, and the
+    provider registry (each provider's settings and options) is not imported for it."""
+
+    def __init__(self) -> None:
+        self.made: dict[str, Any] | None = None
+
+    def _sections(self) -> dict[str, Any]:
+        if self.made is None:
+            from gpu_audit.collectors.registry import PROVIDERS
+
+            self.made = {name: provider.settings() for name, provider in PROVIDERS.items()}
+        return self.made
+
+    def __getitem__(self, name: str) -> Any:
+        return self._sections()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sections())
+
+    def __len__(self) -> int:
+        return len(self._sections())
 
 
 def discover(start: str | None = None) -> str | None:
@@ -83,19 +104,27 @@ def load_settings(path: str | None, start: str | None = None) -> Settings:
     if data is None:
         return Settings(source=found)
     if not isinstance(data, LineMap):
+        from gpu_audit.collectors.registry import PROVIDERS
+
         keys = ", ".join([*PROVIDERS, *SHARED_KEYS])
         raise ConfigError(f"{found}:1: config: expected a mapping with keys among {keys}")
     return _build(found, data)
 
 
 def _build(path: str, data: LineMap) -> Settings:
-    known = [*PROVIDERS, *SHARED_KEYS]
-    for key in data:
-        if str(key).replace("-", "_") not in known:
-            raise ConfigError(f"{path}:{data.line_of(key)}: config: {_unknown(str(key), known)}")
-    sections = {
-        name: _section(path, data, name, provider.settings) for name, provider in PROVIDERS.items()
-    }
+    sections: Mapping[str, Any] = _Defaults()
+    if any(str(key).replace("-", "_") not in SHARED_KEYS for key in data):
+        from gpu_audit.collectors.registry import PROVIDERS  # a provider's section (or a typo)
+
+        known = [*PROVIDERS, *SHARED_KEYS]
+        for key in data:
+            if str(key).replace("-", "_") not in known:
+                message = _unknown(str(key), known)
+                raise ConfigError(f"{path}:{data.line_of(key)}: config: {message}")
+        sections = {
+            name: _section(path, data, name, provider.settings)
+            for name, provider in PROVIDERS.items()
+        }
     policies = data.get("policies") or ()
     if isinstance(policies, str):
         policies = (policies,)

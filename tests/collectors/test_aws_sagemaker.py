@@ -353,11 +353,13 @@ def test_cli_json_prices_with_sagemaker_rates(aws_fleet: Any) -> None:
     finetune = found[f"{ARN}:training-job/finetune"]
     assert finetune["price"]["hourly_usd"] == finetune["price"]["spot_hourly_usd"]
     assert finetune["price"]["spot_hourly_usd"] < finetune["price"]["on_demand_hourly_usd"]
-    rules = {(f["rule_id"], f["resource"]["id"]) for f in report["findings"]}
+    rules = {(f["rule_id"], report["resources"][f["resource"]]["id"]) for f in report["findings"]}
     assert ("spot-for-training", f"{ARN}:training-job/pretrain") in rules
     assert ("hpo-trial-cap", f"{ARN}:hyper-parameter-tuning-job/sweep") in rules
     assert ("checkpoint-on-spot", f"{ARN}:training-job/finetune") not in rules
     per_rule = [
-        f["rule_id"] for f in report["findings"] if f["resource"]["id"].endswith("pretrain")
+        f["rule_id"]
+        for f in report["findings"]
+        if report["resources"][f["resource"]]["id"].endswith("pretrain")
     ]
     assert len(per_rule) == len(set(per_rule))  # one finding per rule, never two

@@ -57,7 +57,7 @@ def test_scan_reads_projects_through_the_cli_and_exits_3_on_a_gap(tmp_path: Path
     a3 = resources["train-a3-reserved"]
     assert (a3["gpu"]["model"], a3["gpu"]["count"], a3["capacity"]) == ("H100", 8, "reserved")
     assert a3["utilization"]["gpu_p95"] == 2.0
-    fired = {(f["rule_id"], f["resource"]["name"]) for f in report["findings"]}
+    fired = {(f["rule_id"], report["resources"][f["resource"]]["name"]) for f in report["findings"]}
     assert ("idle-gpu", "train-a3-reserved") in fired
     assert ("data-co-location", "train-a2-spot") in fired  # us-central1 VM, EU bucket
     assert ("data-co-location", "serve-t4-1") not in fired  # US multi-region holds us-central1

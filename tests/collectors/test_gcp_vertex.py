@@ -262,7 +262,7 @@ def test_cli_exits_3_and_prices_at_vertex_rates(endpoint: str, tmp_path: Any) ->
     chat = found[f"{PARENT}/europe-west4/endpoints/77"]
     # two g2-standard-12 replicas at Vertex's rate (Compute Engine's × 1.15)
     assert chat["price"]["on_demand_hourly_usd"] == pytest.approx(2 * 1.0509 * 1.15, abs=0.01)
-    fired = {(f["rule_id"], f["resource"]["id"]) for f in report["findings"]}
+    fired = {(f["rule_id"], report["resources"][f["resource"]]["id"]) for f in report["findings"]}
     assert ("idle-gpu", f"{PARENT}/europe-west4/endpoints/77") in fired
     assert ("hpo-trial-cap", f"{PARENT}/us-central1/hyperparameterTuningJobs/9") in fired
     assert ("spot-for-training", f"{PARENT}/us-central1/customJobs/2") in fired

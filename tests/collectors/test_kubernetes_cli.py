@@ -79,7 +79,7 @@ def test_the_cluster_scan_lists_gpu_nodes_and_pods_flags_idle_ones_and_exits_3(
         "alice-0": "owner Notebook/alice",
     }
     assert pods["llama-ft-worker-0"]["workload"] == "training"
-    fired = {(f["rule_id"], f["resource"]["name"]) for f in report["findings"]}
+    fired = {(f["rule_id"], report["resources"][f["resource"]]["name"]) for f in report["findings"]}
     assert ("gpu-unallocated", IDLE_NODE) in fired  # the idle node
     assert ("idle-gpu", IDLE_POD) in fired  # the idle pod
     assert ("idle-gpu", "llama-ft-worker-0") not in fired
@@ -87,7 +87,7 @@ def test_the_cluster_scan_lists_gpu_nodes_and_pods_flags_idle_ones_and_exits_3(
     assert ("cost-allocation-tags", IDLE_POD) in fired  # a GPU pod without team/project/owner
     assert not {n for r, n in fired if r == "cost-allocation-tags" and n in nodes}
     idle_node = next(f for f in report["findings"] if f["rule_id"] == "gpu-unallocated"
-                     and f["resource"]["name"] == IDLE_NODE)  # fmt: skip
+                     and report["resources"][f["resource"]]["name"] == IDLE_NODE)  # fmt: skip
     assert idle_node["monthly_savings_usd"] == nodes[IDLE_NODE]["monthly_cost_usd"] > 0
     # spend counts the nodes only; the pods' GPUs are part of them
     spend = sum(r["monthly_cost_usd"] or 0 for r in nodes.values())

@@ -79,7 +79,7 @@ def test_a_shard_report_validates_and_reads_back(tmp_path: Path) -> None:
     path = write(tmp_path / "s1.json", 1, fleet()[1])
     document: dict[str, Any] = json.loads(Path(path).read_text())
     schema = json.loads(
-        (Path(json_report.__file__).parent / "report-v2.schema.json").read_text("utf-8")
+        (Path(json_report.__file__).parent / "report-v3.schema.json").read_text("utf-8")
     )
     jsonschema.Draft202012Validator(schema).validate(document)
     assert document["scope"]["shard"]["universe"] == list(UNIVERSE)

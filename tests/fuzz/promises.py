@@ -141,7 +141,7 @@ def strict_json(text: str, where: str) -> Any:
 
 @cache
 def _validators() -> dict[str, Any]:
-    text = resources.files("gpu_audit.report").joinpath("report-v2.schema.json").read_text("utf-8")
+    text = resources.files("gpu_audit.report").joinpath("report-v3.schema.json").read_text("utf-8")
     report = jsonschema.Draft202012Validator(
         json.loads(text), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
     )

@@ -39,7 +39,8 @@ def _validate(document: dict[str, Any]) -> None:
 
 
 def _by_key(document: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
-    return {(f["rule_id"], f["resource"]["id"]): f for f in document["findings"]}
+    listed = document["resources"]
+    return {(f["rule_id"], listed[f["resource"]]["id"]): f for f in document["findings"]}
 
 
 def test_json_carries_the_comparison_and_validates(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,31 @@ FORBIDDEN = (
     "msrest",
     "sqlite3",
     "pathspec",
+    # gpu-audit's own: what only `scan`, `history` and the other commands need
+    "gpu_audit.collectors.registry",
+    "gpu_audit.collectors.aws",
+    "gpu_audit.collectors.gcp",
+    "gpu_audit.collectors.kubernetes",
+    "gpu_audit.collectors.inventory",
+    "gpu_audit.cli.scan",
+    "gpu_audit.cli.tools",
+    "gpu_audit.history",
+    "gpu_audit.estimate",
+)
+# and, as pre-commit runs it (text to a pipe, the policy validated once before): no schema
+# validator, terminal table, temp files, OpenSSL hashes or report writers it does not print
+HOOK_FORBIDDEN = (
+    *FORBIDDEN,
+    "jsonschema",
+    "tabulate",
+    "tempfile",
+    "hashlib",
+    "shutil",
+    "gpu_audit.report.table",
+    "gpu_audit.report.json",
+    "gpu_audit.report.fastjson",
+    "gpu_audit.report.sarif",
+    "gpu_audit.report.markdown",
 )
 
 # Run the real CLI in a fresh interpreter, then report every module it imported, even on exit 1.
@@ -27,24 +53,42 @@ PROBE = """
 import atexit, json, sys
 atexit.register(lambda: print("MODULES=" + json.dumps(sorted(sys.modules)), file=sys.stderr))
 from gpu_audit.cli.main import main
-sys.argv = ["gpu-audit", "check", "--format", "json", *sys.argv[1:]]
+sys.argv = ["gpu-audit", "check", *sys.argv[1:]]
 main()
 """
 
 
-def test_check_imports_no_cloud_sdk() -> None:
-    files = sorted(str(p) for p in FIXTURES.rglob("*") if p.suffix in {".yaml", ".yml", ".json"})
+def _imported(args: list[str], env: dict[str, str] | None = None) -> tuple[str, list[str]]:
+    """The check's stdout and every module it imported."""
     run = subprocess.run(
-        [sys.executable, "-c", PROBE, *files], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=120, env=env
     )
     assert run.returncode in (0, 1, 2), run.stderr
-    assert '"resources"' in run.stdout or run.stdout.strip(), "check produced a report"
     line = next(ln for ln in run.stderr.splitlines() if ln.startswith("MODULES="))
-    modules = line[len("MODULES=") :]
-    loaded = [
-        name
-        for name in json.loads(modules)
-        if any(name == bad or name.startswith(bad + ".") for bad in FORBIDDEN)
-    ]
+    return run.stdout, json.loads(line[len("MODULES=") :])
+
+
+def _offenders(modules: list[str], forbidden: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if any(m == bad or m.startswith(bad + ".") for bad in forbidden)]
+
+
+def test_check_imports_no_cloud_sdk() -> None:
+    files = sorted(str(p) for p in FIXTURES.rglob("*") if p.suffix in {".yaml", ".yml", ".json"})
+    stdout, modules = _imported(["--format", "json", *files])
+    assert '"resources"' in stdout, "check produced a report"
+    loaded = _offenders(modules, FORBIDDEN)
     assert not loaded, f"gpu-audit check imported {loaded}"
     assert "gpu_audit.jobs.kubernetes.parser" in modules  # the probe really ran the check path
+
+
+def test_the_hook_imports_only_what_it_prints(tmp_path: Path) -> None:
+    """One job file as pre-commit passes it, the second time (the policy's validation cached)."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    job = str(FIXTURES / "skypilot" / "serve-on-demand.yaml")
+    first, cold = _imported([job], env)
+    assert "jsonschema" in cold  # a policy new to this machine is validated
+    second, warm = _imported([job], env)
+    assert first == second and "serve-on-demand.yaml:" in second
+    loaded = _offenders(warm, HOOK_FORBIDDEN)
+    assert not loaded, f"gpu-audit check (one file, cache warm) imported {loaded}"
+    assert "gpu_audit.report.text" in warm and "gpu_audit.jobs.skypilot.parser" in warm

@@ -227,3 +227,27 @@ def test_the_c7n_presence_shorthand_judges_a_fleet(tmp_path: Path) -> None:
         ("owner", "i-1"),
         ("owner", "i-2"),
     ]
+
+
+def test_the_validation_cache_is_keyed_by_the_policy_and_the_schema(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A policy validated once skips the schema; the same text under a changed schema, or one
+    byte more of policy, is validated again (the cache is never stale)."""
+    from gpu_audit.policy import loader
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    validated: list[str] = []
+    real = loader._validate_schema
+    monkeypatch.setattr(loader, "_validate_schema", lambda p, d: (validated.append(p), real(p, d)))
+    path = write(tmp_path, "version: 1\nrules:" + GOOD_RULE)
+    load_policy([path])
+    load_policy([path])
+    assert validated == [path]  # the second read was known valid
+    schema = loader._schema_bytes()
+    monkeypatch.setattr(loader, "_schema_bytes", lambda: schema + b" ")
+    load_policy([path])
+    assert validated == [path, path]  # a new schema: validated again
+    write(tmp_path, "version: 1\nrules:" + GOOD_RULE + "\n")
+    load_policy([path])
+    assert validated == [path, path, path]

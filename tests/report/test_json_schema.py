@@ -14,7 +14,7 @@ from gpu_audit.report import json as json_report
 
 
 def schema() -> dict[str, Any]:
-    text = resources.files("gpu_audit.report").joinpath("report-v2.schema.json").read_text("utf-8")
+    text = resources.files("gpu_audit.report").joinpath("report-v3.schema.json").read_text("utf-8")
     loaded: dict[str, Any] = json.loads(text)
     return loaded
 
@@ -35,16 +35,16 @@ def test_schema_is_valid() -> None:
 
 def test_demo_validates(demo: ScanResult) -> None:
     document = validate(demo)
-    assert document["version"] == 2
+    assert document["version"] == 3
     assert {w["state"] for w in document["waivers"]} == {"active", "expiring", "expired"}
 
 
 def test_jobs_validate(jobs: ScanResult) -> None:
     document = validate(jobs)
-    assert document["findings"][0]["resource"]["source"] == {
-        "path": "jobs/train llm.yaml",
-        "line": 7,
-    }
+    first = document["findings"][0]
+    resource = document["resources"][first["resource"]]
+    assert (resource["source"]["path"], first["line"]) == ("jobs/train llm.yaml", 7)
+    assert first["location"] == "jobs/train llm.yaml:7"
 
 
 def test_hostile_validates(hostile: ScanResult) -> None:

@@ -5,9 +5,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpu_audit.core.frozen import shared
 
-@dataclass(frozen=True, slots=True)
+
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class GpuClass:
+    """A GPU class: its place in the ladder, memory and aliases."""
+
     name: str
     rank: int | None  # None: an accelerator outside the NVIDIA ladder (Trainium, TPU, Gaudi, AMD)
     memory_gib: float | None

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 
 from gpu_audit.catalog.gpus import GpuClass, canonical_gpu, class_rank, gpu_class, ladder
+from gpu_audit.core.frozen import shared
 
 __all__ = [
     "GpuClass",
@@ -54,8 +55,11 @@ def rate_cards(service: str | None, workload: str | None) -> tuple[str, ...]:
 REFERENCE_REGION = {"aws": "us-east-1", "gcp": "us-central1", "azure": "eastus"}
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class InstanceSpec:
+    """An instance type's GPUs, CPUs and memory (a row of instances.csv)."""
+
     cloud: str
     instance_type: str
     gpu_model: str
@@ -65,8 +69,11 @@ class InstanceSpec:
     memory_gib: float | None
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class PriceQuote:
+    """Hourly on-demand and spot prices of one item in one region, with their source."""
+
     on_demand: float | None
     spot: float | None
     region: str
@@ -111,8 +118,11 @@ def _instances() -> dict[str, InstanceSpec]:
     return table
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class _PriceIndex:
+    """prices.csv as look-up tables, read once per process."""
+
     quotes: dict[tuple[str, str], PriceQuote]  # (item, region) → quote
     clouds: dict[str, str]  # item → cloud, also for items without a GPU row (GCP N1 hosts)
     any_region: dict[str, PriceQuote]  # item → a quote in its alphabetically first priced region

@@ -8,18 +8,14 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from importlib import import_module
 from typing import Any, TypeVar
 
 import click
 
 from gpu_audit import __version__
-from gpu_audit.cli.diff import diff_command
-from gpu_audit.cli.history import COMPARISON_OPTIONS, history_group, needs_comparison
+from gpu_audit.cli.history import COMPARISON_OPTIONS, needs_comparison
 from gpu_audit.cli.prices import prices_option, use_prices
-from gpu_audit.cli.shard import shard_options, shard_request
-from gpu_audit.cli.tools import catalog, estimate, policies
-from gpu_audit.collectors.provider import Option
-from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.core.gcpause import one_shot
 from gpu_audit.core.redact import redact_urls
 from gpu_audit.core.resource import Severity
@@ -61,8 +57,30 @@ def _failing(result: ScanResult, threshold: Severity, new_only: bool) -> bool:
     return False
 
 
+# Commands imported when run or listed (`--help`), by name: `check`, on every commit, pays for
+# none of them (`scan` alone imports the provider registry, ~5 ms).
+LAZY = {
+    "scan": "gpu_audit.cli.scan:scan",
+    "history": "gpu_audit.cli.history:history_group",
+    "estimate": "gpu_audit.cli.tools:estimate",
+    "policies": "gpu_audit.cli.tools:policies",
+    "catalog": "gpu_audit.cli.tools:catalog",
+    "diff": "gpu_audit.cli.diff:diff_command",
+    "merge": "gpu_audit.cli.merge:merge",
+}
+
+
 class _Group(click.Group):
     """Turns a GpuAuditError anywhere below into one line on stderr and exit code 2."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *LAZY})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in LAZY:
+            module, _, name = LAZY[cmd_name].partition(":")
+            self.add_command(getattr(import_module(module), name), cmd_name)
+        return super().get_command(ctx, cmd_name)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ctx.meta.setdefault(ARGV, tuple(args))  # the invocation, for the report header
@@ -156,105 +174,6 @@ def run() -> None:
     main()
 
 
-def _provider_flags() -> list[Option]:
-    """Every provider's flags once (choices merged); flags several providers share come last."""
-    owners: dict[str, list[str]] = {}
-    merged: dict[str, Option] = {}
-    for name, provider in PROVIDERS.items():
-        for option in provider.options:
-            owners.setdefault(option.flag, []).append(name)
-            known = merged.setdefault(option.flag, option)
-            if option.choices:
-                choices = tuple(dict.fromkeys([*known.choices, *option.choices]))
-                merged[option.flag] = replace(known, choices=choices)
-    return sorted(merged.values(), key=lambda o: len(owners[o.flag]) > 1)
-
-
-def provider_options(func: F) -> F:
-    """The `scan` flags the registry's providers declare (no SDK is imported for this)."""
-    for option in reversed(_provider_flags()):
-        kind: Any = None
-        if option.choices:
-            kind = click.Choice(option.choices)
-        elif option.kind is int:
-            low, high = option.bounds or (0, 2**31)
-            kind = click.IntRange(int(low), int(high))
-        elif option.kind is float:
-            kind = click.FloatRange(*(option.bounds or (0.0, float("inf"))))
-        func = click.option(
-            option.flag,
-            option.dest,
-            multiple=option.multiple,
-            type=kind,
-            metavar=option.metavar,
-            help=option.help,
-        )(func)
-    return func
-
-
-@main.command(short_help="Audit live GPU capacity or a saved inventory.")
-@click.option(
-    "--inventory",
-    "inventories",
-    multiple=True,
-    metavar="FILE",
-    help="A saved inventory (JSON/YAML) to judge instead of, or besides, a live scan.",
-)
-@click.option(
-    "--provider",
-    "providers",
-    multiple=True,
-    type=click.Choice(list(PROVIDERS)),
-    help="Scan this cloud live (repeatable).",
-)
-@provider_options
-@shard_options
-@click.option(
-    "--now",
-    "now_text",
-    metavar="ISO-TIME",
-    help="Judge as of this time (reproducible reports); default: now, or the inventory's.",
-)
-@click.option(
-    "--history",
-    metavar="PATH",
-    help="Record the audit in this SQLite database and compare with the previous one.",
-)
-@output_options
-def scan(
-    inventories: tuple[str, ...],
-    providers: tuple[str, ...],
-    now_text: str | None,
-    history: str | None,
-    shard_text: str | None,
-    run_id: str | None,
-    **options: Any,
-) -> None:
-    """Enumerate running GPU capacity (or a saved inventory) and judge it."""
-    from gpu_audit.cli.runners import ScanRequest, run_scan
-
-    settings = _settings(options)
-    flags = []
-    for option in _provider_flags():
-        value = options.pop(option.dest)
-        if value or (value is not None and not option.multiple):
-            flags.append((option.flag, tuple(value) if option.multiple else value))
-    request = ScanRequest(
-        inventories=inventories,
-        providers=tuple(dict.fromkeys(providers)),
-        flags=tuple(flags),
-        now=now_from(now_text),
-        policies=options["policies"],
-        config_path=options["config_path"],
-        history=history or settings.history,
-        baseline=options["baseline"],
-        **shard_request(shard_text, run_id),
-    )
-    needs_comparison(options, request.history)
-    options["history"] = request.history
-    _finish(run_scan(request, settings), options, settings)
-
-
 @main.command(short_help="Lint ML job configs before they launch (pre-commit hook).")
 @click.argument("files", nargs=-1, type=click.Path())
 @click.option(
@@ -274,7 +193,7 @@ def check(files: tuple[str, ...], excludes: tuple[str, ...], **options: Any) -> 
     """
     from gpu_audit.cli.runners import CheckRequest, run_check
 
-    settings = _settings(options)
+    settings = run_settings(options)
     request = CheckRequest(
         files, options["policies"], options["config_path"], options["baseline"], excludes
     )
@@ -284,10 +203,10 @@ def check(files: tuple[str, ...], excludes: tuple[str, ...], **options: Any) -> 
         # pre-commit may split a very large commit into several runs, each printing a summary.
         noun = "file" if len(files) == 1 else "files"
         click.echo(f"gpu-audit check: this run covers {len(files)} staged {noun}", err=True)
-    _finish(result, options, settings)
+    finish(result, options, settings)
 
 
-def _settings(options: dict[str, Any]) -> Settings:
+def run_settings(options: dict[str, Any]) -> Settings:
     """The settings file, read (and every error in it raised) before any work starts; then the
     price file (--prices, else the file's `prices:`) laid over the catalog."""
     settings = load_settings(options["config_path"])
@@ -297,11 +216,9 @@ def _settings(options: dict[str, Any]) -> Settings:
     return settings
 
 
-def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> None:
-    from gpu_audit.core.savings import summarize
+def finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> None:
     from gpu_audit.report import write_report
     from gpu_audit.report.command import redact_argv
-    from gpu_audit.report.table import summary_line
 
     argv = redact_argv(click.get_current_context().meta.get(ARGV, ()))
     result = replace(result, scope=replace(result.scope, argv=argv, prices=options["prices"]))
@@ -319,6 +236,9 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
     if options["output"]:
         write_atomic(options["output"], partial(write_report, fmt, result), inputs=inputs)
     elif options["quiet"]:
+        from gpu_audit.core.savings import summarize
+        from gpu_audit.report.summary import summary_line
+
         click.echo(summary_line(summarize(result)))
     else:
         if result.coverage_gaps and fmt in ("table", "text"):
@@ -350,13 +270,6 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
     sys.exit(exit_code(result, fail_on, new_only))
 
 
-main.add_command(history_group)
-main.add_command(estimate)
-main.add_command(policies)
-main.add_command(catalog)
-main.add_command(diff_command)
-
-
 def incomplete_notice(result: ScanResult) -> str:
     gaps = result.coverage_gaps
     by_provider = ", ".join(
@@ -377,8 +290,3 @@ def now_from(text: str | None) -> datetime | None:
     except ValueError as exc:
         raise ConfigError(f"--now: expected an ISO 8601 time, got '{text}'") from exc
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-from gpu_audit.cli.merge import merge  # noqa: E402  (it uses the options defined above)
-
-main.add_command(merge)

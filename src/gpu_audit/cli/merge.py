@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from gpu_audit.cli.history import needs_comparison
-from gpu_audit.cli.main import _finish, _settings, now_from, output_options
+from gpu_audit.cli.main import finish, now_from, output_options, run_settings
 
 
 @click.command(short_help="Merge the shard reports of a `scan --shard K/N` run into one audit.")
@@ -33,7 +33,7 @@ def merge(
     summary is the union's. A missing shard makes the audit partial (exit 3)."""
     from gpu_audit.cli.merge_runner import MergeRequest, run_merge
 
-    settings = _settings(options)
+    settings = run_settings(options)
     request = MergeRequest(
         shards=shards,
         policies=options["policies"],
@@ -43,4 +43,4 @@ def merge(
     )
     needs_comparison(options, request.history)
     options["history"] = request.history
-    _finish(run_merge(request, settings), options, settings)
+    finish(run_merge(request, settings), options, settings)

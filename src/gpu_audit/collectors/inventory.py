@@ -12,15 +12,18 @@ from typing import Any
 
 from gpu_audit.core.canonical import FieldProblem, parse_time, read_mapping, shown, suggest
 from gpu_audit.core.gcpause import paused_gc
+from gpu_audit.core.jsonitems import Fallback, Streamed, load_streamed
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import CoverageGap
-from gpu_audit.core.yamlguard import printable
+from gpu_audit.core.yamlguard import lone_surrogate, printable
 from gpu_audit.core.yamlsrc import LineList, LineMap, load_documents, load_json, read_text
 from gpu_audit.errors import InputError, InputErrors
 
 MAX_INVENTORY_BYTES = 512 * 1024 * 1024
 # A JSON inventory with errors is read again as YAML to name their lines, up to this size.
 MAX_LOCATED_JSON_BYTES = 64 * 1024 * 1024
+# A JSON inventory larger than this is read resource by resource (`_streams`).
+STREAMED_JSON_CHARS = 8 * 1024 * 1024
 KEYS = ("version", "captured_at", "resources", "coverage_gaps")
 GAP_KEYS = ("provider", "scope", "error", "message", "account", "region")
 
@@ -50,15 +53,46 @@ def load_report(path: str) -> tuple[Inventory, dict[str, Any]]:
     `generated_at`, …) from the same single read; the bulky arrays are not kept twice."""
     text = read_text(path, limit=MAX_INVENTORY_BYTES)
     problems: list[tuple[Path, str]] = []
+    tree = None
     with paused_gc():  # millions of small acyclic objects: a third of the read was collection
-        data = _parse(path, text)
-        inventory = _inventory(path, data, problems)
+        streamed = _streamed(path, text, problems) if _streams(path, text) else None
+        if streamed is None:
+            data = _parse(path, text)
+            inventory = _inventory(path, data, problems)
+            tree = data if isinstance(data, LineMap | LineList) else None
+        else:
+            inventory, data = streamed
     if problems:
-        tree = data if isinstance(data, LineMap | LineList) else _lined(path, text)
+        tree = tree or _lined(path, text)
         messages = [f"{path}:{_line_at(tree, where)}: {message}" for where, message in problems]
         raise InputErrors(messages)
     header = {k: v for k, v in data.items() if k not in _BULK} if isinstance(data, dict) else {}
     return inventory, header
+
+
+def _streams(path: str, text: str) -> bool:
+    """A large JSON file is read resource by resource (`core.jsonitems`): parsed whole, its
+    dicts take ~5× the text (~2 GB at a million resources) beside the resources built."""
+    return len(text) > STREAMED_JSON_CHARS and path.lower().endswith(".json")
+
+
+def _streamed(
+    path: str, text: str, problems: list[tuple[Path, str]]
+) -> tuple[Inventory, Any] | None:
+    """The inventory with its resources converted as they are parsed, and the document's other
+    sections; None when the document needs the ordinary reader (invalid JSON, a repeated key),
+    which says where the problem is."""
+    lone_surrogate(path, text)  # as `load_json` does first
+    reader = _Resources()
+    try:
+        data = load_streamed(text, "resources", reader.take, skip=_IGNORED)
+    except Fallback:
+        return None
+    return _inventory(path, data, problems, reader), data
+
+
+# A report's sections that an inventory ignores: streamed past item by item, never held.
+_IGNORED = ("findings", "not_evaluated")
 
 
 def _parse(path: str, text: str) -> Any:
@@ -96,7 +130,9 @@ def _line_at(tree: Any, where: Path) -> int:
     return line
 
 
-def _inventory(path: str, data: Any, problems: list[tuple[Path, str]]) -> Inventory:
+def _inventory(
+    path: str, data: Any, problems: list[tuple[Path, str]], reader: _Resources | None = None
+) -> Inventory:
     captured_at = None
     gaps: list[CoverageGap] = []
     items: Any = data
@@ -107,9 +143,10 @@ def _inventory(path: str, data: Any, problems: list[tuple[Path, str]]) -> Invent
             if key not in allowed:
                 hint = suggest(key, allowed)
                 problems.append(((key,), f"inventory: unknown key '{printable(key)}'{hint}"))
-        versions = (1, 2) if "tool" in data else (1,)  # a JSON report of either version
+        versions = (1, 2, 3) if "tool" in data else (1,)  # a JSON report of any version
         if data.get("version", 1) not in versions:
-            expected = " or ".join(map(str, versions))
+            *most, last = map(str, versions)
+            expected = f"{', '.join(most)} or {last}" if most else last
             problems.append(
                 (("version",), f"inventory: version: expected {expected}, got {data['version']!r}")
             )
@@ -122,41 +159,56 @@ def _inventory(path: str, data: Any, problems: list[tuple[Path, str]]) -> Invent
                 problems.append((("captured_at",), f"inventory: {exc}"))
         gaps = list(_gaps(data.get("coverage_gaps"), problems))
         items, where = data.get("resources", []), ("resources",)
-    if not isinstance(items, list):
-        problems.append((where, "inventory: 'resources' must be a list of resources"))
-        items = []
-    resources = list(_resources(items, where, problems))
-    return Inventory(path, tuple(resources), tuple(gaps), captured_at)
+    if reader is None or not isinstance(items, Streamed):
+        reader = _Resources()
+        if not isinstance(items, list):
+            problems.append((where, "inventory: 'resources' must be a list of resources"))
+            items = []
+        for raw in items:
+            reader.take(raw)
+    problems += (((*where, *at), message) for at, message in reader.problems)
+    return Inventory(path, tuple(reader.resources), tuple(gaps), captured_at)
 
 
 @cache
 def _report_keys() -> tuple[str, ...]:
-    """A JSON report is an inventory too: its other sections are known, and ignored."""
-    schema = files("gpu_audit.report").joinpath("report-v2.schema.json").read_text("utf-8")
+    """A JSON report is an inventory too: its other sections are known, and ignored (versions
+    2 and 3 have the same sections; their findings differ)."""
+    schema = files("gpu_audit.report").joinpath("report-v3.schema.json").read_text("utf-8")
     return tuple(json.loads(schema)["properties"])
 
 
-def _resources(items: list[Any], top: Path, problems: list[tuple[Path, str]]) -> Iterator[Resource]:
-    seen: set[tuple[str, str]] = set()
-    for index, raw in enumerate(items):
-        where = (*top, index)
+class _Resources:
+    """Resources converted one raw mapping at a time (as the streamed reader parses them), with
+    their problems by path from the list (index, key...)."""
+
+    def __init__(self) -> None:
+        self.resources: list[Resource] = []
+        self.problems: list[tuple[Path, str]] = []
+        self.seen: set[tuple[str, str]] = set()
+        self.index = 0
+
+    def take(self, raw: Any) -> None:
+        index = self.index
+        self.index += 1
         if not isinstance(raw, Mapping):
-            problems.append((where, f"resource #{index + 1}: expected a mapping of fields"))
-            continue
+            self.problems.append(((index,), f"resource #{index + 1}: expected a mapping of fields"))
+            return
         resource, found = read_mapping(raw)
         label = _label(raw, index) if found else ""
         for problem in found:
-            problems.append(
-                ((*where, *problem.key.split(".")), f"{label}: {problem.key}: {problem}")
+            self.problems.append(
+                ((index, *problem.key.split(".")), f"{label}: {problem.key}: {problem}")
             )
         if resource is None:
-            continue
+            return
         identity = (resource.provider, resource.id)
-        if identity in seen:
-            label = _label(raw, index)
-            problems.append(((*where, "id"), f"{label}: id: duplicate resource id"))
-        seen.add(identity)
-        yield resource
+        if identity in self.seen:
+            self.problems.append(
+                ((index, "id"), f"{_label(raw, index)}: id: duplicate resource id")
+            )
+        self.seen.add(identity)
+        self.resources.append(resource)
 
 
 def _label(raw: Mapping[str, Any], index: int) -> str:

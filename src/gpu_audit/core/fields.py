@@ -16,6 +16,7 @@ from operator import attrgetter
 from typing import Any
 
 from gpu_audit.core import resource as model
+from gpu_audit.core.frozen import shared
 from gpu_audit.core.resource import Resource
 
 Getter = Callable[[Resource], Any]
@@ -33,7 +34,8 @@ _TYPES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class FieldSpec:
     """One canonical field: its dotted name, type, group and documentation."""
 

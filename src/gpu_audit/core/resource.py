@@ -8,6 +8,8 @@ from datetime import datetime
 from enum import IntEnum, StrEnum
 from typing import Any
 
+from gpu_audit.core.frozen import shared
+
 
 class Kind(StrEnum):
     INSTANCE = "instance"
@@ -92,8 +94,11 @@ def canonical(
     return field(default=default, metadata=meta)
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Gpu:
+    """The GPUs a resource holds."""
+
     model: str | None = canonical(
         "canonical GPU class (`A100-80GB`, `H100`, `L4`)",
         type="gpu",
@@ -111,8 +116,11 @@ class Gpu:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Utilization:
+    """How busy the GPUs were over a window."""
+
     gpu_avg: float | None = canonical(
         "average GPU utilization % over the window", sources="metrics", minimum=0, maximum=100
     )
@@ -124,8 +132,11 @@ class Utilization:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class DataRef:
+    """The data a resource reads and writes, and where it lives."""
+
     uris: tuple[str, ...] | None = canonical(
         "buckets or URIs the resource reads and writes", sources="tag or label, job config"
     )
@@ -134,16 +145,22 @@ class DataRef:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Checkpoint:
+    """Where and how often a job checkpoints."""
+
     uri: str | None = canonical("where the job checkpoints", sources="job config")
     interval_minutes: float | None = canonical(
         "how often the job checkpoints", unit="minutes", sources="job config", minimum=0
     )
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Limits:
+    """A job's runtime cap."""
+
     max_runtime_hours: float | None = canonical(
         "runtime cap", unit="hours", sources="job config", minimum=0
     )
@@ -157,14 +174,20 @@ class Limits:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Hpo:
+    """A tuning job's trial cap and early stopping."""
+
     max_trials: int | None = canonical("tuning-job trial cap", sources="job config", minimum=0)
     early_stopping: bool | None = canonical("tuning-job early stopping", sources="job config")
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Estimate:
+    """What one run of a job costs, derived from its price and runtime cap."""
+
     gpu_hours: float | None = canonical(
         "GPU-hours of one run at the job's runtime cap", sources="derived", minimum=0
     )
@@ -178,8 +201,11 @@ class Estimate:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Price:
+    """The resource's hourly prices, from the catalog."""
+
     hourly_usd: float | None = canonical(
         "hourly price at the resource's capacity", sources="catalog", minimum=0
     )
@@ -191,7 +217,8 @@ class Price:
     source: str | None = canonical("where the price comes from (API or table)", sources="catalog")
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class SourceRef:
     """Where a resource came from: a job file and line, or a provider/account/region/id path.
 
@@ -213,7 +240,8 @@ class SourceRef:
 _API = "API, inventory"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
 class Resource:
     """One unit of GPU capacity: a running instance, or a job that would launch some.
 

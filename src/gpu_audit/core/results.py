@@ -9,11 +9,15 @@ from enum import StrEnum
 from typing import Any
 
 from gpu_audit import __version__
+from gpu_audit.core.frozen import shared
 from gpu_audit.core.resource import Kind, Resource, Severity
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Waiver:
+    """An accepted exception to a rule, with its owner and expiry."""
+
     rule: str
     reason: str
     owner: str
@@ -28,8 +32,11 @@ class WaiverState(StrEnum):
     EXPIRED = "expired"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
 class RuleInfo:
+    """What a report says about a rule."""
+
     id: str
     title: str
     severity: Severity
@@ -41,7 +48,8 @@ class RuleInfo:
     aliases: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
 class Finding:
     """A rule a resource fails, as plain values: the engine works out what was expected and what
     was found, so reporters only read (and a result can be pickled or stored)."""
@@ -82,7 +90,8 @@ class Finding:
         return {"month": "per month", "gpu-hour": "per GPU-hour"}.get(self.saving_unit or "")
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class NotEvaluated:
     """A rule that could not judge a resource, because a field it needs is missing."""
 
@@ -91,7 +100,8 @@ class NotEvaluated:
     missing: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
 class CoverageGap:
     """Something the scan was meant to see and could not: a region, account, project."""
 
@@ -111,7 +121,8 @@ class CoverageGap:
         return " ".join([self.provider, self.scope, *named])
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
 class Skipped:
     """An input that was not understood as GPU capacity, with the reason; or one that failed."""
 
@@ -121,14 +132,18 @@ class Skipped:
     line: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
 class WaiverStatus:
+    """A waiver as of the scan: its state and how many findings it matched."""
+
     waiver: Waiver
     state: WaiverState
     matched: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
 class ShardStamp:
     """What a shard report carries so `merge` can join it with its siblings (and refuse strangers).
 
@@ -144,7 +159,8 @@ class ShardStamp:
     run_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
 class Scope:
     """What the run looked at, for report headers."""
 
@@ -168,7 +184,8 @@ class Change(StrEnum):
     PERSISTING = "persisting"
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class FindingHistory:
     """A finding against the previous audit: `new`, or `persisting` since `first_seen`."""
 
@@ -177,7 +194,8 @@ class FindingHistory:
     audits_open: int  # audits this finding has been in, this one included
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
 class Resolved:
     """A finding of the previous audit that is gone now, with the saving it stood for."""
 
@@ -191,7 +209,8 @@ class Resolved:
     first_seen: datetime
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
 class Removed:
     """A resource of the previous audit that is gone now, with what it cost."""
 
@@ -201,7 +220,8 @@ class Removed:
     monthly_cost_usd: float | None
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class TrendPoint:
     """One audit in the trend: spend, savings found (open) and savings realised (resolved)."""
 
@@ -212,7 +232,8 @@ class TrendPoint:
     findings_open: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
 class Comparison:
     """What changed since the previous audit of the same scope, as plain data reporters read.
 
@@ -233,8 +254,11 @@ class Comparison:
     trend: tuple[TrendPoint, ...] = ()  # oldest first, this audit last
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
 class ScanResult:
+    """One audit: what was judged, found and left out; every report renders it."""
+
     generated_at: datetime
     scope: Scope
     rules: tuple[RuleInfo, ...]

@@ -7,12 +7,16 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
+from gpu_audit.core.frozen import shared
 from gpu_audit.core.resource import Kind, Severity
 from gpu_audit.core.results import Finding, ScanResult
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Summary:
+    """The counts and totals every format's summary shows."""
+
     resources: int
     findings_open: int
     findings_waived: int

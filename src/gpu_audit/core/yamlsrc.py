@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from gpu_audit.core import yamlguard
+from gpu_audit.core.frozen import shared
 from gpu_audit.errors import InputError
 
 MAX_BYTES = 5 * 1024 * 1024
@@ -53,7 +54,8 @@ class LineList(list[Any]):
         self.item_lines: list[int] = []
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Templated:
     """A value left for a template engine or CloudFormation to fill in: treat it as missing."""
 
@@ -63,8 +65,11 @@ class Templated:
         return self.text
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Document:
+    """One YAML or JSON document of a file, with its first line."""
+
     data: Any
     line: int  # first line of the document
     index: int  # 0-based position in a multi-document stream

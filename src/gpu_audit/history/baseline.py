@@ -31,6 +31,16 @@ def load_baseline(path: str) -> Previous:
         ) from None
 
 
+def _resource(named: Any, listed: list[Any]) -> Mapping[str, Any]:
+    """A finding's resource: its summary (version 2) or its index in `resources` (version 3)."""
+    if isinstance(named, Mapping):
+        return named
+    if type(named) is not int or not 0 <= named < len(listed):
+        raise ValueError(f"findings[].resource: {named!r} is not an index of resources")
+    found: Mapping[str, Any] = listed[named]
+    return found
+
+
 def _previous(document: Mapping[str, Any]) -> Previous:
     generated_at = parse_iso(document["generated_at"])
     seen: dict[str, int] = {}
@@ -38,6 +48,7 @@ def _previous(document: Mapping[str, Any]) -> Previous:
     audits: list[int] = []
     open_findings: dict[int, PastFinding] = {}
     titles = {}
+    listed = document["resources"]
     for index, raw in enumerate(document["findings"]):
         fingerprint = raw.get("fingerprint")
         if not fingerprint:
@@ -49,7 +60,7 @@ def _previous(document: Mapping[str, Any]) -> Previous:
         titles[raw["rule_id"]] = raw["title"]
         if raw.get("waiver") is not None or raw.get("suppressed") is not None:
             continue
-        resource = raw["resource"]
+        resource = _resource(raw["resource"], listed)
         open_findings[index] = PastFinding(
             fingerprint=fingerprint,
             rule_id=raw["rule_id"],

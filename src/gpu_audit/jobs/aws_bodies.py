@@ -99,6 +99,8 @@ Match = Callable[[Any], bool]
 
 @dataclass(frozen=True)
 class Found:
+    """An AWS job body found in a file, with what it refers to."""
+
     body: LineMap
     refs: Refs
     parent: Any  # the mapping holding the body (a CloudFormation resource, a CRD), if any
@@ -249,6 +251,8 @@ def _shift(node: Any, offset: int, budget: list[int]) -> None:
 
 @dataclass(frozen=True)
 class AwsGpu:
+    """The GPUs of an AWS instance family or type."""
+
     model: str | None  # canonical; None when a family mixes models
     count: int | None  # per instance; None when only the family is known
 

@@ -11,10 +11,12 @@ import re
 from dataclasses import dataclass
 
 from gpu_audit.catalog import canonical_gpu, class_rank, instance_spec
+from gpu_audit.core.frozen import shared
 from gpu_audit.jobs.values import as_number
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class GpuAsk:
     """One way a job may be placed: a GPU model (or none named) and GPUs per node."""
 

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from gpu_audit.core.frozen import shared
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import Skipped
 from gpu_audit.core.yamlguard import printable
@@ -54,8 +55,11 @@ def format_hints(name: str) -> dict[str, str]:
     return fmt.hints if fmt is not None else {}
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class JobLoad:
+    """The job files read: their resources and what was skipped."""
+
     resources: tuple[Resource, ...]
     skipped: tuple[Skipped, ...]
     files: tuple[str, ...]

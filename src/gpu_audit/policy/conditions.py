@@ -15,6 +15,7 @@ from typing import Any
 
 from gpu_audit.catalog import canonical_gpu
 from gpu_audit.core.fields import FieldSpec, field_spec
+from gpu_audit.core.frozen import shared
 from gpu_audit.core.resource import Resource
 from gpu_audit.errors import PolicyError
 from gpu_audit.policy.operators import OPERATORS, SHORTHANDS, Test, Verdict
@@ -22,7 +23,8 @@ from gpu_audit.policy.operators import OPERATORS, SHORTHANDS, Test, Verdict
 COMBINATORS = ("all", "any", "not")
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Located:
     """Where a condition sits, for error messages: file, rule id and the mapping holding it."""
 

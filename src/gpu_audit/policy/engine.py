@@ -11,6 +11,7 @@ from operator import attrgetter
 from gpu_audit.catalog import PriceQuote, gpu_hour_price, instance_spec
 from gpu_audit.catalog.enrich import HOURS_PER_MONTH, cents
 from gpu_audit.core.fields import TAG_PREFIX, field_spec
+from gpu_audit.core.frozen import shared
 from gpu_audit.core.gcpause import paused_gc
 from gpu_audit.core.resource import Capacity, Kind, Resource, State
 from gpu_audit.core.results import Finding, NotEvaluated, Waiver, WaiverState, WaiverStatus
@@ -21,8 +22,11 @@ from gpu_audit.policy.repeats import merge_repeats
 EXPIRING_WITHIN = timedelta(days=30)
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Evaluation:
+    """What evaluating a policy found."""
+
     findings: tuple[Finding, ...]
     not_evaluated: tuple[NotEvaluated, ...]
     waivers: tuple[WaiverStatus, ...]

@@ -16,6 +16,7 @@ from typing import Any
 
 from gpu_audit import __version__
 from gpu_audit.catalog import canonical_gpu
+from gpu_audit.core.frozen import shared
 from gpu_audit.core.resource import Kind, Severity
 from gpu_audit.core.results import RuleInfo, Waiver
 from gpu_audit.core.yamlsrc import LineList, LineMap, load_documents, read_text
@@ -25,23 +26,32 @@ from gpu_audit.policy.conditions import Condition, Located, compile_condition
 BUILTIN_PACKS = ("runbook",)
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Rule:
+    """A compiled rule: its conditions and what a finding says."""
+
     info: RuleInfo
     where: Condition | None
     require: Condition
     downsize_to: str | None  # the GPU class a `downsize` saving is priced against
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class CompiledWaiver:
+    """A waiver with its scope compiled."""
+
     waiver: Waiver
     rules: frozenset[str]  # rule ids; "*" waives every rule
     where: Condition | None
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Policy:
+    """The compiled rules and waivers of the layered policy files."""
+
     rules: tuple[Rule, ...]
     waivers: tuple[CompiledWaiver, ...]
     files: tuple[str, ...]
@@ -51,6 +61,8 @@ class Policy:
 
 @dataclass
 class _Layer:
+    """The policy being built, file by file."""
+
     rules: dict[str, Rule]
     waivers: list[CompiledWaiver]
     files: list[str]
@@ -134,11 +146,29 @@ def _apply_file(layer: _Layer, path: str, stack: tuple[str, ...]) -> None:
 
 
 def content_key(text: str) -> str:
-    """A short key for a file's content: names the policy version in reports and keys the
-    validation cache (CRC-32 and length: hashlib's OpenSSL import would cost every commit ~5 ms,
-    and a collision would only skip the schema layer; the semantic checks always run)."""
+    """A short key for a file's content: names the policy version in reports (CRC-32 and
+    length; the validation cache has its own key, `_validation_key`)."""
     data = text.encode("utf-8")
     return f"{zlib.crc32(data):08x}{len(data):x}"
+
+
+def _validation_key(text: str) -> str:
+    """The validation cache's key: a BLAKE2b digest of the policy and of the schema it passed,
+    so an edited policy or a changed schema is validated again, and no crafted file can match a
+    validated one (a CRC can be forged). `_blake2` is the standard library's own BLAKE2: ~0.3 ms
+    to import, where `hashlib` loads OpenSSL (~6 ms) on every commit."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # a Python built without it
+        from hashlib import blake2b
+    digest = blake2b(_schema_bytes(), digest_size=20)
+    digest.update(b"\x00" + text.encode("utf-8"))
+    return digest.hexdigest()
+
+
+def _schema_bytes() -> bytes:
+    with open(os.path.join(_HERE, "schema.json"), "rb") as handle:
+        return handle.read()
 
 
 def _read_policy(path: str) -> tuple[LineMap, str]:
@@ -152,11 +182,11 @@ def _read_policy(path: str) -> tuple[LineMap, str]:
             f"{path}:1: policy: expected one YAML mapping with 'version: 1' and 'rules'"
         )
     data = documents[0].data
-    digest = content_key(text)
-    if not _known_valid(digest):
+    key = _validation_key(text)
+    if not _known_valid(key):
         _validate_schema(path, data)
-        _remember_valid(digest)
-    return data, digest
+        _remember_valid(key)
+    return data, content_key(text)
 
 
 # -- structure: the JSON Schema, skipped for content already validated by this version -------------

@@ -13,6 +13,7 @@ from typing import Any
 from gpu_audit.catalog import gpu_class
 from gpu_audit.catalog.gpus import ladder
 from gpu_audit.core.fields import FieldSpec
+from gpu_audit.core.frozen import shared
 from gpu_audit.core.resource import Resource
 from gpu_audit.errors import PolicyError
 
@@ -181,7 +182,8 @@ def _value(op: str) -> Callable[[FieldSpec, Any, Fail], ValueTest]:
     return lambda spec, operand, fail: value_test(spec, op, operand, fail)
 
 
-@dataclass(frozen=True, slots=True)
+@shared
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Operator:
     """An operator's documentation and how it compiles. `kind` says what its operand is: a
     value, another field's name (`field`), or whether the field is known (`presence`)."""

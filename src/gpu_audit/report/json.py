@@ -1,4 +1,4 @@
-"""JSON report, schema version 2: stable keys, validated against `report-v2.schema.json`."""
+"""JSON report, schema version 3: stable keys, validated against `report-v3.schema.json`."""
 
 from __future__ import annotations
 
@@ -22,9 +22,10 @@ from gpu_audit.report.fastjson import flat as jsonflat
 from gpu_audit.report.fastjson import resources as jsonresource
 from gpu_audit.report.fastjson import stream as jsonstream
 from gpu_audit.report.fastjson.resources import bounded
+from gpu_audit.report.resource_index import ResourceIndex
 from gpu_audit.report.since import finding_history, summary_block
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def render(result: ScanResult) -> str:
@@ -46,6 +47,12 @@ def document(result: ScanResult) -> dict[str, Any]:
 def _document(result: ScanResult, lazy: bool) -> dict[str, Any]:
     summary = summarize(result)
     scope = result.scope
+    index = ResourceIndex(result.resources)  # a finding names its resource by its index
+    findings = (
+        _findings(result, index)
+        if lazy
+        else [_finding(*item, index(item[0].resource)) for item in _with_history(result)]
+    )
     return {
         "version": SCHEMA_VERSION,
         "tool": {"name": "gpu-audit", "version": result.tool_version},
@@ -72,12 +79,10 @@ def _document(result: ScanResult, lazy: bool) -> dict[str, Any]:
             }
             for rule in result.rules
         ],
-        "findings": _findings(result)
+        "findings": findings,
+        "resources": jsonresource.texts(index.all())  # after the findings: any they added
         if lazy
-        else [_finding(*item) for item in _with_history(result)],
-        "resources": jsonresource.texts(result.resources)
-        if lazy
-        else [bounded(to_mapping(r)) for r in result.resources],
+        else [bounded(to_mapping(r)) for r in index.all()],
         "not_evaluated": _not_evaluated(result)
         if lazy
         else [_missing(n) for n in result.not_evaluated],
@@ -146,33 +151,21 @@ def _with_history(result: ScanResult) -> Iterable[tuple[Finding, str | None, Any
 
 
 def _finding(
-    finding: Finding, fingerprint: str | None = None, change: FindingHistory | None = None
+    finding: Finding,
+    fingerprint: str | None = None,
+    change: FindingHistory | None = None,
+    resource_index: int = 0,
 ) -> dict[str, Any]:
     resource = finding.resource
-    source = None
-    if resource.source.path is not None:
-        source = {"path": resource.source.path, "line": finding.line}
+    path = resource.source.path
     return {
         "rule_id": finding.rule_id,
         "severity": finding.severity.label,
         "title": finding.title,
         "message": finding.message,
-        "resource": {
-            "id": resource.id,
-            "name": resource.name,
-            "kind": resource.kind.value,
-            "provider": resource.provider,
-            "account": resource.account,
-            "region": resource.region,
-            "instance_type": resource.instance_type,
-            "gpu": {
-                "model": resource.gpu.model,
-                "count": _at_least_0(resource.gpu.count),
-                "memory_gib": _at_least_0(resource.gpu.memory_gib),
-            },
-            "source": source,
-        },
-        "location": resource.location if source is None else f"{source['path']}:{finding.line}",
+        "resource": resource_index,
+        "line": None if path is None else finding.line,
+        "location": resource.location if path is None else f"{path}:{finding.line}",
         "field": finding.field,
         "expected": finding.expected,
         "actual": finding.actual,
@@ -187,42 +180,29 @@ def _finding(
     }
 
 
-def _findings(result: ScanResult) -> Iterator[jsonstream.Raw]:
+def _findings(result: ScanResult, index: ResourceIndex) -> Iterator[jsonstream.Raw]:
     """The `findings` array's items as `jsonstream` writes `_finding` (a test holds the two to
     the same text), without building them: a 100k-resource report has about 200k findings."""
     templates = jsonflat.Templates(_PAD, kept=_RULE_KEYS)  # by source, waiver and rule
     last: Resource | None = None
-    held: tuple[Any, ...] = ()  # the resource's values: id, name, account, region
-    kinds: tuple[Any, ...] = ()  # and what its template holds: kind, provider, type, GPUs
+    at = 0  # the resource's index
     where = ""  # its location
 
     def fast(
         item: tuple[Finding, str | None, FindingHistory | None], out: list[Any]
     ) -> jsonflat.Template | None:
-        nonlocal last, held, kinds, where
+        nonlocal last, at, where
         finding, fingerprint, change = item
         resource = finding.resource
         if resource is not last:
-            last, gpu, where = resource, resource.gpu, resource.location
-            held = (resource.id, resource.name, resource.account, resource.region)
-            count, memory = _at_least_0(gpu.count), _at_least_0(gpu.memory_gib)
-            kinds = (  # numbers by type and text: 0, 0.0, -0.0 and False are equal keys
-                resource.kind,
-                resource.provider,
-                resource.instance_type,
-                gpu.model,
-                count.__class__,
-                repr(count),
-                memory.__class__,
-                repr(memory),
-            )
+            last, at, where = resource, index(resource), resource.location
         path = resource.source.path
         waiver = finding.waiver
-        values = [finding.message, *held]
+        values = [finding.message, at]
         if path is None:
             values += (None, where)
         else:
-            values += (path, finding.line, f"{path}:{finding.line}")
+            values += (finding.line, f"{path}:{finding.line}")
         field, unit, suppressed = finding.field, finding.saving_unit, finding.suppressed
         values += (
             finding.expected,
@@ -241,9 +221,7 @@ def _findings(result: ScanResult) -> Iterator[jsonstream.Raw]:
         # and the nulls of no waiver, no suppression and no history.
         flags = (waiver is None, suppressed is None, change is None)
         shape = (
-            path is None,
             *flags,
-            *kinds,
             field,
             unit,
             finding.rule_id,
@@ -252,12 +230,15 @@ def _findings(result: ScanResult) -> Iterator[jsonstream.Raw]:
             finding.remediation,
         )
         kept = _KEPT[flags]
-        template = templates.get(shape, lambda: _finding(*item), values, kept)
+        template = templates.get(shape, lambda: _finding(*item, at), values, kept)
         if template is not None:
             out += values
         return template
 
-    return jsonflat.items(_with_history(result), _PAD, fast, lambda item: _text(_finding(*item)))
+    def slow(item: tuple[Finding, str | None, FindingHistory | None]) -> str:
+        return _text(_finding(*item, index(item[0].resource)))
+
+    return jsonflat.items(_with_history(result), _PAD, fast, slow)
 
 
 def _not_evaluated(result: ScanResult) -> Iterator[jsonstream.Raw]:
@@ -293,11 +274,9 @@ def _missing(item: NotEvaluated) -> dict[str, Any]:
 _MISSING_KEPT = ("rule_id", "provider", "missing")
 _PAD = "    "  # the depth of the items of `findings`, `resources` and `not_evaluated`
 _RULE_KEYS = frozenset(("rule_id", "severity", "title", "remediation"))
-# What a fleet's resources share (a few dozen combinations): held in the rule's template.
-_RESOURCE_KEPT = ("kind", "provider", "instance_type", "gpu")
 _KEPT = {  # by (no waiver, no suppression, no history): the keys whose values a template holds
     (no_waiver, no_suppression, no_history): frozenset(
-        ("field", "saving_unit", *(f"resource.{key}" for key in _RESOURCE_KEPT))
+        ("field", "saving_unit")
         + ("waiver",) * no_waiver
         + ("suppressed",) * no_suppression
         + tuple(finding_history(None)) * no_history

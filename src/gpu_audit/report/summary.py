@@ -43,3 +43,46 @@ def short_id(resource: Resource) -> str:
     if rid.startswith("projects/"):
         rid = "/".join(rid.rsplit("/", 2)[-2:])
     return rid
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """`1 finding`, `2 findings`, `0 findings` (`nouns` when the plural is not noun + s)."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
+def _unpriced(summary: Summary) -> str:
+    """What the spend leaves out: ` (not priced: 2 resources, 16 GPUs)`."""
+    if not summary.unpriced_resources:
+        return ""
+    gpus = summary.unpriced_gpu_count
+    count = f", {plural(gpus, 'GPU')}" if gpus else ""
+    return f" (not priced: {plural(summary.unpriced_resources, 'resource')}{count})"
+
+
+def summary_line(summary: Summary) -> str:
+    severities = ", ".join(f"{n} {s}" for s, n in summary.by_severity.items() if n)
+    parts = [
+        plural(summary.findings_open, "finding") + (f" ({severities})" if severities else ""),
+        plural(summary.resources, "resource"),
+        f"GPU spend ${summary.monthly_cost_usd:,.0f}/month" + _unpriced(summary),
+        f"savings ${summary.monthly_savings_usd:,.0f}/month",
+    ]
+    if summary.jobs_with_run_savings:  # per run: never added to the monthly figure
+        jobs = "job" if summary.jobs_with_run_savings == 1 else "jobs"
+        parts.append(
+            f"${summary.run_savings_usd:,.2f} per run over {summary.jobs_with_run_savings} {jobs}"
+        )
+    if summary.findings_waived:
+        parts.append(f"{summary.findings_waived} waived")
+    if summary.findings_suppressed:
+        parts.append(f"{summary.findings_suppressed} suppressed")
+    if summary.not_evaluated:
+        parts.append(f"{summary.not_evaluated} not evaluated")
+    if summary.coverage_gaps:
+        parts.append(f"PARTIAL: {plural(summary.coverage_gaps, 'coverage gap')}")
+    passed_over = summary.skipped - summary.input_errors
+    if passed_over:
+        parts.append(f"{plural(passed_over, 'input')} skipped (no GPU job)")
+    if summary.input_errors:
+        parts.append(plural(summary.input_errors, "unreadable input"))
+    return "; ".join(parts)

@@ -15,10 +15,10 @@ from typing import TextIO
 
 from gpu_audit.core.resource import Kind, Severity
 from gpu_audit.core.results import Finding, ScanResult
-from gpu_audit.core.savings import Summary, summarize, total_savings
+from gpu_audit.core.savings import summarize, total_savings
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.since import counts_line, new_findings
-from gpu_audit.report.summary import saving_text, short_id
+from gpu_audit.report.summary import saving_text, short_id, summary_line
 
 HEADERS = ["rule", "name", "resource", "type", "GPU", "$/month", "saving", "found"]
 FLEXIBLE = {"found": 10, "resource": 14, "name": 10}  # narrowest widths, shrunk in this order
@@ -213,46 +213,3 @@ def clean(text: object, width: int = 80, tail: bool = False) -> str:
 
 def _money(value: float | None) -> str:
     return "-" if value is None else f"${value:,.0f}"
-
-
-def plural(count: int, noun: str, nouns: str | None = None) -> str:
-    """`1 finding`, `2 findings`, `0 findings` (`nouns` when the plural is not noun + s)."""
-    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
-
-
-def _unpriced(summary: Summary) -> str:
-    """What the spend leaves out: ` (not priced: 2 resources, 16 GPUs)`."""
-    if not summary.unpriced_resources:
-        return ""
-    gpus = summary.unpriced_gpu_count
-    count = f", {plural(gpus, 'GPU')}" if gpus else ""
-    return f" (not priced: {plural(summary.unpriced_resources, 'resource')}{count})"
-
-
-def summary_line(summary: Summary) -> str:
-    severities = ", ".join(f"{n} {s}" for s, n in summary.by_severity.items() if n)
-    parts = [
-        plural(summary.findings_open, "finding") + (f" ({severities})" if severities else ""),
-        plural(summary.resources, "resource"),
-        f"GPU spend ${summary.monthly_cost_usd:,.0f}/month" + _unpriced(summary),
-        f"savings ${summary.monthly_savings_usd:,.0f}/month",
-    ]
-    if summary.jobs_with_run_savings:  # per run: never added to the monthly figure
-        jobs = "job" if summary.jobs_with_run_savings == 1 else "jobs"
-        parts.append(
-            f"${summary.run_savings_usd:,.2f} per run over {summary.jobs_with_run_savings} {jobs}"
-        )
-    if summary.findings_waived:
-        parts.append(f"{summary.findings_waived} waived")
-    if summary.findings_suppressed:
-        parts.append(f"{summary.findings_suppressed} suppressed")
-    if summary.not_evaluated:
-        parts.append(f"{summary.not_evaluated} not evaluated")
-    if summary.coverage_gaps:
-        parts.append(f"PARTIAL: {plural(summary.coverage_gaps, 'coverage gap')}")
-    passed_over = summary.skipped - summary.input_errors
-    if passed_over:
-        parts.append(f"{plural(passed_over, 'input')} skipped (no GPU job)")
-    if summary.input_errors:
-        parts.append(plural(summary.input_errors, "unreadable input"))
-    return "; ".join(parts)

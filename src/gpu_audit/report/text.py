@@ -16,7 +16,7 @@ from gpu_audit.core.results import Finding, ScanResult
 from gpu_audit.core.savings import summarize
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.since import counts_line, new_findings
-from gpu_audit.report.summary import saving_text
+from gpu_audit.report.summary import saving_text, summary_line
 
 # Control and bidi characters would let a tag value repaint a terminal or forge a line.
 clean = terminal_safe
@@ -94,6 +94,4 @@ class _Lines:
 
 
 def summary_text(result: ScanResult) -> str:
-    from gpu_audit.report.table import summary_line
-
     return summary_line(summarize(result))

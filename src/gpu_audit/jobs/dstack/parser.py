@@ -40,6 +40,8 @@ _COUNT = re.compile(r"^(?P<low>\d+)?\s*(?P<range>\.\.)?\s*(?P<high>\d+)?$")
 
 @dataclass
 class _GpuSpec:
+    """A dstack `gpu:` request: names, memory and count ranges."""
+
     names: list[str] = field(default_factory=list)
     memory: tuple[float | None, float | None] | None = None  # GB, low..high
     count: tuple[int | None, int | None] | None = None  # low..high

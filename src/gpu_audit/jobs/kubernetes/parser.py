@@ -146,6 +146,8 @@ def _experiment(draft: JobDraft, spec: LineMap) -> None:
 
 @dataclass
 class _GpuRequest:
+    """A container's GPU request, with its line."""
+
     count: float | None  # per pod; None when templated
     line: int
     share: float | None = None  # a fraction of one GPU (KAI/Run:ai), noted

@@ -48,6 +48,8 @@ _RESERVATION_LABELS = ("cloud.google.com/reservation-name", "cloud.google.com/re
 
 @dataclass
 class Constraint:
+    """One node-placement constraint of a pod, with its line."""
+
     key: str
     values: list[Any]
     line: int

@@ -27,6 +27,8 @@ class Group:
 
 @dataclass
 class Pods:
+    """The GPU pod groups of a workload, its deadline and notes."""
+
     groups: list[Group] = field(default_factory=list)
     deadline: tuple[Any, int] | None = None
     notes: list[str] = field(default_factory=list)

@@ -27,6 +27,8 @@ _DEFAULT_MAX_WORKERS = 2  # Ray's documented default for the cluster-wide max_wo
 
 @dataclass
 class _NodeType:
+    """A Ray cluster's node type, with its config."""
+
     name: str
     spec: LineMap  # the node type entry (resources, min/max_workers, use_spot …)
     config: LineMap  # node_config (provider-specific)
