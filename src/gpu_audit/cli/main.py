@@ -241,6 +241,7 @@ def scan(
         config_path=options["config_path"],
         history=history or settings.history,
         baseline=options["baseline"],
+        argv=_argv(),
     )
     needs_comparison(options, request.history)
     options["history"] = request.history
@@ -284,14 +285,19 @@ def _settings(options: dict[str, Any]) -> Settings:
     return load_settings(options["config_path"])
 
 
+def _argv() -> tuple[str, ...]:
+    """The invocation after `gpu-audit`, secrets redacted (the Markdown header's command)."""
+    from gpu_audit.report.command import redact_argv
+
+    return redact_argv(click.get_current_context().meta.get(ARGV, ()))
+
+
 def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> None:
     from gpu_audit.core.savings import summarize
     from gpu_audit.report import write_report
-    from gpu_audit.report.command import redact_argv
     from gpu_audit.report.table import summary_line
 
-    argv = redact_argv(click.get_current_context().meta.get(ARGV, ()))
-    result = replace(result, scope=replace(result.scope, argv=argv))
+    result = replace(result, scope=replace(result.scope, argv=_argv()))
     fmt = options["fmt"] or format_for(options["output"], sys.stdout.isatty())
     if options["reports"] or options["output"]:
         from functools import partial

@@ -32,6 +32,7 @@ class ScanRequest:
     config_path: str | None = None
     history: str | None = None  # record in this database and compare with the previous audit
     baseline: str | None = None  # or compare with this saved JSON report
+    argv: tuple[str, ...] = ()  # the invocation, redacted: recorded with the audit's scope
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +99,7 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
             sorted({*(x for s in scanned for x in s.regions), *(r.region or "" for r in resources)})
         ),
         files=tuple(map(redact_urls, request.inventories)),
+        argv=request.argv,
     )
     patterns = settings.workload_patterns
     result = audit(

@@ -44,17 +44,19 @@ def load_audit(store: HistoryStore, audit_id: int) -> ScanResult:
     details = decode_columns(blobs["finding_details"])
     waivers: dict[str, Waiver] = {}
     findings = []
-    for rule_id, sev, rseq, saving, fld, exp, act, line, waiver, supp in zip(
-        index["rule_id"], index["severity"], index["resource"], index["monthly_savings_usd"],
+    monthly = index["monthly_savings_usd"]
+    amounts, units = _own_savings(details, monthly)
+    for rule_id, sev, rseq, saving, fld, exp, act, line, waiver, supp, amount, unit in zip(
+        index["rule_id"], index["severity"], index["resource"], monthly,
         details["field"], details["expected"], details["actual"], details["line"],
-        details["waiver"], details["suppressed"],
+        details["waiver"], details["suppressed"], amounts, units,
         strict=True,
     ):  # fmt: skip
         rule = rules.get(rule_id)
         title, remedy = (rule.title, rule.remediation) if rule else (rule_id, None)
         findings.append(
             Finding(rule_id, Severity(sev), title, resources[rseq], fld, exp, act, line, saving,
-                    remedy, _waiver(waivers, waiver), supp)
+                    remedy, _waiver(waivers, waiver), supp, amount, unit)
         )  # fmt: skip
     not_evaluated = tuple(
         NotEvaluated(rule, resources[rseq], missing)
@@ -75,6 +77,16 @@ def load_audit(store: HistoryStore, audit_id: int) -> ScanResult:
     )
     since = compare(result, store.previous(result), f"history {store.path}")
     return replace(result, since=since)
+
+
+def _own_savings(
+    details: dict[str, list[Any]], monthly: list[float | None]
+) -> tuple[list[Any], list[Any]]:
+    """Each finding's saving in its own unit. Audits recorded before the unit was kept held
+    only the monthly saving (a job's per-run saving was lost): that one, per month."""
+    if "saving_unit" in details:
+        return details["saving_usd"], details["saving_unit"]
+    return monthly, [None if amount is None else "month" for amount in monthly]
 
 
 def _rule(raw: dict[str, Any]) -> RuleInfo:
