@@ -35,6 +35,12 @@ class Summary:
     # GPUs of the unpriced resources by model, most first (`(("H200", 8), ("B200", 8))`); a
     # resource whose model is unknown counts under "unknown", one whose count is unknown as 0.
     unpriced_gpus: tuple[tuple[str, int], ...] = ()
+    # A check of job files: nothing runs, so its figures are per hour and per run, never per
+    # month (the jobs' summed hourly rate; one run of each job with a runtime cap).
+    jobs: bool = False
+    hourly_cost_usd: float = 0.0
+    run_cost_usd: float = 0.0
+    jobs_with_run_cost: int = 0
 
     @property
     def unpriced_gpu_count(self) -> int:
@@ -63,6 +69,8 @@ def summarize(result: ScanResult) -> Summary:
     # A pod's GPUs are part of its node's cost: spend counts nodes and instances, never both.
     billed = [r for r in result.resources if r.kind is not Kind.POD]
     costs = [c for r in billed if _usable(c := r.monthly_cost_usd) and c is not None]
+    hourly = [h for r in billed if _usable(h := r.price.hourly_usd) and h is not None]
+    runs = [c for r in billed if _usable(c := r.estimate.run_usd) and c is not None]
     unpriced: Counter[str] = Counter()
     for resource in billed:
         if not _usable(resource.monthly_cost_usd):
@@ -86,6 +94,10 @@ def summarize(result: ScanResult) -> Summary:
         run_savings_usd=round(sum(per_run.values()), 2),
         jobs_with_run_savings=len(per_run),
         unpriced_gpus=tuple(sorted(unpriced.items(), key=lambda item: (-item[1], item[0]))),
+        jobs=result.scope.command == "check",
+        hourly_cost_usd=round(sum(hourly), 2),
+        run_cost_usd=round(sum(runs), 2),
+        jobs_with_run_cost=len(runs),
     )
 
 

@@ -106,18 +106,40 @@ def _run_savings(summary: Summary) -> list[list[str]]:
     ]
 
 
+def _job_figures(summary: Summary, unpriced: str) -> list[list[str]]:
+    """Job files run nothing: their hourly rate, a run where the cap is known, savings per run."""
+    rows = [["GPU rate of the jobs", f"{money(summary.hourly_cost_usd, 2)} / hour over "
+             f"{summary.resources} jobs{unpriced}"]]  # fmt: skip
+    if summary.jobs_with_run_cost:
+        rows.append(["Cost per run", f"{money(summary.run_cost_usd, 2)} over "
+                     f"{summary.jobs_with_run_cost} jobs with a runtime cap"])  # fmt: skip
+    saving = "none priced"
+    if summary.jobs_with_run_savings:
+        saving = (
+            f"{money(summary.run_savings_usd, 2)} per run over {summary.jobs_with_run_savings} "
+            "jobs (at each job's runtime cap)"
+        )
+    return [*rows, ["Estimated savings per run", saving]]
+
+
 def executive_summary(summary: Summary, since: list[str] | None = None) -> list[str]:
     unpriced = (
         f"; not priced: {inline(unpriced_text(summary))}" if summary.unpriced_resources else ""
     )
+    if summary.jobs:
+        figures = _job_figures(summary, unpriced.replace("resource", "job"))
+    else:
+        figures = [
+            [
+                "GPU spend covered",
+                f"{money(summary.monthly_cost_usd)} / month over "
+                f"{summary.resources} resources{unpriced}",
+            ],
+            ["Estimated savings", f"{money(summary.monthly_savings_usd)} / month"],
+            *_run_savings(summary),
+        ]
     rows = [
-        [
-            "GPU spend covered",
-            f"{money(summary.monthly_cost_usd)} / month over "
-            f"{summary.resources} resources{unpriced}",
-        ],
-        ["Estimated savings", f"{money(summary.monthly_savings_usd)} / month"],
-        *_run_savings(summary),
+        *figures,
         ["Open findings", str(summary.findings_open)],
         ["Waived / suppressed", f"{summary.findings_waived} / {summary.findings_suppressed}"],
         [

@@ -18,8 +18,23 @@ OTHER = "#7f7f7f"
 TEXT = "#777777"  # title and legend: legible on GitHub's light and dark backgrounds
 
 
+def _job_savings(summary: Summary) -> list[str]:
+    """Job files: savings per run at each job's cap (never a month); no chart of mixed units."""
+    if not summary.jobs_with_run_savings:
+        return ["No open finding has a priced saving per run."]
+    jobs = "job" if summary.jobs_with_run_savings == 1 else "jobs"
+    return [
+        f"Estimated {money(summary.run_savings_usd, 2)} per run over "
+        f"{summary.jobs_with_run_savings} {jobs}, at each job's runtime cap; each job's saving "
+        "is counted once, under the finding that saves the most. Jobs with no runtime cap are "
+        "priced per GPU-hour in *Findings by resource*."
+    ]
+
+
 def savings_charts(best: list[Finding], summary: Summary) -> list[str]:
     lines = ["## Savings", ""]
+    if summary.jobs:
+        return [*lines, *_job_savings(summary)]
     if not best:
         return [*lines, "No open finding has a priced saving."]
     lines.append(

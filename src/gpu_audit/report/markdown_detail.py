@@ -19,7 +19,7 @@ from gpu_audit.report.markdown_text import (
     shown_source,
     table,
 )
-from gpu_audit.report.summary import short_id
+from gpu_audit.report.summary import saving_rank, short_id
 
 OPEN_ON = 10  # resources named per rule, largest saving first; "Findings by resource" has them all
 _WAIVER_HEADINGS = {
@@ -118,7 +118,7 @@ def _savings(
 
 def _open_on(opened: list[Finding]) -> str:
     """The resources, largest saving first, each with what was found (said once if the same)."""
-    ordered = heapq.nsmallest(OPEN_ON, opened, key=lambda f: -(f.monthly_savings_usd or 0.0))
+    ordered = heapq.nsmallest(OPEN_ON, opened, key=saving_rank)
     found = {f.actual for f in opened}
     same = f" ({inline(found.pop(), 80)})" if len(found) == 1 else ""
     names = [

@@ -7,10 +7,12 @@ from typing import Any
 from gpu_audit.core.resource import Kind, Resource
 from gpu_audit.core.results import Finding, ScanResult
 from gpu_audit.report.markdown_text import inline, money, shown_path, table
-from gpu_audit.report.summary import saving_text, short_id
+from gpu_audit.report.summary import saving_rank, saving_text, short_id
 
 ROWS = 100  # a runbook page stays readable; the CSV and JSON reports list every finding
 HEADERS = ["Resource", "Where", "GPU", "Cost / month", "Saving", "Rules"]
+# job files run nothing: a job's hourly rate and one run at its cap, never a month
+JOB_HEADERS = ["Job", "File", "GPU", "Rate / hour", "Cost / run", "Saving", "Rules"]
 NBSP = "\u00a0"  # keeps `8× A100-40GB` on one line in a narrow column
 
 
@@ -54,24 +56,25 @@ def _saving(top: Finding | None) -> str:
 
 
 def _ranked(findings: tuple[Finding, ...]) -> list[list[Any]]:
-    """Per resource, in one pass: [not open, -monthly saving, -cost, first seen, the open finding
-    that saves the most (savings on one resource do not add up), its findings]; sorted, so
-    resources with open findings and the largest savings come first."""
+    """Per resource, in one pass: [not open, its saving's rank, -cost, first seen, the open
+    finding that saves the most (savings on one resource do not add up), its findings]; sorted,
+    so resources with open findings and the largest savings come first (a month before a run
+    before a GPU-hour: amounts of different units are never compared)."""
     entries: dict[int, list[Any]] = {}
+    unpriced = (3, 0.0)  # saving_rank of an unpriced finding
     for finding in findings:
         entry = entries.get(id(finding.resource))
         if entry is None:
             cost = finding.resource.monthly_cost_usd or 0.0
-            entry = entries[id(finding.resource)] = [True, 0.0, -cost, len(entries), None, []]
+            entry = entries[id(finding.resource)] = [True, unpriced, -cost, len(entries), None, []]
         entry[5].append(finding)
         if not finding.is_open:
             continue
         entry[0] = False
         if finding.saving_usd:
-            top: Finding | None = entry[4]
-            mine = (finding.monthly_savings_usd or 0.0, finding.saving_usd)
-            if top is None or mine > (top.monthly_savings_usd or 0.0, top.saving_usd or 0.0):
-                entry[1], entry[4] = -mine[0], finding
+            rank = saving_rank(finding)
+            if entry[4] is None or rank < entry[1]:
+                entry[1], entry[4] = rank, finding
     return sorted(entries.values(), key=lambda entry: entry[:4])
 
 
@@ -86,7 +89,7 @@ def _largest(findings: tuple[Finding, ...], best: list[Finding]) -> list[list[An
         if mine is not None:
             mine.append(finding)
     entries: list[list[Any]] = [
-        [False, -(f.monthly_savings_usd or 0.0), -(f.resource.monthly_cost_usd or 0.0), order, f]
+        [False, saving_rank(f), -(f.resource.monthly_cost_usd or 0.0), order, f]
         for order, f in enumerate(head)
     ]
     entries.sort(key=lambda entry: entry[:4])
@@ -112,22 +115,31 @@ def findings_by_resource(result: ScanResult, best: list[Finding]) -> list[str]:
         "",
     ]
     rows = []
+    jobs = result.scope.command == "check"
     for *_, top, findings in ranked[:ROWS]:
         resource = findings[0].resource
         rules = sorted(  # the finding whose saving is shown first
             findings, key=lambda f: (f is not top, not f.is_open, -f.severity, f.rule_id)
+        )
+        costs = (
+            [money(resource.price.hourly_usd, 2), money(resource.estimate.run_usd, 2)]
+            if jobs
+            else [money(resource.monthly_cost_usd)]
         )
         rows.append(
             [
                 inline(resource.name or short_id(resource), 60),
                 inline(where(resource), 64),
                 gpu(resource),
-                money(resource.monthly_cost_usd),
+                *costs,
                 _saving(top),
                 inline(", ".join(_rule(f) for f in rules), 300),
             ]
         )
-    lines += table(HEADERS, rows, align="lllrrl")
+    if jobs:
+        lines += table(JOB_HEADERS, rows, align="lllrrrl")
+    else:
+        lines += table(HEADERS, rows, align="lllrrl")
     if listed > ROWS:
         lines += [
             "",

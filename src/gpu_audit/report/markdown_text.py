@@ -90,9 +90,9 @@ def chart_label(value: object, limit: int = 40) -> str:
     return (text[: limit - 1] + "…" if len(text) > limit else text) or "_"
 
 
-def money(value: float | None) -> str:
+def money(value: float | None, cents: int = 0) -> str:
     """Dollars, with the sign escaped: GitHub reads a pair of `$` on one line as inline math."""
-    return "–" if value is None else f"\\${value:,.0f}"
+    return "–" if value is None else f"\\${value:,.{cents}f}"
 
 
 def shown_path(path: str) -> str:

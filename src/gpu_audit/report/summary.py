@@ -32,6 +32,18 @@ def saving_text(finding: Finding, short: bool = False) -> str | None:
     return f"${amount:,.2f}/run" if short else f"${amount:,.2f} {finding.saving_per}"
 
 
+def saving_rank(finding: Finding) -> tuple[int, float]:
+    """Where a finding's saving ranks, smallest first, units never compared with each other:
+    per month (live capacity), then per run (a job at its runtime cap), then per GPU-hour times
+    the job's GPUs (an hour of a job with no cap); unpriced last."""
+    amount, unit = finding.saving_usd or 0.0, finding.saving_unit
+    if amount <= 0 or unit is None:
+        return (3, 0.0)
+    if unit == "gpu-hour":
+        return (2, -amount * (finding.resource.gpu.count or 1))
+    return (0 if unit == "month" else 1, -amount)
+
+
 def short_id(resource: Resource) -> str:
     """The end of a long id: an ARN's resource part, a GCP path's last two segments, a job's
     file name and document."""

@@ -18,14 +18,16 @@ from gpu_audit.core.results import Finding, ScanResult
 from gpu_audit.core.savings import Summary, summarize, total_savings
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.since import counts_line, new_findings
-from gpu_audit.report.summary import saving_text, short_id
+from gpu_audit.report.summary import saving_rank, saving_text, short_id
 
 HEADERS = ["rule", "name", "resource", "type", "GPU", "$/month", "saving", "found"]
+# A check of job files: nothing runs, so a job's cost is its hourly rate, never a month of it
+JOB_HEADERS = [("$/hour" if h == "$/month" else h) for h in HEADERS]
 FLEXIBLE = {"found": 10, "resource": 14, "name": 10}  # narrowest widths, shrunk in this order
 # When the flexible columns at their narrowest still do not fit: drop the instance type, then the
-# cost, then shorten `$1,234/month` to `$1,234` (header `saving/mo`), then drop the resource
-# (the name column then carries the id of an unnamed resource).
-NARROWER = ("type", "$/month", "/month", "resource")
+# cost, then shorten `$1,234/month` to `$1,234` (header `saving/mo`; a job's savings keep their
+# unit), then drop the resource (the name column then carries the id of an unnamed resource).
+NARROWER = ("type", "cost", "/month", "resource")
 ROWS = 500  # rows per severity: a terminal shows the largest savings, the file formats all
 WIDTH = 120  # in files and pipes (unless COLUMNS is set); on a terminal, the terminal's width
 # ANSI SGR per severity, on a terminal only (never in files or pipes), and never with NO_COLOR
@@ -43,14 +45,12 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
     lines: list[str] = []
     open_findings = [f for f in result.findings if f.is_open]
     new = new_findings(result)
+    jobs = result.scope.command == "check"
     for severity in sorted(Severity, reverse=True):
         group = [f for f in open_findings if f.severity is severity]
         if not group:
             continue
-        saving = total_savings(group)
-        per_run = total_savings(group, unit="run")  # jobs: per run, never added to /month
-        runs = f"; ${per_run:,.2f} per run" if per_run else ""
-        heading = f"{severity.label.upper()} ({len(group)}; savings {_money(saving)}/month{runs})"
+        heading = f"{severity.label.upper()} ({len(group)}{_group_savings(group, jobs)})"
         if colour:
             heading = f"\x1b[{COLOURS[severity.label]}m{heading}\x1b[0m"
         lines.append(heading)
@@ -60,7 +60,8 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
             else heapq.nsmallest(ROWS, group, key=_order)  # = sorted(...)[:ROWS], in O(n)
         )
         marked = result.since is not None  # a first column marks what is new since the last audit
-        headers, rows = _fit([_row(f) for f in ordered], width - 5 if marked else width)
+        rows = [_row(f, jobs) for f in ordered]
+        headers, rows = _fit(rows, width - 5 if marked else width, jobs)
         if marked:
             rows = [["new" if id(f) in new else "", *r] for f, r in zip(ordered, rows, strict=True)]
             headers = ["", *headers]
@@ -79,10 +80,22 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _fit(rows: list[list[str]], width: int) -> tuple[list[str], list[list[str]]]:
+def _group_savings(group: list[Finding], jobs: bool) -> str:
+    """`; savings $1,234/month` for a severity group; job files: `; savings $58.20 per run`
+    (a job's per-GPU-hour savings have no total to add up to)."""
+    per_run = total_savings(group, unit="run")  # jobs: per run, never added to /month
+    if jobs:
+        return f"; savings ${per_run:,.2f} per run" if per_run else ""
+    runs = f"; ${per_run:,.2f} per run" if per_run else ""
+    return f"; savings {_money(total_savings(group))}/month{runs}"
+
+
+def _fit(
+    rows: list[list[str]], width: int, jobs: bool = False
+) -> tuple[list[str], list[list[str]]]:
     """Headers and rows that fit `width`: columns dropped or shortened (`NARROWER`) while even
     the flexible columns at their narrowest would not fit, then the flexible ones clipped."""
-    headers = list(HEADERS)
+    headers = list(JOB_HEADERS if jobs else HEADERS)
 
     def measure(column: int) -> int:  # a header is padded by 2, as in `_simple`
         return max(len(headers[column]) + 2, *(len(r[column]) for r in rows))
@@ -97,13 +110,15 @@ def _fit(rows: list[list[str]], width: int) -> tuple[list[str], list[list[str]]]
         if narrowest() <= width:
             break
         if step == "/month":
+            if jobs:
+                continue
             column = headers.index("saving")
             headers[column] = "saving/mo"
             for row in rows:
                 row[column] = row[column].removesuffix("/month")
             sizes[column] = measure(column)
         else:
-            column = headers.index(step)
+            column = headers.index(step) if step != "cost" else 5 - ("type" not in headers)
             del headers[column], sizes[column]
             for row in rows:
                 del row[column]
@@ -178,11 +193,11 @@ def _counts(counter: Counter[str]) -> str:
     return ", ".join(f"{n} {clean(name)}" for name, n in counter.most_common())
 
 
-def _order(finding: Finding) -> tuple[float, str]:
-    return (-(finding.monthly_savings_usd or 0.0), finding.resource.location)
+def _order(finding: Finding) -> tuple[int, float, str]:
+    return (*saving_rank(finding), finding.resource.location)
 
 
-def _row(finding: Finding) -> list[str]:
+def _row(finding: Finding, jobs: bool = False) -> list[str]:
     resource = finding.resource
     gpu = resource.gpu
     gpus = f"{gpu.count or '?'}× {clean(gpu.model)}" if gpu.model else "-"
@@ -195,7 +210,7 @@ def _row(finding: Finding) -> list[str]:
         clean(location, 60, tail=True),
         clean(resource.instance_type or "-"),
         gpus,
-        _money(resource.monthly_cost_usd),
+        _hourly(resource.price.hourly_usd) if jobs else _money(resource.monthly_cost_usd),
         saving_text(finding, short=True) or "-",
         clean(finding.actual, 60),
     ]
@@ -215,6 +230,10 @@ def _money(value: float | None) -> str:
     return "-" if value is None else f"${value:,.0f}"
 
 
+def _hourly(value: float | None) -> str:
+    return "-" if value is None else f"${value:,.2f}"
+
+
 def plural(count: int, noun: str, nouns: str | None = None) -> str:
     """`1 finding`, `2 findings`, `0 findings` (`nouns` when the plural is not noun + s)."""
     return f"{count} {noun if count == 1 else nouns or noun + 's'}"
@@ -229,15 +248,39 @@ def _unpriced(summary: Summary) -> str:
     return f" (not priced: {plural(summary.unpriced_resources, 'resource')}{count})"
 
 
+def _job_figures(summary: Summary) -> list[str]:
+    """What job files cost and save: their hourly rate, a run where a cap is known, per run."""
+    unpriced = summary.unpriced_resources
+    parts = [
+        plural(summary.resources, "job"),
+        f"GPU rate ${summary.hourly_cost_usd:,.2f}/hour"
+        + (f" (not priced: {plural(unpriced, 'job')})" if unpriced else ""),
+    ]
+    if summary.jobs_with_run_cost:
+        capped = plural(summary.jobs_with_run_cost, "job")
+        parts.append(f"${summary.run_cost_usd:,.2f} per run over {capped} with a runtime cap")
+    if summary.jobs_with_run_savings:
+        jobs = plural(summary.jobs_with_run_savings, "job")
+        parts.append(f"savings ${summary.run_savings_usd:,.2f} per run over {jobs}")
+    else:
+        parts.append("savings per run: none priced")
+    return parts
+
+
 def summary_line(summary: Summary) -> str:
     severities = ", ".join(f"{n} {s}" for s, n in summary.by_severity.items() if n)
     parts = [
         plural(summary.findings_open, "finding") + (f" ({severities})" if severities else ""),
-        plural(summary.resources, "resource"),
-        f"GPU spend ${summary.monthly_cost_usd:,.0f}/month" + _unpriced(summary),
-        f"savings ${summary.monthly_savings_usd:,.0f}/month",
     ]
-    if summary.jobs_with_run_savings:  # per run: never added to the monthly figure
+    if summary.jobs:
+        parts += _job_figures(summary)
+    else:
+        parts += [
+            plural(summary.resources, "resource"),
+            f"GPU spend ${summary.monthly_cost_usd:,.0f}/month" + _unpriced(summary),
+            f"savings ${summary.monthly_savings_usd:,.0f}/month",
+        ]
+    if summary.jobs_with_run_savings and not summary.jobs:  # never added to the monthly figure
         jobs = "job" if summary.jobs_with_run_savings == 1 else "jobs"
         parts.append(
             f"${summary.run_savings_usd:,.2f} per run over {summary.jobs_with_run_savings} {jobs}"
