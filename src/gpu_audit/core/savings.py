@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -137,20 +138,32 @@ def _best_per_resource(findings: list[Finding]) -> tuple[dict[int, float], dict[
     return monthly, per_run
 
 
-def best_savings(findings: list[Finding]) -> list[Finding]:
+def _run_saving(finding: Finding) -> float | None:
+    return finding.saving_usd if finding.saving_unit == "run" else None
+
+
+def best_savings(findings: list[Finding], unit: Literal["month", "run"] = "month") -> list[Finding]:
     """Per resource, the open finding with the largest priced saving (> 0), largest first.
 
-    Charts and top-N lists attribute each resource's saving to this one finding, so their
-    parts add up to `monthly_savings_usd`.
+    Charts, top-N lists and group headings attribute each resource's saving to this one
+    finding, so their parts add up to `monthly_savings_usd` (`unit="run"`: to a job check's
+    savings per run).
     """
+    if unit == "run":
+        jobs = [f for f in findings if f.is_open and (_run_saving(f) or 0) > 0]
+        return _best(jobs, _run_saving)
+    return _best(findings, lambda f: f.monthly_savings_usd)
+
+
+def _best(findings: list[Finding], amount: Callable[[Finding], float | None]) -> list[Finding]:
     best: dict[int, Finding] = {}
     for finding in findings:
-        saving = finding.monthly_savings_usd
+        saving = amount(finding)
         if not finding.is_open or not saving or saving <= 0 or finding.resource.kind is Kind.POD:
             continue
         key = id(finding.resource)
         current = best.get(key)
-        if current is None or saving > (current.monthly_savings_usd or 0.0):
+        if current is None or saving > (amount(current) or 0.0):
             best[key] = finding
     # Ties keep the findings' (deterministic) order: a location per key costs ~1 s at 100,000.
-    return sorted(best.values(), key=lambda f: -(f.monthly_savings_usd or 0.0))
+    return sorted(best.values(), key=lambda f: -(amount(f) or 0.0))

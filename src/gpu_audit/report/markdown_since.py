@@ -3,7 +3,7 @@ resolved and removed, and the trend (a Mermaid `xychart-beta` plus a plain table
 
 from __future__ import annotations
 
-from gpu_audit.core.results import Change, Comparison, ScanResult, TrendPoint
+from gpu_audit.core.results import Change, Comparison, Resolved, ScanResult, TrendPoint
 from gpu_audit.report.markdown_text import inline, money, shown_source, table
 from gpu_audit.report.summary import short_id
 
@@ -77,21 +77,50 @@ def _persisting(result: ScanResult) -> list[str]:
     return ["", f"**Oldest persisting findings**{more}", "", *table(headers, body, align="llllr")]
 
 
+def _counted(resolved: tuple[Resolved, ...]) -> list[float | None]:
+    """Each resolved finding's part of savings realised: per resource its largest saving, once
+    (on its first such finding); the resource's other findings count nothing."""
+    largest: dict[tuple[str, str], Resolved] = {}
+    for item in resolved:
+        key = (item.resource_id, item.location)
+        held = largest.get(key)
+        if held is None or (item.monthly_savings_usd or 0.0) > (held.monthly_savings_usd or 0.0):
+            largest[key] = item
+    counted = {id(item) for item in largest.values()}
+    return [
+        r.monthly_savings_usd if id(r) in counted or r.monthly_savings_usd is None else 0.0
+        for r in resolved
+    ]
+
+
 def _resolved(since: Comparison) -> list[str]:
     if not since.resolved:
         return []
+    counted = _counted(since.resolved)
     body = [
         [
             _where(r.location),
             inline(r.rule_id),
             f"{r.first_seen:%Y-%m-%d}",
             money(r.monthly_savings_usd),
+            money(part),
         ]
-        for r in since.resolved[:TOP]
+        for r, part in zip(since.resolved[:TOP], counted, strict=False)
     ]
     more = f" (the {TOP} largest of {len(since.resolved)})" if len(since.resolved) > TOP else ""
-    headers = ["Resource", "Rule", "First seen", "Saving realised / month"]
-    return ["", f"**Resolved since the last audit**{more}", "", *table(headers, body, align="lllr")]
+    headers = ["Resource", "Rule", "First seen", "Saving / month", "Counted"]
+    note = (
+        "_Counted: a resource's saving counts once, under its largest resolved finding; the "
+        f"column adds up to savings realised ({money(since.savings_realised_usd)} / month)._"
+    )
+    return [
+        "",
+        f"**Resolved since the last audit**{more}",
+        "",
+        *table(headers, body, align="lllrr"),
+        "",
+        note,
+    ]
 
 
 def _removed(since: Comparison) -> list[str]:

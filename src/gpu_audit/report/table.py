@@ -15,7 +15,7 @@ from typing import TextIO
 
 from gpu_audit.core.resource import Kind, Severity
 from gpu_audit.core.results import Finding, ScanResult
-from gpu_audit.core.savings import Summary, summarize, total_savings
+from gpu_audit.core.savings import Summary, best_savings, summarize
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.since import counts_line, new_findings
 from gpu_audit.report.summary import saving_rank, saving_text, short_id
@@ -46,11 +46,12 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
     open_findings = [f for f in result.findings if f.is_open]
     new = new_findings(result)
     jobs = result.scope.command == "check"
+    counted = _counted(open_findings)
     for severity in sorted(Severity, reverse=True):
         group = [f for f in open_findings if f.severity is severity]
         if not group:
             continue
-        heading = f"{severity.label.upper()} ({len(group)}{_group_savings(group, jobs)})"
+        heading = f"{severity.label.upper()} ({len(group)}{_group_savings(group, counted, jobs)})"
         if colour:
             heading = f"\x1b[{COLOURS[severity.label]}m{heading}\x1b[0m"
         lines.append(heading)
@@ -72,6 +73,8 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
         lines.append("")
     if not open_findings:
         lines += ["No open findings.", ""]
+    elif any(map(any, counted.values())):
+        lines += [COUNTED_ONCE, ""]
     lines += _set_aside(result)
     lines += _problems(result)
     if result.since is not None:
@@ -80,14 +83,29 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _group_savings(group: list[Finding], jobs: bool) -> str:
-    """`; savings $1,234/month` for a severity group; job files: `; savings $58.20 per run`
-    (a job's per-GPU-hour savings have no total to add up to)."""
-    per_run = total_savings(group, unit="run")  # jobs: per run, never added to /month
+COUNTED_ONCE = (
+    "savings: a resource's saving counts once, in the group of its largest finding; "
+    "the groups add up to the total"
+)
+
+
+def _counted(findings: list[Finding]) -> dict[str, dict[int, float]]:
+    """Per unit, each resource's saving on its one finding that saves the most (by `id()`)."""
+    month = {id(f): f.monthly_savings_usd or 0.0 for f in best_savings(findings)}
+    run = {id(f): f.saving_usd or 0.0 for f in best_savings(findings, unit="run")}
+    return {"month": month, "run": run}
+
+
+def _group_savings(group: list[Finding], counted: dict[str, dict[int, float]], jobs: bool) -> str:
+    """`; savings $1,234/month` for a severity group (the savings counted in it, so the groups
+    add up to the total); job files: `; savings $58.20 per run` (a job's per-GPU-hour savings
+    have no total to add up to)."""
+    month, run = counted["month"], counted["run"]
+    per_run = round(sum(run.get(id(f), 0.0) for f in group), 2)  # never added to /month
     if jobs:
         return f"; savings ${per_run:,.2f} per run" if per_run else ""
     runs = f"; ${per_run:,.2f} per run" if per_run else ""
-    return f"; savings {_money(total_savings(group))}/month{runs}"
+    return f"; savings {_money(sum(month.get(id(f), 0.0) for f in group))}/month{runs}"
 
 
 def _fit(
