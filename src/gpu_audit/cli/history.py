@@ -110,9 +110,15 @@ def history_show(
     finally:
         store.close()
     if output:
+        from gpu_audit.errors import one_line
+        from gpu_audit.report import check_extension
         from gpu_audit.report.writer import write_atomic
 
-        write_atomic(output, text)
+        warning = check_extension(output, fmt)
+        if warning:
+            click.echo(f"gpu-audit: warning: {one_line(warning)}", err=True)
+        write_atomic(output, text, inputs=[store.path])
+        click.echo(f"gpu-audit: wrote the {fmt} report to {one_line(output)}", err=True)
     else:
         click.echo(text, nl=False)
 

@@ -22,7 +22,7 @@ from gpu_audit.core.redact import redact_urls
 from gpu_audit.core.resource import Severity
 from gpu_audit.core.results import Change, ScanResult
 from gpu_audit.errors import ConfigError, ExitCode, GpuAuditError, one_line
-from gpu_audit.report import format_for
+from gpu_audit.report import check_extension, format_for
 from gpu_audit.report.escape import escape_unencodable
 from gpu_audit.settings import FAIL_ON, Settings, load_settings
 
@@ -273,6 +273,9 @@ def check(files: tuple[str, ...], excludes: tuple[str, ...], **options: Any) -> 
     )
     needs_comparison(options, None)
     result = run_check(request, settings)
+    if not result.scope.files and not result.skipped:
+        given = "no files given" if not files else "no job file found in the paths given"
+        click.echo(f"gpu-audit: check: {given}: nothing was checked", err=True)
     if os.environ.get("PRE_COMMIT") and not options["output"]:
         # pre-commit may split a very large commit into several runs, each printing a summary.
         noun = "file" if len(files) == 1 else "files"
@@ -281,7 +284,10 @@ def check(files: tuple[str, ...], excludes: tuple[str, ...], **options: Any) -> 
 
 
 def _settings(options: dict[str, Any]) -> Settings:
-    """The settings file, read (and every error in it raised) before any work starts."""
+    """The settings file, read (and every error in it raised) before any work starts; so is an
+    output path no format writes."""
+    for name, path in [*options["reports"], (options["fmt"] or "", options["output"] or "")]:
+        check_extension(path, name)
     return load_settings(options["config_path"])
 
 
@@ -292,6 +298,29 @@ def _argv() -> tuple[str, ...]:
     return redact_argv(click.get_current_context().meta.get(ARGV, ()))
 
 
+def _write_files(
+    result: ScanResult, outputs: list[tuple[str, str]], settings: Settings, options: dict[str, Any]
+) -> None:
+    """Each (format, path) written atomically, after every path's extension is checked (a
+    refused one writes none), each said on stderr unless -q."""
+    from functools import partial
+
+    from gpu_audit.report import write_report
+    from gpu_audit.report.writer import write_atomic  # tempfile: ~15 ms a hook need not pay
+
+    for name, path in outputs:
+        warning = check_extension(path, name)
+        if warning:
+            click.echo(f"gpu-audit: warning: {one_line(warning)}", err=True)
+    scope = result.scope  # a report never replaces a file the run read
+    read = [settings.source, options["baseline"], options.get("history")]
+    inputs = [*scope.files, *scope.policy_files, *filter(None, read)]
+    for name, path in outputs:
+        write_atomic(path, partial(write_report, name, result), inputs=inputs)
+        if not options["quiet"]:
+            click.echo(f"gpu-audit: wrote the {name} report to {one_line(path)}", err=True)
+
+
 def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> None:
     from gpu_audit.core.savings import summarize
     from gpu_audit.report import write_report
@@ -299,21 +328,12 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
 
     result = replace(result, scope=replace(result.scope, argv=_argv()))
     fmt = options["fmt"] or format_for(options["output"], sys.stdout.isatty())
-    if options["reports"] or options["output"]:
-        from functools import partial
-
-        from gpu_audit.report.writer import write_atomic  # tempfile: ~15 ms a hook need not pay
-
-        scope = result.scope  # a report never replaces a file the run read
-        read = [settings.source, options["baseline"], options.get("history")]
-        inputs = [*scope.files, *scope.policy_files, *filter(None, read)]
-        for name, path in options["reports"]:
-            write_atomic(path, partial(write_report, name, result), inputs=inputs)
-    if options["output"]:
-        write_atomic(options["output"], partial(write_report, fmt, result), inputs=inputs)
-    elif options["quiet"]:
+    outputs = [*options["reports"], *([(fmt, options["output"])] if options["output"] else [])]
+    if outputs:
+        _write_files(result, outputs, settings, options)
+    if options["quiet"] and not options["output"]:
         click.echo(summary_line(summarize(result)))
-    else:
+    elif not options["output"]:  # else the report went to its file, and stdout stays empty
         if result.coverage_gaps and fmt in ("table", "text"):
             click.echo(incomplete_notice(result))  # before any "No open findings"
         write_report(fmt, result, sys.stdout)

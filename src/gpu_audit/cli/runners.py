@@ -162,7 +162,27 @@ def run_check(request: CheckRequest, settings: Settings) -> ScanResult:
     result = audit(
         loaded.resources, policy, now, scope, skipped=skipped, workload_patterns=patterns
     )
+    _warn_unknown_ignores(result)
     return _compared(result, None, request.baseline)
+
+
+def _warn_unknown_ignores(result: ScanResult) -> None:
+    """One located warning per ignore comment naming a rule the policy does not have."""
+    from gpu_audit.errors import one_line
+    from gpu_audit.jobs.suppress import unknown_ignores
+
+    tables = {
+        r.source.path: {line: dict(rules) for line, rules in r.source.suppressions.items()}
+        for r in result.resources
+        if r.source.suppressions and r.source.path
+    }
+    known = {name for rule in result.rules for name in (rule.id, *rule.aliases)}
+    for path, line, rule, close in unknown_ignores(tables, known):
+        hint = f" (did you mean '{close}'?)" if close else ""
+        sys.stderr.write(
+            f"gpu-audit: warning: {one_line(f'{path}:{line}')}: ignore comment names unknown "
+            f"rule '{one_line(rule)}'{hint}; it suppresses nothing\n"
+        )
 
 
 def with_flags(settings: Settings, request: ScanRequest) -> Settings:
@@ -228,12 +248,15 @@ def _progress(provider: str) -> Any:
 
 def lookup_rows(names: tuple[str, ...], region: str | None) -> tuple[list[list[str]], list[str]]:
     from gpu_audit.catalog import gpu_class, gpu_hour_price, instance_spec, price
+    from gpu_audit.catalog.regions import check_region
 
     rows: list[list[str]] = []
     unknown: list[str] = []
     for name in names:
         spec = instance_spec(name)
         if spec is not None:
+            if region:
+                check_region(region, (spec.cloud,))
             quote = price(name, region)
             cls = gpu_class(spec.gpu_model)
             rank = cls.rank if cls else None
@@ -251,6 +274,8 @@ def lookup_rows(names: tuple[str, ...], region: str | None) -> tuple[list[list[s
             continue
         cls = gpu_class(name)
         if cls is not None:
+            if region:
+                check_region(region, ("aws", "gcp", "azure"))
             quote = gpu_hour_price(cls.name)
             label = f"{name} ({quote.item} per GPU)" if quote and quote.item else name
             rows.append(
