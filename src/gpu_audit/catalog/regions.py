@@ -1,4 +1,4 @@
-"""Region names a cloud could have: a lookup in an unknown region is refused, never priced elsewhere."""
+"""Region names a cloud could have: a lookup in an unknown region is refused, not repriced."""
 
 from __future__ import annotations
 
