@@ -15,10 +15,17 @@ from gpu_audit.core.gcpause import paused_gc
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import CoverageGap
 from gpu_audit.core.yamlguard import printable
-from gpu_audit.core.yamlsrc import LineList, LineMap, load_documents, load_json, read_text
+from gpu_audit.core.yamlsrc import (
+    MAX_DATA_BYTES,
+    LineList,
+    LineMap,
+    load_documents,
+    load_json,
+    read_text,
+)
 from gpu_audit.errors import InputError, InputErrors
 
-MAX_INVENTORY_BYTES = 512 * 1024 * 1024
+MAX_INVENTORY_BYTES = MAX_DATA_BYTES
 # A JSON inventory with errors is read again as YAML to name their lines, up to this size.
 MAX_LOCATED_JSON_BYTES = 64 * 1024 * 1024
 KEYS = ("version", "captured_at", "resources", "coverage_gaps")
