@@ -93,7 +93,7 @@ def write(tmp_path: Path, text: str, name: str = "p.yaml") -> str:
         ),
         (
             "version: 1\nrules:\n  - id: r1\n    severity: high\n    require: {1: spot}\n",
-            ":5: rule 'r1': 1: a field name must be text, got 1",
+            ":5: rule 'r1': 1: a key must be text, got a number (quote it)",
         ),
         (
             'version: 1\nrules:\n  - id: r1\n    severity: high\n    require: {gpu.count: {gte: "a\\nb"}}\n',

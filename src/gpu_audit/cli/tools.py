@@ -64,8 +64,9 @@ def policies_validate(files: tuple[str, ...]) -> None:
     for path in files:
         try:
             policy = load_policy([path])
-        except GpuAuditError as exc:
-            click.echo(f"{exc}", err=True)
+        except GpuAuditError as exc:  # every problem of the file, one located line each
+            for line in getattr(exc, "messages", None) or (str(exc),):
+                click.echo(f"gpu-audit: error: {line}", err=True)
             failed = True
             continue
         click.echo(f"{path}: ok ({len(policy.rules)} rules, {len(policy.waivers)} waivers)")
