@@ -27,6 +27,7 @@ class ExitCode(IntEnum):
     FINDINGS = 1  # open findings at or above --fail-on
     ERROR = 2  # usage, policy or input error (other inputs are still checked and reported)
     INCOMPLETE = 3  # a region, account or project could not be read; takes precedence over 1
+    INTERRUPTED = 130  # SIGINT (Ctrl-C): 128 + 2, as a shell reports it; no report half-written
 
 
 class GpuAuditError(Exception):

@@ -71,6 +71,9 @@ class _Group(click.Group):
         except GpuAuditError as exc:
             click.echo(f"gpu-audit: error: {redact_urls(str(exc))}", err=True)
             ctx.exit(ExitCode.ERROR)
+        except KeyboardInterrupt:  # not 1 ("open findings"): what a shell reports for SIGINT
+            click.echo("\ngpu-audit: interrupted", err=True)
+            ctx.exit(ExitCode.INTERRUPTED)
 
 
 def _report_spec(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> list[Any]:

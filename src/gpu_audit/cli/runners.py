@@ -69,7 +69,10 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
         except InputError as exc:  # judged without it, reported, and the run exits 2
             messages = exc.messages if isinstance(exc, InputErrors) else (str(exc),)
             shown = redact_urls(path)  # a URL given as a path keeps no secret in any report
-            unreadable.extend(Skipped(shown, redact_urls(m), error=True) for m in messages)
+            unreadable.extend(
+                Skipped(shown, redact_urls(m), error=True, line=_line_in(m, path))
+                for m in messages
+            )
             continue
         resources.extend(inventory.resources)
         gaps.extend(inventory.coverage_gaps)
@@ -114,6 +117,13 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
     if unreadable:  # an audit missing a whole inventory would read as resolved findings
         return result
     return _compared(result, request.history, request.baseline)
+
+
+def _line_in(message: str, path: str) -> int | None:
+    """The line of a `path:line: …` message, so a report's `skipped[].line` keeps it."""
+    head, _, rest = message.partition(f"{path}:") if message.startswith(path) else ("", "", "")
+    number = rest.split(":", 1)[0]
+    return int(number) if not head and number.isdigit() else None
 
 
 def _compared(result: ScanResult, history: str | None, baseline: str | None) -> ScanResult:

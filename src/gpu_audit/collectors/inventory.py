@@ -26,6 +26,7 @@ from gpu_audit.core.yamlsrc import (
 from gpu_audit.errors import InputError, InputErrors
 
 MAX_INVENTORY_BYTES = MAX_DATA_BYTES
+MAX_ERRORS = 50  # a file's errors shown; the rest are counted (350,000 lines help nobody)
 # A JSON inventory with errors is read again as YAML to name their lines, up to this size.
 MAX_LOCATED_JSON_BYTES = 64 * 1024 * 1024
 KEYS = ("version", "captured_at", "resources", "coverage_gaps")
@@ -52,7 +53,12 @@ def load_inventory(path: str) -> Inventory:
         inventory = _inventory(path, data, problems)
     if problems:
         tree = data if isinstance(data, LineMap | LineList) else _lined(path, text)
-        messages = [f"{path}:{_line_at(tree, where)}: {message}" for where, message in problems]
+        shown = problems[:MAX_ERRORS]
+        messages = [f"{path}:{_line_at(tree, where)}: {message}" for where, message in shown]
+        if len(problems) > MAX_ERRORS:
+            rest, line = len(problems) - MAX_ERRORS, _line_at(tree, problems[MAX_ERRORS][0])
+            messages.append(f"{path}:{line}: and {rest:,} more errors in this file, the next "
+                            f"one here (the first {MAX_ERRORS} are shown)")  # fmt: skip
         raise InputErrors(messages)
     return inventory
 
@@ -70,8 +76,8 @@ def _parse(path: str, text: str) -> Any:
 
 def _lined(path: str, text: str) -> Any:
     """The JSON file again, with line numbers (the YAML reader): only when there are errors."""
-    if len(text) > MAX_LOCATED_JSON_BYTES:
-        return None
+    if len(text) > MAX_LOCATED_JSON_BYTES or "\n" not in text.rstrip():
+        return None  # too large to read twice, or one line: every error is on line 1
     try:
         return load_documents(path, text)[0].data
     except InputError:
@@ -139,7 +145,7 @@ def _resources(items: list[Any], top: Path, problems: list[tuple[Path, str]]) ->
         if not isinstance(raw, Mapping):
             problems.append((where, f"resource #{index + 1}: expected a mapping of fields"))
             continue
-        resource, found = read_mapping(raw)
+        resource, found = read_mapping(raw, hints=len(problems) < MAX_ERRORS)
         label = _label(raw, index) if found else ""
         for problem in found:
             problems.append(

@@ -23,7 +23,7 @@ from gpu_audit.jobs.gpus import (
 from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.scripts import commands, ide_only
 from gpu_audit.jobs.skypilot_mounts import set_mounts
-from gpu_audit.jobs.values import as_bool, as_number
+from gpu_audit.jobs.values import as_bool, as_count, as_number
 
 # SkyPilot validates tasks against a closed schema: a document with any other top-level key is
 # not a SkyPilot task (a compose file, a CI config). `execution` heads a job group.
@@ -180,7 +180,7 @@ def _asks(candidate: _Candidate) -> list[GpuAsk]:
 def _nodes(data: LineMap) -> tuple[int | None, int | None]:
     if "num_nodes" not in data:
         return 1, None
-    number = as_number(data["num_nodes"])
+    number = as_count(data["num_nodes"], "num_nodes", data.line_of("num_nodes"))
     return (int(number) if number is not None else None), data.line_of("num_nodes")
 
 
