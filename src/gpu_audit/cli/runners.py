@@ -70,8 +70,7 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
             messages = exc.messages if isinstance(exc, InputErrors) else (str(exc),)
             shown = redact_urls(path)  # a URL given as a path keeps no secret in any report
             unreadable.extend(
-                Skipped(shown, redact_urls(m), error=True, line=_line_in(m, path))
-                for m in messages
+                Skipped(shown, redact_urls(m), error=True, line=_line_in(m, path)) for m in messages
             )
             continue
         resources.extend(inventory.resources)
