@@ -54,7 +54,7 @@ def test_instance_type_request_with_nodes_and_cloud() -> None:
         "--cloud", "aws", "--max-usd", "200", "--format", "text",
     )  # fmt: skip
     assert code == 0
-    assert "p4d.24xlarge us-east-1 spot: $10.1866/h, run $122.24" in out  # 5.0933 × 2 × 12
+    assert "p4d.24xlarge us-east-1 spot: $10.19/h, run $122.24" in out  # 5.0933 × 2 × 12
     assert "OVER" in out and " ok" in out
 
 
@@ -120,7 +120,7 @@ def test_catalog_lookup_of_a_gpu_names_the_instance_its_prices_are_of() -> None:
     assert code == 0
     row = next(line for line in out.splitlines() if line.startswith("nvidia-tesla-a100"))
     assert "(p4d.24xlarge per GPU)" in row
-    assert "2.74471" in row and "0.63666" in row  # 21.957642 / 8 and 5.0933 / 8
+    assert "$2.74" in row and "$0.6367" in row  # 21.957642 / 8 and 5.0933 / 8
 
 
 def test_output_never_replaces_a_job_file(tmp_path: Path) -> None:

@@ -46,7 +46,7 @@ def test_no_findings() -> None:
 
     text = table.render(EMPTY)
     assert text.startswith("No open findings.")
-    assert text.splitlines()[-1].startswith("0 findings; 0 jobs; GPU rate $0.00/hour")
+    assert text.splitlines()[-1].startswith("0 findings; 0 jobs; GPU rate $0/hour")
 
 
 def test_name_column_width_and_colour_only_on_a_terminal(

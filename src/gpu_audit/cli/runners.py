@@ -302,5 +302,8 @@ def _text(value: Any) -> str:
 def _quote(quote: Any) -> list[str]:
     if quote is None:
         return ["-", "-", "-", "-", "unpriced"]
+    from gpu_audit.report.summary import usd
+
     region = quote.region + ("" if quote.exact_region else " (reference)")
-    return [region, _text(quote.on_demand), _text(quote.spot), quote.as_of, quote.source]
+    on_demand, spot = (("-" if p is None else usd(p)) for p in (quote.on_demand, quote.spot))
+    return [region, on_demand, spot, quote.as_of, quote.source]

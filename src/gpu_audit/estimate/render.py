@@ -9,6 +9,7 @@ from dataclasses import asdict
 from typing import Any
 
 from gpu_audit.estimate.model import JobEstimate, OptionTable, Rate
+from gpu_audit.report.summary import usd
 
 FORMATS = ("table", "text", "json", "markdown")
 JSON_VERSION = 1
@@ -20,15 +21,12 @@ OPTION_HEADERS = ["instance type", "cloud", "region", "GPU", "GPUs/node", "GiB/G
 
 
 def money(value: float | None) -> str:
-    return "-" if value is None else f"${value:,.2f}"
+    return "-" if value is None else usd(value)
 
 
 def _rate(value: float | None) -> str:
-    """An hourly rate to four decimals without trailing zeros: `$27.4471/h`, `$1.006/h`."""
-    if value is None:
-        return "-"
-    text = f"{value:,.4f}".rstrip("0")
-    return f"${text}{'00' if text.endswith('.') else ''}/h"
+    """An hourly rate at the one precision of its magnitude: `$27.45/h`, `$0.6090/h`."""
+    return "-" if value is None else f"{usd(value)}/h"
 
 
 def _clean(value: object) -> str:

@@ -100,7 +100,7 @@ def _run_savings(summary: Summary) -> list[list[str]]:
     return [
         [
             "Savings on jobs",
-            f"\\${summary.run_savings_usd:,.2f} per run over "
+            f"{money(summary.run_savings_usd)} per run over "
             f"{summary.jobs_with_run_savings} {jobs} (not part of the monthly figure)",
         ]
     ]
@@ -108,15 +108,15 @@ def _run_savings(summary: Summary) -> list[list[str]]:
 
 def _job_figures(summary: Summary, unpriced: str) -> list[list[str]]:
     """Job files run nothing: their hourly rate, a run where the cap is known, savings per run."""
-    rows = [["GPU rate of the jobs", f"{money(summary.hourly_cost_usd, 2)} / hour over "
+    rows = [["GPU rate of the jobs", f"{money(summary.hourly_cost_usd)} / hour over "
              f"{summary.resources} jobs{unpriced}"]]  # fmt: skip
     if summary.jobs_with_run_cost:
-        rows.append(["Cost per run", f"{money(summary.run_cost_usd, 2)} over "
+        rows.append(["Cost per run", f"{money(summary.run_cost_usd)} over "
                      f"{summary.jobs_with_run_cost} jobs with a runtime cap"])  # fmt: skip
     saving = "none priced"
     if summary.jobs_with_run_savings:
         saving = (
-            f"{money(summary.run_savings_usd, 2)} per run over {summary.jobs_with_run_savings} "
+            f"{money(summary.run_savings_usd)} per run over {summary.jobs_with_run_savings} "
             "jobs (at each job's runtime cap)"
         )
     return [*rows, ["Estimated savings per run", saving]]

@@ -24,7 +24,7 @@ def _job_savings(summary: Summary) -> list[str]:
         return ["No open finding has a priced saving per run."]
     jobs = "job" if summary.jobs_with_run_savings == 1 else "jobs"
     return [
-        f"Estimated {money(summary.run_savings_usd, 2)} per run over "
+        f"Estimated {money(summary.run_savings_usd)} per run over "
         f"{summary.jobs_with_run_savings} {jobs}, at each job's runtime cap; each job's saving "
         "is counted once, under the finding that saves the most. Jobs with no runtime cap are "
         "priced per GPU-hour in *Findings by resource*."

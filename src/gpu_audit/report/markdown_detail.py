@@ -106,7 +106,7 @@ def _savings(
             "largest finding."
         )
     per_run = total_savings(opened, unit="run") if per_job else 0.0  # never added to /month
-    runs = f"\\${per_run:,.2f} per run on jobs (at each job's runtime cap)" if per_run else ""
+    runs = f"{money(per_run)} per run on jobs (at each job's runtime cap)" if per_run else ""
     if gross:
         return text + (f" · {runs}" if runs else "")
     if runs:

@@ -122,7 +122,7 @@ def findings_by_resource(result: ScanResult, best: list[Finding]) -> list[str]:
             findings, key=lambda f: (f is not top, not f.is_open, -f.severity, f.rule_id)
         )
         costs = (
-            [money(resource.price.hourly_usd, 2), money(resource.estimate.run_usd, 2)]
+            [money(resource.price.hourly_usd), money(resource.estimate.run_usd)]
             if jobs
             else [money(resource.monthly_cost_usd)]
         )

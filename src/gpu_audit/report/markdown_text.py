@@ -90,9 +90,12 @@ def chart_label(value: object, limit: int = 40) -> str:
     return (text[: limit - 1] + "…" if len(text) > limit else text) or "_"
 
 
-def money(value: float | None, cents: int = 0) -> str:
-    """Dollars, with the sign escaped: GitHub reads a pair of `$` on one line as inline math."""
-    return "–" if value is None else f"\\${value:,.{cents}f}"
+def money(value: float | None) -> str:
+    """Dollars (`usd`: one precision per magnitude), the sign escaped: GitHub reads a pair of
+    `$` on one line as inline math."""
+    from gpu_audit.report.summary import usd
+
+    return "–" if value is None else "\\" + usd(value)
 
 
 def shown_path(path: str) -> str:

@@ -18,6 +18,18 @@ def unpriced_text(summary: Summary) -> str:
     return text
 
 
+def usd(amount: float) -> str:
+    """Dollars at one precision per magnitude, in every output: `$12,345` from a thousand up,
+    `$583.94` from a dollar, `$0.6090` below one (a GPU-hour's saving), `$0` for nothing."""
+    if amount == 0:
+        return "$0"
+    if abs(amount) >= 1000:
+        return f"${amount:,.0f}"
+    if abs(amount) >= 1:
+        return f"${amount:,.2f}"
+    return f"${amount:.4f}"
+
+
 def saving_text(finding: Finding, short: bool = False) -> str | None:
     """A finding's saving with its unit: `$15,774/month`, `$259.29 per run at the 12 h cap`,
     `$4.2558 per GPU-hour`; `short` for narrow columns (`$259.29/run`). None when unpriced."""
@@ -25,11 +37,10 @@ def saving_text(finding: Finding, short: bool = False) -> str | None:
     if amount is None or unit is None:
         return None
     if unit == "month":
-        return f"${amount:,.0f}/month"
+        return f"{usd(amount)}/month"
     if unit == "gpu-hour":
-        figure = f"${amount:,.4f}".rstrip("0").rstrip(".")
-        return f"{figure}/GPU-h" if short else f"{figure} per GPU-hour"
-    return f"${amount:,.2f}/run" if short else f"${amount:,.2f} {finding.saving_per}"
+        return f"{usd(amount)}/GPU-h" if short else f"{usd(amount)} per GPU-hour"
+    return f"{usd(amount)}/run" if short else f"{usd(amount)} {finding.saving_per}"
 
 
 def saving_rank(finding: Finding) -> tuple[int, float]:

@@ -18,7 +18,7 @@ from gpu_audit.core.results import Finding, ScanResult
 from gpu_audit.core.savings import Summary, best_savings, summarize
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.since import counts_line, new_findings
-from gpu_audit.report.summary import saving_rank, saving_text, short_id
+from gpu_audit.report.summary import saving_rank, saving_text, short_id, usd
 
 HEADERS = ["rule", "name", "resource", "type", "GPU", "$/month", "saving", "found"]
 # A check of job files: nothing runs, so a job's cost is its hourly rate, never a month of it
@@ -103,8 +103,8 @@ def _group_savings(group: list[Finding], counted: dict[str, dict[int, float]], j
     month, run = counted["month"], counted["run"]
     per_run = round(sum(run.get(id(f), 0.0) for f in group), 2)  # never added to /month
     if jobs:
-        return f"; savings ${per_run:,.2f} per run" if per_run else ""
-    runs = f"; ${per_run:,.2f} per run" if per_run else ""
+        return f"; savings {usd(per_run)} per run" if per_run else ""
+    runs = f"; {usd(per_run)} per run" if per_run else ""
     return f"; savings {_money(sum(month.get(id(f), 0.0) for f in group))}/month{runs}"
 
 
@@ -245,11 +245,11 @@ def clean(text: object, width: int = 80, tail: bool = False) -> str:
 
 
 def _money(value: float | None) -> str:
-    return "-" if value is None else f"${value:,.0f}"
+    return "-" if value is None else usd(value)
 
 
 def _hourly(value: float | None) -> str:
-    return "-" if value is None else f"${value:,.2f}"
+    return "-" if value is None else usd(value)
 
 
 def plural(count: int, noun: str, nouns: str | None = None) -> str:
@@ -271,15 +271,15 @@ def _job_figures(summary: Summary) -> list[str]:
     unpriced = summary.unpriced_resources
     parts = [
         plural(summary.resources, "job"),
-        f"GPU rate ${summary.hourly_cost_usd:,.2f}/hour"
+        f"GPU rate {usd(summary.hourly_cost_usd)}/hour"
         + (f" (not priced: {plural(unpriced, 'job')})" if unpriced else ""),
     ]
     if summary.jobs_with_run_cost:
         capped = plural(summary.jobs_with_run_cost, "job")
-        parts.append(f"${summary.run_cost_usd:,.2f} per run over {capped} with a runtime cap")
+        parts.append(f"{usd(summary.run_cost_usd)} per run over {capped} with a runtime cap")
     if summary.jobs_with_run_savings:
         jobs = plural(summary.jobs_with_run_savings, "job")
-        parts.append(f"savings ${summary.run_savings_usd:,.2f} per run over {jobs}")
+        parts.append(f"savings {usd(summary.run_savings_usd)} per run over {jobs}")
     else:
         parts.append("savings per run: none priced")
     return parts
@@ -295,13 +295,13 @@ def summary_line(summary: Summary) -> str:
     else:
         parts += [
             plural(summary.resources, "resource"),
-            f"GPU spend ${summary.monthly_cost_usd:,.0f}/month" + _unpriced(summary),
-            f"savings ${summary.monthly_savings_usd:,.0f}/month",
+            f"GPU spend {usd(summary.monthly_cost_usd)}/month" + _unpriced(summary),
+            f"savings {usd(summary.monthly_savings_usd)}/month",
         ]
     if summary.jobs_with_run_savings and not summary.jobs:  # never added to the monthly figure
         jobs = "job" if summary.jobs_with_run_savings == 1 else "jobs"
         parts.append(
-            f"${summary.run_savings_usd:,.2f} per run over {summary.jobs_with_run_savings} {jobs}"
+            f"{usd(summary.run_savings_usd)} per run over {summary.jobs_with_run_savings} {jobs}"
         )
     if summary.findings_waived:
         parts.append(f"{summary.findings_waived} waived")
