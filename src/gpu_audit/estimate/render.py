@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from gpu_audit.estimate.model import JobEstimate, OptionTable, Rate
+from gpu_audit.estimate.model import JobEstimate, Option, OptionTable, Rate
 from gpu_audit.report.summary import usd
 
 FORMATS = ("table", "text", "json", "markdown")
@@ -122,8 +122,14 @@ def _job_json(e: JobEstimate) -> dict[str, Any]:
 
 
 def _option_rows(table: OptionTable) -> list[list[str]]:
+    def name(option: Option) -> str:
+        asked = table.asked
+        return option.instance_type + (
+            " (substitute)" if asked and option.instance_type != asked else ""
+        )
+
     return [
-        [o.instance_type, o.cloud, o.region, o.gpu_model, str(o.gpus_per_node),
+        [name(o), o.cloud, o.region, o.gpu_model, str(o.gpus_per_node),
          f"{o.memory_gib_per_gpu:g}", str(o.nodes), o.capacity, _rate(o.hourly_usd),
          money(o.run_usd),
          "-" if table.max_usd is None else ("OVER" if o.over_budget else "ok")]
@@ -134,10 +140,23 @@ def _option_rows(table: OptionTable) -> list[list[str]]:
 def _option_title(table: OptionTable) -> str:
     where = f" on {table.cloud}" if table.cloud else ""
     nodes = f" × {table.nodes} nodes" if table.nodes != 1 else ""
-    return (
-        f"{table.gpu_model} × {table.gpus_per_node}{nodes} for {table.hours:g} h{where}: "
-        f"{len(table.options)} options, cheapest run first"
+    if table.hours is None:
+        span, order = " (hourly rates: give --hours to price a run)", "cheapest hour"
+    else:
+        span, order = f" for {table.hours:g} h", "cheapest run"
+    first = f"{table.asked} first, then substitutes, each {order} first" if table.asked else ""
+    title = (
+        f"{table.gpu_model} × {table.gpus_per_node}{nodes}{span}{where}: "
+        f"{len(table.options)} options, {first or order + ' first'}"
     )
+    others = sorted({o.gpu_model for o in table.options} - {table.gpu_model})
+    if others and not table.asked:
+        hours = "at the same hours" if table.hours is not None else "per hour"
+        title += (
+            f". Other GPUs with at least the memory asked for are included ({', '.join(others)}),"
+            f" {hours}"
+        )
+    return title
 
 
 def _option_footer(table: OptionTable) -> list[str]:
@@ -162,7 +181,8 @@ def render_options(table: OptionTable, fmt: str) -> str:
         return "\n".join([head, "", *body, "", *_option_footer(table)]) + "\n"
     if fmt == "text":
         lines = [
-            f"{r[0]} {r[2]} {r[7]}: {r[8]}, run {r[9]} ({r[4]}× {r[3]}, {r[5]} GiB each)"
+            f"{r[0]} {r[2]} {r[7]}: {r[8]}{'' if r[9] == '-' else ', run ' + r[9]} "
+            f"({r[4]}× {r[3]}, {r[5]} GiB each)"
             + ("" if r[10] == "-" else f" {r[10]}")
             for r in rows
         ]
