@@ -325,7 +325,7 @@ def _write_files(
 
 
 def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> None:
-    from gpu_audit.core.savings import summarize
+    from gpu_audit.core.savings import nothing_scanned, summarize
     from gpu_audit.report import write_report
     from gpu_audit.report.table import summary_line
 
@@ -337,7 +337,7 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
     if options["quiet"] and not options["output"]:
         click.echo(summary_line(summarize(result)))
     elif not options["output"]:  # else the report went to its file, and stdout stays empty
-        if result.coverage_gaps and fmt in ("table", "text"):
+        if result.coverage_gaps and fmt in ("table", "text") and not nothing_scanned(result):
             click.echo(incomplete_notice(result))  # before any "No open findings"
         write_report(fmt, result, sys.stdout)
     if options["verbose"]:
@@ -352,7 +352,8 @@ def _finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> 
                 )
     for skipped in result.input_errors:
         click.echo(f"gpu-audit: error: {one_line(redact_urls(skipped.reason))}", err=True)
-    for gap in result.coverage_gaps:
+    in_report = not options["output"] and not options["quiet"] and fmt in ("table", "text")
+    for gap in [] if in_report else result.coverage_gaps:  # said once: the report has them
         line = f"{gap.location}: {gap.error}: {gap.message}"
         click.echo(f"gpu-audit: incomplete: {one_line(redact_urls(line))}", err=True)
     new_only = options["new_only"] or options["fail_on_new"]

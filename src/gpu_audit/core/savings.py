@@ -42,6 +42,8 @@ class Summary:
     hourly_cost_usd: float = 0.0
     run_cost_usd: float = 0.0
     jobs_with_run_cost: int = 0
+    # Every provider asked for failed and no file was read: not a clean result, nothing was read
+    nothing_scanned: bool = False
 
     @property
     def unpriced_gpu_count(self) -> int:
@@ -99,7 +101,16 @@ def summarize(result: ScanResult) -> Summary:
         hourly_cost_usd=round(sum(hourly), 2),
         run_cost_usd=round(sum(runs), 2),
         jobs_with_run_cost=len(runs),
+        nothing_scanned=nothing_scanned(result),
     )
+
+
+def nothing_scanned(result: ScanResult) -> bool:
+    """No resource, and every provider the scan read live is a coverage gap (a saved inventory
+    with no resources was read: it is an incomplete result, not nothing)."""
+    gaps = {gap.provider for gap in result.coverage_gaps}
+    asked = set(result.scope.providers)
+    return not result.resources and not result.scope.files and bool(asked) and gaps >= asked
 
 
 def _usable(amount: float | None) -> bool:

@@ -15,7 +15,7 @@ from typing import TextIO
 
 from gpu_audit.core.resource import Kind, Severity
 from gpu_audit.core.results import Finding, ScanResult
-from gpu_audit.core.savings import Summary, best_savings, summarize
+from gpu_audit.core.savings import Summary, best_savings, nothing_scanned, summarize
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.since import counts_line, new_findings
 from gpu_audit.report.summary import saving_rank, saving_text, short_id, usd
@@ -71,7 +71,7 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
             more = f"{len(group) - ROWS:,} more {severity.label} findings with smaller savings"
             lines.append(f"… {more} (every finding: --format text, csv or json)")
         lines.append("")
-    if not open_findings:
+    if not open_findings and not nothing_scanned(result):  # the summary line says that, once
         lines += ["No open findings.", ""]
     elif any(map(any, counted.values())):
         lines += [COUNTED_ONCE, ""]
@@ -290,6 +290,9 @@ def summary_line(summary: Summary) -> str:
     parts = [
         plural(summary.findings_open, "finding") + (f" ({severities})" if severities else ""),
     ]
+    if summary.nothing_scanned:
+        gaps = plural(summary.coverage_gaps, "coverage gap")
+        return f"nothing was scanned: no provider could be read ({gaps})"
     if summary.jobs:
         parts += _job_figures(summary)
     else:
