@@ -182,8 +182,7 @@ def render_options(table: OptionTable, fmt: str) -> str:
     if fmt == "text":
         lines = [
             f"{r[0]} {r[2]} {r[7]}: {r[8]}{'' if r[9] == '-' else ', run ' + r[9]} "
-            f"({r[4]}× {r[3]}, {r[5]} GiB each)"
-            + ("" if r[10] == "-" else f" {r[10]}")
+            f"({r[4]}× {r[3]}, {r[5]} GiB each)" + ("" if r[10] == "-" else f" {r[10]}")
             for r in rows
         ]
         return "\n".join([_option_title(table), *lines, *_option_footer(table)]) + "\n"

@@ -16,6 +16,7 @@ from typing import ClassVar
 from gpu_audit.core.resource import Resource, Workload
 from gpu_audit.core.yamlsrc import Document, LineMap, is_templated
 from gpu_audit.jobs.interface import JobDraft, JobFormat
+from gpu_audit.jobs.kube_checkpoint import checkpoint_evidence
 from gpu_audit.jobs.kube_placement import placement
 from gpu_audit.jobs.kube_workloads import Group, Pods, items, map_of, workload
 from gpu_audit.jobs.values import as_number, seconds_to_hours
@@ -79,6 +80,7 @@ class Kubernetes(JobFormat):
             for key, value in labels.items():
                 draft.tag(key, value)
         _buckets(draft, [g for g, _ in gpu_groups])
+        checkpoint_evidence(draft, [g for g, _ in gpu_groups])
         for note in work.notes:
             draft.add_note(note)
         return [draft.build()]
