@@ -100,10 +100,9 @@ def catalog() -> None:
 def catalog_lookup(names: tuple[str, ...], region: str | None) -> None:
     """GPU, count, memory, class and prices of instance types (or GPU names)."""
     from gpu_audit.cli.runners import lookup_rows
+    from gpu_audit.report.fit import fitted, terminal_width
 
     rows, unknown = lookup_rows(names, region)
-    from tabulate import tabulate
-
     if rows:
         headers = [
             "type",
@@ -115,10 +114,12 @@ def catalog_lookup(names: tuple[str, ...], region: str | None) -> None:
             "region",
             "on-demand $/h",
             "spot $/h",
-            "as of",
             "source",
         ]
-        click.echo(tabulate(rows, headers=headers, disable_numparse=True))
+        rows = [[*row[:-2], f"as of {row[-2]}: {row[-1]}" if row[-1] != "unpriced" else "-"]
+                for row in rows]  # fmt: skip
+        drop = ("class rank", "count", "cloud", "GiB/GPU")  # the GPU, region and prices stay
+        click.echo(fitted(headers, rows, terminal_width(), drop, footnotes="source"))
     for name in unknown:
         click.echo(f"gpu-audit: {name}: not in the catalog", err=True)
     sys.exit(ExitCode.ERROR if unknown else ExitCode.OK)

@@ -93,7 +93,8 @@ def render_jobs(estimates: Sequence[JobEstimate], fmt: str) -> str:
         return "\n".join([*_markdown(JOB_HEADERS, rows), "", *bullets]) + "\n"
     if fmt == "text":
         return "\n".join(_text_job(e) for e in estimates)
-    return "\n".join([_tabulate(JOB_HEADERS, rows), "", *notes]) + "\n"
+    drop = ("GPU-h", "rate on-demand", "rate spot", "budget")  # the runs stay
+    return "\n".join([_tabulate(JOB_HEADERS, rows, drop), "", *notes]) + "\n"
 
 
 def _text_job(e: JobEstimate) -> str:
@@ -186,14 +187,16 @@ def render_options(table: OptionTable, fmt: str) -> str:
             for r in rows
         ]
         return "\n".join([_option_title(table), *lines, *_option_footer(table)]) + "\n"
-    drawn = _tabulate(OPTION_HEADERS, rows)
+    drawn = _tabulate(OPTION_HEADERS, rows, ("nodes", "GPUs/node", "cloud", "GiB/GPU", "budget"))
     return "\n".join([_option_title(table), drawn, *_option_footer(table)]) + "\n"
 
 
-def _tabulate(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    from tabulate import tabulate  # ~0.1 s, only when a table is drawn
+def _tabulate(headers: Sequence[str], rows: Sequence[Sequence[str]], drop: Sequence[str]) -> str:
+    """A table that fits the terminal as the scan table does (`drop`: the columns that go
+    first when it is too wide)."""
+    from gpu_audit.report.fit import fitted, terminal_width
 
-    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+    return fitted(headers, rows, terminal_width(), drop)
 
 
 def _markdown(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:

@@ -23,11 +23,18 @@ from gpu_audit.report.summary import saving_rank, saving_text, short_id, usd
 HEADERS = ["rule", "name", "resource", "type", "GPU", "$/month", "saving", "found"]
 # A check of job files: nothing runs, so a job's cost is its hourly rate, never a month of it
 JOB_HEADERS = [("$/hour" if h == "$/month" else h) for h in HEADERS]
-FLEXIBLE = {"found": 10, "resource": 14, "name": 10}  # narrowest widths, shrunk in this order
+# Narrowest widths, shrunk in this order: the name and the location first (a location keeps its
+# end: an id, a job's `file:line`), what was found last; it is what is wrong.
+FLEXIBLE = {"name": 12, "resource": 14, "found": 24}
+# A check: the job's `file:line` (the resource column) is what a reviewer opens; it and what was
+# found are kept longest, the job's name shrinks first
+JOB_FLEXIBLE = {"name": 10, "found": 30, "resource": 24}  # comfortable widths: columns go first
+FLOORS = {"name": 6, "resource": 14, "found": 14}  # then: the name, then the longer of the others
 # When the flexible columns at their narrowest still do not fit: drop the instance type, then the
 # cost, then shorten `$1,234/month` to `$1,234` (header `saving/mo`; a job's savings keep their
-# unit), then drop the resource (the name column then carries the id of an unnamed resource).
-NARROWER = ("type", "cost", "/month", "resource")
+# unit), then the GPUs, then (a scan only: the name then carries the id of an unnamed resource)
+# the resource. A check never drops `file:line`.
+NARROWER = ("type", "cost", "/month", "GPU", "resource")
 ROWS = 500  # rows per severity: a terminal shows the largest savings, the file formats all
 WIDTH = 120  # in files and pipes (unless COLUMNS is set); on a terminal, the terminal's width
 # ANSI SGR per severity, on a terminal only (never in files or pipes), and never with NO_COLOR
@@ -62,10 +69,10 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
         )
         marked = result.since is not None  # a first column marks what is new since the last audit
         rows = [_row(f, jobs) for f in ordered]
-        headers, rows = _fit(rows, width - 5 if marked else width, jobs)
+        headers, rows = _fit(rows, width - 10 if marked else width, jobs)  # `change` + gap
         if marked:
             rows = [["new" if id(f) in new else "", *r] for f, r in zip(ordered, rows, strict=True)]
-            headers = ["", *headers]
+            headers = ["change", *headers]
         lines += _simple(headers, rows)
         if len(group) > ROWS:
             more = f"{len(group) - ROWS:,} more {severity.label} findings with smaller savings"
@@ -114,6 +121,7 @@ def _fit(
     """Headers and rows that fit `width`: columns dropped or shortened (`NARROWER`) while even
     the flexible columns at their narrowest would not fit, then the flexible ones clipped."""
     headers = list(JOB_HEADERS if jobs else HEADERS)
+    flexible = JOB_FLEXIBLE if jobs else FLEXIBLE
 
     def measure(column: int) -> int:  # a header is padded by 2, as in `_simple`
         return max(len(headers[column]) + 2, *(len(r[column]) for r in rows))
@@ -121,15 +129,15 @@ def _fit(
     sizes = [measure(column) for column in range(len(headers))]
 
     def narrowest() -> int:
-        least = [min(w, FLEXIBLE.get(h, w)) for h, w in zip(headers, sizes, strict=True)]
+        least = [min(w, flexible.get(h, w)) for h, w in zip(headers, sizes, strict=True)]
         return sum(least) + 2 * (len(headers) - 1)
 
     for step in NARROWER:
         if narrowest() <= width:
             break
+        if jobs and step in ("/month", "resource"):
+            continue
         if step == "/month":
-            if jobs:
-                continue
             column = headers.index("saving")
             headers[column] = "saving/mo"
             for row in rows:
@@ -141,7 +149,7 @@ def _fit(
             for row in rows:
                 del row[column]
     excess = sum(sizes) + 2 * (len(sizes) - 1) - width
-    for name, least in FLEXIBLE.items():
+    for name, least in flexible.items():
         if excess <= 0:
             break
         if name not in headers:
@@ -150,7 +158,9 @@ def _fit(
         cut = min(excess, max(sizes[column] - least, 0))
         sizes[column] -= cut
         excess -= cut
-    for name in FLEXIBLE:
+    if excess > 0:  # still too wide: below the comfortable widths, to the floors
+        excess = _to_floors(headers, sizes, excess)
+    for name in flexible:
         if name not in headers:
             continue
         column = headers.index(name)
@@ -159,6 +169,24 @@ def _fit(
             if len(row[column]) > size:  # cells are clean already (`_row`): only clip
                 row[column] = clean(row[column], size, tail=tail)
     return headers, rows
+
+
+def _to_floors(headers: list[str], sizes: list[int], excess: int) -> int:
+    """Narrow the name to its floor, then whichever of `found` and the `file:line` is longer, a
+    character at a time, until the table fits or all are at their floors; the excess left."""
+    at = {name: headers.index(name) for name in FLOORS if name in headers}
+    if "name" in at:
+        cut = min(excess, max(sizes[at["name"]] - FLOORS["name"], 0))
+        sizes[at["name"]] -= cut
+        excess -= cut
+    pair = [name for name in ("found", "resource") if name in at]
+    while excess > 0 and pair:
+        widest = max(pair, key=lambda name: sizes[at[name]] - FLOORS[name])
+        if sizes[at[widest]] <= FLOORS[widest]:
+            break
+        sizes[at[widest]] -= 1
+        excess -= 1
+    return excess
 
 
 def _simple(headers: list[str], rows: list[list[str]]) -> list[str]:
