@@ -54,5 +54,5 @@ def test_table_groups_say_per_run_and_rows_rank_by_a_per_run_figure() -> None:
 
 def test_markdown_findings_by_resource_shows_rate_and_run() -> None:
     text = _check("markdown")
-    assert "| Job | File | GPU | Rate / hour | Cost / run | Saving | Rules |" in text
+    assert "| Job (GPUs) | File | Rate / hour · run | Saving | Rules |" in text
     assert "Estimated savings per run" in text and "Estimated savings | " not in text

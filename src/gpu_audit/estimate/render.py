@@ -18,6 +18,10 @@ JOB_HEADERS = ["job", "GPUs", "runtime", "GPU-h", "rate on-demand", "run on-dema
                "run spot", "budget"]  # fmt: skip
 OPTION_HEADERS = ["instance type", "cloud", "region", "GPU", "GPUs/node", "GiB/GPU", "nodes",
                   "capacity", "$/hour", "run", "budget"]  # fmt: skip
+# Markdown: at most six columns, so a table fits GitHub's 980 px page; the others grouped
+MARKDOWN_JOB_HEADERS = ["job", "GPUs", "runtime", "on-demand rate · run", "spot rate · run",
+                        "budget"]  # fmt: skip
+MARKDOWN_OPTION_HEADERS = ["instance type", "where", "GPUs", "capacity", "$/hour", "run"]
 
 
 def money(value: float | None) -> str:
@@ -90,7 +94,9 @@ def render_jobs(estimates: Sequence[JobEstimate], fmt: str) -> str:
     notes = [line for e in estimates for line in _notes(e)]
     if fmt == "markdown":
         bullets = [f"{'  ' if n.startswith(' ') else ''}- {n.strip()}" for n in notes]
-        return "\n".join([*_markdown(JOB_HEADERS, rows), "", *bullets]) + "\n"
+        grouped = [[r[0], r[1], f"{r[2]}, {r[3]} GPU-h", f"{r[4]} · {r[5]}", f"{r[6]} · {r[7]}",
+                    r[8]] for r in rows]  # fmt: skip
+        return "\n".join([*_markdown(MARKDOWN_JOB_HEADERS, grouped), "", *bullets]) + "\n"
     if fmt == "text":
         return "\n".join(_text_job(e) for e in estimates)
     drop = ("GPU-h", "rate on-demand", "rate spot", "budget")  # the runs stay
@@ -176,8 +182,10 @@ def render_options(table: OptionTable, fmt: str) -> str:
         data["kind"] = "options"
         return _json(data)
     rows = _option_rows(table)
-    if fmt == "markdown":
-        body = _markdown(OPTION_HEADERS, rows)
+    if fmt == "markdown":  # six columns fit GitHub's page: the rest grouped
+        grouped = [[r[0], f"{r[1]} {r[2]}", f"{_nodes(r[6])}{r[4]}× {r[3]} ({r[5]} GiB)", r[7],
+                    r[8], r[9] + ("" if r[10] == "-" else f" {r[10]}")] for r in rows]  # fmt: skip
+        body = _markdown(MARKDOWN_OPTION_HEADERS, grouped)
         head = f"**{_option_title(table)}**"
         return "\n".join([head, "", *body, "", *_option_footer(table)]) + "\n"
     if fmt == "text":
@@ -189,6 +197,10 @@ def render_options(table: OptionTable, fmt: str) -> str:
         return "\n".join([_option_title(table), *lines, *_option_footer(table)]) + "\n"
     drawn = _tabulate(OPTION_HEADERS, rows, ("nodes", "GPUs/node", "cloud", "GiB/GPU", "budget"))
     return "\n".join([_option_title(table), drawn, *_option_footer(table)]) + "\n"
+
+
+def _nodes(count: str) -> str:
+    return "" if count == "1" else f"{count} nodes × "
 
 
 def _tabulate(headers: Sequence[str], rows: Sequence[Sequence[str]], drop: Sequence[str]) -> str:

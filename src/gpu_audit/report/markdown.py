@@ -45,7 +45,8 @@ def render(result: ScanResult) -> str:
 
 
 def when(moment: datetime | None) -> str:
-    return "–" if moment is None else moment.strftime("%Y-%m-%d %H:%M UTC")
+    # non-breaking hyphens: the date stays whole beside a long command in the Scope table
+    return "–" if moment is None else moment.strftime("%Y\u2011%m\u2011%d %H:%M UTC")
 
 
 def _listing(values: tuple[str, ...]) -> str:

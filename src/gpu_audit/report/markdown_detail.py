@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -146,7 +147,8 @@ def waivers(result: ScanResult) -> list[str]:
                 inline(w.waiver.rule.replace(",", ", ")),
                 _where(w.waiver.where),
                 inline(w.waiver.owner, 80),
-                f"{w.waiver.expires:%Y-%m-%d}" if w.waiver.expires else "never",
+                # non-breaking hyphens: the date never wraps beside a long Reason
+                f"{w.waiver.expires:%Y\u2011%m\u2011%d}" if w.waiver.expires else "never",
                 str(w.matched),
                 f"{inline(w.waiver.reason, 300)} (defined at {_defined_at(w.waiver.source)})",
             ]
@@ -158,7 +160,9 @@ def waivers(result: ScanResult) -> list[str]:
 
 
 def _defined_at(source: str | None) -> str:
-    return inline(shown_source(source), 120) if source else "–"
+    """`demo-policy.yaml:7`: the file name and line (the files are in the Scope table; a long
+    path would not wrap, and would push the table past GitHub's page)."""
+    return inline(os.path.basename(shown_source(source)), 120) if source else "–"
 
 
 def _where(where: Mapping[str, Any]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from gpu_audit.core.resource import Kind, Resource
@@ -10,23 +11,20 @@ from gpu_audit.report.markdown_text import inline, money, shown_path, table
 from gpu_audit.report.summary import saving_rank, saving_text, short_id
 
 ROWS = 100  # a runbook page stays readable; the CSV and JSON reports list every finding
-HEADERS = ["Resource", "Where", "GPU", "Cost / month", "Saving", "Rules"]
-# job files run nothing: a job's hourly rate and one run at its cap, never a month
-JOB_HEADERS = ["Job", "File", "GPU", "Rate / hour", "Cost / run", "Saving", "Rules"]
+HEADERS = ["Resource", "Where", "GPU", "Cost / month", "Saving / month", "Rules"]
+# job files run nothing: a job's hourly rate and one run at its cap, never a month; its GPUs go
+# beside its name, so the table fits GitHub's page (tests/report/github_width.py)
+JOB_HEADERS = ["Job (GPUs)", "File", "Rate / hour · run", "Saving", "Rules"]
 NBSP = "\u00a0"  # keeps `8× A100-40GB` on one line in a narrow column
 
 
 def where(resource: Resource) -> str:
-    """`provider/account/region/id` (the id left out when it is the name), or a job's file (its
-    findings' lines are in the Rules column); the full location is in the CSV and JSON reports."""
+    """`provider account region` (words a narrow column can wrap between; an unnamed resource's
+    id is in the Resource column, the full location in the CSV and JSON reports), or a job's
+    file name (its folder is in the scope's Files, its findings' lines in the Rules column)."""
     if resource.kind is Kind.JOB and resource.source.path:
-        return shown_path(resource.source.path)
-    parts = [resource.provider, resource.account or "–", resource.region or "–"]
-    rid = short_id(resource)
-    name = resource.name
-    if name and rid != name and not rid.endswith("/" + name):  # no name: the id is the name
-        parts.append(rid)
-    return "/".join(parts)
+        return os.path.basename(shown_path(resource.source.path))
+    return " ".join(v for v in (resource.provider, resource.account, resource.region) if v)
 
 
 def gpu(resource: Resource) -> str:
@@ -49,9 +47,12 @@ def _rule(finding: Finding) -> str:
     return finding.rule_id + (f" ({', '.join(notes)})" if notes else "")
 
 
-def _saving(top: Finding | None) -> str:
-    """The resource's saving: its open finding that saves the most, in that finding's unit."""
+def _saving(top: Finding | None, monthly: bool = False) -> str:
+    """The resource's saving: its open finding that saves the most, in that finding's unit
+    (`monthly`: the column's heading says `/ month`, so the cell does not)."""
     text = saving_text(top, short=True) if top is not None else None
+    if text and monthly:
+        text = text.removesuffix("/month")
     return text.replace("$", "\\$") if text else "–"
 
 
@@ -121,23 +122,25 @@ def findings_by_resource(result: ScanResult, best: list[Finding]) -> list[str]:
         rules = sorted(  # the finding whose saving is shown first
             findings, key=lambda f: (f is not top, not f.is_open, -f.severity, f.rule_id)
         )
-        costs = (
-            [money(resource.price.hourly_usd), money(resource.estimate.run_usd)]
-            if jobs
-            else [money(resource.monthly_cost_usd)]
-        )
+        rules_text = inline(", ".join(_rule(f) for f in rules), 300)
+        if jobs:
+            name = resource.name or f"document {resource.source.document + 1}"
+            costs = f"{money(resource.price.hourly_usd)} / h · {money(resource.estimate.run_usd)}"
+            rows.append([f"{inline(name, 60)} ({gpu(resource)})", inline(where(resource), 64),
+                         costs, _saving(top), rules_text])  # fmt: skip
+            continue
         rows.append(
             [
                 inline(resource.name or short_id(resource), 60),
                 inline(where(resource), 64),
                 gpu(resource),
-                *costs,
-                _saving(top),
-                inline(", ".join(_rule(f) for f in rules), 300),
+                money(resource.monthly_cost_usd),
+                _saving(top, monthly=True),
+                rules_text,
             ]
         )
     if jobs:
-        lines += table(JOB_HEADERS, rows, align="lllrrrl")
+        lines += table(JOB_HEADERS, rows, align="llrrl")
     else:
         lines += table(HEADERS, rows, align="lllrrl")
     if listed > ROWS:

@@ -3,6 +3,8 @@ resolved and removed, and the trend (a Mermaid `xychart-beta` plus a plain table
 
 from __future__ import annotations
 
+import json
+
 from gpu_audit.core.results import Change, Comparison, Resolved, ScanResult, TrendPoint
 from gpu_audit.report.markdown_text import inline, money, shown_source, table
 from gpu_audit.report.summary import short_id
@@ -101,7 +103,7 @@ def _resolved(since: Comparison) -> list[str]:
         [
             _where(r.location),
             inline(r.rule_id),
-            f"{r.first_seen:%Y-%m-%d}",
+            f"{r.first_seen:%Y\u2011%m\u2011%d}",  # non-breaking hyphens: the date never wraps
             money(r.monthly_savings_usd),
             money(part),
         ]
@@ -138,20 +140,29 @@ def _removed(since: Comparison) -> list[str]:
 
 
 def _where(location: str, limit: int = 64) -> str:
-    """A stored location (`provider/account/region/id` or `path:line`), its end kept if long."""
+    """A stored location, its end kept if long: `path:line` as given, `provider/account/region/id`
+    as words a narrow column can wrap between (`aws 111122223333 us-east-1 i-0a1b`)."""
     text = shown_source(location)
+    _, colon, line = text.rpartition(":")
+    if not (colon and line.isdigit()):
+        text = text.replace("/", " ")
     return inline("…" + text[-(limit - 1) :] if len(text) > limit else text, limit)
 
 
 def _trend(points: tuple[TrendPoint, ...]) -> list[str]:
     labels = ", ".join(f'"{p.generated_at:%Y-%m-%d}"' for p in points)
     top = max([p.monthly_cost_usd for p in points] + [1.0])
+    # dark line (spend), mid bars (found), dark blue bars drawn over them (realised): legible on
+    # GitHub's light and dark themes; Mermaid formats no tick, so the axis title carries the `$`
+    palette = {"xyChart": {"plotColorPalette": "#1f2937, #94a3b8, #1d4ed8"}}
+    init = json.dumps({"themeVariables": palette}, separators=(",", ": "))
     chart = [
         "```mermaid",
+        f"%%{{init: {init}}}%%",
         "xychart-beta",
-        '    title "GPU spend and savings per audit (USD / month)"',
+        '    title "GPU spend and savings per audit ($ per month)"',
         f"    x-axis [{labels}]",
-        f'    y-axis "USD / month" 0 --> {top * 1.1:.0f}',
+        f'    y-axis "$ per month" 0 --> {top * 1.1:.0f}',
         f"    line [{', '.join(f'{p.monthly_cost_usd:.0f}' for p in points)}]",
         f"    bar [{', '.join(f'{p.monthly_savings_usd:.0f}' for p in points)}]",
         f"    bar [{', '.join(f'{p.savings_realised_usd:.0f}' for p in points)}]",
@@ -170,8 +181,10 @@ def _trend(points: tuple[TrendPoint, ...]) -> list[str]:
     headers = ["Audit", "GPU spend", "Savings found", "Savings realised", "Open findings"]
     return [
         "",
-        f"**Trend over the last {len(points)} audits**: the line is GPU spend, the bars savings "
-        "found and, drawn over them, savings realised (per month).",
+        f"**Trend over the last {len(points)} audits**, in \\$ per month:",
+        "",
+        "_Legend: dark line: GPU spend · grey bars: savings found · blue bars, drawn over them: "
+        "savings realised (none at a first audit)._",
         "",
         *chart,
         "",
