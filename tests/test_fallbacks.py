@@ -92,3 +92,11 @@ def test_check_with_no_files_says_so(tmp_path: Path) -> None:
     assert code == 0 and "gpu-audit: check: no files given: nothing was checked" in err
     code, _, err = _run("check", tmp_path)
     assert "no job file found in the paths given: nothing was checked" in err
+
+
+def test_estimate_output_is_checked_and_said(tmp_path: Path) -> None:
+    code, _, err = _run("estimate", "--gpu", "A100:8", "-o", tmp_path / "e.html")
+    assert code == 2 and "no format writes '.html' files" in err
+    assert not (tmp_path / "e.html").exists()
+    code, _, err = _run("estimate", "--gpu", "A100:8", "-o", tmp_path / "e.md")
+    assert code == 0 and f"gpu-audit: wrote the markdown estimate to {tmp_path / 'e.md'}" in err

@@ -11,8 +11,8 @@ from typing import Any
 import click
 
 from gpu_audit.core.redact import redact_urls
-from gpu_audit.errors import ConfigError, ExitCode, GpuAuditError
-from gpu_audit.report import format_for
+from gpu_audit.errors import ConfigError, ExitCode, GpuAuditError, one_line
+from gpu_audit.report import check_extension, format_for
 
 ESTIMATE_FORMATS = ("table", "text", "json", "markdown")
 
@@ -37,11 +37,15 @@ def estimate(files: tuple[str, ...], **options: Any) -> None:
     fmt = options.pop("fmt") or format_for(output, sys.stdout.isatty())
     if fmt not in ESTIMATE_FORMATS:
         raise ConfigError(f"estimate: no {fmt} output; formats: {', '.join(ESTIMATE_FORMATS)}")
+    warning = check_extension(output, fmt) if output else None  # refused before any work
     report = run_estimate(EstimateRequest(files=files, fmt=fmt, **options))
     if output:
         from gpu_audit.report.writer import write_atomic
 
+        if warning:
+            click.echo(f"gpu-audit: warning: {one_line(warning)}", err=True)
         write_atomic(output, report.text, inputs=files)  # never over a job file
+        click.echo(f"gpu-audit: wrote the {fmt} estimate to {one_line(output)}", err=True)
     else:
         click.echo(report.text, nl=False)
     for error in report.errors:
