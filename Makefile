@@ -21,7 +21,7 @@ demo: $(STAMP)
 		--fail-on none >/dev/null && \
 	$(BIN)/gpu-audit scan --inventory fixtures/inventory/demo-next.yaml \
 		--policy fixtures/inventory/demo-policy.yaml --history "$$history/audits.db" \
-		--format table --fail-on none
+		--format table --fail-on none --report markdown=gpu-audit-demo.md
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

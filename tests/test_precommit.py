@@ -116,6 +116,6 @@ def test_a_commit_of_many_jobs_prints_one_summary(scratch: Path) -> None:
     run = _try_repo(scratch, *names)
     output = run.stdout + run.stderr
     assert run.returncode == 1, output
-    summaries = [line for line in output.splitlines() if " resources; GPU spend " in line]
+    summaries = [line for line in output.splitlines() if " jobs; GPU rate " in line]
     assert len(summaries) == 1, output
     assert "gpu-audit check: this run covers 24 staged files" in output, output

@@ -1,5 +1,6 @@
 """One error base class and one class per stage; every message is located (file:line, rule, key)."""
 
+import re
 import unicodedata
 from enum import IntEnum
 
@@ -26,6 +27,7 @@ class ExitCode(IntEnum):
     FINDINGS = 1  # open findings at or above --fail-on
     ERROR = 2  # usage, policy or input error (other inputs are still checked and reported)
     INCOMPLETE = 3  # a region, account or project could not be read; takes precedence over 1
+    INTERRUPTED = 130  # SIGINT (Ctrl-C): 128 + 2, as a shell reports it; no report half-written
 
 
 class GpuAuditError(Exception):
@@ -43,8 +45,39 @@ class ConfigError(GpuAuditError):
     """A bad command line or `.gpu-audit.yaml`."""
 
 
+_LONG_QUOTED = re.compile(r"'([^'\n]{120,})'")
+_LONG_WORD = re.compile(r"\S{200,}")
+
+
+def clipped(message: str) -> str:
+    """`message` with any value it quotes clipped to 80 characters (and the length said): a
+    50,000-character key in a file is one readable line, as inventory and job messages are."""
+
+    def clip(match: re.Match[str]) -> str:
+        text = match.group(1) if match.re is _LONG_QUOTED else match.group(0)
+        short = f"{text[:79]}… ({len(text):,} chars)"
+        return f"'{short}'" if match.re is _LONG_QUOTED else short
+
+    return _LONG_WORD.sub(clip, _LONG_QUOTED.sub(clip, message))
+
+
 class PolicyError(GpuAuditError):
-    """A policy file that does not load, validate or compile."""
+    """A policy file that does not load, validate or compile; quoted values are clipped."""
+
+    def __init__(self, message: object = "") -> None:
+        super().__init__(clipped(str(message)))
+
+
+class PolicyErrors(PolicyError):
+    """Every problem of the policy files, each a complete located line (`messages`), printed
+    as `InputErrors` are: one `gpu-audit: error: file:line: …` line each."""
+
+    def __init__(self, messages: list[str]) -> None:
+        super().__init__(messages[0])
+        self.messages = tuple(clipped(one_line(message)) for message in messages)
+
+    def __str__(self) -> str:
+        return "\ngpu-audit: error: ".join(self.messages)
 
 
 class InputError(GpuAuditError):

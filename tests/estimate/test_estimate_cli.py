@@ -55,7 +55,7 @@ def test_instance_type_request_with_nodes_and_cloud() -> None:
         "--cloud", "aws", "--max-usd", "200", "--format", "text",
     )  # fmt: skip
     assert code == 0
-    assert "p4d.24xlarge us-east-1 spot: $10.1866/h, run $122.24" in out  # 5.0933 × 2 × 12
+    assert "p4d.24xlarge us-east-1 spot: $10.19/h, run $122.24" in out  # 5.0933 × 2 × 12
     assert "OVER" in out and " ok" in out
 
 
@@ -63,7 +63,6 @@ def test_instance_type_request_with_nodes_and_cloud() -> None:
     ("args", "message"),
     [
         ((), "nothing to estimate"),
-        (("--gpu", "A100-80GB:8"), "need --hours"),
         (("--gpu", "A100:eight", "--hours", "1"), "whole number"),
         (("--gpu", "A100:8", "--instance-type", "p4d.24xlarge", "--hours", "1"), "not both"),
         (("--instance-type", "m5.large", "--hours", "1"), "not in the catalog"),
@@ -74,6 +73,28 @@ def test_bad_requests_are_one_line_errors(args: tuple[str, ...], message: str) -
     code, _, err = run("estimate", *args)
     assert code == 2
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_request_without_hours_prints_hourly_rates() -> None:
+    code, out, err = run("estimate", "--gpu", "H100:8", "--format", "text")
+    assert code == 0, err
+    title, first, *_ = out.splitlines()
+    assert "(hourly rates: give --hours to price a run)" in title and "cheapest hour first" in title
+    assert "Other GPUs with at least the memory asked for are included" in title
+    assert "/h (" in first and "run" not in first
+
+
+def test_an_instance_type_comes_first_and_substitutes_say_so() -> None:
+    code, out, _ = run(
+        "estimate", "--instance-type", "g5.xlarge", "--hours", "10", "--format", "text"
+    )
+    assert code == 0
+    lines = out.splitlines()[1:]
+    assert "g5.xlarge first, then substitutes" in out.splitlines()[0]
+    asked = [line for line in lines if line.startswith("g5.xlarge ")]
+    assert asked and lines[: len(asked)] == asked  # every g5.xlarge row before any other
+    others = [line for line in lines[len(asked) :] if " spot: " in line or " on-demand: " in line]
+    assert others and all("(substitute)" in line.split(":")[0] for line in others)
 
 
 def test_an_unreadable_file_exits_2_and_the_rest_is_estimated() -> None:
@@ -121,7 +142,7 @@ def test_catalog_lookup_of_a_gpu_names_the_instance_its_prices_are_of() -> None:
     assert code == 0
     row = next(line for line in out.splitlines() if line.startswith("nvidia-tesla-a100"))
     assert "(p4d.24xlarge per GPU)" in row
-    assert "2.74471" in row and "0.63666" in row  # 21.957642 / 8 and 5.0933 / 8
+    assert "$2.74" in row and "$0.6367" in row  # 21.957642 / 8 and 5.0933 / 8
 
 
 def test_output_never_replaces_a_job_file(tmp_path: Path) -> None:

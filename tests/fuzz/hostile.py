@@ -11,6 +11,7 @@ import copy
 import json
 import os
 from collections.abc import Callable
+from datetime import date
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,10 @@ YAML_RAW = [
     "@SUM(A1)",
     "' leading space'",
     '"' + "x" * 10_000 + '"',
+    "0.5",  # a count that is not whole (issue 26: `parallelism: 0.5` reached a report)
+    "2.25",
+    "1e15",
+    "12345678901234567890",
 ]
 DEEP = [5, 99, 101, 1000, 30_000]
 JSON_RAW = [
@@ -98,8 +103,21 @@ JSON_RAW = [
     '"\\ud800"',
     '"line\\nbreak"',
     "\"=cmd|' /C calc'!A0\"",
+    "0.5",
+    "1e15",
+    "12345678901234567890",
 ]
 HOSTILE_KEYS = ["", "colour", "capcity", "a\nb", "\u202ekey", "x" * 300, "1", "<<", "resources:"]
+# Keys YAML reads as something other than text (`8: x`, `true:`, a date): every mapping may get one
+NOT_TEXT_KEYS: list[Any] = [8, True, False, 0.5, None, date(2026, 1, 1)]
+# Keys that hold a count in some format: a mutation puts a fraction or a huge number there
+COUNT_KEYS = frozenset(
+    ["replicas", "parallelism", "num_nodes", "nodes", "numNodes", "count", "instance_count",
+     "InstanceCount", "replicaCount", "minReplicas", "maxReplicas", "completions", "workers",
+     "num_workers", "maxTrialCount", "MaxNumberOfTrainingJobs", "nvidia.com/gpu"]
+)  # fmt: skip
+COUNTS = [0.5, 1.5, 2.25, 1e15, 10**20, 7.000001]
+MANY = 300  # keys a "many" mutation adds to one mapping: many errors in one file
 
 
 @cache
@@ -150,7 +168,9 @@ def plain(value: Any) -> Any:
 
 
 def _key(key: Any) -> Any:
-    return key if isinstance(key, str | int | float | bool) or key is None else str(key)
+    if isinstance(key, str | int | float | bool | date) or key is None:
+        return key
+    return str(key)
 
 
 def load_seed(path: Path) -> list[Any]:
@@ -207,7 +227,22 @@ def mutated(draw: st.DrawFn, kind: str, json_out: bool | None = None) -> tuple[s
 def _mutate(draw: st.DrawFn, document: Any, raw: dict[str, str], as_json: bool) -> Any:
     paths = _paths(document)
     path = draw(st.sampled_from(paths))
-    op = draw(st.sampled_from(["hostile", "hostile", "hostile", "list", "map", "delete", "key"]))
+    ops = ["hostile", "hostile", "hostile", "list", "map", "delete", "key", "count", "many"]
+    op = draw(st.sampled_from(ops))
+    if op == "count":
+        counts = [p for p in paths if p and p[-1] in COUNT_KEYS]
+        if counts:
+            path = draw(st.sampled_from(counts))
+            _get(document, path[:-1])[path[-1]] = draw(st.sampled_from(COUNTS))
+            return document
+        op = "hostile"
+    if op == "many":
+        target = _get(document, path)
+        if isinstance(target, dict):
+            for index in range(MANY):
+                target[f"bad_key_{index}"] = index
+            return document
+        op = "key"
     if op == "hostile":
         new = _hostile(draw, raw, as_json)
     elif op == "list":
@@ -217,7 +252,8 @@ def _mutate(draw: st.DrawFn, document: Any, raw: dict[str, str], as_json: bool) 
     elif op == "key":
         target = _get(document, path)
         if isinstance(target, dict):
-            target[draw(st.sampled_from(HOSTILE_KEYS))] = _hostile(draw, raw, as_json)
+            keys = HOSTILE_KEYS if as_json else [*HOSTILE_KEYS, *NOT_TEXT_KEYS]
+            target[draw(st.sampled_from(keys))] = _hostile(draw, raw, as_json)
         return document
     else:
         if not path:

@@ -1,8 +1,10 @@
 """The promises every run keeps, checked on the real CLI run in-process (click's CliRunner).
 
 No exception escapes; the exit code is 0, 1, 2 or 3; every stderr line is one
-`gpu-audit: error: FILE:LINE: …` (or a file-level `FILE: …`, or an `incomplete:` coverage gap);
-every JSON and SARIF report parses strictly (no NaN/Infinity) and validates against its schema.
+`gpu-audit: error: FILE:LINE: …` or `gpu-audit: warning: FILE:LINE: …` (or a file-level
+`FILE: …`, an `incomplete:` coverage gap, or a note saying where a report went); a file's errors
+are bounded (the first shown, the rest counted); every JSON and SARIF report parses strictly (no
+NaN/Infinity) and validates against its schema.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from gpu_audit.cli.main import main
 from tests.conftest import SARIF_SCHEMA
 
 EXIT_CODES = {0, 1, 2, 3}
+MAX_ERROR_LINES = 60  # per input file: the first errors and a count of the rest
+NOTES = ("gpu-audit: incomplete: ", "gpu-audit: wrote ", "gpu-audit: check: ")
 HANG_SECONDS = 30
 # Whole-file problems have no line to name: the file is the location.
 FILE_LEVEL = re.compile(
@@ -70,6 +74,10 @@ def check_run(result: Result, inputs: Sequence[str], fmt: str | None, text: str)
             raise Broken(f"{problem}: {line!r}{where}")
     if result.exit_code == 2 and not result.stderr.strip():
         raise Broken(f"exit 2 without a message{where}")
+    for path in inputs:
+        count = result.stderr.count(f"gpu-audit: error: {path}:")
+        if count > MAX_ERROR_LINES:
+            raise Broken(f"{count} error lines for one file: not bounded{where}")
     if fmt in ("json", "sarif") and result.stdout.strip():
         document = strict_json(result.stdout, where)
         if document is not None:
@@ -86,9 +94,9 @@ def _message_problems(stderr: str, inputs: Sequence[str]) -> Iterator[tuple[str,
         if index + 1 < len(lines) and not lines[index + 1].startswith(starts):
             yield "message spans lines", line
             continue
-        if line.startswith("gpu-audit: incomplete: "):
+        if line.startswith(NOTES):
             continue
-        message = line.removeprefix("gpu-audit: error: ")  # `policies validate` prints it bare
+        message = line.removeprefix("gpu-audit: error: ").removeprefix("gpu-audit: warning: ")
         path = next((p for p in inputs if message.startswith(f"{p}:")), None)
         if path is None:
             yield "message names no input file", line

@@ -93,7 +93,7 @@ def write(tmp_path: Path, text: str, name: str = "p.yaml") -> str:
         ),
         (
             "version: 1\nrules:\n  - id: r1\n    severity: high\n    require: {1: spot}\n",
-            ":5: rule 'r1': 1: a field name must be text, got 1",
+            ":5: rule 'r1': 1: a key must be text, got a number (quote it)",
         ),
         (
             'version: 1\nrules:\n  - id: r1\n    severity: high\n    require: {gpu.count: {gte: "a\\nb"}}\n',
@@ -238,8 +238,13 @@ def test_the_validation_cache_is_keyed_by_the_policy_and_the_schema(
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     validated: list[str] = []
-    real = loader._validate_schema
-    monkeypatch.setattr(loader, "_validate_schema", lambda p, d: (validated.append(p), real(p, d)))
+    real = loader.schema_problems
+
+    def counted(path: str, data: object) -> list:
+        validated.append(path)
+        return real(path, data)
+
+    monkeypatch.setattr(loader, "schema_problems", counted)
     path = write(tmp_path, "version: 1\nrules:" + GOOD_RULE)
     load_policy([path])
     load_policy([path])

@@ -36,7 +36,7 @@ def test_markdown_and_json_from_one_scan(in_root: Path, tmp_path: Path) -> None:
     report = md.read_text(encoding="utf-8")
     assert report.startswith("# GPU audit report")
     assert document["generated_at"] == "2026-11-20T06:00:00Z"
-    assert "| Scan time | 2026-11-20 06:00 UTC |" in report
+    assert "| Scan time | 2026\u201111\u201120 06:00 UTC |" in report  # non-breaking hyphens
     assert csv_path.read_bytes().count(b"\r\n") == len(document["findings"]) + 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["audit.csv", "audit.json", "audit.md"]
 

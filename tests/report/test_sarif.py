@@ -133,3 +133,18 @@ def test_job_fixtures_point_at_their_keys(checked: ScanResult, in_root: Path) ->
         assert locations[(finding.rule_id, uri)] >= 1
         assert finding.line is not None
     assert all(not uri.startswith("/") for _, uri in locations)
+
+
+def test_runs_carry_what_azure_devops_advanced_security_requires(
+    demo: ScanResult, checked: ScanResult, in_root: Path
+) -> None:
+    """ADO Advanced Security rejects a run without `automationDetails.id` or `tool.driver.fullName`;
+    GitHub reads the id's part before the last `/` as the analysis category."""
+    for result, command in ((demo, "scan"), (checked, "check")):
+        run = run_of(result, in_root)
+        driver = run["tool"]["driver"]
+        assert driver["fullName"] == f"gpu-audit {result.tool_version}"
+        run_id = run["automationDetails"]["id"]
+        category, _, when = run_id.rpartition("/")
+        assert category == f"gpu-audit/{command}"
+        assert when == result.generated_at.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -46,7 +46,7 @@ def test_no_findings() -> None:
 
     text = table.render(EMPTY)
     assert text.startswith("No open findings.")
-    assert text.splitlines()[-1].startswith("0 findings; 0 resources")
+    assert text.splitlines()[-1].startswith("0 findings; 0 jobs; GPU rate $0/hour")
 
 
 def test_name_column_width_and_colour_only_on_a_terminal(
@@ -99,7 +99,9 @@ def test_fits_the_width(demo: ScanResult, width: int) -> None:
     assert len(lines) > 20
     assert max(map(len, lines)) <= width
     assert lines[0].split()[:2] == ["rule", "name"]  # the rule and the name always stay
-    assert ("type" in lines[0].split()) is (width >= 120)
+    # what was found is clipped last: the instance type goes before it is cut
+    assert "type" not in lines[0].split()
+    assert "capacity = on-demand" in "\n".join(lines)
     assert "fm-h100-0" in "\n".join(lines) and "$42,261" in "\n".join(lines)
 
 

@@ -34,12 +34,19 @@ def _refused(path: Path, match: str, **options: object) -> str:
     return message
 
 
-def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+def test_a_fifo_is_written_in_place(tmp_path: Path) -> None:
+    import threading
+
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    _refused(fifo, "a FIFO, not a regular file")
+    received: list[str] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text(encoding="utf-8")))
+    reader.start()
+    write_atomic(str(fifo), "report\n")
+    reader.join(timeout=10)
+    assert received == ["report\n"]
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
-    assert sorted(os.listdir(tmp_path)) == ["pipe"]
+    assert sorted(os.listdir(tmp_path)) == ["pipe"]  # no temp file, no rename
 
 
 def test_a_directory_is_refused(tmp_path: Path) -> None:
@@ -49,21 +56,41 @@ def test_a_directory_is_refused(tmp_path: Path) -> None:
     assert folder.is_dir()
 
 
-def test_a_device_is_refused(tmp_path: Path) -> None:
-    device = tmp_path / "null"
-    try:
-        os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # what /dev/null is
-    except PermissionError:
-        pytest.skip("creating a device node needs root")
-    _refused(device, "a device, not a regular file")
-    assert stat.S_ISCHR(os.stat(device).st_mode)
+def test_dev_null_is_written_in_place() -> None:
+    write_atomic("/dev/null", "report\n")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
-def test_dev_full_is_refused() -> None:
+def test_dev_full_says_the_device_is_full() -> None:
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full")
-    _refused(Path("/dev/full"), "a device")
+    _refused(Path("/dev/full"), "No space left on device")
     assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def test_a_device_input_is_still_refused() -> None:
+    _refused(Path("/dev/null"), "input of this run", inputs=["/dev/null"])
+
+
+@pytest.mark.parametrize("redirect", ["pipe", "append"])
+def test_dev_stdout_writes_to_whatever_stdout_is(tmp_path: Path, redirect: str) -> None:
+    demo = ROOT / "fixtures" / "inventory" / "demo.yaml"
+    command = [str(Path(sys.executable).parent / "gpu-audit"), "scan", "--inventory", str(demo),
+               "-o", "/dev/stdout", "--format", "json", "--fail-on", "none", "-q"]  # fmt: skip
+    if redirect == "pipe":
+        run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        text = run.stdout
+    else:
+        log = tmp_path / "log.txt"
+        log.write_text("before\n")
+        with log.open("a") as handle:
+            run = subprocess.run(command, stdout=handle, stderr=subprocess.PIPE, text=True,
+                                 timeout=120)  # fmt: skip
+        text = log.read_text()
+        assert text.startswith("before\n")  # `>>`: what was there stays
+        text = text.removeprefix("before\n")
+    assert run.returncode == 0, run.stderr
+    assert text.startswith('{\n  "version"') and text.rstrip().endswith("}")
 
 
 def test_an_input_of_the_run_is_refused_by_any_name(tmp_path: Path) -> None:

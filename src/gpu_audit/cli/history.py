@@ -69,7 +69,8 @@ def history_group() -> None:
 @_CONFIG
 def history_list(path: str | None, config_path: str | None) -> None:
     """Audits: when, scope, counts, spend and savings."""
-    from tabulate import tabulate
+    from gpu_audit.report.fit import fitted, terminal_width
+    from gpu_audit.report.summary import usd
 
     store = _open(path, config_path)
     rows = [
@@ -82,16 +83,17 @@ def history_list(path: str | None, config_path: str | None) -> None:
             _count(a.new),
             _count(a.persisting),
             _count(a.resolved),
-            f"{a.monthly_cost_usd:,.2f}",
-            f"{a.monthly_savings_usd:,.2f}",
-            f"{a.savings_realised_usd:,.2f}",
+            usd(a.monthly_cost_usd),
+            usd(a.monthly_savings_usd),
+            usd(a.savings_realised_usd),
         )
         for a in store.audits()
     ]
     store.close()
     headers = ["id", "when (UTC)", "scope", "resources", "open", "new", "persisting"]
-    headers += ["resolved", "spend $/mo", "savings found $/mo", "savings realised $/mo"]
-    click.echo(tabulate(rows, headers=headers, disable_numparse=True))
+    headers += ["resolved", "spend/mo", "found/mo", "realised/mo"]  # savings found, realised
+    drop = ("persisting", "resolved", "new", "resources")  # spend and savings stay
+    click.echo(fitted(headers, [list(map(str, r)) for r in rows], terminal_width(), drop))
 
 
 @history_group.command("show", short_help="Render a recorded audit again.")
@@ -116,8 +118,14 @@ def history_show(
         store.close()
     if output:
         from gpu_audit.core.writer import write_atomic
+        from gpu_audit.errors import one_line
+        from gpu_audit.report import check_extension
 
-        write_atomic(output, text)
+        warning = check_extension(output, fmt)
+        if warning:
+            click.echo(f"gpu-audit: warning: {one_line(warning)}", err=True)
+        write_atomic(output, text, inputs=[store.path])
+        click.echo(f"gpu-audit: wrote the {fmt} report to {one_line(output)}", err=True)
     else:
         click.echo(text, nl=False)
 

@@ -21,7 +21,7 @@ from gpu_audit.core.redact import redact_urls
 from gpu_audit.core.resource import Severity
 from gpu_audit.core.results import Change, ScanResult
 from gpu_audit.errors import ConfigError, ExitCode, GpuAuditError, one_line
-from gpu_audit.report import REPORTERS, format_for
+from gpu_audit.report import REPORTERS, check_extension, format_for
 from gpu_audit.report.escape import escape_unencodable
 from gpu_audit.settings import FAIL_ON, Settings, load_settings
 
@@ -92,6 +92,9 @@ class _Group(click.Group):
         except GpuAuditError as exc:
             click.echo(f"gpu-audit: error: {redact_urls(str(exc))}", err=True)
             ctx.exit(ExitCode.ERROR)
+        except KeyboardInterrupt:  # not 1 ("open findings"): what a shell reports for SIGINT
+            click.echo("\ngpu-audit: interrupted", err=True)
+            ctx.exit(ExitCode.INTERRUPTED)
 
 
 def _report_spec(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> list[Any]:
@@ -199,6 +202,9 @@ def check(files: tuple[str, ...], excludes: tuple[str, ...], **options: Any) -> 
     )
     needs_comparison(options, None)
     result = run_check(request, settings)
+    if not result.scope.files and not result.skipped:
+        given = "no files given" if not files else "no job file found in the paths given"
+        click.echo(f"gpu-audit: check: {given}: nothing was checked", err=True)
     if os.environ.get("PRE_COMMIT") and not options["output"]:
         # pre-commit may split a very large commit into several runs, each printing a summary.
         noun = "file" if len(files) == 1 else "files"
@@ -207,8 +213,11 @@ def check(files: tuple[str, ...], excludes: tuple[str, ...], **options: Any) -> 
 
 
 def run_settings(options: dict[str, Any]) -> Settings:
-    """The settings file, read (and every error in it raised) before any work starts; then the
-    price file (--prices, else the file's `prices:`) laid over the catalog."""
+    """The settings file, read (and every error in it raised) before any work starts, as is an
+    output path no format writes; then the price file (--prices, else the file's `prices:`) laid
+    over the catalog."""
+    for name, path in [*options["reports"], (options["fmt"] or "", options["output"] or "")]:
+        check_extension(path, name)
     settings = load_settings(options["config_path"])
     flag = options.pop("prices")
     now = datetime.now(UTC)
@@ -216,32 +225,52 @@ def run_settings(options: dict[str, Any]) -> Settings:
     return settings
 
 
-def finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> None:
-    from gpu_audit.report import write_report
+def invocation() -> tuple[str, ...]:
+    """The invocation after `gpu-audit`, secrets redacted (the Markdown header's command)."""
     from gpu_audit.report.command import redact_argv
 
-    argv = redact_argv(click.get_current_context().meta.get(ARGV, ()))
-    result = replace(result, scope=replace(result.scope, argv=argv, prices=options["prices"]))
+    return redact_argv(click.get_current_context().meta.get(ARGV, ()))
+
+
+def _write_files(
+    result: ScanResult, outputs: list[tuple[str, str]], settings: Settings, options: dict[str, Any]
+) -> None:
+    """Each (format, path) written atomically, after every path's extension is checked (a
+    refused one writes none), each said on stderr unless -q."""
+    from functools import partial
+
+    from gpu_audit.core.writer import write_atomic  # tempfile: ~15 ms a hook need not pay
+    from gpu_audit.report import write_report
+
+    for name, path in outputs:
+        warning = check_extension(path, name)
+        if warning:
+            click.echo(f"gpu-audit: warning: {one_line(warning)}", err=True)
+    scope = result.scope  # a report never replaces a file the run read
+    read = [settings.source, options["baseline"], options.get("history")]
+    inputs = [*scope.files, *scope.policy_files, *filter(None, read)]
+    for name, path in outputs:
+        write_atomic(path, partial(write_report, name, result), inputs=inputs)
+        if not options["quiet"]:
+            click.echo(f"gpu-audit: wrote the {name} report to {one_line(path)}", err=True)
+
+
+def finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> None:
+    from gpu_audit.core.savings import nothing_scanned, summarize
+    from gpu_audit.report import write_report
+
+    scope = replace(result.scope, argv=invocation(), prices=options["prices"])
+    result = replace(result, scope=scope)
     fmt = options["fmt"] or format_for(options["output"], sys.stdout.isatty())
-    if options["reports"] or options["output"]:
-        from functools import partial
-
-        from gpu_audit.core.writer import write_atomic  # tempfile: ~15 ms a hook need not pay
-
-        scope = result.scope  # a report never replaces a file the run read
-        read = [settings.source, options["baseline"], options.get("history")]
-        inputs = [*scope.files, *scope.policy_files, *filter(None, read)]
-        for name, path in options["reports"]:
-            write_atomic(path, partial(write_report, name, result), inputs=inputs)
-    if options["output"]:
-        write_atomic(options["output"], partial(write_report, fmt, result), inputs=inputs)
-    elif options["quiet"]:
-        from gpu_audit.core.savings import summarize
+    outputs = [*options["reports"], *([(fmt, options["output"])] if options["output"] else [])]
+    if outputs:
+        _write_files(result, outputs, settings, options)
+    if options["quiet"] and not options["output"]:
         from gpu_audit.report.summary import summary_line
 
         click.echo(summary_line(summarize(result)))
-    else:
-        if result.coverage_gaps and fmt in ("table", "text"):
+    elif not options["output"]:  # else the report went to its file, and stdout stays empty
+        if result.coverage_gaps and fmt in ("table", "text") and not nothing_scanned(result):
             click.echo(incomplete_notice(result))  # before any "No open findings"
         write_report(fmt, result, sys.stdout)
     if options["verbose"]:
@@ -261,7 +290,8 @@ def finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> N
         click.echo(f"gpu-audit: prices: {terminal_safe(prices_text(result))}", err=True)
     for skipped in result.input_errors:
         click.echo(f"gpu-audit: error: {one_line(redact_urls(skipped.reason))}", err=True)
-    for gap in result.coverage_gaps:
+    in_report = not options["output"] and not options["quiet"] and fmt in ("table", "text")
+    for gap in [] if in_report else result.coverage_gaps:  # said once: the report has them
         line = f"{gap.location}: {gap.error}: {gap.message}"
         click.echo(f"gpu-audit: incomplete: {one_line(redact_urls(line))}", err=True)
     new_only = options["new_only"] or options["fail_on_new"]

@@ -40,6 +40,7 @@ class ScanRequest:
     baseline: str | None = None  # or compare with this saved JSON report
     shard: Shard | None = None  # scan only this shard's work items (workitems.py)
     run_id: str | None = None  # names the sharded run, so `merge` refuses other runs' shards
+    argv: tuple[str, ...] = ()  # the invocation, redacted: recorded with the audit's scope
 
 
 @shared
@@ -85,7 +86,8 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
             messages = exc.messages if isinstance(exc, InputErrors) else (str(exc),)
             shown = redact_urls(path)  # a URL given as a path keeps no secret in any report
             unreadable.extend(
-                Skipped(path=shown, reason=redact_urls(m), error=True) for m in messages
+                Skipped(path=shown, reason=redact_urls(m), error=True, line=_line_in(m, path))
+                for m in messages
             )
             continue
         resources.extend(inventory.resources)
@@ -118,6 +120,7 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
             sorted({*(x for s in scanned for x in s.regions), *(r.region or "" for r in resources)})
         ),
         files=tuple(map(redact_urls, request.inventories)),
+        argv=request.argv,
     )
     if request.shard is not None:
         from gpu_audit.shards.reports import stamp
@@ -144,6 +147,13 @@ def handed_over(items: list[T]) -> Iterator[T]:
     items.reverse()
     while items:
         yield items.pop()
+
+
+def _line_in(message: str, path: str) -> int | None:
+    """The line of a `path:line: …` message, so a report's `skipped[].line` keeps it."""
+    head, _, rest = message.partition(f"{path}:") if message.startswith(path) else ("", "", "")
+    number = rest.split(":", 1)[0]
+    return int(number) if not head and number.isdigit() else None
 
 
 def _compared(result: ScanResult, history: str | None, baseline: str | None) -> ScanResult:
@@ -211,7 +221,27 @@ def run_check(request: CheckRequest, settings: Settings) -> ScanResult:
     result = audit(
         loaded.resources, policy, now, scope, skipped=skipped, workload_patterns=patterns
     )
+    _warn_unknown_ignores(result)
     return _compared(result, None, request.baseline)
+
+
+def _warn_unknown_ignores(result: ScanResult) -> None:
+    """One located warning per ignore comment naming a rule the policy does not have."""
+    from gpu_audit.errors import one_line
+    from gpu_audit.jobs.suppress import unknown_ignores
+
+    tables = {
+        r.source.path: {line: dict(rules) for line, rules in r.source.suppressions.items()}
+        for r in result.resources
+        if r.source.suppressions and r.source.path
+    }
+    known = {name for rule in result.rules for name in (rule.id, *rule.aliases)}
+    for path, line, rule, close in unknown_ignores(tables, known):
+        hint = f" (did you mean '{close}'?)" if close else ""
+        sys.stderr.write(
+            f"gpu-audit: warning: {one_line(f'{path}:{line}')}: ignore comment names unknown "
+            f"rule '{one_line(rule)}'{hint}; it suppresses nothing\n"
+        )
 
 
 def with_flags(settings: Settings, request: ScanRequest) -> Settings:
@@ -279,12 +309,15 @@ def _progress(provider: str) -> Any:
 
 def lookup_rows(names: tuple[str, ...], region: str | None) -> tuple[list[list[str]], list[str]]:
     from gpu_audit.catalog import gpu_class, gpu_hour_price, instance_spec, price
+    from gpu_audit.catalog.regions import check_region
 
     rows: list[list[str]] = []
     unknown: list[str] = []
     for name in names:
         spec = instance_spec(name)
         if spec is not None:
+            if region:
+                check_region(region, (spec.cloud,))
             quote = price(name, region)
             cls = gpu_class(spec.gpu_model)
             rank = cls.rank if cls else None
@@ -302,6 +335,8 @@ def lookup_rows(names: tuple[str, ...], region: str | None) -> tuple[list[list[s
             continue
         cls = gpu_class(name)
         if cls is not None:
+            if region:
+                check_region(region, ("aws", "gcp", "azure"))
             quote = gpu_hour_price(cls.name)
             label = f"{name} ({quote.item} per GPU)" if quote and quote.item else name
             rows.append(
@@ -319,5 +354,8 @@ def _text(value: Any) -> str:
 def _quote(quote: Any) -> list[str]:
     if quote is None:
         return ["-", "-", "-", "-", "unpriced"]
+    from gpu_audit.report.summary import usd
+
     region = quote.region + ("" if quote.exact_region else " (reference)")
-    return [region, _text(quote.on_demand), _text(quote.spot), quote.as_of, quote.source]
+    on_demand, spot = (("-" if p is None else usd(p)) for p in (quote.on_demand, quote.spot))
+    return [region, on_demand, spot, quote.as_of, quote.source]

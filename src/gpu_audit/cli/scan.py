@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from gpu_audit.cli.history import needs_comparison
-from gpu_audit.cli.main import F, finish, now_from, output_options, run_settings
+from gpu_audit.cli.main import F, finish, invocation, now_from, output_options, run_settings
 from gpu_audit.cli.shard import shard_options, shard_request
 from gpu_audit.collectors.provider import Option
 from gpu_audit.collectors.registry import PROVIDERS
@@ -107,6 +107,7 @@ def scan(
         config_path=options["config_path"],
         history=history or settings.history,
         baseline=options["baseline"],
+        argv=invocation(),
         **shard_request(shard_text, run_id),
     )
     needs_comparison(options, request.history)

@@ -12,9 +12,9 @@ import click
 
 from gpu_audit.cli.prices import diff, prices_option, refresh, use_prices
 from gpu_audit.core.redact import redact_urls
-from gpu_audit.errors import ConfigError, ExitCode, GpuAuditError
+from gpu_audit.errors import ConfigError, ExitCode, GpuAuditError, one_line
 from gpu_audit.estimate import FORMATS
-from gpu_audit.report import format_for
+from gpu_audit.report import check_extension, format_for
 
 ESTIMATE_FORMATS = FORMATS
 
@@ -41,11 +41,15 @@ def estimate(files: tuple[str, ...], **options: Any) -> None:
     fmt = options.pop("fmt") or format_for(output, sys.stdout.isatty())
     if fmt not in ESTIMATE_FORMATS:
         raise ConfigError(f"estimate: no {fmt} output; formats: {', '.join(ESTIMATE_FORMATS)}")
+    warning = check_extension(output, fmt) if output else None  # refused before any work
     report = run_estimate(EstimateRequest(files=files, fmt=fmt, **options))
     if output:
         from gpu_audit.core.writer import write_atomic
 
+        if warning:
+            click.echo(f"gpu-audit: warning: {one_line(warning)}", err=True)
         write_atomic(output, report.text, inputs=files)  # never over a job file
+        click.echo(f"gpu-audit: wrote the {fmt} estimate to {one_line(output)}", err=True)
     else:
         click.echo(report.text, nl=False)
     for error in report.errors:
@@ -68,8 +72,9 @@ def policies_validate(files: tuple[str, ...]) -> None:
     for path in files:
         try:
             policy = load_policy([path])
-        except GpuAuditError as exc:
-            click.echo(f"{exc}", err=True)
+        except GpuAuditError as exc:  # every problem of the file, one located line each
+            for line in getattr(exc, "messages", None) or (str(exc),):
+                click.echo(f"gpu-audit: error: {line}", err=True)
             failed = True
             continue
         click.echo(f"{path}: ok ({len(policy.rules)} rules, {len(policy.waivers)} waivers)")
@@ -115,12 +120,10 @@ def catalog_lookup(names: tuple[str, ...], region: str | None, prices: str | Non
     """GPU, count, memory, class and prices of instance types (or GPU names)."""
     _prices(prices)
     from gpu_audit.cli.runners import lookup_rows
+    from gpu_audit.report.escape import terminal_safe
+    from gpu_audit.report.fit import fitted, terminal_width
 
     rows, unknown = lookup_rows(names, region)
-    from tabulate import tabulate
-
-    from gpu_audit.report.escape import terminal_safe
-
     if rows:
         headers = [
             "type",
@@ -132,11 +135,12 @@ def catalog_lookup(names: tuple[str, ...], region: str | None, prices: str | Non
             "region",
             "on-demand $/h",
             "spot $/h",
-            "as of",
             "source",
         ]
-        shown = [[terminal_safe(cell) for cell in row] for row in rows]
-        click.echo(tabulate(shown, headers=headers, disable_numparse=True))
+        rows = [[*row[:-2], f"as of {row[-2]}: {row[-1]}" if row[-1] != "unpriced" else "-"]
+                for row in rows]  # fmt: skip
+        drop = ("class rank", "count", "cloud", "GiB/GPU")  # the GPU, region and prices stay
+        click.echo(fitted(headers, rows, terminal_width(), drop, footnotes="source"))
     for name in unknown:
         click.echo(f"gpu-audit: {terminal_safe(name)}: not in the catalog", err=True)
     sys.exit(ExitCode.ERROR if unknown else ExitCode.OK)

@@ -16,10 +16,18 @@ from gpu_audit.core.jsonitems import Fallback, Streamed, load_streamed
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import CoverageGap
 from gpu_audit.core.yamlguard import lone_surrogate, printable
-from gpu_audit.core.yamlsrc import LineList, LineMap, load_documents, load_json, read_text
+from gpu_audit.core.yamlsrc import (
+    MAX_DATA_BYTES,
+    LineList,
+    LineMap,
+    load_documents,
+    load_json,
+    read_text,
+)
 from gpu_audit.errors import InputError, InputErrors
 
-MAX_INVENTORY_BYTES = 512 * 1024 * 1024
+MAX_INVENTORY_BYTES = MAX_DATA_BYTES
+MAX_ERRORS = 50  # a file's errors shown; the rest are counted (350,000 lines help nobody)
 # A JSON inventory with errors is read again as YAML to name their lines, up to this size.
 MAX_LOCATED_JSON_BYTES = 64 * 1024 * 1024
 # A JSON inventory larger than this is read resource by resource (`_streams`).
@@ -64,7 +72,12 @@ def load_report(path: str) -> tuple[Inventory, dict[str, Any]]:
             inventory, data = streamed
     if problems:
         tree = tree or _lined(path, text)
-        messages = [f"{path}:{_line_at(tree, where)}: {message}" for where, message in problems]
+        shown = problems[:MAX_ERRORS]
+        messages = [f"{path}:{_line_at(tree, where)}: {message}" for where, message in shown]
+        if len(problems) > MAX_ERRORS:
+            rest, line = len(problems) - MAX_ERRORS, _line_at(tree, problems[MAX_ERRORS][0])
+            messages.append(f"{path}:{line}: and {rest:,} more errors in this file, the next "
+                            f"one here (the first {MAX_ERRORS} are shown)")  # fmt: skip
         raise InputErrors(messages)
     header = {k: v for k, v in data.items() if k not in _BULK} if isinstance(data, dict) else {}
     return inventory, header
@@ -108,8 +121,8 @@ def _parse(path: str, text: str) -> Any:
 
 def _lined(path: str, text: str) -> Any:
     """The JSON file again, with line numbers (the YAML reader): only when there are errors."""
-    if len(text) > MAX_LOCATED_JSON_BYTES:
-        return None
+    if len(text) > MAX_LOCATED_JSON_BYTES or "\n" not in text.rstrip():
+        return None  # too large to read twice, or one line: every error is on line 1
     try:
         return load_documents(path, text)[0].data
     except InputError:
@@ -194,7 +207,7 @@ class _Resources:
         if not isinstance(raw, Mapping):
             self.problems.append(((index,), f"resource #{index + 1}: expected a mapping of fields"))
             return
-        resource, found = read_mapping(raw)
+        resource, found = read_mapping(raw, hints=len(self.problems) < MAX_ERRORS)
         label = _label(raw, index) if found else ""
         for problem in found:
             self.problems.append(

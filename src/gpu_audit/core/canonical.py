@@ -95,12 +95,16 @@ def from_mapping(raw: Mapping[str, Any]) -> Resource:
     return resource
 
 
-def read_mapping(raw: Mapping[str, Any]) -> tuple[Resource | None, list[FieldProblem]]:
+def read_mapping(
+    raw: Mapping[str, Any], hints: bool = True
+) -> tuple[Resource | None, list[FieldProblem]]:
     """A Resource from its canonical mapping, or None and every problem found (not just one).
 
     One pass over the keys the mapping has, each converted by its field's converter (chosen
     once, at import): a 100k-resource inventory is read at about the speed of the JSON parser.
+    `hints=False` leaves out the did-you-mean (a file past its shown errors only counts them).
     """
+    hint = suggest if hints else _no_hint
     problems: list[FieldProblem] = []
     if not _is_name(raw.get("id")):
         problems.append(FieldProblem("id", "every resource needs an id"))
@@ -118,13 +122,13 @@ def read_mapping(raw: Mapping[str, Any]) -> tuple[Resource | None, list[FieldPro
                     problems.append(problem)
         elif key in _INNER:
             if value is not None:
-                section = _section(key, value, problems)
+                section = _section(key, value, problems, hint)
                 if section is not None:
                     values[key] = section
         elif key not in ("source", "note"):
             name = printable(key)
-            problems.append(FieldProblem(name, f"unknown field '{name}'{suggest(key, KEYS)}"))
-    source = _source(raw, problems)
+            problems.append(FieldProblem(name, f"unknown field '{name}'{hint(key, KEYS)}"))
+    source = _source(raw, problems, hint)
     if source is not None:
         values["source"] = source
     if problems:  # unknown keys first (a misspelt key explains the value problems after it)
@@ -134,7 +138,9 @@ def read_mapping(raw: Mapping[str, Any]) -> tuple[Resource | None, list[FieldPro
     return Resource(**values), []
 
 
-def _section(name: str, raw: Any, problems: list[FieldProblem]) -> Any:
+def _section(
+    name: str, raw: Any, problems: list[FieldProblem], hint: Callable[[Any, Any], str]
+) -> Any:
     """A section (`gpu`, `price`, …) built from its mapping; None when it has problems."""
     if raw.__class__ is not dict and not isinstance(raw, Mapping):
         problems.append(FieldProblem(name, "expected a mapping"))
@@ -145,8 +151,8 @@ def _section(name: str, raw: Any, problems: list[FieldProblem]) -> Any:
     for key, value in raw.items():
         convert = converters.get(key)
         if convert is None:
-            dotted, hint = f"{name}.{printable(key)}", suggest(key, converters)
-            problems.append(FieldProblem(dotted, f"unknown field '{dotted}'{hint}"))
+            dotted, close = f"{name}.{printable(key)}", hint(key, converters)
+            problems.append(FieldProblem(dotted, f"unknown field '{dotted}'{close}"))
         elif value is not None:
             try:
                 parts[key] = convert(value)
@@ -255,11 +261,17 @@ def suggest(key: Any, choices: Any) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+def _no_hint(key: Any, choices: Any) -> str:
+    return ""
+
+
 def _is_name(value: Any) -> bool:
     return isinstance(value, str | int) and not isinstance(value, bool) and value != ""
 
 
-def _source(raw: Mapping[str, Any], problems: list[FieldProblem]) -> SourceRef | None:
+def _source(
+    raw: Mapping[str, Any], problems: list[FieldProblem], hint: Callable[[Any, Any], str]
+) -> SourceRef | None:
     """`source: {path, line}` and `note`, type-checked (a string line is a problem, not a crash)."""
     note = raw.get("note")
     if note is not None and not isinstance(note, str):
@@ -273,8 +285,8 @@ def _source(raw: Mapping[str, Any], problems: list[FieldProblem]) -> SourceRef |
         return None
     for key in source:
         if key not in ("path", "line"):
-            dotted, hint = f"source.{printable(key)}", suggest(key, ("path", "line"))
-            problems.append(FieldProblem(dotted, f"unknown field '{dotted}'{hint}"))
+            dotted, close = f"source.{printable(key)}", hint(key, ("path", "line"))
+            problems.append(FieldProblem(dotted, f"unknown field '{dotted}'{close}"))
     path, line = source.get("path"), source.get("line")
     if path is not None and not isinstance(path, str):
         problems.append(FieldProblem("source.path", f"expected str, got {shown(path)}"))

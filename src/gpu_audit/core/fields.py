@@ -62,6 +62,8 @@ class FieldSpec:
             return f"{value:g} is below the minimum {self.minimum:g}"
         if self.maximum is not None and value > self.maximum:
             return f"{value:g} is above the maximum {self.maximum:g}"
+        if self.integer and not float(value).is_integer():
+            return f"expected a whole number, got {value:g}"
         return None
 
     @property

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -39,6 +40,14 @@ class Summary:
     # GPUs of the unpriced resources by model, most first (`(("H200", 8), ("B200", 8))`); a
     # resource whose model is unknown counts under "unknown", one whose count is unknown as 0.
     unpriced_gpus: tuple[tuple[str, int], ...] = ()
+    # A check of job files: nothing runs, so its figures are per hour and per run, never per
+    # month (the jobs' summed hourly rate; one run of each job with a runtime cap).
+    jobs: bool = False
+    hourly_cost_usd: float = 0.0
+    run_cost_usd: float = 0.0
+    jobs_with_run_cost: int = 0
+    # Every provider asked for failed and no file was read: not a clean result, nothing was read
+    nothing_scanned: bool = False
 
     @property
     def unpriced_gpu_count(self) -> int:
@@ -67,6 +76,8 @@ def summarize(result: ScanResult) -> Summary:
     # A pod's GPUs are part of its node's cost: spend counts nodes and instances, never both.
     billed = [r for r in result.resources if r.kind is not Kind.POD]
     costs = [c for r in billed if _usable(c := r.monthly_cost_usd) and c is not None]
+    hourly = [h for r in billed if _usable(h := r.price.hourly_usd) and h is not None]
+    runs = [c for r in billed if _usable(c := r.estimate.run_usd) and c is not None]
     unpriced: Counter[str] = Counter()
     for resource in billed:
         if not _usable(resource.monthly_cost_usd):
@@ -90,7 +101,20 @@ def summarize(result: ScanResult) -> Summary:
         run_savings_usd=round(sum(per_run.values()), 2),
         jobs_with_run_savings=len(per_run),
         unpriced_gpus=tuple(sorted(unpriced.items(), key=lambda item: (-item[1], item[0]))),
+        jobs=result.scope.command == "check",
+        hourly_cost_usd=round(sum(hourly), 2),
+        run_cost_usd=round(sum(runs), 2),
+        jobs_with_run_cost=len(runs),
+        nothing_scanned=nothing_scanned(result),
     )
+
+
+def nothing_scanned(result: ScanResult) -> bool:
+    """No resource, and every provider the scan read live is a coverage gap (a saved inventory
+    with no resources was read: it is an incomplete result, not nothing)."""
+    gaps = {gap.provider for gap in result.coverage_gaps}
+    asked = set(result.scope.providers)
+    return not result.resources and not result.scope.files and bool(asked) and gaps >= asked
 
 
 def _usable(amount: float | None) -> bool:
@@ -129,20 +153,32 @@ def _best_per_resource(findings: list[Finding]) -> tuple[dict[int, float], dict[
     return monthly, per_run
 
 
-def best_savings(findings: list[Finding]) -> list[Finding]:
+def _run_saving(finding: Finding) -> float | None:
+    return finding.saving_usd if finding.saving_unit == "run" else None
+
+
+def best_savings(findings: list[Finding], unit: Literal["month", "run"] = "month") -> list[Finding]:
     """Per resource, the open finding with the largest priced saving (> 0), largest first.
 
-    Charts and top-N lists attribute each resource's saving to this one finding, so their
-    parts add up to `monthly_savings_usd`.
+    Charts, top-N lists and group headings attribute each resource's saving to this one
+    finding, so their parts add up to `monthly_savings_usd` (`unit="run"`: to a job check's
+    savings per run).
     """
+    if unit == "run":
+        jobs = [f for f in findings if f.is_open and (_run_saving(f) or 0) > 0]
+        return _best(jobs, _run_saving)
+    return _best(findings, lambda f: f.monthly_savings_usd)
+
+
+def _best(findings: list[Finding], amount: Callable[[Finding], float | None]) -> list[Finding]:
     best: dict[int, Finding] = {}
     for finding in findings:
-        saving = finding.monthly_savings_usd
+        saving = amount(finding)
         if not finding.is_open or not saving or saving <= 0 or finding.resource.kind is Kind.POD:
             continue
         key = id(finding.resource)
         current = best.get(key)
-        if current is None or saving > (current.monthly_savings_usd or 0.0):
+        if current is None or saving > (amount(current) or 0.0):
             best[key] = finding
     # Ties keep the findings' (deterministic) order: a location per key costs ~1 s at 100,000.
-    return sorted(best.values(), key=lambda f: -(f.monthly_savings_usd or 0.0))
+    return sorted(best.values(), key=lambda f: -(amount(f) or 0.0))

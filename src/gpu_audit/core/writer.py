@@ -1,4 +1,5 @@
-"""Atomic report writing: a temp file in the target's folder, then rename over it."""
+"""Atomic report writing: a temp file in the target's folder, then rename over it; a character
+device or FIFO (`/dev/null`, `/dev/stdout`, a named pipe) is written in place."""
 
 from __future__ import annotations
 
@@ -25,12 +26,16 @@ def write_atomic(path: str, content: Content, inputs: Collection[str] = ()) -> N
     """Write `content` (text, or a function writing to a text stream) to `path` so that a reader
     sees the old file or the new one, never half.
 
-    A symlink is followed to its target; anything but a regular file (a device, FIFO, folder)
+    A symlink is followed to its target. A character device or FIFO is a stream, not a file
+    to replace: written in place (no temp file, no rename). A folder, block device or socket
     is refused, as is any of `inputs` (the files this run read). An existing file keeps its
     mode; a new one gets the user's umask. The temp file is removed on error and on SIGTERM.
     """
     target = os.path.realpath(path)
     mode = _check_target(path, target, inputs)
+    if mode is None:
+        _write_stream(path, content)
+        return
     directory = os.path.dirname(target)
     try:
         fd, temp = tempfile.mkstemp(prefix=".gpu-audit-", suffix=".tmp", dir=directory)
@@ -60,16 +65,40 @@ def write_atomic(path: str, content: Content, inputs: Collection[str] = ()) -> N
         raise
 
 
-def _check_target(path: str, target: str, inputs: Collection[str]) -> int:
-    """The mode the report gets; a `ConfigError` for a target that must not be replaced."""
+def _write_stream(path: str, content: Content) -> None:
+    """A character device or FIFO, written as a stream (a FIFO waits for its reader)."""
     try:
-        info = os.stat(target)
+        # appending: through `/dev/stdout` to a file the shell opened, truncating would erase
+        # what came before (`>> log`); a device or FIFO has nothing to truncate
+        with open(path, "a", encoding="utf-8", newline="") as handle:
+            if isinstance(content, str):
+                handle.write(content)
+            else:
+                content(handle)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write report: {exc.strerror or exc}") from exc
+
+
+def _check_target(path: str, target: str, inputs: Collection[str]) -> int | None:
+    """The mode the report gets (None: a stream, written in place); a `ConfigError` for a
+    target that must not be written."""
+    try:
+        info = os.stat(path)  # not `target`: /proc's links to a pipe resolve to no path
     except FileNotFoundError:
         return 0o666 & ~_umask()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot write report: {exc.strerror or exc}") from exc
-    if not stat.S_ISREG(info.st_mode):
+    streamed = stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)
+    # `/dev/stdout` or `/dev/fd/1` may resolve to the regular file the shell redirected into
+    # (`>> log`): a rename would swap the file under the shell; write through the descriptor
+    streamed = streamed or os.path.abspath(path).startswith(("/dev/", "/proc/"))
+    if not stat.S_ISREG(info.st_mode) and not streamed:
         raise ConfigError(f"{path}: cannot write report: {_kind(info.st_mode)}, not a regular file")
+    _not_an_input(path, target, inputs)
+    return None if streamed else stat.S_IMODE(info.st_mode)
+
+
+def _not_an_input(path: str, target: str, inputs: Collection[str]) -> None:
     for source in inputs:
         try:
             same = os.path.samefile(source, target)
@@ -77,7 +106,6 @@ def _check_target(path: str, target: str, inputs: Collection[str]) -> int:
             same = os.path.realpath(source) == target
         if same:
             raise ConfigError(f"{path}: cannot write report: it is an input of this run")
-    return stat.S_IMODE(info.st_mode)
 
 
 def _kind(mode: int) -> str:

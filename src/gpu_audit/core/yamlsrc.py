@@ -23,7 +23,9 @@ from gpu_audit.core import yamlguard
 from gpu_audit.core.frozen import shared
 from gpu_audit.errors import InputError
 
-MAX_BYTES = 5 * 1024 * 1024
+MAX_BYTES = 5 * 1024 * 1024  # a hand-written file: a policy, a job config, settings
+# Inventories and saved reports (a baseline): machine-written, as large as the fleet
+MAX_DATA_BYTES = 512 * 1024 * 1024
 MAX_EXPANDED_NODES = 1_000_000
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml if present

@@ -124,13 +124,15 @@ def _times(trials: int | None, rate: Rate | None, hours: float | None) -> float 
 def options(
     gpu_model: str,
     gpus_per_node: int,
-    hours: float,
+    hours: float | None,
     nodes: int = 1,
     cloud: str | None = None,
     max_usd: float | None = None,
+    asked: str | None = None,
 ) -> OptionTable:
-    """Each type offering the request, on-demand and spot, per priced region; cheapest first."""
-    if gpus_per_node < 1 or nodes < 1 or hours <= 0:
+    """Each type offering the request, on-demand and spot, per priced region; cheapest first
+    (per run, or per hour without `hours`), the instance type `asked` for before the others."""
+    if gpus_per_node < 1 or nodes < 1 or (hours is not None and hours <= 0):
         raise InputError("estimate: GPUs per node, nodes and hours must be positive")
     found: list[Option] = []
     for offer in offers(gpu_model, gpus_per_node, cloud):
@@ -139,7 +141,7 @@ def options(
             if hourly is None:
                 continue
             total = round(hourly * nodes, 5)
-            run = cents(total * hours)
+            run = cents(total * hours) if hours is not None else None
             found.append(
                 Option(
                     instance_type=spec.instance_type,
@@ -152,12 +154,20 @@ def options(
                     capacity=capacity,
                     hourly_usd=total,
                     run_usd=run,
-                    over_budget=max_usd is not None and run > max_usd,
+                    over_budget=max_usd is not None and run is not None and run > max_usd,
                     as_of=quote.as_of,
                     source=quote.source,
                 )
             )
-    found.sort(key=lambda o: (o.run_usd, o.instance_type, o.region, o.capacity))
+    found.sort(
+        key=lambda o: (
+            o.instance_type != asked,
+            o.hourly_usd,
+            o.instance_type,
+            o.region,
+            o.capacity,
+        )
+    )  # the run is the hourly rate × the same hours for every option
     return OptionTable(
         gpu_model=gpu_model,
         gpus_per_node=gpus_per_node,
@@ -167,6 +177,7 @@ def options(
         max_usd=max_usd,
         options=tuple(found),
         unpriced=unpriced(gpu_model, gpus_per_node, cloud),
+        asked=asked,
     )
 
 

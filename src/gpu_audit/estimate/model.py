@@ -65,7 +65,7 @@ class Option:
     nodes: int
     capacity: str
     hourly_usd: float  # all nodes
-    run_usd: float
+    run_usd: float | None  # None: no --hours, the rate alone
     over_budget: bool
     as_of: str
     source: str
@@ -78,8 +78,9 @@ class OptionTable:
     gpu_model: str
     gpus_per_node: int
     nodes: int
-    hours: float
+    hours: float | None  # None: hourly rates only
     cloud: str | None
     max_usd: float | None
     options: tuple[Option, ...]
     unpriced: tuple[str, ...]
+    asked: str | None = None  # the instance type asked for: listed first, the rest substitutes

@@ -9,7 +9,8 @@ from dataclasses import asdict
 from typing import Any
 
 from gpu_audit.estimate import FORMATS
-from gpu_audit.estimate.model import JobEstimate, OptionTable, Rate
+from gpu_audit.estimate.model import JobEstimate, Option, OptionTable, Rate
+from gpu_audit.report.summary import usd
 
 JSON_VERSION = 1
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
@@ -17,18 +18,19 @@ JOB_HEADERS = ["job", "GPUs", "runtime", "GPU-h", "rate on-demand", "run on-dema
                "run spot", "budget"]  # fmt: skip
 OPTION_HEADERS = ["instance type", "cloud", "region", "GPU", "GPUs/node", "GiB/GPU", "nodes",
                   "capacity", "$/hour", "run", "budget"]  # fmt: skip
+# Markdown: at most six columns, so a table fits GitHub's 980 px page; the others grouped
+MARKDOWN_JOB_HEADERS = ["job", "GPUs", "runtime", "on-demand rate · run", "spot rate · run",
+                        "budget"]  # fmt: skip
+MARKDOWN_OPTION_HEADERS = ["instance type", "where", "GPUs", "capacity", "$/hour", "run"]
 
 
 def money(value: float | None) -> str:
-    return "-" if value is None else f"${value:,.2f}"
+    return "-" if value is None else usd(value)
 
 
 def _rate(value: float | None) -> str:
-    """An hourly rate to four decimals without trailing zeros: `$27.4471/h`, `$1.006/h`."""
-    if value is None:
-        return "-"
-    text = f"{value:,.4f}".rstrip("0")
-    return f"${text}{'00' if text.endswith('.') else ''}/h"
+    """An hourly rate at the one precision of its magnitude: `$27.45/h`, `$0.6090/h`."""
+    return "-" if value is None else f"{usd(value)}/h"
 
 
 def _clean(value: object) -> str:
@@ -92,10 +94,13 @@ def render_jobs(estimates: Sequence[JobEstimate], fmt: str) -> str:
     notes = [line for e in estimates for line in _notes(e)]
     if fmt == "markdown":
         bullets = [f"{'  ' if n.startswith(' ') else ''}- {n.strip()}" for n in notes]
-        return "\n".join([*_markdown(JOB_HEADERS, rows), "", *bullets]) + "\n"
+        grouped = [[r[0], r[1], f"{r[2]}, {r[3]} GPU-h", f"{r[4]} · {r[5]}", f"{r[6]} · {r[7]}",
+                    r[8]] for r in rows]  # fmt: skip
+        return "\n".join([*_markdown(MARKDOWN_JOB_HEADERS, grouped), "", *bullets]) + "\n"
     if fmt == "text":
         return "\n".join(_text_job(e) for e in estimates)
-    return "\n".join([_tabulate(JOB_HEADERS, rows), "", *notes]) + "\n"
+    drop = ("GPU-h", "rate on-demand", "rate spot", "budget")  # the runs stay
+    return "\n".join([_tabulate(JOB_HEADERS, rows, drop), "", *notes]) + "\n"
 
 
 def _text_job(e: JobEstimate) -> str:
@@ -124,8 +129,14 @@ def _job_json(e: JobEstimate) -> dict[str, Any]:
 
 
 def _option_rows(table: OptionTable) -> list[list[str]]:
+    def name(option: Option) -> str:
+        asked = table.asked
+        return option.instance_type + (
+            " (substitute)" if asked and option.instance_type != asked else ""
+        )
+
     return [
-        [o.instance_type, o.cloud, o.region, o.gpu_model, str(o.gpus_per_node),
+        [name(o), o.cloud, o.region, o.gpu_model, str(o.gpus_per_node),
          f"{o.memory_gib_per_gpu:g}", str(o.nodes), o.capacity, _rate(o.hourly_usd),
          money(o.run_usd),
          "-" if table.max_usd is None else ("OVER" if o.over_budget else "ok")]
@@ -136,10 +147,23 @@ def _option_rows(table: OptionTable) -> list[list[str]]:
 def _option_title(table: OptionTable) -> str:
     where = f" on {table.cloud}" if table.cloud else ""
     nodes = f" × {table.nodes} nodes" if table.nodes != 1 else ""
-    return (
-        f"{table.gpu_model} × {table.gpus_per_node}{nodes} for {table.hours:g} h{where}: "
-        f"{len(table.options)} options, cheapest run first"
+    if table.hours is None:
+        span, order = " (hourly rates: give --hours to price a run)", "cheapest hour"
+    else:
+        span, order = f" for {table.hours:g} h", "cheapest run"
+    first = f"{table.asked} first, then substitutes, each {order} first" if table.asked else ""
+    title = (
+        f"{table.gpu_model} × {table.gpus_per_node}{nodes}{span}{where}: "
+        f"{len(table.options)} options, {first or order + ' first'}"
     )
+    others = sorted({o.gpu_model for o in table.options} - {table.gpu_model})
+    if others and not table.asked:
+        hours = "at the same hours" if table.hours is not None else "per hour"
+        title += (
+            f". Other GPUs with at least the memory asked for are included ({', '.join(others)}),"
+            f" {hours}"
+        )
+    return title
 
 
 def _option_footer(table: OptionTable) -> list[str]:
@@ -158,25 +182,33 @@ def render_options(table: OptionTable, fmt: str) -> str:
         data["kind"] = "options"
         return _json(data)
     rows = _option_rows(table)
-    if fmt == "markdown":
-        body = _markdown(OPTION_HEADERS, rows)
+    if fmt == "markdown":  # six columns fit GitHub's page: the rest grouped
+        grouped = [[r[0], f"{r[1]} {r[2]}", f"{_nodes(r[6])}{r[4]}× {r[3]} ({r[5]} GiB)", r[7],
+                    r[8], r[9] + ("" if r[10] == "-" else f" {r[10]}")] for r in rows]  # fmt: skip
+        body = _markdown(MARKDOWN_OPTION_HEADERS, grouped)
         head = f"**{_option_title(table)}**"
         return "\n".join([head, "", *body, "", *_option_footer(table)]) + "\n"
     if fmt == "text":
         lines = [
-            f"{r[0]} {r[2]} {r[7]}: {r[8]}, run {r[9]} ({r[4]}× {r[3]}, {r[5]} GiB each)"
-            + ("" if r[10] == "-" else f" {r[10]}")
+            f"{r[0]} {r[2]} {r[7]}: {r[8]}{'' if r[9] == '-' else ', run ' + r[9]} "
+            f"({r[4]}× {r[3]}, {r[5]} GiB each)" + ("" if r[10] == "-" else f" {r[10]}")
             for r in rows
         ]
         return "\n".join([_option_title(table), *lines, *_option_footer(table)]) + "\n"
-    drawn = _tabulate(OPTION_HEADERS, rows)
+    drawn = _tabulate(OPTION_HEADERS, rows, ("nodes", "GPUs/node", "cloud", "GiB/GPU", "budget"))
     return "\n".join([_option_title(table), drawn, *_option_footer(table)]) + "\n"
 
 
-def _tabulate(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    from tabulate import tabulate  # ~0.1 s, only when a table is drawn
+def _nodes(count: str) -> str:
+    return "" if count == "1" else f"{count} nodes × "
 
-    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+
+def _tabulate(headers: Sequence[str], rows: Sequence[Sequence[str]], drop: Sequence[str]) -> str:
+    """A table that fits the terminal as the scan table does (`drop`: the columns that go
+    first when it is too wide)."""
+    from gpu_audit.report.fit import fitted, terminal_width
+
+    return fitted(headers, rows, terminal_width(), drop)
 
 
 def _markdown(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:

@@ -47,15 +47,14 @@ def run_estimate(request: EstimateRequest) -> EstimateReport:
     if request.hours is not None and request.hours <= 0:
         raise ConfigError("estimate: --hours must be positive")
     if asked:
-        if request.hours is None:
-            raise ConfigError("estimate: --gpu and --instance-type need --hours")
         if request.instance_type is not None:
             model, per_node = instance_request(request.instance_type)
         else:
             model, per_node = parse_gpu_request(request.gpu or "")
         table = options(
-            model, per_node, request.hours, request.nodes, request.cloud, request.max_usd
-        )
+            model, per_node, request.hours, request.nodes, request.cloud, request.max_usd,
+            asked=request.instance_type,
+        )  # fmt: skip
         return EstimateReport(render_options(table, request.fmt), 0, ())  # choices, not a gate
     return _jobs(request)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from gpu_audit.core.resource import Severity
 from gpu_audit.core.results import TrendPoint
-from gpu_audit.core.yamlsrc import load_json, read_text
+from gpu_audit.core.yamlsrc import MAX_DATA_BYTES, load_json, read_text
 from gpu_audit.errors import InputError
 from gpu_audit.history.compare import PastFinding, PastResource, Previous
 from gpu_audit.history.store import parse_iso
@@ -15,7 +15,7 @@ from gpu_audit.history.store import parse_iso
 
 def load_baseline(path: str) -> Previous:
     """The previous audit from a gpu-audit JSON report (`--format json`)."""
-    text = read_text(path)
+    text = read_text(path, limit=MAX_DATA_BYTES)  # a fleet's report: as large as the fleet
     try:  # the shared strict reader: huge integers, NaN, depth and bad escapes are located
         document = load_json(path, text)
     except InputError as exc:

@@ -44,10 +44,12 @@ def load_audit(store: HistoryStore, audit_id: int) -> ScanResult:
     details = decode_columns(blobs["finding_details"])
     waivers: dict[str, Waiver] = {}
     findings = []
-    for rule_id, sev, rseq, saving, fld, exp, act, line, waiver, supp in zip(
-        index["rule_id"], index["severity"], index["resource"], index["monthly_savings_usd"],
+    monthly = index["monthly_savings_usd"]
+    amounts, units = _own_savings(details, monthly)
+    for rule_id, sev, rseq, saving, fld, exp, act, line, waiver, supp, amount, unit in zip(
+        index["rule_id"], index["severity"], index["resource"], monthly,
         details["field"], details["expected"], details["actual"], details["line"],
-        details["waiver"], details["suppressed"],
+        details["waiver"], details["suppressed"], amounts, units,
         strict=True,
     ):  # fmt: skip
         rule = rules.get(rule_id)
@@ -57,6 +59,7 @@ def load_audit(store: HistoryStore, audit_id: int) -> ScanResult:
                 rule_id=rule_id, severity=Severity(sev), title=title, resource=resources[rseq],
                 field=fld, expected=exp, actual=act, line=line, monthly_savings_usd=saving,
                 remediation=remedy, waiver=_waiver(waivers, waiver), suppressed=supp,
+                saving_usd=amount, saving_unit=unit,
             )
         )  # fmt: skip
     not_evaluated = tuple(
@@ -78,6 +81,16 @@ def load_audit(store: HistoryStore, audit_id: int) -> ScanResult:
     )
     since = compare(result, store.previous(result), f"history {store.path}")
     return replace(result, since=since)
+
+
+def _own_savings(
+    details: dict[str, list[Any]], monthly: list[float | None]
+) -> tuple[list[Any], list[Any]]:
+    """Each finding's saving in its own unit. Audits recorded before the unit was kept held
+    only the monthly saving (a job's per-run saving was lost): that one, per month."""
+    if "saving_unit" in details:
+        return details["saving_usd"], details["saving_unit"]
+    return monthly, [None if amount is None else "month" for amount in monthly]
 
 
 def _rule(raw: dict[str, Any]) -> RuleInfo:

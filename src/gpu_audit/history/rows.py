@@ -18,6 +18,8 @@ from gpu_audit.core.results import FindingHistory, ScanResult, Waiver
 from gpu_audit.history.documents import encode_columns, encode_lines
 
 RESOURCE_COLUMNS = ("id", "provider", "account", "region", "location", "monthly_cost_usd")
+# a finding's own values beyond the index; the saving in its unit (a job's per run) since 0.2
+DETAIL_COLUMNS = ("field", "expected", "actual", "line", "saving_usd", "saving_unit")
 
 
 def iso(value: datetime) -> str:
@@ -55,7 +57,7 @@ def documents(
         "monthly_savings_usd": column("monthly_savings_usd", findings),
         "open": [w is None and s is None for w, s in zip(waivers, suppressed, strict=True)],
     }
-    details = {name: column(name, findings) for name in ("field", "expected", "actual", "line")}
+    details = {name: column(name, findings) for name in DETAIL_COLUMNS}
     details["waiver"] = _waivers(waivers)
     details["suppressed"] = suppressed
     return {

@@ -31,6 +31,7 @@ from gpu_audit.jobs.ray.parser import RayCluster
 from gpu_audit.jobs.sagemaker.parser import SageMaker
 from gpu_audit.jobs.skypilot.parser import SkyPilot
 from gpu_audit.jobs.suppress import parse_suppressions
+from gpu_audit.jobs.values import NotWhole
 from gpu_audit.jobs.vertex.parser import Vertex
 
 __all__ = ["FORMATS", "JobLoad", "format_hints", "load_jobs"]
@@ -177,6 +178,8 @@ def _parse(document: Document, path: str) -> tuple[str, list[Resource]] | None:
             parsed = fmt.parse(document, path)
         except InputError:
             raise  # already one located line (an impossible value)
+        except NotWhole as exc:  # a fractional count, at its key's line
+            raise InputError(f"{path}:{exc.line or document.line}: {exc}") from None
         except Exception as exc:  # a parser bug must not stop the other files; it is reported
             stage = f"{fmt.name} parser"
             raise InputError(parser_failure(path, document.line, stage, exc)) from exc

@@ -48,3 +48,20 @@ def _rules(match: re.Match[str]) -> dict[str, str]:
         return {"*": reason}
     ids = [rule.strip() for rule in listed.split(",") if rule.strip()]
     return {rule: reason for rule in ids} or {"*": reason}
+
+
+def unknown_ignores(
+    tables: dict[str, Suppressions], known: set[str]
+) -> list[tuple[str, int, str, str | None]]:
+    """(path, line, rule, closest known id) for each rule an ignore comment names that no loaded
+    rule (or alias) has: a typo would otherwise suppress nothing, without a word."""
+    from difflib import get_close_matches
+
+    out = []
+    for path, table in tables.items():
+        for line, rules in sorted(table.items()):
+            for rule in rules:
+                if rule != "*" and rule not in known:
+                    close = get_close_matches(rule, sorted(known), n=1, cutoff=0.6)
+                    out.append((path, line, rule, close[0] if close else None))
+    return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -53,6 +54,23 @@ def as_number(value: Any) -> float | None:
         except ValueError:
             return None
     return None
+
+
+class NotWhole(ValueError):
+    """A count (nodes, replicas, parallelism) that is not a whole number, at its line: the job
+    loader reports it as one located line."""
+
+    def __init__(self, key: str, value: float, line: int | None) -> None:
+        super().__init__(f"{key}: expected a whole number, got {value:g}")
+        self.key, self.value, self.line = key, value, line
+
+
+def as_count(value: Any, key: str, line: int | None) -> float | None:
+    """`as_number` for a count: a fraction (`parallelism: 0.5`) is refused (`NotWhole`)."""
+    number = as_number(value)
+    if number is not None and math.isfinite(number) and not float(number).is_integer():
+        raise NotWhole(key, number, line)
+    return number
 
 
 def seconds_to_hours(value: Any) -> float | None:

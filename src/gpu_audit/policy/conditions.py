@@ -8,7 +8,7 @@ is *absent* (a known state), never missing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -61,7 +61,7 @@ class Condition:
 
 
 class Leaf(Condition):
-    __slots__ = ("description", "field", "operand_text", "operator", "other")
+    __slots__ = ("description", "field", "operand_text", "operator", "other", "shown")
 
     def __init__(
         self,
@@ -70,8 +70,10 @@ class Leaf(Condition):
         operator: str,
         operand_text: str,
         other: FieldSpec | None,
+        shown: Callable[[Any], str] | None = None,
     ) -> None:
         super().__init__(test, (field.name,) + ((other.name,) if other else ()))
+        self.shown = shown or show  # the actual value as the rule states its operand (`13.9d`)
         self.field = field
         self.operator = operator
         self.operand_text = operand_text
@@ -93,7 +95,7 @@ class Leaf(Condition):
     def failure(self, resource: Resource) -> tuple[str, str, str]:
         """(field, expected, actual) of a resource this leaf is known to fail."""
         value = self.field.getter(resource)
-        actual = f"{self.field.name} {'absent' if value is None else '= ' + show(value)}"
+        actual = f"{self.field.name} {'absent' if value is None else '= ' + self.shown(value)}"
         if self.other is not None:
             actual += f" ({self.other.name} = {show(self.other.getter(resource))})"
         return (self.field.name, self.description, actual)
@@ -126,10 +128,13 @@ class Group(Condition):
 
 
 def show(value: Any) -> str:
+    """A value as the policy language writes it (`true`, not `True`)."""
     if value is None:
         return "missing"
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, tuple | list):
-        return ", ".join(str(v) for v in value) or "none"
+        return ", ".join(map(show, value)) or "none"
     if isinstance(value, float):
         return f"{value:g}"
     if isinstance(value, datetime):
@@ -308,7 +313,25 @@ def _leaf(spec: FieldSpec, op: str, operand: Any, at: tuple[Any, Any], where: Lo
             return name
         return check(value, None)
 
-    return Leaf(simple, spec, op, text, None)
+    return Leaf(simple, spec, op, text, None, _in_unit_of(spec, operand))
+
+
+_HOURS_PER = {"m": 1 / 60, "h": 1.0, "d": 24.0}
+
+
+def _in_unit_of(spec: FieldSpec, operand: Any) -> Callable[[Any], str] | None:
+    """Show a duration field in the unit its rule wrote (`7d`: `uptime_hours = 13.9d`)."""
+    suffix = operand.strip()[-1:] if isinstance(operand, str) else ""
+    if not spec.unit or suffix not in _HOURS_PER or not operand.strip()[:-1].strip():
+        return None
+    per = _HOURS_PER[suffix] * (60 if spec.unit == "minutes" else 1)  # field units per suffix
+
+    def shown(value: Any) -> str:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return show(value)
+        return f"{round(value / per, 1):g}{suffix}"
+
+    return shown
 
 
 def _suggest(name: str) -> str:

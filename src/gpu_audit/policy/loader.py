@@ -7,10 +7,9 @@ that do not exist). Every error is one line: `file:line: rule 'id': key: message
 
 from __future__ import annotations
 
-import json
 import os
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -19,9 +18,16 @@ from gpu_audit.catalog import canonical_gpu
 from gpu_audit.core.frozen import shared
 from gpu_audit.core.resource import Kind, Severity
 from gpu_audit.core.results import RuleInfo, Waiver
-from gpu_audit.core.yamlsrc import LineList, LineMap, load_documents, read_text
-from gpu_audit.errors import InputError, PolicyError
+from gpu_audit.core.yamlsrc import LineMap, load_documents, read_text
+from gpu_audit.errors import InputError, PolicyError, PolicyErrors
 from gpu_audit.policy.conditions import Condition, Located, compile_condition
+from gpu_audit.policy.structure import (
+    did_you_mean,
+    key_problems,
+    plain,
+    schema_problems,
+    shown,
+)
 
 BUILTIN_PACKS = ("runbook",)
 
@@ -67,6 +73,8 @@ class _Layer:
     waivers: list[CompiledWaiver]
     files: list[str]
     versions: list[str]
+    errors: list[str] = field(default_factory=list)  # every problem, one located line each
+    declared: set[str] = field(default_factory=set)  # rule ids written, compiled or not
 
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -85,16 +93,24 @@ def load_policy(paths: list[str] | tuple[str, ...] | None) -> Policy:
     """Load and layer policy files in order; with none given, the shipped runbook pack."""
     layer = _Layer({}, [], [], [])
     for path in paths or [builtin_pack_path("runbook")]:
-        _apply_file(layer, path, stack=())
+        try:
+            _apply_file(layer, path, stack=())
+        except PolicyError as exc:  # a file that cannot be read at all: the others still are
+            layer.errors.append(str(exc))
     aliases: dict[str, str] = {}
     for rule in layer.rules.values():
         for alias in rule.info.aliases:
             aliases[alias] = rule.info.id
     known = set(layer.rules) | set(aliases)
+    declared = known | layer.declared  # a rule that failed to compile has its own error
     for waiver in layer.waivers:
-        unknown = sorted(r for r in waiver.rules if r != "*" and r not in known)
-        if unknown:
-            raise PolicyError(f"{waiver.waiver.source}: waiver: rule: unknown rule '{unknown[0]}'")
+        for name in sorted(r for r in waiver.rules if r != "*" and r not in declared):
+            layer.errors.append(
+                f"{waiver.waiver.source}: waiver: rule: unknown rule '{shown(name)}'"
+                f"{did_you_mean(name, declared)}"
+            )
+    if layer.errors:
+        raise PolicyErrors(layer.errors)
     waivers = tuple(
         CompiledWaiver(w.waiver, frozenset(aliases.get(r, r) for r in w.rules), w.where)
         for w in layer.waivers
@@ -111,38 +127,74 @@ def _resolve(base: str, relative_to: str) -> str:
 
 
 def _apply_file(layer: _Layer, path: str, stack: tuple[str, ...]) -> None:
+    """Layer one file (its bases first); every problem found goes to `layer.errors`, and the
+    rest of the file is still checked."""
     real = os.path.realpath(path)
     if real in stack:
         raise PolicyError(f"{path}: extends: circular extends ({' → '.join([*stack, real])})")
-    data, digest = _read_policy(path)
-    extends = data.get("extends") or []
-    for base in [extends] if isinstance(extends, str) else extends:
-        target = _resolve(base, path)
-        if not os.path.isfile(target):
-            line = data.line_of("extends")
-            what = "not a policy file" if os.path.exists(target) else "no policy file"
-            raise PolicyError(f"{path}:{line}: policy: extends: {what} '{base}'")
-        _apply_file(layer, target, (*stack, real))
-    for rule_id in data.get("disable") or []:
+    data, digest, problems = _read_policy(path)
+    layer.errors.extend(message for _, message in problems)
+    bad = {at[:2] if at[:1] in (("rules",), ("waivers",)) else at[:1] for at, _ in problems}
+    if ("extends",) not in bad:
+        _extend(layer, path, data, (*stack, real))
+    for rule_id in data.get("disable") or [] if ("disable",) not in bad else []:
         if rule_id not in layer.rules:
             line = data.line_of("disable")
-            raise PolicyError(f"{path}:{line}: policy: disable: unknown rule '{rule_id}'")
+            hint = did_you_mean(rule_id, layer.rules)
+            layer.errors.append(
+                f"{path}:{line}: policy: disable: unknown rule '{shown(rule_id)}'{hint}"
+            )
+            continue
         del layer.rules[rule_id]
     seen: dict[str, int] = {}
-    for raw in data.get("rules") or []:
-        rule = _compile_rule(path, raw)
+    for index, raw in enumerate(data.get("rules") or [] if ("rules",) not in bad else []):
+        if isinstance(raw, dict) and isinstance(raw.get("id"), str):
+            layer.declared.add(raw["id"])
+        if ("rules", index) in bad:
+            continue
+        try:
+            rule = _compile_rule(path, raw)
+        except PolicyError as exc:
+            layer.errors.append(str(exc))
+            continue
         if rule.info.id in seen:
-            raise PolicyError(
+            layer.errors.append(
                 f"{path}:{raw.line_of('id')}: rule '{rule.info.id}': id: duplicate id "
                 f"(first defined on line {seen[rule.info.id]})"
             )
         seen[rule.info.id] = raw.line_of("id")
         layer.rules[rule.info.id] = rule  # a later layer's rule replaces a base rule's
-    for index, raw in enumerate(data.get("waivers") or [], start=1):
-        layer.waivers.append(_compile_waiver(path, index, raw))
+    waivers = data.get("waivers") or [] if ("waivers",) not in bad else []
+    for index, raw in enumerate(waivers, start=1):
+        if ("waivers", index - 1) in bad:
+            continue
+        try:
+            layer.waivers.append(_compile_waiver(path, index, raw))
+        except PolicyError as exc:
+            layer.errors.append(str(exc))
     layer.files.append(path)
     revision = data.get("revision")
     layer.versions.append(f"{os.path.basename(path)}@{revision if revision else digest}")
+
+
+def _extend(layer: _Layer, path: str, data: LineMap, stack: tuple[str, ...]) -> None:
+    extends = data.get("extends") or []
+    line = data.line_of("extends")
+    for base in [extends] if not isinstance(extends, list) else extends:
+        if not isinstance(base, str):  # `extends: 2026-01-01`: YAML read a date
+            kind = "a date" if isinstance(base, date) else type(base).__name__
+            layer.errors.append(
+                f"{path}:{line}: policy: extends: expected a pack name or a policy file, got "
+                f"{kind} '{shown(base)}' (quote it)"
+            )
+            continue
+        target = _resolve(base, path)
+        if not os.path.isfile(target):
+            what = "not a policy file" if os.path.exists(target) else "no policy file"
+            hint = did_you_mean(base, BUILTIN_PACKS) or f" (the packs: {', '.join(BUILTIN_PACKS)})"
+            layer.errors.append(f"{path}:{line}: policy: extends: {what} '{shown(base)}'{hint}")
+            continue
+        _apply_file(layer, target, stack)
 
 
 def content_key(text: str) -> str:
@@ -171,7 +223,8 @@ def _schema_bytes() -> bytes:
         return handle.read()
 
 
-def _read_policy(path: str) -> tuple[LineMap, str]:
+def _read_policy(path: str) -> tuple[LineMap, str, list[tuple[tuple[Any, ...], str]]]:
+    """The file's mapping, its content key, and its structure problems (where, message)."""
     try:
         text = read_text(path)
         documents = load_documents(path, text)
@@ -183,10 +236,13 @@ def _read_policy(path: str) -> tuple[LineMap, str]:
         )
     data = documents[0].data
     key = _validation_key(text)
+    problems = key_problems(path, data)
     if not _known_valid(key):
-        _validate_schema(path, data)
-        _remember_valid(key)
-    return data, content_key(text)
+        keyed = {at for at, _ in problems}
+        problems += [p for p in schema_problems(path, data) if p[0] not in keyed]
+        if not problems:
+            _remember_valid(key)
+    return data, content_key(text), problems
 
 
 # -- structure: the JSON Schema, skipped for content already validated by this version -------------
@@ -208,82 +264,6 @@ def _remember_valid(digest: str) -> None:
             pass
     except OSError:
         pass  # a read-only home only costs the next run a schema validation
-
-
-def policy_schema() -> dict[str, Any]:
-    with open(os.path.join(_HERE, "schema.json"), encoding="utf-8") as handle:
-        text = handle.read()
-    schema: dict[str, Any] = json.loads(text)
-    return schema
-
-
-def _validate_schema(path: str, data: LineMap) -> None:
-    import jsonschema  # ~0.15 s to import: paid only when a policy file is new to this machine
-
-    validator = jsonschema.Draft202012Validator(policy_schema())
-    errors = sorted(validator.iter_errors(_plain(data)), key=lambda e: list(map(str, e.path)))
-    if errors:
-        raise PolicyError(_schema_message(path, data, errors[0]))
-
-
-def _plain(value: Any) -> Any:
-    """Dates as ISO strings, so the schema sees what JSON would have."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, date):
-        return value.isoformat()
-    return value
-
-
-def _schema_message(path: str, data: LineMap, error: Any) -> str:
-    node: Any = data
-    owner = "policy"
-    key: Any = None
-    parents: list[Any] = []
-    for step in error.absolute_path:
-        parents.append(node)
-        in_map = isinstance(node, dict) and step in node
-        in_list = isinstance(node, list) and isinstance(step, int) and step < len(node)
-        if in_map or in_list:
-            key = step
-            node = node[step]
-        if len(parents) == 2 and isinstance(node, dict):
-            section = error.absolute_path[0]
-            if section == "rules":
-                owner = f"rule '{node.get('id', f'#{step + 1}')}'"
-            elif section == "waivers":
-                owner = f"waiver #{step + 1}"
-    message = error.message
-    if error.validator == "additionalProperties" and isinstance(node, dict):
-        allowed = set(error.schema.get("properties", {}))
-        extra = [k for k in node if k not in allowed]
-        if extra:
-            key = extra[0]
-            line = node.line_of(key) if isinstance(node, LineMap) else data.line
-            return f"{path}:{line}: {owner}: {key}: unknown key '{key}'{_close(key, allowed)}"
-    if error.validator == "required" and isinstance(node, dict):
-        line = node.line if isinstance(node, LineMap) else data.line
-        missing = message.split("'")[1] if "'" in message else message
-        return f"{path}:{line}: {owner}: {missing}: required key is missing"
-    if error.validator == "enum":
-        message = f"'{error.instance}' is not one of {', '.join(map(str, error.validator_value))}"
-    parent = parents[-1] if parents else data
-    if isinstance(parent, LineMap) and key in parent.key_lines:
-        line = parent.line_of(key)
-    elif isinstance(parent, LineList) and isinstance(key, int) and key < len(parent.item_lines):
-        line = parent.item_lines[key]
-    else:
-        line = getattr(node, "line", data.line)
-    return f"{path}:{line}: {owner}: {key if key is not None else 'policy'}: {message}"
-
-
-def _close(name: str, choices: set[str]) -> str:
-    from difflib import get_close_matches
-
-    close = get_close_matches(name, sorted(choices), n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 # -- semantics ---------------------------------------------------------------------------------
@@ -351,7 +331,7 @@ def _compile_waiver(path: str, index: int, raw: LineMap) -> CompiledWaiver:
         reason=raw["reason"],
         owner=raw["owner"],
         expires=expires,
-        where=_plain(raw.get("where") or {}),
+        where=plain(raw.get("where") or {}),
         source=f"{path}:{raw.line}",
     )
     scope = compile_condition(raw["where"], located, raw, "where") if "where" in raw else None

@@ -3,6 +3,7 @@
 from gpu_audit.report.registry import (
     OUTPUT_EXTENSIONS,
     REPORTERS,
+    check_extension,
     format_for,
     render,
     write_report,
@@ -11,6 +12,7 @@ from gpu_audit.report.registry import (
 __all__ = [
     "OUTPUT_EXTENSIONS",
     "REPORTERS",
+    "check_extension",
     "format_for",
     "render",
     "write_report",

@@ -64,7 +64,7 @@ def _document(result: ScanResult, lazy: bool) -> dict[str, Any]:
             "accounts": list(scope.accounts),
             "regions": list(scope.regions),
             "files": list(scope.files),
-            "policy_files": list(scope.policy_files),
+            "policy_files": [_pack_name(path) for path in scope.policy_files],
             "policy_versions": list(scope.policy_versions),
             **({"shard": _shard(scope.shard)} if scope.shard else {}),
         },
@@ -127,6 +127,15 @@ def _shard(stamp: ShardStamp) -> dict[str, Any]:
         "policy_digest": stamp.policy_digest,
         "price_basis": stamp.price_basis,
     }
+
+
+def _pack_name(path: str) -> str:
+    """The shipped pack by its name (`runbook`, as `extends:` writes it), never the absolute
+    path of this machine's installation; a policy file of the user's as given."""
+    from gpu_audit.policy.loader import BUILTIN_PACKS, builtin_pack_path
+
+    named = {builtin_pack_path(pack): pack for pack in BUILTIN_PACKS}
+    return named.get(path, path)
 
 
 def _iso(value: Any) -> str | None:

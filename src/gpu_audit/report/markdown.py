@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from gpu_audit.core.results import ScanResult
@@ -22,6 +23,7 @@ from gpu_audit.report.prices import prices_text
 from gpu_audit.report.summary import unpriced_text
 
 LIST_LIMIT = 12  # scope lists longer than this are clipped with "and N more"
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d\d)-(\d\d)\b")
 
 
 def render(result: ScanResult) -> str:
@@ -46,7 +48,13 @@ def render(result: ScanResult) -> str:
 
 
 def when(moment: datetime | None) -> str:
-    return "–" if moment is None else moment.strftime("%Y-%m-%d %H:%M UTC")
+    # non-breaking hyphens: the date stays whole beside a long command in the Scope table
+    return "–" if moment is None else moment.strftime("%Y\u2011%m\u2011%d %H:%M UTC")
+
+
+def _unbroken_dates(text: str) -> str:
+    """ISO dates with non-breaking hyphens, as every date in the report: a date never wraps."""
+    return _ISO_DATE.sub("\\1\u2011\\2\u2011\\3", text)
 
 
 def _listing(values: tuple[str, ...]) -> str:
@@ -81,7 +89,7 @@ def header(result: ScanResult) -> list[str]:
         ["Regions", _listing(scope.regions)],
         ["Files", _listing(tuple(shown_path(f) for f in scope.files))],
         ["Policies", "; ".join(policies) or "–"],
-        ["Prices", inline(prices_text(result), 300)],
+        ["Prices", _unbroken_dates(inline(prices_text(result), 300))],
     ]
     rows = [r for r in rows if r[1] != "–" or r[0] in ("Files", "Policies")]
     lines = ["# GPU audit report", "", *table(["Scope", "Value"], rows)]
@@ -102,24 +110,46 @@ def _run_savings(summary: Summary) -> list[list[str]]:
     return [
         [
             "Savings on jobs",
-            f"\\${summary.run_savings_usd:,.2f} per run over "
+            f"{money(summary.run_savings_usd)} per run over "
             f"{summary.jobs_with_run_savings} {jobs} (not part of the monthly figure)",
         ]
     ]
+
+
+def _job_figures(summary: Summary, unpriced: str) -> list[list[str]]:
+    """Job files run nothing: their hourly rate, a run where the cap is known, savings per run."""
+    rows = [["GPU rate of the jobs", f"{money(summary.hourly_cost_usd)} / hour over "
+             f"{summary.resources} jobs{unpriced}"]]  # fmt: skip
+    if summary.jobs_with_run_cost:
+        rows.append(["Cost per run", f"{money(summary.run_cost_usd)} over "
+                     f"{summary.jobs_with_run_cost} jobs with a runtime cap"])  # fmt: skip
+    saving = "none priced"
+    if summary.jobs_with_run_savings:
+        saving = (
+            f"{money(summary.run_savings_usd)} per run over {summary.jobs_with_run_savings} "
+            "jobs (at each job's runtime cap)"
+        )
+    return [*rows, ["Estimated savings per run", saving]]
 
 
 def executive_summary(summary: Summary, since: list[str] | None = None) -> list[str]:
     unpriced = (
         f"; not priced: {inline(unpriced_text(summary))}" if summary.unpriced_resources else ""
     )
+    if summary.jobs:
+        figures = _job_figures(summary, unpriced.replace("resource", "job"))
+    else:
+        figures = [
+            [
+                "GPU spend covered",
+                f"{money(summary.monthly_cost_usd)} / month over "
+                f"{summary.resources} resources{unpriced}",
+            ],
+            ["Estimated savings", f"{money(summary.monthly_savings_usd)} / month"],
+            *_run_savings(summary),
+        ]
     rows = [
-        [
-            "GPU spend covered",
-            f"{money(summary.monthly_cost_usd)} / month over "
-            f"{summary.resources} resources{unpriced}",
-        ],
-        ["Estimated savings", f"{money(summary.monthly_savings_usd)} / month"],
-        *_run_savings(summary),
+        *figures,
         ["Open findings", str(summary.findings_open)],
         ["Waived / suppressed", f"{summary.findings_waived} / {summary.findings_suppressed}"],
         [

@@ -18,8 +18,23 @@ OTHER = "#7f7f7f"
 TEXT = "#777777"  # title and legend: legible on GitHub's light and dark backgrounds
 
 
+def _job_savings(summary: Summary) -> list[str]:
+    """Job files: savings per run at each job's cap (never a month); no chart of mixed units."""
+    if not summary.jobs_with_run_savings:
+        return ["No open finding has a priced saving per run."]
+    jobs = "job" if summary.jobs_with_run_savings == 1 else "jobs"
+    return [
+        f"Estimated {money(summary.run_savings_usd)} per run over "
+        f"{summary.jobs_with_run_savings} {jobs}, at each job's runtime cap; each job's saving "
+        "is counted once, under the finding that saves the most. Jobs with no runtime cap are "
+        "priced per GPU-hour in *Findings by resource*."
+    ]
+
+
 def savings_charts(best: list[Finding], summary: Summary) -> list[str]:
     lines = ["## Savings", ""]
+    if summary.jobs:
+        return [*lines, *_job_savings(summary)]
     if not best:
         return [*lines, "No open finding has a priced saving."]
     lines.append(
@@ -48,6 +63,17 @@ def slices(values: dict[str, float], limit: int = SLICES) -> list[tuple[str, flo
     return [*shown, (f"other ({len(rest)})", sum(value for _, value in rest))] if rest else shown
 
 
+def whole_dollars(shown: list[tuple[str, float]]) -> list[tuple[str, int]]:
+    """Slices in whole dollars that add up to the rounded total: each slice rounded, and what
+    rounding lost or gained put into the largest slice (the first)."""
+    rounded = [(label, round(value)) for label, value in shown]
+    if not rounded:
+        return rounded
+    remainder = round(sum(value for _, value in shown)) - sum(value for _, value in rounded)
+    label, value = rounded[0]
+    return [(label, value + remainder), *rounded[1:]]
+
+
 def pie(title: str, values: dict[str, float]) -> list[str]:
     """A Mermaid pie whose labels carry the money (`vision: $90,103`): Mermaid's own `showData`
     prints bare numbers without `$` or thousands separators."""
@@ -64,5 +90,5 @@ def pie(title: str, values: dict[str, float]) -> list[str]:
         pieOuterStrokeColor=TEXT,
     )
     init = json.dumps({"theme": "base", "themeVariables": theme}, separators=(",", ": "))
-    body = [f'    "{label}: ${value:,.0f}" : {value:.0f}' for label, value in shown]
+    body = [f'    "{label}: ${value:,}" : {value}' for label, value in whole_dollars(shown)]
     return ["```mermaid", f"%%{{init: {init}}}%%", f"pie title {title}", *body, "```"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,7 +20,7 @@ from gpu_audit.report.markdown_text import (
     shown_source,
     table,
 )
-from gpu_audit.report.summary import short_id
+from gpu_audit.report.summary import saving_rank, short_id
 
 OPEN_ON = 10  # resources named per rule, largest saving first; "Findings by resource" has them all
 _WAIVER_HEADINGS = {
@@ -106,7 +107,7 @@ def _savings(
             "largest finding."
         )
     per_run = total_savings(opened, unit="run") if per_job else 0.0  # never added to /month
-    runs = f"\\${per_run:,.2f} per run on jobs (at each job's runtime cap)" if per_run else ""
+    runs = f"{money(per_run)} per run on jobs (at each job's runtime cap)" if per_run else ""
     if gross:
         return text + (f" · {runs}" if runs else "")
     if runs:
@@ -118,7 +119,7 @@ def _savings(
 
 def _open_on(opened: list[Finding]) -> str:
     """The resources, largest saving first, each with what was found (said once if the same)."""
-    ordered = heapq.nsmallest(OPEN_ON, opened, key=lambda f: -(f.monthly_savings_usd or 0.0))
+    ordered = heapq.nsmallest(OPEN_ON, opened, key=saving_rank)
     found = {f.actual for f in opened}
     same = f" ({inline(found.pop(), 80)})" if len(found) == 1 else ""
     names = [
@@ -146,7 +147,8 @@ def waivers(result: ScanResult) -> list[str]:
                 inline(w.waiver.rule.replace(",", ", ")),
                 _where(w.waiver.where),
                 inline(w.waiver.owner, 80),
-                f"{w.waiver.expires:%Y-%m-%d}" if w.waiver.expires else "never",
+                # non-breaking hyphens: the date never wraps beside a long Reason
+                f"{w.waiver.expires:%Y\u2011%m\u2011%d}" if w.waiver.expires else "never",
                 str(w.matched),
                 f"{inline(w.waiver.reason, 300)} (defined at {_defined_at(w.waiver.source)})",
             ]
@@ -158,7 +160,9 @@ def waivers(result: ScanResult) -> list[str]:
 
 
 def _defined_at(source: str | None) -> str:
-    return inline(shown_source(source), 120) if source else "–"
+    """`demo-policy.yaml:7`: the file name and line (the files are in the Scope table; a long
+    path would not wrap, and would push the table past GitHub's page)."""
+    return inline(os.path.basename(shown_source(source)), 120) if source else "–"
 
 
 def _where(where: Mapping[str, Any]) -> str:

@@ -2,29 +2,33 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from gpu_audit.core.resource import Kind, Resource
 from gpu_audit.core.results import Finding, ScanResult
 from gpu_audit.report.markdown_text import inline, money, shown_path, table
-from gpu_audit.report.summary import saving_text, short_id
+from gpu_audit.report.summary import saving_rank, saving_text, short_id
 
 ROWS = 100  # a runbook page stays readable; the CSV and JSON reports list every finding
-HEADERS = ["Resource", "Where", "GPU", "Cost / month", "Saving", "Rules"]
+HEADERS = ["Resource", "Where", "GPU", "Cost / month", "Saving / month", "Rules"]
+# job files run nothing: a job's hourly rate and one run at its cap, never a month; its GPUs go
+# beside its name, so the table fits GitHub's page (tests/report/github_width.py)
+JOB_HEADERS = ["Job (GPUs)", "File", "Rate / hour · run", "Saving", "Rules"]
+ACCOUNT_CHARS = 16  # an AWS account id (12) or a GCP project id as written; longer ids clipped
 NBSP = "\u00a0"  # keeps `8× A100-40GB` on one line in a narrow column
 
 
 def where(resource: Resource) -> str:
-    """`provider/account/region/id` (the id left out when it is the name), or a job's file (its
-    findings' lines are in the Rules column); the full location is in the CSV and JSON reports."""
+    """`provider account region` (words a narrow column can wrap between; an unnamed resource's
+    id is in the Resource column, the full location in the CSV and JSON reports), or a job's
+    file name (its folder is in the scope's Files, its findings' lines in the Rules column)."""
     if resource.kind is Kind.JOB and resource.source.path:
-        return shown_path(resource.source.path)
-    parts = [resource.provider, resource.account or "–", resource.region or "–"]
-    rid = short_id(resource)
-    name = resource.name
-    if name and rid != name and not rid.endswith("/" + name):  # no name: the id is the name
-        parts.append(rid)
-    return "/".join(parts)
+        return os.path.basename(shown_path(resource.source.path))
+    account = resource.account
+    if account and len(account) > ACCOUNT_CHARS:  # an Azure subscription GUID: ~300 px unbroken
+        account = account[: ACCOUNT_CHARS - 1] + "…"
+    return " ".join(v for v in (resource.provider, account, resource.region) if v)
 
 
 def gpu(resource: Resource) -> str:
@@ -47,31 +51,35 @@ def _rule(finding: Finding) -> str:
     return finding.rule_id + (f" ({', '.join(notes)})" if notes else "")
 
 
-def _saving(top: Finding | None) -> str:
-    """The resource's saving: its open finding that saves the most, in that finding's unit."""
+def _saving(top: Finding | None, monthly: bool = False) -> str:
+    """The resource's saving: its open finding that saves the most, in that finding's unit
+    (`monthly`: the column's heading says `/ month`, so the cell does not)."""
     text = saving_text(top, short=True) if top is not None else None
+    if text and monthly:
+        text = text.removesuffix("/month")
     return text.replace("$", "\\$") if text else "–"
 
 
 def _ranked(findings: tuple[Finding, ...]) -> list[list[Any]]:
-    """Per resource, in one pass: [not open, -monthly saving, -cost, first seen, the open finding
-    that saves the most (savings on one resource do not add up), its findings]; sorted, so
-    resources with open findings and the largest savings come first."""
+    """Per resource, in one pass: [not open, its saving's rank, -cost, first seen, the open
+    finding that saves the most (savings on one resource do not add up), its findings]; sorted,
+    so resources with open findings and the largest savings come first (a month before a run
+    before a GPU-hour: amounts of different units are never compared)."""
     entries: dict[int, list[Any]] = {}
+    unpriced = (3, 0.0)  # saving_rank of an unpriced finding
     for finding in findings:
         entry = entries.get(id(finding.resource))
         if entry is None:
             cost = finding.resource.monthly_cost_usd or 0.0
-            entry = entries[id(finding.resource)] = [True, 0.0, -cost, len(entries), None, []]
+            entry = entries[id(finding.resource)] = [True, unpriced, -cost, len(entries), None, []]
         entry[5].append(finding)
         if not finding.is_open:
             continue
         entry[0] = False
         if finding.saving_usd:
-            top: Finding | None = entry[4]
-            mine = (finding.monthly_savings_usd or 0.0, finding.saving_usd)
-            if top is None or mine > (top.monthly_savings_usd or 0.0, top.saving_usd or 0.0):
-                entry[1], entry[4] = -mine[0], finding
+            rank = saving_rank(finding)
+            if entry[4] is None or rank < entry[1]:
+                entry[1], entry[4] = rank, finding
     return sorted(entries.values(), key=lambda entry: entry[:4])
 
 
@@ -86,7 +94,7 @@ def _largest(findings: tuple[Finding, ...], best: list[Finding]) -> list[list[An
         if mine is not None:
             mine.append(finding)
     entries: list[list[Any]] = [
-        [False, -(f.monthly_savings_usd or 0.0), -(f.resource.monthly_cost_usd or 0.0), order, f]
+        [False, saving_rank(f), -(f.resource.monthly_cost_usd or 0.0), order, f]
         for order, f in enumerate(head)
     ]
     entries.sort(key=lambda entry: entry[:4])
@@ -112,22 +120,33 @@ def findings_by_resource(result: ScanResult, best: list[Finding]) -> list[str]:
         "",
     ]
     rows = []
+    jobs = result.scope.command == "check"
     for *_, top, findings in ranked[:ROWS]:
         resource = findings[0].resource
         rules = sorted(  # the finding whose saving is shown first
             findings, key=lambda f: (f is not top, not f.is_open, -f.severity, f.rule_id)
         )
+        rules_text = inline(", ".join(_rule(f) for f in rules), 300)
+        if jobs:
+            name = resource.name or f"document {resource.source.document + 1}"
+            costs = f"{money(resource.price.hourly_usd)} / h · {money(resource.estimate.run_usd)}"
+            rows.append([f"{inline(name, 60)} ({gpu(resource)})", inline(where(resource), 64),
+                         costs, _saving(top), rules_text])  # fmt: skip
+            continue
         rows.append(
             [
                 inline(resource.name or short_id(resource), 60),
                 inline(where(resource), 64),
                 gpu(resource),
                 money(resource.monthly_cost_usd),
-                _saving(top),
-                inline(", ".join(_rule(f) for f in rules), 300),
+                _saving(top, monthly=True),
+                rules_text,
             ]
         )
-    lines += table(HEADERS, rows, align="lllrrl")
+    if jobs:
+        lines += table(JOB_HEADERS, rows, align="llrrl")
+    else:
+        lines += table(HEADERS, rows, align="lllrrl")
     if listed > ROWS:
         lines += [
             "",

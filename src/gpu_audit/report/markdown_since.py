@@ -3,7 +3,9 @@ resolved and removed, and the trend (a Mermaid `xychart-beta` plus a plain table
 
 from __future__ import annotations
 
-from gpu_audit.core.results import Change, Comparison, ScanResult, TrendPoint
+import json
+
+from gpu_audit.core.results import Change, Comparison, Resolved, ScanResult, TrendPoint
 from gpu_audit.report.markdown_text import inline, money, shown_source, table
 from gpu_audit.report.summary import short_id
 
@@ -77,21 +79,50 @@ def _persisting(result: ScanResult) -> list[str]:
     return ["", f"**Oldest persisting findings**{more}", "", *table(headers, body, align="llllr")]
 
 
+def _counted(resolved: tuple[Resolved, ...]) -> list[float | None]:
+    """Each resolved finding's part of savings realised: per resource its largest saving, once
+    (on its first such finding); the resource's other findings count nothing."""
+    largest: dict[tuple[str, str], Resolved] = {}
+    for item in resolved:
+        key = (item.resource_id, item.location)
+        held = largest.get(key)
+        if held is None or (item.monthly_savings_usd or 0.0) > (held.monthly_savings_usd or 0.0):
+            largest[key] = item
+    counted = {id(item) for item in largest.values()}
+    return [
+        r.monthly_savings_usd if id(r) in counted or r.monthly_savings_usd is None else 0.0
+        for r in resolved
+    ]
+
+
 def _resolved(since: Comparison) -> list[str]:
     if not since.resolved:
         return []
+    counted = _counted(since.resolved)
     body = [
         [
             _where(r.location),
             inline(r.rule_id),
-            f"{r.first_seen:%Y-%m-%d}",
+            f"{r.first_seen:%Y\u2011%m\u2011%d}",  # non-breaking hyphens: the date never wraps
             money(r.monthly_savings_usd),
+            money(part),
         ]
-        for r in since.resolved[:TOP]
+        for r, part in zip(since.resolved[:TOP], counted, strict=False)
     ]
     more = f" (the {TOP} largest of {len(since.resolved)})" if len(since.resolved) > TOP else ""
-    headers = ["Resource", "Rule", "First seen", "Saving realised / month"]
-    return ["", f"**Resolved since the last audit**{more}", "", *table(headers, body, align="lllr")]
+    headers = ["Resource", "Rule", "First seen", "Saving / month", "Counted"]
+    note = (
+        "_Counted: a resource's saving counts once, under its largest resolved finding; the "
+        f"column adds up to savings realised ({money(since.savings_realised_usd)} / month)._"
+    )
+    return [
+        "",
+        f"**Resolved since the last audit**{more}",
+        "",
+        *table(headers, body, align="lllrr"),
+        "",
+        note,
+    ]
 
 
 def _removed(since: Comparison) -> list[str]:
@@ -109,20 +140,29 @@ def _removed(since: Comparison) -> list[str]:
 
 
 def _where(location: str, limit: int = 64) -> str:
-    """A stored location (`provider/account/region/id` or `path:line`), its end kept if long."""
+    """A stored location, its end kept if long: `path:line` as given, `provider/account/region/id`
+    as words a narrow column can wrap between (`aws 111122223333 us-east-1 i-0a1b`)."""
     text = shown_source(location)
+    _, colon, line = text.rpartition(":")
+    if not (colon and line.isdigit()):
+        text = text.replace("/", " ")
     return inline("…" + text[-(limit - 1) :] if len(text) > limit else text, limit)
 
 
 def _trend(points: tuple[TrendPoint, ...]) -> list[str]:
     labels = ", ".join(f'"{p.generated_at:%Y-%m-%d}"' for p in points)
     top = max([p.monthly_cost_usd for p in points] + [1.0])
+    # dark line (spend), mid bars (found), dark blue bars drawn over them (realised): legible on
+    # GitHub's light and dark themes; Mermaid formats no tick, so the axis title carries the `$`
+    palette = {"xyChart": {"plotColorPalette": "#1f2937, #94a3b8, #1d4ed8"}}
+    init = json.dumps({"themeVariables": palette}, separators=(",", ": "))
     chart = [
         "```mermaid",
+        f"%%{{init: {init}}}%%",
         "xychart-beta",
-        '    title "GPU spend and savings per audit (USD / month)"',
+        '    title "GPU spend and savings per audit ($ per month)"',
         f"    x-axis [{labels}]",
-        f'    y-axis "USD / month" 0 --> {top * 1.1:.0f}',
+        f'    y-axis "$ per month" 0 --> {top * 1.1:.0f}',
         f"    line [{', '.join(f'{p.monthly_cost_usd:.0f}' for p in points)}]",
         f"    bar [{', '.join(f'{p.monthly_savings_usd:.0f}' for p in points)}]",
         f"    bar [{', '.join(f'{p.savings_realised_usd:.0f}' for p in points)}]",
@@ -141,8 +181,10 @@ def _trend(points: tuple[TrendPoint, ...]) -> list[str]:
     headers = ["Audit", "GPU spend", "Savings found", "Savings realised", "Open findings"]
     return [
         "",
-        f"**Trend over the last {len(points)} audits**: the line is GPU spend, the bars savings "
-        "found and, drawn over them, savings realised (per month).",
+        f"**Trend over the last {len(points)} audits**, in \\$ per month:",
+        "",
+        "_Legend: dark line: GPU spend · grey bars: savings found · blue bars, drawn over them: "
+        "savings realised (none at a first audit)._",
         "",
         *chart,
         "",

@@ -91,8 +91,11 @@ def chart_label(value: object, limit: int = 40) -> str:
 
 
 def money(value: float | None) -> str:
-    """Dollars, with the sign escaped: GitHub reads a pair of `$` on one line as inline math."""
-    return "–" if value is None else f"\\${value:,.0f}"
+    """Dollars (`usd`: one precision per magnitude), the sign escaped: GitHub reads a pair of
+    `$` on one line as inline math."""
+    from gpu_audit.report.summary import usd
+
+    return "–" if value is None else "\\" + usd(value)
 
 
 def shown_path(path: str) -> str:

@@ -33,6 +33,27 @@ OUTPUT_EXTENSIONS = {
 }
 
 
+def check_extension(path: str, format_name: str) -> str | None:
+    """Refuse an output path whose extension no format writes (`r.html`); a warning when the
+    format and the extension disagree (`--format markdown -o r.json`), else None. A path with
+    no extension (`report`, `/dev/stdout`) takes any format."""
+    from gpu_audit.errors import ConfigError
+
+    extension = os.path.splitext(path)[1].lower()
+    if not extension:
+        return None
+    named = OUTPUT_EXTENSIONS.get(extension)
+    if named is None:
+        known = ", ".join(OUTPUT_EXTENSIONS)
+        raise ConfigError(
+            f"{path}: no format writes '{extension}' files (the extensions: {known}; "
+            "or give no extension and --format)"
+        )
+    if named == format_name or (named == "text" and format_name == "table"):
+        return None
+    return f"{path}: writing the {format_name} format into a '{extension}' file ({named} expected)"
+
+
 def format_for(output: str | None, terminal: bool) -> str:
     """The report format an output path's extension names; else table on a terminal, or text."""
     extension = os.path.splitext(output or "")[1].lower()

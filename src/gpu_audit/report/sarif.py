@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Iterator
+from datetime import UTC
 from pathlib import Path, PurePath
 from typing import Any, TextIO
 from urllib.parse import quote
@@ -54,12 +55,16 @@ def log(result: ScanResult, root: Path, lazy: bool = False) -> dict[str, Any]:
         "tool": {
             "driver": {
                 "name": "gpu-audit",
+                "fullName": f"gpu-audit {result.tool_version}",  # Azure DevOps requires it
                 "version": result.tool_version,
                 "semanticVersion": result.tool_version,
                 "informationUri": INFORMATION_URI,
                 "rules": [_rule(rule) for rule in rules],
             }
         },
+        # `category/run`: GitHub keys a run's alerts by the category (the part before the last
+        # `/`), and Advanced Security for Azure DevOps rejects a run without an id
+        "automationDetails": {"id": f"gpu-audit/{result.scope.command}/{_run_id(result)}"},
         "originalUriBaseIds": {
             SRCROOT: {"description": {"text": "The directory gpu-audit ran in."}}
         },
@@ -73,6 +78,10 @@ def log(result: ScanResult, root: Path, lazy: bool = False) -> dict[str, Any]:
         "columnKind": "unicodeCodePoints",
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def _run_id(result: ScanResult) -> str:
+    return result.generated_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _rule(rule: RuleInfo) -> dict[str, Any]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_audit.core.results import Change, Comparison, FindingHistory, ScanResult
+from gpu_audit.report.markdown_text import shown_path
+from gpu_audit.report.summary import usd
 
 
 def iso(moment: Any) -> str | None:
@@ -18,10 +20,10 @@ def counts_line(since: Comparison) -> str:
     removed = ""
     if since.removed:
         cost = sum(r.monthly_cost_usd or 0.0 for r in since.removed)
-        removed = f", {len(since.removed)} resources removed (${cost:,.0f}/month)"
+        removed = f", {len(since.removed)} resources removed ({usd(cost)}/month)"
     return (
         f"since {since.previous_at:%Y-%m-%d}: {since.new} new, {since.persisting} persisting, "
-        f"{len(since.resolved)} resolved (savings realised ${since.savings_realised_usd:,.0f}"
+        f"{len(since.resolved)} resolved (savings realised {usd(since.savings_realised_usd)}"
         f"/month){removed}"
     )
 
@@ -52,8 +54,9 @@ def summary_block(since: Comparison | None) -> dict[str, Any] | None:
     """The JSON report's `summary.since`."""
     if since is None:
         return None
+    kind, _, path = since.source.partition(" ")
     return {
-        "source": since.source,
+        "source": f"{kind} {shown_path(path)}" if path else since.source,  # no machine paths
         "previous_at": iso(since.previous_at),
         "new": since.new,
         "persisting": since.persisting,

@@ -18,6 +18,18 @@ def unpriced_text(summary: Summary) -> str:
     return text
 
 
+def usd(amount: float) -> str:
+    """Dollars at one precision per magnitude, in every output: `$12,345` from a thousand up,
+    `$583.94` from a dollar, `$0.6090` below one (a GPU-hour's saving), `$0` for nothing."""
+    if amount == 0:
+        return "$0"
+    if abs(amount) >= 1000:
+        return f"${amount:,.0f}"
+    if abs(amount) >= 1:
+        return f"${amount:,.2f}"
+    return f"${amount:.4f}"
+
+
 def saving_text(finding: Finding, short: bool = False) -> str | None:
     """A finding's saving with its unit: `$15,774/month`, `$259.29 per run at the 12 h cap`,
     `$4.2558 per GPU-hour`; `short` for narrow columns (`$259.29/run`). None when unpriced."""
@@ -25,11 +37,22 @@ def saving_text(finding: Finding, short: bool = False) -> str | None:
     if amount is None or unit is None:
         return None
     if unit == "month":
-        return f"${amount:,.0f}/month"
+        return f"{usd(amount)}/month"
     if unit == "gpu-hour":
-        figure = f"${amount:,.4f}".rstrip("0").rstrip(".")
-        return f"{figure}/GPU-h" if short else f"{figure} per GPU-hour"
-    return f"${amount:,.2f}/run" if short else f"${amount:,.2f} {finding.saving_per}"
+        return f"{usd(amount)}/GPU-h" if short else f"{usd(amount)} per GPU-hour"
+    return f"{usd(amount)}/run" if short else f"{usd(amount)} {finding.saving_per}"
+
+
+def saving_rank(finding: Finding) -> tuple[int, float]:
+    """Where a finding's saving ranks, smallest first, units never compared with each other:
+    per month (live capacity), then per run (a job at its runtime cap), then per GPU-hour times
+    the job's GPUs (an hour of a job with no cap); unpriced last."""
+    amount, unit = finding.saving_usd or 0.0, finding.saving_unit
+    if amount <= 0 or unit is None:
+        return (3, 0.0)
+    if unit == "gpu-hour":
+        return (2, -amount * (finding.resource.gpu.count or 1))
+    return (0 if unit == "month" else 1, -amount)
 
 
 def short_id(resource: Resource) -> str:
@@ -59,18 +82,45 @@ def _unpriced(summary: Summary) -> str:
     return f" (not priced: {plural(summary.unpriced_resources, 'resource')}{count})"
 
 
+def _job_figures(summary: Summary) -> list[str]:
+    """What job files cost and save: their hourly rate, a run where a cap is known, per run."""
+    unpriced = summary.unpriced_resources
+    parts = [
+        plural(summary.resources, "job"),
+        f"GPU rate {usd(summary.hourly_cost_usd)}/hour"
+        + (f" (not priced: {plural(unpriced, 'job')})" if unpriced else ""),
+    ]
+    if summary.jobs_with_run_cost:
+        capped = plural(summary.jobs_with_run_cost, "job")
+        parts.append(f"{usd(summary.run_cost_usd)} per run over {capped} with a runtime cap")
+    if summary.jobs_with_run_savings:
+        jobs = plural(summary.jobs_with_run_savings, "job")
+        parts.append(f"savings {usd(summary.run_savings_usd)} per run over {jobs}")
+    else:
+        parts.append("savings per run: none priced")
+    return parts
+
+
 def summary_line(summary: Summary) -> str:
     severities = ", ".join(f"{n} {s}" for s, n in summary.by_severity.items() if n)
     parts = [
         plural(summary.findings_open, "finding") + (f" ({severities})" if severities else ""),
-        plural(summary.resources, "resource"),
-        f"GPU spend ${summary.monthly_cost_usd:,.0f}/month" + _unpriced(summary),
-        f"savings ${summary.monthly_savings_usd:,.0f}/month",
     ]
-    if summary.jobs_with_run_savings:  # per run: never added to the monthly figure
+    if summary.nothing_scanned:
+        gaps = plural(summary.coverage_gaps, "coverage gap")
+        return f"nothing was scanned: no provider could be read ({gaps})"
+    if summary.jobs:
+        parts += _job_figures(summary)
+    else:
+        parts += [
+            plural(summary.resources, "resource"),
+            f"GPU spend {usd(summary.monthly_cost_usd)}/month" + _unpriced(summary),
+            f"savings {usd(summary.monthly_savings_usd)}/month",
+        ]
+    if summary.jobs_with_run_savings and not summary.jobs:  # never added to the monthly figure
         jobs = "job" if summary.jobs_with_run_savings == 1 else "jobs"
         parts.append(
-            f"${summary.run_savings_usd:,.2f} per run over {summary.jobs_with_run_savings} {jobs}"
+            f"{usd(summary.run_savings_usd)} per run over {summary.jobs_with_run_savings} {jobs}"
         )
     if summary.findings_waived:
         parts.append(f"{summary.findings_waived} waived")

@@ -15,17 +15,26 @@ from typing import TextIO
 
 from gpu_audit.core.resource import Kind, Severity
 from gpu_audit.core.results import Finding, ScanResult
-from gpu_audit.core.savings import summarize, total_savings
+from gpu_audit.core.savings import best_savings, nothing_scanned, summarize
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.since import counts_line, new_findings
-from gpu_audit.report.summary import saving_text, short_id, summary_line
+from gpu_audit.report.summary import saving_rank, saving_text, short_id, summary_line, usd
 
 HEADERS = ["rule", "name", "resource", "type", "GPU", "$/month", "saving", "found"]
-FLEXIBLE = {"found": 10, "resource": 14, "name": 10}  # narrowest widths, shrunk in this order
+# A check of job files: nothing runs, so a job's cost is its hourly rate, never a month of it
+JOB_HEADERS = [("$/hour" if h == "$/month" else h) for h in HEADERS]
+# Narrowest widths, shrunk in this order: the name and the location first (a location keeps its
+# end: an id, a job's `file:line`), what was found last; it is what is wrong.
+FLEXIBLE = {"name": 12, "resource": 14, "found": 24}
+# A check: the job's `file:line` (the resource column) is what a reviewer opens; it and what was
+# found are kept longest, the job's name shrinks first
+JOB_FLEXIBLE = {"name": 10, "found": 30, "resource": 24}  # comfortable widths: columns go first
+FLOORS = {"name": 6, "resource": 14, "found": 14}  # then: the name, then the longer of the others
 # When the flexible columns at their narrowest still do not fit: drop the instance type, then the
-# cost, then shorten `$1,234/month` to `$1,234` (header `saving/mo`), then drop the resource
-# (the name column then carries the id of an unnamed resource).
-NARROWER = ("type", "$/month", "/month", "resource")
+# cost, then shorten `$1,234/month` to `$1,234` (header `saving/mo`; a job's savings keep their
+# unit), then the GPUs, then (a scan only: the name then carries the id of an unnamed resource)
+# the resource. A check never drops `file:line`.
+NARROWER = ("type", "cost", "/month", "GPU", "resource")
 ROWS = 500  # rows per severity: a terminal shows the largest savings, the file formats all
 WIDTH = 120  # in files and pipes (unless COLUMNS is set); on a terminal, the terminal's width
 # ANSI SGR per severity, on a terminal only (never in files or pipes), and never with NO_COLOR
@@ -43,14 +52,13 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
     lines: list[str] = []
     open_findings = [f for f in result.findings if f.is_open]
     new = new_findings(result)
+    jobs = result.scope.command == "check"
+    counted = _counted(open_findings)
     for severity in sorted(Severity, reverse=True):
         group = [f for f in open_findings if f.severity is severity]
         if not group:
             continue
-        saving = total_savings(group)
-        per_run = total_savings(group, unit="run")  # jobs: per run, never added to /month
-        runs = f"; ${per_run:,.2f} per run" if per_run else ""
-        heading = f"{severity.label.upper()} ({len(group)}; savings {_money(saving)}/month{runs})"
+        heading = f"{severity.label.upper()} ({len(group)}{_group_savings(group, counted, jobs)})"
         if colour:
             heading = f"\x1b[{COLOURS[severity.label]}m{heading}\x1b[0m"
         lines.append(heading)
@@ -60,17 +68,20 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
             else heapq.nsmallest(ROWS, group, key=_order)  # = sorted(...)[:ROWS], in O(n)
         )
         marked = result.since is not None  # a first column marks what is new since the last audit
-        headers, rows = _fit([_row(f) for f in ordered], width - 5 if marked else width)
+        rows = [_row(f, jobs) for f in ordered]
+        headers, rows = _fit(rows, width - 10 if marked else width, jobs)  # `change` + gap
         if marked:
             rows = [["new" if id(f) in new else "", *r] for f, r in zip(ordered, rows, strict=True)]
-            headers = ["", *headers]
+            headers = ["change", *headers]
         lines += _simple(headers, rows)
         if len(group) > ROWS:
             more = f"{len(group) - ROWS:,} more {severity.label} findings with smaller savings"
             lines.append(f"… {more} (every finding: --format text, csv or json)")
         lines.append("")
-    if not open_findings:
+    if not open_findings and not nothing_scanned(result):  # the summary line says that, once
         lines += ["No open findings.", ""]
+    elif any(map(any, counted.values())):
+        lines += [COUNTED_ONCE, ""]
     lines += _set_aside(result)
     lines += _problems(result)
     if result.since is not None:
@@ -79,10 +90,38 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _fit(rows: list[list[str]], width: int) -> tuple[list[str], list[list[str]]]:
+COUNTED_ONCE = (
+    "savings: a resource's saving counts once, in the group of its largest finding; "
+    "the groups add up to the total"
+)
+
+
+def _counted(findings: list[Finding]) -> dict[str, dict[int, float]]:
+    """Per unit, each resource's saving on its one finding that saves the most (by `id()`)."""
+    month = {id(f): f.monthly_savings_usd or 0.0 for f in best_savings(findings)}
+    run = {id(f): f.saving_usd or 0.0 for f in best_savings(findings, unit="run")}
+    return {"month": month, "run": run}
+
+
+def _group_savings(group: list[Finding], counted: dict[str, dict[int, float]], jobs: bool) -> str:
+    """`; savings $1,234/month` for a severity group (the savings counted in it, so the groups
+    add up to the total); job files: `; savings $58.20 per run` (a job's per-GPU-hour savings
+    have no total to add up to)."""
+    month, run = counted["month"], counted["run"]
+    per_run = round(sum(run.get(id(f), 0.0) for f in group), 2)  # never added to /month
+    if jobs:
+        return f"; savings {usd(per_run)} per run" if per_run else ""
+    runs = f"; {usd(per_run)} per run" if per_run else ""
+    return f"; savings {_money(sum(month.get(id(f), 0.0) for f in group))}/month{runs}"
+
+
+def _fit(
+    rows: list[list[str]], width: int, jobs: bool = False
+) -> tuple[list[str], list[list[str]]]:
     """Headers and rows that fit `width`: columns dropped or shortened (`NARROWER`) while even
     the flexible columns at their narrowest would not fit, then the flexible ones clipped."""
-    headers = list(HEADERS)
+    headers = list(JOB_HEADERS if jobs else HEADERS)
+    flexible = JOB_FLEXIBLE if jobs else FLEXIBLE
 
     def measure(column: int) -> int:  # a header is padded by 2, as in `_simple`
         return max(len(headers[column]) + 2, *(len(r[column]) for r in rows))
@@ -90,12 +129,14 @@ def _fit(rows: list[list[str]], width: int) -> tuple[list[str], list[list[str]]]
     sizes = [measure(column) for column in range(len(headers))]
 
     def narrowest() -> int:
-        least = [min(w, FLEXIBLE.get(h, w)) for h, w in zip(headers, sizes, strict=True)]
+        least = [min(w, flexible.get(h, w)) for h, w in zip(headers, sizes, strict=True)]
         return sum(least) + 2 * (len(headers) - 1)
 
     for step in NARROWER:
         if narrowest() <= width:
             break
+        if jobs and step in ("/month", "resource"):
+            continue
         if step == "/month":
             column = headers.index("saving")
             headers[column] = "saving/mo"
@@ -103,12 +144,12 @@ def _fit(rows: list[list[str]], width: int) -> tuple[list[str], list[list[str]]]
                 row[column] = row[column].removesuffix("/month")
             sizes[column] = measure(column)
         else:
-            column = headers.index(step)
+            column = headers.index(step) if step != "cost" else 5 - ("type" not in headers)
             del headers[column], sizes[column]
             for row in rows:
                 del row[column]
     excess = sum(sizes) + 2 * (len(sizes) - 1) - width
-    for name, least in FLEXIBLE.items():
+    for name, least in flexible.items():
         if excess <= 0:
             break
         if name not in headers:
@@ -117,7 +158,9 @@ def _fit(rows: list[list[str]], width: int) -> tuple[list[str], list[list[str]]]
         cut = min(excess, max(sizes[column] - least, 0))
         sizes[column] -= cut
         excess -= cut
-    for name in FLEXIBLE:
+    if excess > 0:  # still too wide: below the comfortable widths, to the floors
+        excess = _to_floors(headers, sizes, excess)
+    for name in flexible:
         if name not in headers:
             continue
         column = headers.index(name)
@@ -126,6 +169,24 @@ def _fit(rows: list[list[str]], width: int) -> tuple[list[str], list[list[str]]]
             if len(row[column]) > size:  # cells are clean already (`_row`): only clip
                 row[column] = clean(row[column], size, tail=tail)
     return headers, rows
+
+
+def _to_floors(headers: list[str], sizes: list[int], excess: int) -> int:
+    """Narrow the name to its floor, then whichever of `found` and the `file:line` is longer, a
+    character at a time, until the table fits or all are at their floors; the excess left."""
+    at = {name: headers.index(name) for name in FLOORS if name in headers}
+    if "name" in at:
+        cut = min(excess, max(sizes[at["name"]] - FLOORS["name"], 0))
+        sizes[at["name"]] -= cut
+        excess -= cut
+    pair = [name for name in ("found", "resource") if name in at]
+    while excess > 0 and pair:
+        widest = max(pair, key=lambda name: sizes[at[name]] - FLOORS[name])
+        if sizes[at[widest]] <= FLOORS[widest]:
+            break
+        sizes[at[widest]] -= 1
+        excess -= 1
+    return excess
 
 
 def _simple(headers: list[str], rows: list[list[str]]) -> list[str]:
@@ -178,11 +239,11 @@ def _counts(counter: Counter[str]) -> str:
     return ", ".join(f"{n} {clean(name)}" for name, n in counter.most_common())
 
 
-def _order(finding: Finding) -> tuple[float, str]:
-    return (-(finding.monthly_savings_usd or 0.0), finding.resource.location)
+def _order(finding: Finding) -> tuple[int, float, str]:
+    return (*saving_rank(finding), finding.resource.location)
 
 
-def _row(finding: Finding) -> list[str]:
+def _row(finding: Finding, jobs: bool = False) -> list[str]:
     resource = finding.resource
     gpu = resource.gpu
     gpus = f"{gpu.count or '?'}× {clean(gpu.model)}" if gpu.model else "-"
@@ -195,7 +256,7 @@ def _row(finding: Finding) -> list[str]:
         clean(location, 60, tail=True),
         clean(resource.instance_type or "-"),
         gpus,
-        _money(resource.monthly_cost_usd),
+        _hourly(resource.price.hourly_usd) if jobs else _money(resource.monthly_cost_usd),
         saving_text(finding, short=True) or "-",
         clean(finding.actual, 60),
     ]
@@ -212,4 +273,8 @@ def clean(text: object, width: int = 80, tail: bool = False) -> str:
 
 
 def _money(value: float | None) -> str:
-    return "-" if value is None else f"${value:,.0f}"
+    return "-" if value is None else usd(value)
+
+
+def _hourly(value: float | None) -> str:
+    return "-" if value is None else usd(value)

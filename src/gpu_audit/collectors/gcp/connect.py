@@ -93,8 +93,7 @@ def _default_credentials() -> Any:
         where = f"GOOGLE_APPLICATION_CREDENTIALS={named}: " if named else ""
         raise ProviderUnavailable(
             "NoCredentials",
-            f"gcp: no Application Default Credentials: {where}{cause[:300]}; run `gcloud auth "
-            "application-default login` or set GOOGLE_APPLICATION_CREDENTIALS (anonymous access "
-            f"is allowed only for a loopback {GCE_ENDPOINT_ENV})",
+            f"gcp: no Application Default Credentials{': ' + where + cause[:300] if named else ''};"
+            " run `gcloud auth application-default login` or set GOOGLE_APPLICATION_CREDENTIALS",
         ) from exc
     return credentials

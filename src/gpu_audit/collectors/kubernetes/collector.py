@@ -12,6 +12,7 @@ A pod's `id` is `context/namespace/name`.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -96,7 +97,9 @@ class KubernetesCollector(Collector[KubernetesSettings]):
                 pods = self._list(api.list_pod_for_all_namespaces, field_selector=_LIVE_PHASES)
         except ApiException as exc:
             return [self._gap(target, _api_error(exc), _api_message(exc))]
-        except (ConfigException, HTTPError, OSError, InvalidResponse) as exc:
+        except HTTPError as exc:  # urllib3's retry chain: one line, not its repr
+            return [self._gap(target, "Unreachable", _unreachable(exc))]
+        except (ConfigException, OSError, InvalidResponse) as exc:
             return [self._gap(target, type(exc).__name__, _one_line(str(exc)))]
         view = ClusterView.build(target.context, nodes, pods, self.settings)
         out: list[Resource | CoverageGap] = []
@@ -140,6 +143,21 @@ class KubernetesCollector(Collector[KubernetesSettings]):
     def _tick(self, progress: Progress) -> None:
         if self.progress is not None:
             self.progress(progress)
+
+
+_ERRNO = re.compile(r"\[Errno -?\d+\] ([^\"'()\]]+)")
+
+
+def _unreachable(exc: Exception) -> str:
+    """`cannot connect to https://10.0.0.1:6443: Connection refused (…)` for a urllib3 error."""
+    pool = getattr(exc, "pool", None)
+    server = f"{pool.scheme}://{pool.host}:{pool.port}" if pool is not None else "the API server"
+    found = _ERRNO.search(str(exc))
+    why = found.group(1).strip() if found else type(getattr(exc, "reason", exc)).__name__
+    return (
+        f"cannot connect to {server}: {why} (is the kubeconfig's server right, and the "
+        "cluster up and reachable from here?)"
+    )
 
 
 def _api_error(exc: Any) -> str:

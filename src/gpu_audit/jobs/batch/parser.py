@@ -32,7 +32,7 @@ from gpu_audit.jobs.aws_bodies import (
 )
 from gpu_audit.jobs.evidence import infer, runs_in
 from gpu_audit.jobs.interface import JobDraft, JobFormat
-from gpu_audit.jobs.values import as_number, literal, seconds_to_hours
+from gpu_audit.jobs.values import as_count, as_number, literal, seconds_to_hours
 
 _CAPACITY = {
     "SPOT": Capacity.SPOT,
@@ -203,7 +203,8 @@ def _container_gpus(draft: JobDraft, container: Any, refs: Refs, nodes: int | No
 
 def _node_ranges(draft: JobDraft, nodes: Any, refs: Refs) -> bool | None:
     """A multi-node job: GPUs summed over `nodeRangeProperties`, each × the nodes it targets."""
-    num_nodes = as_number(lookup(nodes, "numNodes")[0])
+    value, line = lookup(nodes, "numNodes")
+    num_nodes = as_count(value, "numNodes", line)
     ranges, _ = lookup(nodes, "nodeRangeProperties")
     total: int | None = 0
     first_line: int | None = None

@@ -18,6 +18,7 @@ from gpu_audit.core.yamlsrc import Document, LineMap, is_templated
 from gpu_audit.jobs.evidence import Kind, infer, runs_in
 from gpu_audit.jobs.gpus import ray_accelerator_type
 from gpu_audit.jobs.interface import JobDraft, JobFormat
+from gpu_audit.jobs.kubernetes.checkpoint import checkpoint_evidence
 from gpu_audit.jobs.kubernetes.placement import placement
 from gpu_audit.jobs.kubernetes.workloads import Group, Pods, items, map_of, workload
 from gpu_audit.jobs.values import as_number, seconds_to_hours
@@ -86,6 +87,7 @@ class Kubernetes(JobFormat):
             for key, value in labels.items():
                 draft.tag(key, value)
         _buckets(draft, [g for g, _ in gpu_groups])
+        checkpoint_evidence(draft, [g for g, _ in gpu_groups])
         infer(draft, runs_in(spec), _kind(kind, experiment, data.line_of("kind")))
         for note in work.notes:
             draft.add_note(note)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_audit.core.yamlsrc import LineMap
-from gpu_audit.jobs.values import as_number
+from gpu_audit.jobs.values import as_count, as_number
 
 
 @dataclass
@@ -48,7 +48,7 @@ def items(value: Any) -> list[Any]:
 def _replicas(holder: LineMap, key: str = "replicas", default: float = 1) -> float | None:
     if key not in holder:
         return default
-    return as_number(holder[key])
+    return as_count(holder[key], key, holder.line_of(key))
 
 
 def _template(

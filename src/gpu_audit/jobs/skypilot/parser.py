@@ -24,7 +24,7 @@ from gpu_audit.jobs.gpus import (
 from gpu_audit.jobs.interface import JobDraft, JobFormat, billing_service
 from gpu_audit.jobs.scripts import commands
 from gpu_audit.jobs.skypilot.mounts import set_mounts
-from gpu_audit.jobs.values import as_bool, as_number, unit_hours
+from gpu_audit.jobs.values import as_bool, as_count, as_number, unit_hours
 
 # SkyPilot validates tasks against a closed schema: a document with any other top-level key is
 # not a SkyPilot task (a compose file, a CI config). `execution` heads a job group.
@@ -204,7 +204,7 @@ def _asks(candidate: _Candidate) -> list[GpuAsk]:
 def _nodes(data: LineMap) -> tuple[int | None, int | None]:
     if "num_nodes" not in data:
         return 1, None
-    number = as_number(data["num_nodes"])
+    number = as_count(data["num_nodes"], "num_nodes", data.line_of("num_nodes"))
     return (int(number) if number is not None else None), data.line_of("num_nodes")
 
 
