@@ -13,7 +13,7 @@ from tests.conftest import ROOT
 
 from gpu_audit.catalog import instance_spec
 from gpu_audit.collectors.azure.collector import AzureCollector
-from gpu_audit.collectors.azure.connect import ENDPOINT_ENV, Arm, _is_loopback
+from gpu_audit.collectors.azure.connect import ENDPOINT_ENV, Arm
 from gpu_audit.collectors.azure.mapping import (
     is_gpu_size,
     power_state,
@@ -22,6 +22,7 @@ from gpu_audit.collectors.azure.mapping import (
     vm_resource,
 )
 from gpu_audit.collectors.azure.settings import AzureSettings
+from gpu_audit.core.endpoint import is_loopback
 from gpu_audit.core.resource import Capacity, Resource, State
 from gpu_audit.node_join import cloud_id
 
@@ -100,10 +101,10 @@ def test_aks_provider_ids_name_the_scale_set_or_the_vm() -> None:
 
 
 def test_anonymous_only_on_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert _is_loopback("http://127.0.0.1:8080") and _is_loopback("http://localhost:1")
-    assert _is_loopback("http://[::1]:8080")
-    assert not _is_loopback("https://management.azure.com")
-    assert not _is_loopback("http://10.0.0.1:8080")
+    assert is_loopback("http://127.0.0.1:8080") and is_loopback("http://localhost:1")
+    assert is_loopback("http://[::1]:8080")
+    assert not is_loopback("https://management.azure.com")
+    assert not is_loopback("http://10.0.0.1:8080")
     monkeypatch.setenv(ENDPOINT_ENV, "http://127.0.0.1:9")
     arm = Arm.connect(AzureSettings())
     assert arm.anonymous and arm.url == "http://127.0.0.1:9"

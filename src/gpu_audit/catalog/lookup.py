@@ -15,27 +15,8 @@ import os
 from dataclasses import dataclass, replace
 from functools import cache
 
-from gpu_audit.catalog.gpus import GpuClass, canonical_gpu, class_rank, gpu_class, ladder
+from gpu_audit.catalog.gpus import canonical_gpu
 from gpu_audit.core.frozen import shared
-
-__all__ = [
-    "GpuClass",
-    "InstanceSpec",
-    "PriceQuote",
-    "bundled_prices",
-    "canonical_gpu",
-    "class_rank",
-    "gpu_class",
-    "gpu_hour_price",
-    "instance_spec",
-    "instance_types",
-    "ladder",
-    "normalise_type",
-    "price",
-    "rate_cards",
-    "regional_prices",
-    "set_overlay",
-]
 
 # Managed services' rate cards: a price row's item `<card>:<item>`. SageMaker hosting rows
 # override the SageMaker card where real-time inference is billed differently.
@@ -168,21 +149,26 @@ def _laid(bundled: PriceQuote | None, quote: PriceQuote) -> PriceQuote:
     )
 
 
+def _row_quote(row: dict[str, str]) -> PriceQuote:
+    """A row of prices.csv as the quote it is."""
+    return PriceQuote(
+        on_demand=_float(row["on_demand_usd_hr"]),
+        spot=_float(row["spot_usd_hr"]),
+        region=row["region"],
+        as_of=row["as_of"],
+        source=row["source"],
+        exact_region=True,
+        item=row["item"],
+    )
+
+
 @cache
 def _price_index() -> _PriceIndex:
     quotes: dict[tuple[str, str], PriceQuote] = {}
     clouds: dict[str, str] = {}
     for row in _rows("prices.csv"):
         item = _item_key(row["item"])
-        quotes[(item, row["region"])] = PriceQuote(
-            on_demand=_float(row["on_demand_usd_hr"]),
-            spot=_float(row["spot_usd_hr"]),
-            region=row["region"],
-            as_of=row["as_of"],
-            source=row["source"],
-            exact_region=True,
-            item=row["item"],
-        )
+        quotes[(item, row["region"])] = _row_quote(row)
         clouds[item] = row["cloud"]
     for cloud, quote in _OVERLAY:
         item = _item_key(quote.item or "")
@@ -196,21 +182,7 @@ def _price_index() -> _PriceIndex:
 
 def bundled_prices() -> tuple[tuple[str, PriceQuote], ...]:
     """Every (cloud, quote) of the bundled table as written, whatever overlay is in use."""
-    return tuple(
-        (
-            row["cloud"],
-            PriceQuote(
-                on_demand=_float(row["on_demand_usd_hr"]),
-                spot=_float(row["spot_usd_hr"]),
-                region=row["region"],
-                as_of=row["as_of"],
-                source=row["source"],
-                exact_region=True,
-                item=row["item"],
-            ),
-        )
-        for row in _rows("prices.csv")
-    )
+    return tuple((row["cloud"], _row_quote(row)) for row in _rows("prices.csv"))
 
 
 def instance_spec(instance_type: str | None) -> InstanceSpec | None:

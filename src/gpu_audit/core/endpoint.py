@@ -25,10 +25,10 @@ class Endpoint:
 
 def endpoint(env: str) -> Endpoint:
     url = os.environ.get(env, "").strip().rstrip("/") or None
-    return Endpoint(url, anonymous=url is not None and _is_loopback(url))
+    return Endpoint(url, anonymous=url is not None and is_loopback(url))
 
 
-def _is_loopback(url: str) -> bool:
+def is_loopback(url: str) -> bool:
     host = urlsplit(url if "://" in url else f"//{url}").hostname or ""
     if host == "localhost":
         return True

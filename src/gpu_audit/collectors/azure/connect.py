@@ -9,27 +9,16 @@ Azure CLI).
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from gpu_audit.collectors.azure.settings import AzureSettings
 from gpu_audit.collectors.interface import ProviderUnavailable
+from gpu_audit.core.endpoint import is_loopback
 
 ENDPOINT_ENV = "GPU_AUDIT_AZURE_ENDPOINT"
 DEFAULT_ENDPOINT = "https://management.azure.com"
-
-
-def _is_loopback(url: str) -> bool:
-    host = urlsplit(url if "://" in url else f"//{url}").hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class _NoToken:
@@ -76,7 +65,7 @@ class Arm:
     @classmethod
     def connect(cls, settings: AzureSettings) -> Arm:
         url = os.environ.get(ENDPOINT_ENV, "").strip().rstrip("/") or DEFAULT_ENDPOINT
-        if _is_loopback(url):
+        if is_loopback(url):
             return cls(url, True, _NoToken(), settings)
         return cls(url, False, _default_credential(), settings)
 
