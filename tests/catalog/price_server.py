@@ -7,7 +7,8 @@ Answers are in the real shapes: GetProducts' `PriceList` is a list of JSON *stri
 `Items`, `Count` and `NextPageLink`. Filters are applied as the services apply them, unless
 `loose` (then every product and item of the region comes back, as a trap for the client's own
 checks). Faults: `throttle` (how many first calls per API answer ThrottlingException,
-RequestLimitExceeded or HTTP 429), `fail` (APIs answering 500 from then on), `lost_link`
+RequestLimitExceeded or HTTP 429), `fail` (APIs answering 500 from then on; `vertex`: the
+Vertex AI service answers 403, as for a key whose project cannot read it), `lost_link`
 (Azure pages whose NextPageLink is null although more follow), `empty_page` (an empty Azure page
 with a link before that offset). Every request is recorded.
 """
@@ -237,6 +238,9 @@ class _Handler(BaseHTTPRequestHandler):
                 "application/json",
                 {"Retry-After": "0"},
             )
+            return
+        if "vertex" in fake.fail and "C7E2-9256-1C43" in path:
+            self._send(403, b'{"error": {"code": 403}}', "application/json")
             return
         services = {"6F81-5844-456A": fake.skus, "C7E2-9256-1C43": fake.vertex}
         listed = services.get(path.removeprefix("/v1/services/").removesuffix("/skus"))

@@ -136,3 +136,20 @@ def test_vertex_prices_reach_scan_and_lookup(price_server: FakePrices, tmp_path:
         r["id"].rpartition("/")[2]: r["price"] for r in json.loads(report.read_text())["resources"]
     }
     assert before["od"]["hourly_usd"] == 101.7635  # the bundled Compute Engine x 1.15 row again
+
+
+def test_a_refused_vertex_service_leaves_the_file_untouched(
+    price_server: FakePrices, tmp_path: Path
+) -> None:
+    out = tmp_path / "prices.json"
+    _refresh(out, "us-central1")
+    before = out.read_bytes()
+    price_server.fail = {"vertex"}  # Compute Engine answers, then the Vertex AI service 403s
+    args = ["catalog", "refresh", "--provider", "gcp", "--region", "us-central1", "-o", str(out)]
+    done = CliRunner().invoke(main, args)
+    assert done.exit_code == 2
+    assert done.output.strip().splitlines() == [
+        "gpu-audit: error: gcp: billing catalog: HTTP 403 from "
+        f"{price_server.base}/v1/services/C7E2-9256-1C43/skus"
+    ]
+    assert out.read_bytes() == before
