@@ -292,7 +292,7 @@ def vertex_sku(
 def vertex_skus() -> list[dict[str, Any]]:
     """The Vertex AI service's training SKUs for A3 (us-central1, europe-west4) and N1
     (us-central1), among the traps: prediction and management-fee SKUs, a commitment, a
-    training description billed as Preemptible, a GPU that is almost the H100 (Mega), and two
+    training description billed as Preemptible, a term-priced one billed as OnDemand, a GPU that is almost the H100 (Mega), and two
     SKUs pricing europe-west4's A3 core differently."""
     on = "Vertex AI: Training/Pipelines on"
     nl = ("europe-west4",)
@@ -311,6 +311,7 @@ def vertex_skus() -> list[dict[str, Any]]:
         vertex_sku(f"{on} NVIDIA H100 80GB Mega in Iowa", 12.5),
         vertex_sku(f"{on} NVIDIA H100 80GB in Iowa", 3.1, "Preemptible"),
         vertex_sku(f"Commitment v1: {on} NVIDIA H100 80GB in Iowa for 1 Year", 7.0, "Commit1Yr"),
+        vertex_sku(f"{on} NVIDIA H100 80GB in Iowa for 3 Years", 5.0),  # a term, billed OnDemand
         vertex_sku(f"{on} N1 Predefined Instance Core running in Americas", VERTEX_N1[0]),
         vertex_sku(
             f"{on} N1 Predefined Instance Ram running in Americas", VERTEX_N1[1], unit="GiBy.h"

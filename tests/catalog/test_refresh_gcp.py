@@ -40,7 +40,7 @@ def test_gcp_refresh_composes_gpu_core_and_ram_skus(
     compute = [q for q in calls if q["path"] == "/v1/services/6F81-5844-456A/skus"]
     vertex = [q for q in calls if q["path"] == "/v1/services/C7E2-9256-1C43/skus"]
     assert len(compute) == 1 + 4  # one throttled, then 12 SKUs in pages of 3
-    assert len(vertex) == 6  # the Vertex AI service's 16 SKUs in pages of 3
+    assert len(vertex) == 6  # the Vertex AI service's 17 SKUs in pages of 3
     assert len(calls) == 11 and f"{len(calls)} requests" in done.output
 
 
@@ -62,7 +62,7 @@ def test_vertex_training_prices_come_from_the_vertex_service(
     rows = {(r["type"], r["region"], r["capacity"]): r for r in json.loads(out.read_text())["rows"]}
     a3 = rows[("vertex:a3-highgpu-8g", "us-central1", "on-demand")]
     # 8 x the training H100 SKU + 208 x A3 core + 1872 GiB x A3 RAM: never the prediction,
-    # management-fee, commitment, Preemptible-billed or H100 Mega SKU
+    # management-fee, commitment, term, Preemptible-billed or H100 Mega SKU
     expected = 8 * VERTEX["h100"] + 208 * VERTEX["a3_core"] + 1872 * VERTEX["a3_ram"]
     assert a3["usd_per_hour"] == pytest.approx(expected, abs=1e-6)
     assert a3["effective"] == "2026-11-18" and a3["provider"] == "gcp"

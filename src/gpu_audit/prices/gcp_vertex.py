@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from gpu_audit.catalog import bundled_prices, instance_types
@@ -22,6 +23,8 @@ FAMILIES: dict[str, tuple[str, str, str]] = {
 N1 = ("N1 Predefined Instance Core", "N1 Predefined Instance Ram")
 # a training-looking description with any of these is never a custom-training list price
 REFUSED = ("management fee", "prediction", "spot", "preemptible", "commit", "dws", "flex", "reserv")
+# a place: capitalised words of letters (`Iowa`, `Americas`, `South Carolina`, `São Paulo`)
+PLACE = re.compile(r"[A-Z][^\W\d_]*(?: [A-Z][^\W\d_]*)*")
 
 
 def base_description(description: str) -> str | None:
@@ -30,8 +33,10 @@ def base_description(description: str) -> str | None:
     lowered = description.lower()
     if not description.startswith(TRAINING) or any(word in lowered for word in REFUSED):
         return None
-    head, separator, _place = description[len(TRAINING) :].rpartition(" in ")
-    return head.removesuffix(" running") if separator else None
+    head, separator, place = description[len(TRAINING) :].rpartition(" in ")
+    if not separator or not PLACE.fullmatch(place):
+        return None  # `... in Iowa for 1 Year` names a term, not a place
+    return head.removesuffix(" running")
 
 
 def wanted_descriptions() -> frozenset[str]:
