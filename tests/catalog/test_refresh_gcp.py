@@ -107,7 +107,7 @@ def _fleet(tmp_path: Path) -> Path:
     return path
 
 
-def test_vertex_prices_reach_scan_and_lookup(price_server: FakePrices, tmp_path: Path) -> None:
+def test_vertex_prices_reach_a_scanned_vertex_job(price_server: FakePrices, tmp_path: Path) -> None:
     out = tmp_path / "prices.json"
     _refresh(out, "us-central1")
     report = tmp_path / "report.json"
@@ -132,10 +132,10 @@ def test_vertex_prices_reach_scan_and_lookup(price_server: FakePrices, tmp_path:
     assert "C7E2-9256-1C43" not in found["vm-a3"]["source"]
     bare = CliRunner().invoke(main, args)
     assert bare.exit_code == 0, bare.output
-    before = {
+    bundled = {
         r["id"].rpartition("/")[2]: r["price"] for r in json.loads(report.read_text())["resources"]
     }
-    assert before["od"]["hourly_usd"] == 101.7635  # the bundled Compute Engine x 1.15 row again
+    assert bundled["od"]["hourly_usd"] == 101.7635  # the bundled Compute Engine x 1.15 row again
 
 
 def test_a_refused_vertex_service_leaves_the_file_untouched(
