@@ -4,8 +4,9 @@ The server (tests/catalog/price_server.py) answers in the real APIs' shapes and 
 (GetProducts 100 products, DescribeSpotPriceHistory 1000 points, Azure 100 items), holding for
 every catalog type in every region: 6 EC2 products (Linux + the Windows/SQL/dedicated/reservation
 traps, which the filters drop), 6 zones of spot points with 2 points each, SageMaker training and
-hosting rates, 6 Azure consumption meters per size, and 20,000 Compute
-Engine SKUs. Run from the repository root:
+hosting rates, 6 Azure consumption meters per size, 20,000 Compute Engine SKUs and 10,000
+Vertex AI SKUs (both sizes assumptions, not counts of the live services). Run from the
+repository root:
 
     .venv/bin/python benchmarks/refresh_calls.py
 """
@@ -19,13 +20,22 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from tests.catalog.price_data import azure_item, ec2_product, gcp_sku, gcp_skus, sagemaker_product
+from tests.catalog.price_data import (
+    azure_item,
+    ec2_product,
+    gcp_sku,
+    gcp_skus,
+    sagemaker_product,
+    vertex_sku,
+    vertex_skus,
+)
 from tests.catalog.price_server import FakePrices, serve
 
 from gpu_audit.prices.run import refresh
 from gpu_audit.prices.targets import targets
 
 SKUS = 20_000
+VERTEX_SKUS = 10_000  # training, prediction, management fees, generative-AI tokens, ...
 TRAPS = (
     {"operatingSystem": "Windows"},
     {"preInstalledSw": "SQL Std"},
@@ -79,11 +89,15 @@ def fake() -> FakePrices:
     # the Compute Engine service lists every SKU of every machine family, disk and network:
     # SKUS of them (an assumption, not a count of the live catalog), the GPU ones among them
     skus = gcp_skus() + [gcp_sku(f"Filler SKU {n} running in Americas", 0.01) for n in range(SKUS)]
+    vertex = vertex_skus() + [
+        vertex_sku(f"Filler SKU {n} in Iowa", 0.01) for n in range(VERTEX_SKUS)
+    ]
     return FakePrices(
         products={"AmazonEC2": products, "AmazonSageMaker": managed},
         spot=spot,
         azure=items,
         skus=skus,
+        vertex=vertex,
         gcp_page=5000,
         pricing_page=100,
         spot_page=1000,

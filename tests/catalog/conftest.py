@@ -11,6 +11,7 @@ from tests.catalog.price_data import (
     gcp_skus,
     sagemaker_products,
     spot_points,
+    vertex_skus,
 )
 from tests.catalog.price_server import FakePrices, serve
 
@@ -24,6 +25,7 @@ def price_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakePrices]:
         spot=spot_points(),
         azure=azure_items(),
         skus=gcp_skus(),
+        vertex=vertex_skus(),
     )
     with serve(fake) as base:
         for name in ("AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"):

@@ -192,20 +192,27 @@ def azure_items() -> list[dict[str, Any]]:
 
 
 def gcp_sku(
-    description: str, usd: float, usage: str = "OnDemand", unit: str = "h", group: str = "GPU"
+    description: str,
+    usd: float,
+    usage: str = "OnDemand",
+    unit: str = "h",
+    group: str = "GPU",
+    service: tuple[str, str] = ("6F81-5844-456A", "Compute Engine"),
+    regions: tuple[str, ...] = ("us-central1", "us-east1"),
 ) -> dict[str, Any]:
     units, nanos = int(usd), round((usd - int(usd)) * 1e9)
+    key = (description, usage, regions, usd)
     return {
-        "name": f"services/6F81-5844-456A/skus/{abs(hash((description, usage))) % 10**8:08d}",
-        "skuId": f"SKU-{abs(hash((description, usage))) % 10**4:04d}",
+        "name": f"services/{service[0]}/skus/{abs(hash(key)) % 10**8:08d}",
+        "skuId": f"SKU-{abs(hash(key)) % 10**4:04d}",
         "description": description,
         "category": {
-            "serviceDisplayName": "Compute Engine",
+            "serviceDisplayName": service[1],
             "resourceFamily": "Compute",
             "resourceGroup": group,
             "usageType": usage,
         },
-        "serviceRegions": ["us-central1", "us-east1"],
+        "serviceRegions": list(regions),
         "pricingInfo": [
             {
                 "summary": "",
@@ -262,4 +269,55 @@ def gcp_skus() -> list[dict[str, Any]]:
         gcp_sku(
             "N1 Predefined Instance Ram running in Americas", 0.004237, unit="GiBy.h", group="RAM"
         ),
+    ]
+
+
+VERTEX_SERVICE = ("C7E2-9256-1C43", "Vertex AI")
+# Vertex AI custom training in us-central1 (Iowa): per H100, per A3 vCPU, per A3 GiB, per N1 vCPU
+# and GiB. Made-up figures, in the wording public billing captures show (docs/catalog.md).
+VERTEX = {"h100": 11.2660332, "a3_core": 0.0293227, "a3_ram": 0.0025534}
+VERTEX_N1 = (0.0379, 0.0051)
+
+
+def vertex_sku(
+    description: str,
+    usd: float,
+    usage: str = "OnDemand",
+    regions: tuple[str, ...] = ("us-central1",),
+    **extra: Any,
+) -> dict[str, Any]:
+    return gcp_sku(description, usd, usage, service=VERTEX_SERVICE, regions=regions, **extra)
+
+
+def vertex_skus() -> list[dict[str, Any]]:
+    """The Vertex AI service's training SKUs for A3 (us-central1, europe-west4) and N1
+    (us-central1), among the traps: prediction and management-fee SKUs, a commitment, a
+    training description billed as Preemptible, a term-priced one billed as OnDemand, a GPU that is almost the H100 (Mega), and two
+    SKUs pricing europe-west4's A3 core differently."""
+    on = "Vertex AI: Training/Pipelines on"
+    nl = ("europe-west4",)
+    return [
+        vertex_sku(f"{on} NVIDIA H100 80GB in Iowa", VERTEX["h100"]),
+        vertex_sku(f"{on} A3 Instance Core in Iowa", VERTEX["a3_core"], group="CPU"),
+        vertex_sku(f"{on} A3 Instance RAM in Iowa", VERTEX["a3_ram"], unit="GiBy.h", group="RAM"),
+        vertex_sku(f"{on} SSD backed PD Capacity", 0.000268, unit="GiBy.mo", group="SSD"),
+        vertex_sku("Vertex AI: Online/Batch Prediction Nvidia H100 80gb GPU running in Iowa", 9.9),
+        vertex_sku(
+            "Vertex AI: Online/Batch Prediction A3 Predefined Instance Core running in Iowa", 0.02
+        ),
+        vertex_sku(
+            "Vertex AI: Training/Pipelines management fee on NVIDIA H100 80GB in Iowa", 1.47
+        ),
+        vertex_sku(f"{on} NVIDIA H100 80GB Mega in Iowa", 12.5),
+        vertex_sku(f"{on} NVIDIA H100 80GB in Iowa", 3.1, "Preemptible"),
+        vertex_sku(f"Commitment v1: {on} NVIDIA H100 80GB in Iowa for 1 Year", 7.0, "Commit1Yr"),
+        vertex_sku(f"{on} NVIDIA H100 80GB in Iowa for 3 Years", 5.0),  # a term, billed OnDemand
+        vertex_sku(f"{on} N1 Predefined Instance Core running in Americas", VERTEX_N1[0]),
+        vertex_sku(
+            f"{on} N1 Predefined Instance Ram running in Americas", VERTEX_N1[1], unit="GiBy.h"
+        ),
+        vertex_sku(f"{on} NVIDIA H100 80GB in Netherlands", 12.1, regions=nl),
+        vertex_sku(f"{on} A3 Instance RAM in Netherlands", 0.0027, regions=nl, unit="GiBy.h"),
+        vertex_sku(f"{on} A3 Instance Core in Netherlands", 0.0311, regions=nl),
+        vertex_sku(f"{on} A3 Instance Core in Netherlands", 0.0322, regions=nl),  # which one?
     ]

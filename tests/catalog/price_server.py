@@ -1,12 +1,14 @@
 """One loopback server answering as the AWS Price List Query API (awsJson1.1), EC2's
-DescribeSpotPriceHistory (query protocol, XML) and the Azure Retail Prices API, for the refresh.
+DescribeSpotPriceHistory (query protocol, XML), the Azure Retail Prices API and the Cloud Billing
+Catalog (Compute Engine and Vertex AI services), for the refresh.
 
 Answers are in the real shapes: GetProducts' `PriceList` is a list of JSON *strings*, paged by
 `NextToken`; spot history is `spotPriceHistorySet` paged by `nextToken`; Azure pages hold
 `Items`, `Count` and `NextPageLink`. Filters are applied as the services apply them, unless
 `loose` (then every product and item of the region comes back, as a trap for the client's own
 checks). Faults: `throttle` (how many first calls per API answer ThrottlingException,
-RequestLimitExceeded or HTTP 429), `fail` (APIs answering 500 from then on), `lost_link`
+RequestLimitExceeded or HTTP 429), `fail` (APIs answering 500 from then on; `vertex`: the
+Vertex AI service answers 403, as for a key whose project cannot read it), `lost_link`
 (Azure pages whose NextPageLink is null although more follow), `empty_page` (an empty Azure page
 with a link before that offset). Every request is recorded.
 """
@@ -30,6 +32,7 @@ class FakePrices:
     spot: list[dict[str, str]] = field(default_factory=list)  # region, type, zone, price, time, os
     azure: list[dict[str, Any]] = field(default_factory=list)
     skus: list[dict[str, Any]] = field(default_factory=list)  # Cloud Billing Catalog, Compute
+    vertex: list[dict[str, Any]] = field(default_factory=list)  # Cloud Billing Catalog, Vertex AI
     gcp_page: int = 3
     pricing_page: int = 2
     spot_page: int = 2
@@ -236,13 +239,18 @@ class _Handler(BaseHTTPRequestHandler):
                 {"Retry-After": "0"},
             )
             return
-        if path != "/v1/services/6F81-5844-456A/skus":
+        if "vertex" in fake.fail and "C7E2-9256-1C43" in path:
+            self._send(403, b'{"error": {"code": 403}}', "application/json")
+            return
+        services = {"6F81-5844-456A": fake.skus, "C7E2-9256-1C43": fake.vertex}
+        listed = services.get(path.removeprefix("/v1/services/").removesuffix("/skus"))
+        if listed is None or not path.endswith("/skus"):
             self._send(404, b'{"error": {"code": 404}}', "application/json")
             return
         start = int(query.get("pageToken") or 0)
         size = min(fake.gcp_page, int(query.get("pageSize", 5000)))
-        page = fake.skus[start : start + size]
-        more = start + size < len(fake.skus)
+        page = listed[start : start + size]
+        more = start + size < len(listed)
         answer = {"skus": page, "nextPageToken": str(start + size) if more else ""}
         self._send(200, json.dumps(answer).encode(), "application/json")
 

@@ -1,4 +1,5 @@
-"""GCP prices from the Cloud Billing Catalog API: GPU, core and RAM SKUs composed per type."""
+"""GCP prices from the Cloud Billing Catalog API: GPU, core and RAM SKUs composed per type
+(Compute Engine here, the Vertex AI rate card in gcp_vertex)."""
 
 from __future__ import annotations
 
@@ -24,17 +25,20 @@ MAX_PAGES = 200
 Rates = dict[tuple[str, str, str], tuple[float, str, str]]
 
 
-def gcp_prices(wanted: Targets, fetched_at: str) -> tuple[list[PriceRow], int]:
-    session = BillingSession(ENDPOINT_ENV, API_KEY_ENV, DEFAULT_ENDPOINT)
+def billing_session() -> BillingSession:
+    return BillingSession(ENDPOINT_ENV, API_KEY_ENV, DEFAULT_ENDPOINT)
+
+
+def gcp_prices(session: BillingSession, wanted: Targets, fetched_at: str) -> list[PriceRow]:
+    """Compute Engine rows: the catalog's GCP types, `gpu:<MODEL>` and N1 hosts."""
     rates = read_rates(session, set(wanted.regions))
-    rows = [*_families(rates, wanted, fetched_at), *_n1(rates, wanted, fetched_at)]
-    return rows, session.sent
+    return [*_families(rates, wanted, fetched_at), *_n1(rates, wanted, fetched_at)]
 
 
 def read_rates(session: BillingSession, regions: set[str]) -> Rates:
     keep = gcp_skus.wanted_descriptions()
     rates: Rates = {}
-    for sku in _skus(session):
+    for sku in skus(session, COMPUTE):
         category = sku.get("category") or {}
         capacity = gcp_skus.USAGE.get(category.get("usageType", ""))
         description = str(sku.get("description", ""))
@@ -43,7 +47,7 @@ def read_rates(session: BillingSession, regions: set[str]) -> Rates:
             continue
         if (capacity == "spot") != gcp_skus.is_spot(description):
             continue  # a description and a usage type that disagree: neither is trusted
-        price = _hourly(sku)
+        price = hourly(sku)
         if price is None:
             continue
         for region in sku.get("serviceRegions") or ():
@@ -52,11 +56,12 @@ def read_rates(session: BillingSession, regions: set[str]) -> Rates:
     return rates
 
 
-def _skus(session: BillingSession) -> Iterator[dict[str, Any]]:
+def skus(session: BillingSession, service: str) -> Iterator[dict[str, Any]]:
+    """Every SKU of a Billing Catalog service, page after page."""
     token = ""
     for _ in range(MAX_PAGES):
         query = {"pageSize": PAGE, "currencyCode": "USD", **({"pageToken": token} if token else {})}
-        page = session.get(f"/v1/services/{COMPUTE}/skus?{urlencode(query)}")
+        page = session.get(f"/v1/services/{service}/skus?{urlencode(query)}")
         skus = page.get("skus") if isinstance(page, dict) else None
         if not isinstance(skus, list):
             raise CollectorError("gcp: billing catalog: no skus list in the answer")
@@ -67,7 +72,7 @@ def _skus(session: BillingSession) -> Iterator[dict[str, Any]]:
     raise CollectorError(f"gcp: billing catalog: more than {MAX_PAGES} pages")
 
 
-def _hourly(sku: dict[str, Any]) -> tuple[float, str] | None:
+def hourly(sku: dict[str, Any]) -> tuple[float, str] | None:
     """The newest pricingInfo's first tier, per hour: units + nanos / 1e9, and its effectiveTime."""
     infos = [i for i in sku.get("pricingInfo") or () if isinstance(i, dict)]
     if not infos:
@@ -89,7 +94,7 @@ def _hourly(sku: dict[str, Any]) -> tuple[float, str] | None:
     return (usd, str(info.get("effectiveTime", ""))) if usd > 0 else None
 
 
-def _row(
+def row(
     item: str,
     region: str,
     capacity: str,
@@ -97,8 +102,9 @@ def _row(
     used: list[tuple[float, str, str]],
     fetched_at: str,
     how: str,
+    service: str = COMPUTE,
 ) -> PriceRow:
-    skus = ",".join(sku for _, _, sku in used)
+    ids = ",".join(sku for _, _, sku in used)
     return PriceRow(
         provider="gcp",
         type=item,
@@ -107,7 +113,7 @@ def _row(
         usd_per_hour=round(usd, 6),
         effective=min(when for _, when, _ in used)[:10],
         fetched_at=fetched_at,
-        source=f"Cloud Billing Catalog services/{COMPUTE}/skus {how} (skuId {skus})",
+        source=f"Cloud Billing Catalog services/{service}/skus {how} (skuId {ids})",
     )
 
 
@@ -133,7 +139,7 @@ def _families(rates: Rates, wanted: Targets, fetched_at: str) -> Iterator[PriceR
                 if core and ram:
                     usd += used[1][0] * (spec.vcpus or 0) + used[2][0] * (spec.memory_gib or 0)
                     how += f" + {spec.vcpus} x {core} + {spec.memory_gib:g} GiB x {ram}"
-                yield _row(spec.instance_type, region, capacity, usd, used, fetched_at, how)
+                yield row(spec.instance_type, region, capacity, usd, used, fetched_at, how)
 
 
 def _n1(rates: Rates, wanted: Targets, fetched_at: str) -> Iterator[PriceRow]:
@@ -143,7 +149,7 @@ def _n1(rates: Rates, wanted: Targets, fetched_at: str) -> Iterator[PriceRow]:
             for model, description in sorted(gcp_skus.ATTACHED.items()):
                 rate = rates.get((description, region, capacity))
                 if rate is not None:
-                    yield _row(
+                    yield row(
                         f"gpu:{model}",
                         region,
                         capacity,
@@ -162,4 +168,4 @@ def _n1(rates: Rates, wanted: Targets, fetched_at: str) -> Iterator[PriceRow]:
                     vcpus, gib = shape
                     usd = core[0] * vcpus + ram[0] * gib
                     how = f"{vcpus} x {gcp_skus.N1[0]} + {gib:g} GiB x {gcp_skus.N1[1]}"
-                    yield _row(host, region, capacity, usd, [core, ram], fetched_at, how)
+                    yield row(host, region, capacity, usd, [core, ram], fetched_at, how)

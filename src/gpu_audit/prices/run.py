@@ -52,9 +52,12 @@ def _azure(wanted: Targets, fetched_at: str, now: datetime) -> tuple[list[PriceR
 
 
 def _gcp(wanted: Targets, fetched_at: str, now: datetime) -> tuple[list[PriceRow], int]:
-    from gpu_audit.prices.gcp_billing import gcp_prices
+    from gpu_audit.prices.gcp_billing import billing_session, gcp_prices
+    from gpu_audit.prices.gcp_vertex import vertex_prices
 
-    return gcp_prices(wanted, fetched_at)
+    session = billing_session()  # one session for both services: every request counted
+    rows = gcp_prices(session, wanted, fetched_at) + vertex_prices(session, wanted, fetched_at)
+    return rows, session.sent
 
 
 SOURCES: dict[str, Callable[[Targets, str, datetime], tuple[list[PriceRow], int]]] = {
