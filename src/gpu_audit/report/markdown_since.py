@@ -152,10 +152,13 @@ def _where(location: str, limit: int = 64) -> str:
 def _trend(points: tuple[TrendPoint, ...]) -> list[str]:
     labels = ", ".join(f'"{p.generated_at:%Y-%m-%d}"' for p in points)
     top = max([p.monthly_cost_usd for p in points] + [1.0])
-    # dark line (spend), mid bars (found), dark blue bars drawn over them (realised): legible on
-    # GitHub's light and dark themes; Mermaid formats no tick, so the axis title carries the `$`
+    # dark line (spend), mid bars (found), dark blue bars drawn over them (realised), a series
+    # with an audit at $0 as a line (_series): legible on GitHub's light and dark themes;
+    # Mermaid formats no tick, so the axis title carries the `$`
     palette = {"xyChart": {"plotColorPalette": "#1f2937, #94a3b8, #1d4ed8"}}
     init = json.dumps({"themeVariables": palette}, separators=(",", ": "))
+    found = _series([p.monthly_savings_usd for p in points])
+    realised = _series([p.savings_realised_usd for p in points])
     chart = [
         "```mermaid",
         f"%%{{init: {init}}}%%",
@@ -164,10 +167,15 @@ def _trend(points: tuple[TrendPoint, ...]) -> list[str]:
         f"    x-axis [{labels}]",
         f'    y-axis "$ per month" 0 --> {top * 1.1:.0f}',
         f"    line [{', '.join(f'{p.monthly_cost_usd:.0f}' for p in points)}]",
-        f"    bar [{', '.join(f'{p.monthly_savings_usd:.0f}' for p in points)}]",
-        f"    bar [{', '.join(f'{p.savings_realised_usd:.0f}' for p in points)}]",
+        f"    {found[0]} [{found[1]}]",
+        f"    {realised[0]} [{realised[1]}]",
         "```",
     ]
+    over = ", drawn over the grey ones" if found[0] == realised[0] == "bar" else ""
+    legend = (
+        f"_Legend: dark line: GPU spend · grey {_drawn(found[0])}: savings found · blue "
+        f"{_drawn(realised[0])}{over}: savings realised (none at a first audit)._"
+    )
     rows = [
         [
             f"{p.generated_at:%Y-%m-%d}",
@@ -183,10 +191,20 @@ def _trend(points: tuple[TrendPoint, ...]) -> list[str]:
         "",
         f"**Trend over the last {len(points)} audits**, in \\$ per month:",
         "",
-        "_Legend: dark line: GPU spend · grey bars: savings found · blue bars, drawn over them: "
-        "savings realised (none at a first audit)._",
+        legend,
         "",
         *chart,
         "",
         *table(headers, rows, align="lrrrr"),
     ]
+
+
+def _series(amounts: list[float]) -> tuple[str, str]:
+    """A series as bars when every audit has an amount, else as a line: Mermaid draws a bar of
+    $0 as a sliver on the axis (it has no gap value), where a line's point lies on it."""
+    values = [f"{amount:.0f}" for amount in amounts]
+    return ("bar" if "0" not in values else "line"), ", ".join(values)
+
+
+def _drawn(kind: str) -> str:
+    return "bars" if kind == "bar" else "line"
