@@ -105,3 +105,42 @@ def test_a_check_report_is_still_a_baseline(in_root: Path, tmp_path: Path) -> No
     assert since["resolved"] > 0 and since["new"] == 0
     assert since["trend"][0]["monthly_cost_usd"] == pytest.approx(spend, abs=0.01)
     assert not errors(document)
+
+
+def test_a_check_against_a_baseline_speaks_of_jobs_in_every_format(
+    in_root: Path, tmp_path: Path
+) -> None:
+    """`check --baseline` compared job files with no monthly spend or saving anywhere: the
+    Markdown's comparison is the findings' counts and savings in their units, the text line
+    the counts; the tables fit GitHub's page."""
+    from tests.report.github_width import CONTENT_PX, min_width
+    from tests.report.test_markdown import parse
+    from tests.report.test_markdown_rendered import _tables
+
+    saved = tmp_path / "jobs.json"
+    code, _, err = run("check", "fixtures/jobs", "--format", "json", "--fail-on", "none",
+                       "-o", str(saved))  # fmt: skip
+    assert code == 0, err
+    now = ("check", "fixtures/jobs/skypilot", "fixtures/jobs/sagemaker", "--baseline", str(saved))
+    code, text, err = run(*now, "--format", "markdown", "--fail-on", "none")
+    assert code == 0, err
+    assert "### Since the last audit" in text and "**Resolved since the last audit**" in text
+    assert "month" not in text.lower() and "xychart" not in text
+    tables = _tables(parse(text))
+    counts = next(rows for rows in tables if rows[0] == ["Findings", "Now"])
+    assert [row[0] for row in counts[1:]] == [
+        "New findings",
+        "Persisting findings",
+        "Resolved findings",
+    ]
+    persisting = next(rows for rows in tables if rows[0][-1] == "Saving")
+    assert {cell.rsplit("/", 1)[-1] for *_, cell in persisting[1:] if cell != "–"} <= {
+        "run",
+        "GPU-h",
+    }
+    assert any(cell.endswith("/run") for *_, cell in persisting[1:])
+    assert all(min_width(rows) <= CONTENT_PX for rows in tables)
+    for fmt in ("text", "table"):
+        _, out, _ = run(*now, "--format", fmt, "--fail-on", "none")
+        (line,) = [line for line in out.splitlines() if line.startswith("since ")]
+        assert "resolved" in line and "month" not in out

@@ -5,9 +5,16 @@ from __future__ import annotations
 
 import json
 
-from gpu_audit.core.results import Change, Comparison, Resolved, ScanResult, TrendPoint
+from gpu_audit.core.results import (
+    Change,
+    Comparison,
+    Finding,
+    Resolved,
+    ScanResult,
+    TrendPoint,
+)
 from gpu_audit.report.markdown_text import inline, money, shown_source, table
-from gpu_audit.report.summary import short_id
+from gpu_audit.report.summary import saving_text, short_id
 
 TOP = 10
 
@@ -24,11 +31,37 @@ def since_section(result: ScanResult) -> list[str]:
             "The next audit will say what changed since this one.",
         ]
     lines = [f"### Since the last audit ({since.previous_at:%Y-%m-%d})", ""]
+    if result.scope.command == "check":  # job files run nothing: findings, never a month
+        return lines + _job_changes(result)
     lines += table(["Measure", "Then", "Now"], _measures(since), align="lrr")
     lines += _persisting(result)
     lines += _resolved(since)
     lines += _removed(since)
     lines += _trend(since.trend)
+    return lines
+
+
+def _job_changes(result: ScanResult) -> list[str]:
+    """A check compared with a saved check: the findings' counts, the oldest persisting ones
+    with their saving in its unit (per run, per GPU-hour), and what was resolved. No spend, no
+    monthly figure and no trend: files run nothing."""
+    since = result.since
+    assert since is not None
+    counts = [
+        ["New findings", str(since.new)],
+        ["Persisting findings", str(since.persisting)],
+        ["Resolved findings", str(len(since.resolved))],
+    ]
+    lines = table(["Findings", "Now"], counts, align="lr")
+    lines += _persisting(result, jobs=True)
+    if since.resolved:
+        more = f" (the {TOP} first of {len(since.resolved)})" if len(since.resolved) > TOP else ""
+        body = [
+            [_where(r.location), inline(r.rule_id), f"{r.first_seen:%Y\u2011%m\u2011%d}"]
+            for r in since.resolved[:TOP]
+        ]
+        headers = ["Resource", "Rule", "First seen"]
+        lines += ["", f"**Resolved since the last audit**{more}", "", *table(headers, body)]
     return lines
 
 
@@ -54,7 +87,7 @@ def _measures(since: Comparison) -> list[list[str]]:
     ]
 
 
-def _persisting(result: ScanResult) -> list[str]:
+def _persisting(result: ScanResult, jobs: bool = False) -> list[str]:
     assert result.since is not None
     rows = [
         (change, finding)
@@ -70,13 +103,19 @@ def _persisting(result: ScanResult) -> list[str]:
             inline(f.rule_id),
             f.severity.label,
             f"open for {c.audits_open} audits since {c.first_seen:%Y-%m-%d}",
-            money(f.monthly_savings_usd),
+            _job_saving(f) if jobs else money(f.monthly_savings_usd),
         ]
         for c, f in rows[:TOP]
     ]
     more = f" (the {TOP} oldest of {len(rows)})" if len(rows) > TOP else ""
-    headers = ["Resource", "Rule", "Severity", "Open", "Saving / month"]
+    headers = ["Resource", "Rule", "Severity", "Open", "Saving" if jobs else "Saving / month"]
     return ["", f"**Oldest persisting findings**{more}", "", *table(headers, body, align="llllr")]
+
+
+def _job_saving(finding: Finding) -> str:
+    """A job finding's saving in its unit (`$259.29/run`, `$4.2558/GPU-h`), or `–`."""
+    text = saving_text(finding, short=True)
+    return text.replace("$", "\\$") if text else "–"
 
 
 def _counted(resolved: tuple[Resolved, ...]) -> list[float | None]:

@@ -13,10 +13,16 @@ def iso(moment: Any) -> str | None:
     return moment.isoformat().replace("+00:00", "Z") if moment else None
 
 
-def counts_line(since: Comparison) -> str:
-    """`since 2026-11-20: 4 new, 22 persisting, 3 resolved (savings realised $24,622/month), …`"""
+def counts_line(since: Comparison, jobs: bool = False) -> str:
+    """`since 2026-11-20: 4 new, 22 persisting, 3 resolved (savings realised $24,622/month), …`
+    (`jobs`: a check of job files, whose savings are per run: the counts only)."""
     if since.previous_at is None:
         return f"first audit ({since.source}): {since.new} new"
+    if jobs:
+        return (
+            f"since {since.previous_at:%Y-%m-%d}: {since.new} new, {since.persisting} "
+            f"persisting, {len(since.resolved)} resolved"
+        )
     removed = ""
     if since.removed:
         cost = sum(r.monthly_cost_usd or 0.0 for r in since.removed)
