@@ -98,13 +98,21 @@ def test_a_check_report_is_still_a_baseline(in_root: Path, tmp_path: Path) -> No
     )
     assert code == 0, err
     before = json.loads(saved.read_text())
-    spend = sum(r["monthly_cost_usd"] or 0 for r in before["resources"])
     document = report("check", CHECK_FILES[0], "--baseline", str(saved))
     since = document["summary"]["since"]
     assert since["previous_at"] == before["generated_at"]
     assert since["resolved"] > 0 and since["new"] == 0
-    assert since["trend"][0]["monthly_cost_usd"] == pytest.approx(spend, abs=0.01)
+    money = ("monthly_cost_usd", "monthly_savings_usd", "savings_realised_usd")
+    assert [since[key] for key in money] == [None] * 3  # a comparison of findings, no month
+    now = document["summary"]["findings"]
+    assert [p["findings"] for p in since["trend"]] == [before["summary"]["findings"], now]
+    assert {p[key] for p in since["trend"] for key in money} == {None}
     assert not errors(document)
+    saved.write_text(json.dumps(document))  # the compared check is a baseline in its turn
+    assert report("check", CHECK_FILES[0], "--baseline", str(saved))["summary"]["since"]["new"] == 0
+    monthly = copy.deepcopy(document)
+    monthly["summary"]["since"]["monthly_cost_usd"] = {"then": 42753.62, "now": 18945.98}
+    assert any("since" in e and "monthly_cost_usd" in e for e in errors(monthly))
 
 
 def test_a_check_against_a_baseline_speaks_of_jobs_in_every_format(

@@ -96,12 +96,12 @@ def _previous(document: Mapping[str, Any]) -> Previous:
         cost, savings = _spend(document["resources"]), 0.0
     cost, savings = float(cost), float(savings)
     since = summary.get("since") or {}
-    trend = tuple(
+    trend = tuple(  # a check's amounts are null: its comparison is of findings
         TrendPoint(
             parse_iso(p["generated_at"]),
-            p["monthly_cost_usd"],
-            p["monthly_savings_usd"],
-            p["savings_realised_usd"],
+            p["monthly_cost_usd"] or 0.0,
+            p["monthly_savings_usd"] or 0.0,
+            p["savings_realised_usd"] or 0.0,
             p["findings"],
         )
         for p in since.get("trend") or ()

@@ -95,7 +95,7 @@ def _document(result: ScanResult, lazy: bool) -> dict[str, Any]:
             {**_waiver(w.waiver), "state": w.state.value, "matched": w.matched}
             for w in result.waivers
         ],
-        "summary": _summary(summary, summary_block(result.since)),
+        "summary": _summary(summary, summary_block(result.since, summary.jobs)),
     }
 
 

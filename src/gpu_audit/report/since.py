@@ -56,10 +56,22 @@ def finding_history(change: FindingHistory | None) -> dict[str, Any]:
     }
 
 
-def summary_block(since: Comparison | None) -> dict[str, Any] | None:
-    """The JSON report's `summary.since`."""
+def summary_block(since: Comparison | None, jobs: bool = False) -> dict[str, Any] | None:
+    """The JSON report's `summary.since` (`jobs`: a check's, whose money is never monthly: its
+    spend, savings and trend amounts are null, its counts and findings as a scan's)."""
     if since is None:
         return None
+    block = _block(since)
+    if jobs:
+        block.update(monthly_cost_usd=None, monthly_savings_usd=None, savings_realised_usd=None)
+        block["trend"] = [{**point, **_NO_MONEY} for point in block["trend"]]
+    return block
+
+
+_NO_MONEY = {"monthly_cost_usd": None, "monthly_savings_usd": None, "savings_realised_usd": None}
+
+
+def _block(since: Comparison) -> dict[str, Any]:
     kind, _, path = since.source.partition(" ")
     return {
         "source": f"{kind} {shown_path(path)}" if path else since.source,  # no machine paths
