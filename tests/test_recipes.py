@@ -30,8 +30,9 @@ def commands(shell: str, substitutions: dict[str, str] | None = None) -> list[li
 
 def parsed(argv: list[str]) -> dict[str, Any]:
     """The options click parses from `argv` (an unknown option or a bad value raises)."""
-    command = main.commands[argv[0]]
-    with command.make_context(argv[0], argv[1:]) as context:  # type: ignore[union-attr]
+    command = main.get_command(click.Context(main), argv[0])  # registered lazily: load it
+    assert command is not None, argv[0]
+    with command.make_context(argv[0], argv[1:]) as context:
         return dict(context.params)
 
 

@@ -170,7 +170,7 @@ def test_job_findings_state_per_run_savings_in_every_format(fmt: str) -> None:
             "run",
             None,
         )
-        assert data["summary"]["monthly_savings_usd"] == 0
+        assert data["summary"]["monthly_savings_usd"] is None  # files run nothing: no month
         assert data["summary"]["run_savings_usd"] == 259.29
     elif fmt == "sarif":
         assert '"savingUnit": "run"' in out

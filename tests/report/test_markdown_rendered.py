@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -157,3 +158,61 @@ def test_the_comparison_with_the_last_audit_too(
         assert len(rows[0]) <= MAX_COLUMNS, rows[0]
         for row in rows:
             assert all(len(cell) <= MAX_CELL for cell in row[:-1]), row
+
+
+_SERIES = re.compile(r"    (?P<kind>line|bar) \[(?P<values>\d+(?:, \d+)*)\]")
+
+
+def _trend_chart(text: str) -> tuple[list[tuple[str, list[int]]], str]:
+    """The rendered trend chart's series (kind, values) in order, and its legend line."""
+    tokens = parse(text)
+    (chart,) = [
+        t.content for t in walk(tokens) if t.type == "fence" and "xychart-beta" in t.content
+    ]
+    series = [
+        (found["kind"], [int(v) for v in found["values"].split(", ")])
+        for found in map(_SERIES.fullmatch, chart.splitlines())
+        if found is not None
+    ]
+    (legend,) = [line for line in text.splitlines() if line.startswith("_Legend: dark line")]
+    return series, legend
+
+
+def test_a_first_audits_zero_is_no_bar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mermaid draws a $0 bar as a sliver: the first audit realised nothing, so the realised
+    series is a line (its $0 on the axis), and no bar series holds a zero."""
+    monkeypatch.chdir(tmp_path)
+    db = str(tmp_path / "audits.db")
+    for name in ("demo.yaml", "demo-next.yaml"):
+        args = ["scan", "--inventory", str(ROOT / "fixtures/inventory" / name), "--policy",
+                str(ROOT / DEMO_POLICY), "--history", db, "--fail-on", "none",
+                "-o", str(tmp_path / "audit.md")]  # fmt: skip
+        assert CliRunner().invoke(main, args).exit_code == 0
+    text = (tmp_path / "audit.md").read_text(encoding="utf-8")
+    series, legend = _trend_chart(text)
+    (spend, found, realised) = series
+    assert spend[0] == "line" and found == ("bar", found[1]) and 0 not in found[1]
+    assert realised[0] == "line" and realised[1][0] == 0 and realised[1][1] > 0
+    assert not [values for kind, values in series if kind == "bar" and 0 in values]
+    assert "grey bars: savings found · blue line: savings realised" in legend
+
+
+def test_trend_bars_where_every_audit_has_an_amount() -> None:
+    from datetime import UTC, datetime
+
+    from gpu_audit.core.results import TrendPoint
+    from gpu_audit.report.markdown_since import _trend
+
+    points = tuple(
+        TrendPoint(datetime(2026, month, 1, tzinfo=UTC), 9000.0, found, realised, 3)
+        for month, found, realised in ((3, 2000.0, 0.4), (6, 0.0, 700.0), (9, 1500.0, 300.0))
+    )
+    series, legend = _trend_chart("\n".join(_trend(points)))
+    assert series == [("line", [9000] * 3), ("line", [2000, 0, 1500]), ("line", [0, 700, 300])]
+    assert "grey line: savings found · blue line: savings realised" in legend
+    points = tuple(
+        replace(p, monthly_savings_usd=1000.0, savings_realised_usd=50.0) for p in points
+    )
+    series, legend = _trend_chart("\n".join(_trend(points)))
+    assert [kind for kind, _ in series] == ["line", "bar", "bar"]
+    assert "grey bars: savings found · blue bars, drawn over the grey ones: savings" in legend

@@ -28,21 +28,28 @@ def _choices(command: click.Command, option: str = "fmt") -> list[str]:
     return list(param.type.choices)
 
 
-def test_registry_is_every_command_choice() -> None:
-    """scan, check and history show offer exactly the registry, in its order."""
+def _command(name: str) -> click.Command:
+    """A command of `gpu-audit` by name, loaded as the CLI loads it (most are registered lazily:
+    `main.commands` holds them only once some test has run them)."""
     from gpu_audit.cli.main import main
 
-    history = main.commands["history"]
+    command = main.get_command(click.Context(main), name)
+    assert command is not None, name
+    return command
+
+
+def test_registry_is_every_command_choice() -> None:
+    """scan, check and history show offer exactly the registry, in its order."""
+    history = _command("history")
     assert isinstance(history, click.Group)
-    for command in (main.commands["scan"], main.commands["check"], history.commands["show"]):
+    for command in (_command("scan"), _command("check"), history.commands["show"]):
         assert _choices(command) == list(REPORTERS), command.name
 
 
 def test_the_estimate_formats_are_its_choice() -> None:
-    from gpu_audit.cli.main import main
     from gpu_audit.estimate import FORMATS
 
-    assert _choices(main.commands["estimate"]) == list(FORMATS)
+    assert _choices(_command("estimate")) == list(FORMATS)
     doc = (ROOT / "docs" / "estimate.md").read_text(encoding="utf-8")
     assert all(f"`{name}`" in doc or f"`--format {name}`" in doc for name in FORMATS)
 

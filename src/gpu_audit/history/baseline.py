@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -90,15 +91,17 @@ def _previous(document: Mapping[str, Any]) -> Previous:
         if raw.get("kind") != "job"  # a job is not running capacity: a deleted file is not removed
     ]
     summary = document["summary"]
-    cost = float(summary["monthly_cost_usd"])
-    savings = float(summary["monthly_savings_usd"])
+    cost, savings = summary["monthly_cost_usd"], summary["monthly_savings_usd"]
+    if cost is None and savings is None:  # a check of job files: its figures are not monthly
+        cost, savings = _spend(document["resources"]), 0.0
+    cost, savings = float(cost), float(savings)
     since = summary.get("since") or {}
-    trend = tuple(
+    trend = tuple(  # a check's amounts are null: its comparison is of findings
         TrendPoint(
             parse_iso(p["generated_at"]),
-            p["monthly_cost_usd"],
-            p["monthly_savings_usd"],
-            p["savings_realised_usd"],
+            p["monthly_cost_usd"] or 0.0,
+            p["monthly_savings_usd"] or 0.0,
+            p["savings_realised_usd"] or 0.0,
             p["findings"],
         )
         for p in since.get("trend") or ()
@@ -116,3 +119,10 @@ def _previous(document: Mapping[str, Any]) -> Previous:
         trend,
         titles,
     )
+
+
+def _spend(resources: list[Any]) -> float:
+    """The monthly figure a comparison holds for a report whose summary has none (a `check`):
+    its resources' monthly costs, pods left out, as `compare.spend` counts a result's."""
+    costs = (r.get("monthly_cost_usd") for r in resources if r.get("kind") != "pod")
+    return round(sum(c for c in costs if isinstance(c, int | float) and 0 <= c < math.inf), 2)

@@ -17,7 +17,7 @@ from gpu_audit.core.results import (
     ShardStamp,
     Waiver,
 )
-from gpu_audit.core.savings import summarize
+from gpu_audit.core.savings import Summary, summarize
 from gpu_audit.report.fastjson import flat as jsonflat
 from gpu_audit.report.fastjson import resources as jsonresource
 from gpu_audit.report.fastjson import stream as jsonstream
@@ -95,24 +95,41 @@ def _document(result: ScanResult, lazy: bool) -> dict[str, Any]:
             {**_waiver(w.waiver), "state": w.state.value, "matched": w.matched}
             for w in result.waivers
         ],
-        "summary": {
-            "resources": summary.resources,
-            "findings": summary.findings_open,
-            "waived": summary.findings_waived,
-            "suppressed": summary.findings_suppressed,
-            "by_severity": summary.by_severity,
-            "by_rule": summary.by_rule,
-            "not_evaluated": summary.not_evaluated,
-            "monthly_cost_usd": summary.monthly_cost_usd,
-            "unpriced_resources": summary.unpriced_resources,
-            "monthly_savings_usd": summary.monthly_savings_usd,
-            "run_savings_usd": summary.run_savings_usd,
-            "jobs_with_run_savings": summary.jobs_with_run_savings,
-            "coverage_gaps": summary.coverage_gaps,
-            "skipped": summary.skipped,
-            "input_errors": summary.input_errors,
-            "since": summary_block(result.since),
-        },
+        "summary": _summary(summary, summary_block(result.since, summary.jobs)),
+    }
+
+
+def _summary(summary: Summary, since: dict[str, Any] | None) -> dict[str, Any]:
+    """The `summary` object. A check of job files speaks of jobs: its spend and savings are per
+    hour and per run, and its monthly figures are null (files run nothing; a key is never
+    dropped within version 3). A scan's summary has no job figures beyond its per-run savings."""
+    monthly = not summary.jobs
+    return {
+        "resources": summary.resources,
+        "findings": summary.findings_open,
+        "waived": summary.findings_waived,
+        "suppressed": summary.findings_suppressed,
+        "by_severity": summary.by_severity,
+        "by_rule": summary.by_rule,
+        "not_evaluated": summary.not_evaluated,
+        "monthly_cost_usd": summary.monthly_cost_usd if monthly else None,
+        "unpriced_resources": summary.unpriced_resources,
+        "monthly_savings_usd": summary.monthly_savings_usd if monthly else None,
+        **(
+            {}
+            if monthly
+            else {
+                "hourly_cost_usd": summary.hourly_cost_usd,
+                "run_cost_usd": summary.run_cost_usd,
+                "jobs_with_run_cost": summary.jobs_with_run_cost,
+            }
+        ),
+        "run_savings_usd": summary.run_savings_usd,
+        "jobs_with_run_savings": summary.jobs_with_run_savings,
+        "coverage_gaps": summary.coverage_gaps,
+        "skipped": summary.skipped,
+        "input_errors": summary.input_errors,
+        "since": since,
     }
 
 

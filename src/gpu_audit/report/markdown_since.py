@@ -5,9 +5,16 @@ from __future__ import annotations
 
 import json
 
-from gpu_audit.core.results import Change, Comparison, Resolved, ScanResult, TrendPoint
+from gpu_audit.core.results import (
+    Change,
+    Comparison,
+    Finding,
+    Resolved,
+    ScanResult,
+    TrendPoint,
+)
 from gpu_audit.report.markdown_text import inline, money, shown_source, table
-from gpu_audit.report.summary import short_id
+from gpu_audit.report.summary import saving_text, short_id
 
 TOP = 10
 
@@ -24,11 +31,37 @@ def since_section(result: ScanResult) -> list[str]:
             "The next audit will say what changed since this one.",
         ]
     lines = [f"### Since the last audit ({since.previous_at:%Y-%m-%d})", ""]
+    if result.scope.command == "check":  # job files run nothing: findings, never a month
+        return lines + _job_changes(result)
     lines += table(["Measure", "Then", "Now"], _measures(since), align="lrr")
     lines += _persisting(result)
     lines += _resolved(since)
     lines += _removed(since)
     lines += _trend(since.trend)
+    return lines
+
+
+def _job_changes(result: ScanResult) -> list[str]:
+    """A check compared with a saved check: the findings' counts, the oldest persisting ones
+    with their saving in its unit (per run, per GPU-hour), and what was resolved. No spend, no
+    monthly figure and no trend: files run nothing."""
+    since = result.since
+    assert since is not None
+    counts = [
+        ["New findings", str(since.new)],
+        ["Persisting findings", str(since.persisting)],
+        ["Resolved findings", str(len(since.resolved))],
+    ]
+    lines = table(["Findings", "Now"], counts, align="lr")
+    lines += _persisting(result, jobs=True)
+    if since.resolved:
+        more = f" (the {TOP} first of {len(since.resolved)})" if len(since.resolved) > TOP else ""
+        body = [
+            [_where(r.location), inline(r.rule_id), f"{r.first_seen:%Y\u2011%m\u2011%d}"]
+            for r in since.resolved[:TOP]
+        ]
+        headers = ["Resource", "Rule", "First seen"]
+        lines += ["", f"**Resolved since the last audit**{more}", "", *table(headers, body)]
     return lines
 
 
@@ -54,7 +87,7 @@ def _measures(since: Comparison) -> list[list[str]]:
     ]
 
 
-def _persisting(result: ScanResult) -> list[str]:
+def _persisting(result: ScanResult, jobs: bool = False) -> list[str]:
     assert result.since is not None
     rows = [
         (change, finding)
@@ -70,13 +103,19 @@ def _persisting(result: ScanResult) -> list[str]:
             inline(f.rule_id),
             f.severity.label,
             f"open for {c.audits_open} audits since {c.first_seen:%Y-%m-%d}",
-            money(f.monthly_savings_usd),
+            _job_saving(f) if jobs else money(f.monthly_savings_usd),
         ]
         for c, f in rows[:TOP]
     ]
     more = f" (the {TOP} oldest of {len(rows)})" if len(rows) > TOP else ""
-    headers = ["Resource", "Rule", "Severity", "Open", "Saving / month"]
+    headers = ["Resource", "Rule", "Severity", "Open", "Saving" if jobs else "Saving / month"]
     return ["", f"**Oldest persisting findings**{more}", "", *table(headers, body, align="llllr")]
+
+
+def _job_saving(finding: Finding) -> str:
+    """A job finding's saving in its unit (`$259.29/run`, `$4.2558/GPU-h`), or `–`."""
+    text = saving_text(finding, short=True)
+    return text.replace("$", "\\$") if text else "–"
 
 
 def _counted(resolved: tuple[Resolved, ...]) -> list[float | None]:
@@ -152,10 +191,13 @@ def _where(location: str, limit: int = 64) -> str:
 def _trend(points: tuple[TrendPoint, ...]) -> list[str]:
     labels = ", ".join(f'"{p.generated_at:%Y-%m-%d}"' for p in points)
     top = max([p.monthly_cost_usd for p in points] + [1.0])
-    # dark line (spend), mid bars (found), dark blue bars drawn over them (realised): legible on
-    # GitHub's light and dark themes; Mermaid formats no tick, so the axis title carries the `$`
+    # dark line (spend), mid bars (found), dark blue bars drawn over them (realised), a series
+    # with an audit at $0 as a line (_series): legible on GitHub's light and dark themes;
+    # Mermaid formats no tick, so the axis title carries the `$`
     palette = {"xyChart": {"plotColorPalette": "#1f2937, #94a3b8, #1d4ed8"}}
     init = json.dumps({"themeVariables": palette}, separators=(",", ": "))
+    found = _series([p.monthly_savings_usd for p in points])
+    realised = _series([p.savings_realised_usd for p in points])
     chart = [
         "```mermaid",
         f"%%{{init: {init}}}%%",
@@ -164,10 +206,15 @@ def _trend(points: tuple[TrendPoint, ...]) -> list[str]:
         f"    x-axis [{labels}]",
         f'    y-axis "$ per month" 0 --> {top * 1.1:.0f}',
         f"    line [{', '.join(f'{p.monthly_cost_usd:.0f}' for p in points)}]",
-        f"    bar [{', '.join(f'{p.monthly_savings_usd:.0f}' for p in points)}]",
-        f"    bar [{', '.join(f'{p.savings_realised_usd:.0f}' for p in points)}]",
+        f"    {found[0]} [{found[1]}]",
+        f"    {realised[0]} [{realised[1]}]",
         "```",
     ]
+    over = ", drawn over the grey ones" if found[0] == realised[0] == "bar" else ""
+    legend = (
+        f"_Legend: dark line: GPU spend · grey {_drawn(found[0])}: savings found · blue "
+        f"{_drawn(realised[0])}{over}: savings realised (none at a first audit)._"
+    )
     rows = [
         [
             f"{p.generated_at:%Y-%m-%d}",
@@ -183,10 +230,20 @@ def _trend(points: tuple[TrendPoint, ...]) -> list[str]:
         "",
         f"**Trend over the last {len(points)} audits**, in \\$ per month:",
         "",
-        "_Legend: dark line: GPU spend · grey bars: savings found · blue bars, drawn over them: "
-        "savings realised (none at a first audit)._",
+        legend,
         "",
         *chart,
         "",
         *table(headers, rows, align="lrrrr"),
     ]
+
+
+def _series(amounts: list[float]) -> tuple[str, str]:
+    """A series as bars when every audit has an amount, else as a line: Mermaid draws a bar of
+    $0 as a sliver on the axis (it has no gap value), where a line's point lies on it."""
+    values = [f"{amount:.0f}" for amount in amounts]
+    return ("bar" if "0" not in values else "line"), ", ".join(values)
+
+
+def _drawn(kind: str) -> str:
+    return "bars" if kind == "bar" else "line"

@@ -13,10 +13,16 @@ def iso(moment: Any) -> str | None:
     return moment.isoformat().replace("+00:00", "Z") if moment else None
 
 
-def counts_line(since: Comparison) -> str:
-    """`since 2026-11-20: 4 new, 22 persisting, 3 resolved (savings realised $24,622/month), …`"""
+def counts_line(since: Comparison, jobs: bool = False) -> str:
+    """`since 2026-11-20: 4 new, 22 persisting, 3 resolved (savings realised $24,622/month), …`
+    (`jobs`: a check of job files, whose savings are per run: the counts only)."""
     if since.previous_at is None:
         return f"first audit ({since.source}): {since.new} new"
+    if jobs:
+        return (
+            f"since {since.previous_at:%Y-%m-%d}: {since.new} new, {since.persisting} "
+            f"persisting, {len(since.resolved)} resolved"
+        )
     removed = ""
     if since.removed:
         cost = sum(r.monthly_cost_usd or 0.0 for r in since.removed)
@@ -50,10 +56,22 @@ def finding_history(change: FindingHistory | None) -> dict[str, Any]:
     }
 
 
-def summary_block(since: Comparison | None) -> dict[str, Any] | None:
-    """The JSON report's `summary.since`."""
+def summary_block(since: Comparison | None, jobs: bool = False) -> dict[str, Any] | None:
+    """The JSON report's `summary.since` (`jobs`: a check's, whose money is never monthly: its
+    spend, savings and trend amounts are null, its counts and findings as a scan's)."""
     if since is None:
         return None
+    block = _block(since)
+    if jobs:
+        block.update(monthly_cost_usd=None, monthly_savings_usd=None, savings_realised_usd=None)
+        block["trend"] = [{**point, **_NO_MONEY} for point in block["trend"]]
+    return block
+
+
+_NO_MONEY = {"monthly_cost_usd": None, "monthly_savings_usd": None, "savings_realised_usd": None}
+
+
+def _block(since: Comparison) -> dict[str, Any]:
     kind, _, path = since.source.partition(" ")
     return {
         "source": f"{kind} {shown_path(path)}" if path else since.source,  # no machine paths

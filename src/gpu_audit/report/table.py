@@ -85,7 +85,7 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
     lines += _set_aside(result)
     lines += _problems(result)
     if result.since is not None:
-        lines.append(counts_line(result.since))
+        lines.append(counts_line(result.since, result.scope.command == "check"))
     lines.append(summary_line(summarize(result)))
     return "\n".join(lines) + "\n"
 

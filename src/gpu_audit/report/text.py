@@ -40,7 +40,7 @@ def write(result: ScanResult, stream: TextIO) -> None:
             f"{clean(gap.location)}: incomplete: {clean(gap.error)}: {clean(gap.message)}\n"
         )
     if result.since is not None:
-        stream.write(counts_line(result.since) + "\n")
+        stream.write(counts_line(result.since, result.scope.command == "check") + "\n")
     stream.write(summary_text(result) + "\n")
 
 
