@@ -12,7 +12,7 @@ from difflib import get_close_matches
 
 from gpu_audit.core.yamlguard import printable
 from gpu_audit.core.yamlsrc import Document, LineMap
-from gpu_audit.jobs.skypilot.parser import MARKER_KEYS, TASK_KEYS
+from gpu_audit.jobs.skypilot.markers import MARKER_KEYS, TASK_KEYS
 
 # format label → (its top-level keys, keys of which one must be present once spelt right)
 CLOSED_FORMATS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
