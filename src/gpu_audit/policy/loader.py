@@ -21,6 +21,7 @@ from gpu_audit.core.results import RuleInfo, Waiver
 from gpu_audit.core.yamlsrc import LineMap, load_documents, read_text
 from gpu_audit.errors import InputError, PolicyError, PolicyErrors
 from gpu_audit.policy.conditions import Condition, Located, compile_condition
+from gpu_audit.policy.parsed import read_tree, tree_key, write_tree
 from gpu_audit.policy.structure import (
     did_you_mean,
     key_problems,
@@ -227,15 +228,15 @@ def _read_policy(path: str) -> tuple[LineMap, str, list[tuple[tuple[Any, ...], s
     """The file's mapping, its content key, and its structure problems (where, message)."""
     try:
         text = read_text(path)
-        documents = load_documents(path, text)
     except InputError as exc:
         raise PolicyError(str(exc)) from exc
-    if len(documents) != 1 or not isinstance(documents[0].data, LineMap):
-        raise PolicyError(
-            f"{path}:1: policy: expected one YAML mapping with 'version: 1' and 'rules'"
-        )
-    data = documents[0].data
     key = _validation_key(text)
+    tree = tree_key(key)
+    data = read_tree(_cache_dir(), tree) if tree else None
+    if data is None:
+        data = _parse(path, text)
+        if tree:
+            write_tree(_cache_dir(), tree, data)
     problems = key_problems(path, data)
     if not _known_valid(key):
         keyed = {at for at, _ in problems}
@@ -243,6 +244,18 @@ def _read_policy(path: str) -> tuple[LineMap, str, list[tuple[tuple[Any, ...], s
         if not problems:
             _remember_valid(key)
     return data, content_key(text), problems
+
+
+def _parse(path: str, text: str) -> LineMap:
+    try:
+        documents = load_documents(path, text)
+    except InputError as exc:
+        raise PolicyError(str(exc)) from exc
+    if len(documents) != 1 or not isinstance(documents[0].data, LineMap):
+        raise PolicyError(
+            f"{path}:1: policy: expected one YAML mapping with 'version: 1' and 'rules'"
+        )
+    return documents[0].data
 
 
 # -- structure: the JSON Schema, skipped for content already validated by this version -------------
