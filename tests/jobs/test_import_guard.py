@@ -46,6 +46,7 @@ HOOK_FORBIDDEN = (
     "gpu_audit.report.fastjson",
     "gpu_audit.report.sarif",
     "gpu_audit.report.markdown",
+    "difflib",  # did-you-mean hints are for errors
     # no baseline, no comparison: its classes (core/comparison.py) stay unimported
     "gpu_audit.core.comparison",
     # a SkyPilot file: the other formats' markers say no, so their parsers stay unimported
