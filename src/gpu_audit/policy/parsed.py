@@ -6,7 +6,8 @@ entry's name is a BLAKE2b digest of the file's text and of the source of the loa
 parsed it (`core/yamlsrc.py`), so an edited policy or loader is parsed again, never served
 stale; the entry also holds that digest, and a tree with shared nodes (YAML aliases) or a
 value of another type is never cached. Validation has its own cache (`loader._known_valid`):
-a tree read here is checked exactly as a parsed one.
+a tree read here is checked exactly as a parsed one. The folder is trusted as those markers
+are: whoever can write the user's cache folder can change what a policy is read as.
 """
 
 from __future__ import annotations
