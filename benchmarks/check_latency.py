@@ -7,10 +7,11 @@ run as its console script in a fresh process, as pre-commit runs it, the two in 
 a shared machine hits both alike); the median of the runs is reported, and the `## check
 latency` section of benchmarks/README.md is rewritten with the results.
 
-Warm: gpu-audit's cache (the policy validated once, `$XDG_CACHE_HOME/gpu-audit`) is filled by a
-run before the timed ones, as on every commit after the first. Cold: each gpu-audit run gets an
-empty cache, as the first commit on a machine (or after the policy or gpu-audit changed) does;
-it then imports jsonschema and validates the policy. yamllint has no cache: the same command.
+Warm: gpu-audit's cache (the policy validated and parsed once, `$XDG_CACHE_HOME/gpu-audit`) is
+filled by a run before the timed ones, as on every commit after the first. Cold: each gpu-audit
+run gets an empty cache, as the first commit on a machine (or after the policy or gpu-audit
+changed) does; it then imports jsonschema and validates the policy. yamllint has no cache: the
+same command.
 """
 
 from __future__ import annotations
@@ -204,8 +205,9 @@ def record(
         "pre-commit runs it) and of `yamllint FILES` on the same generated job files (SkyPilot,",
         "Kubeflow PyTorchJob, Ray cluster launcher and dstack in turn), each a fresh process, the",
         f"two alternating, median of {runs} runs. gpu-audit is byte-compiled first, as",
-        "`pip install` does. Warm: gpu-audit's cache (the policy validated once) filled, as on",
-        "every commit after the first; cold: an empty cache per run (the policy validated).",
+        "`pip install` does. Warm: gpu-audit's cache (the policy validated and parsed once)",
+        "filled, as on every commit after the first; cold: an empty cache per run (the policy",
+        "validated).",
         "Targets (issue 27): one file within 1.2× of yamllint, 30 files within 0.8×.",
         f"{lint}; Python {platform.python_version()}; {platform.machine()}, {_cores()} cores;"
         f" load average {os.getloadavg()[0]:.1f} at the end.",

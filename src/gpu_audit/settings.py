@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
-from difflib import get_close_matches
 from typing import Any
 
 from gpu_audit.core.frozen import shared
@@ -185,6 +184,8 @@ def _patterns(path: str, data: LineMap) -> Mapping[str, tuple[str, ...]]:
     for name, globs in raw.items():
         key = f"workload_patterns.{name}"
         if name not in workloads:
+            from difflib import get_close_matches  # an error's hint: not on every commit's path
+
             close = get_close_matches(str(name), workloads, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise ConfigError(
@@ -214,6 +215,8 @@ def _section(path: str, data: LineMap, name: str, kind: Any) -> Any:
 
 
 def _unknown(key: str, known: list[str]) -> str:
+    from difflib import get_close_matches  # an error's hint: not on every commit's path
+
     close = get_close_matches(key.replace("-", "_"), known, n=1)
     hint = f" (did you mean '{close[0]}'?)" if close else ""
     return f"{key}: unknown key{hint}; valid keys: {', '.join(known)}"

@@ -19,7 +19,7 @@ from gpu_audit.cli.prices import prices_option, use_prices
 from gpu_audit.core.gcpause import one_shot
 from gpu_audit.core.redact import redact_urls
 from gpu_audit.core.resource import Severity
-from gpu_audit.core.results import Change, ScanResult
+from gpu_audit.core.results import ScanResult
 from gpu_audit.errors import ConfigError, ExitCode, GpuAuditError, one_line
 from gpu_audit.report import REPORTERS, check_extension, format_for
 from gpu_audit.report.escape import escape_unencodable
@@ -48,13 +48,14 @@ def _failing(result: ScanResult, threshold: Severity, new_only: bool) -> bool:
     changes = result.since.changes if result.since else None
     if new_only and changes is None:
         raise ConfigError("--new-only and --fail-on-new need --baseline REPORT.json or --history")
-    for index, finding in enumerate(result.findings):
-        if not finding.is_open or finding.severity < threshold:
-            continue
-        if new_only and changes is not None and changes[index].change is not Change.NEW:
-            continue
-        return True
-    return False
+    if new_only and changes is not None:  # a comparison was made: its module is imported
+        from gpu_audit.core.comparison import Change
+
+        return any(
+            f.is_open and not f.severity < threshold and changes[index].change is Change.NEW
+            for index, f in enumerate(result.findings)
+        )
+    return any(f.is_open and not f.severity < threshold for f in result.findings)
 
 
 # Commands imported when run or listed (`--help`), by name: `check`, on every commit, pays for

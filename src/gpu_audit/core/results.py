@@ -6,11 +6,29 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpu_audit import __version__
 from gpu_audit.core.frozen import shared
 from gpu_audit.core.resource import Kind, Resource, Severity
+
+if TYPE_CHECKING:
+    from gpu_audit.core.comparison import Comparison
+
+# What a comparison with a previous audit holds lives in core/comparison.py, imported when first
+# named (`from gpu_audit.core.results import Comparison` still works): `check` without a
+# baseline builds none, and creating its five dataclasses was ~2 ms of every commit.
+_COMPARISON = frozenset(
+    {"Change", "Comparison", "FindingHistory", "Removed", "Resolved", "TrendPoint"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _COMPARISON:
+        from gpu_audit.core import comparison
+
+        return getattr(comparison, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @shared
@@ -177,81 +195,6 @@ class Scope:
     # The prices laid over the bundled catalog (`--prices`), as the report headers name them.
     prices: str = ""
     shard: ShardStamp | None = None  # `scan --shard K/N` only
-
-
-class Change(StrEnum):
-    NEW = "new"
-    PERSISTING = "persisting"
-
-
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class FindingHistory:
-    """A finding against the previous audit: `new`, or `persisting` since `first_seen`."""
-
-    change: Change
-    first_seen: datetime
-    audits_open: int  # audits this finding has been in, this one included
-
-
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
-class Resolved:
-    """A finding of the previous audit that is gone now, with the saving it stood for."""
-
-    fingerprint: str
-    rule_id: str
-    severity: Severity
-    title: str
-    resource_id: str
-    location: str
-    monthly_savings_usd: float | None
-    first_seen: datetime
-
-
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
-class Removed:
-    """A resource of the previous audit that is gone now, with what it cost."""
-
-    resource_id: str
-    provider: str
-    location: str
-    monthly_cost_usd: float | None
-
-
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class TrendPoint:
-    """One audit in the trend: spend, savings found (open) and savings realised (resolved)."""
-
-    generated_at: datetime
-    monthly_cost_usd: float
-    monthly_savings_usd: float
-    savings_realised_usd: float
-    findings_open: int
-
-
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
-class Comparison:
-    """What changed since the previous audit of the same scope, as plain data reporters read.
-
-    `changes` runs parallel to `ScanResult.findings`. With no previous audit, `previous_at` is
-    None and every finding is new.
-    """
-
-    source: str  # "history FILE" or "baseline FILE"
-    previous_at: datetime | None
-    changes: tuple[FindingHistory, ...]
-    new: int = 0  # open findings only, as every count
-    persisting: int = 0
-    resolved: tuple[Resolved, ...] = ()
-    removed: tuple[Removed, ...] = ()
-    previous_cost_usd: float | None = None
-    previous_savings_usd: float | None = None
-    savings_realised_usd: float = 0.0
-    trend: tuple[TrendPoint, ...] = ()  # oldest first, this audit last
 
 
 @shared

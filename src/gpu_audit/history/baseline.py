@@ -6,8 +6,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from gpu_audit.core.comparison import TrendPoint
 from gpu_audit.core.resource import Severity
-from gpu_audit.core.results import TrendPoint
 from gpu_audit.core.yamlsrc import MAX_DATA_BYTES, load_json, read_text
 from gpu_audit.errors import InputError
 from gpu_audit.history.compare import PastFinding, PastResource, Previous

@@ -10,18 +10,17 @@ from itertools import compress
 from operator import attrgetter
 from typing import NamedTuple
 
-from gpu_audit.core.fingerprint import resource_key
-from gpu_audit.core.resource import Kind, Resource, Severity
-from gpu_audit.core.results import (
+from gpu_audit.core.comparison import (
     Change,
     Comparison,
-    CoverageGap,
     FindingHistory,
     Removed,
     Resolved,
-    ScanResult,
     TrendPoint,
 )
+from gpu_audit.core.fingerprint import resource_key
+from gpu_audit.core.resource import Kind, Resource, Severity
+from gpu_audit.core.results import CoverageGap, ScanResult
 from gpu_audit.core.savings import total_savings
 
 TREND_AUDITS = 8  # the trend shows this audit and the seven before it

@@ -7,7 +7,7 @@ from datetime import datetime
 from itertools import compress, count
 from typing import Any
 
-from gpu_audit.core.results import TrendPoint
+from gpu_audit.core.comparison import TrendPoint
 from gpu_audit.history.compare import PastFinding, PastResource, Previous
 from gpu_audit.history.documents import decode_columns, decode_lines
 from gpu_audit.history.rows import RESOURCE_COLUMNS

@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 from operator import attrgetter
 from typing import Any
 
-from gpu_audit.core.results import FindingHistory, ScanResult, Waiver
+from gpu_audit.core.comparison import FindingHistory
+from gpu_audit.core.results import ScanResult, Waiver
 from gpu_audit.history.documents import encode_columns, encode_lines
 
 RESOURCE_COLUMNS = ("id", "provider", "account", "region", "location", "monthly_cost_usd")

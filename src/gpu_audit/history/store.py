@@ -12,8 +12,9 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from gpu_audit.core.comparison import TrendPoint
 from gpu_audit.core.fingerprint import resource_key
-from gpu_audit.core.results import ScanResult, Scope, TrendPoint
+from gpu_audit.core.results import ScanResult, Scope
 from gpu_audit.errors import InputError
 from gpu_audit.history import past, rows, schema
 from gpu_audit.history.compare import TREND_AUDITS, Previous, compare

@@ -18,6 +18,7 @@ from typing import Any
 from gpu_audit.catalog import canonical_gpu, class_rank, instance_spec, instance_types
 from gpu_audit.core.yamlsrc import LineList, LineMap, Templated, load_documents
 from gpu_audit.errors import InputError
+from gpu_audit.jobs.mentions import EMBED_MARKERS
 
 MAX_NODES = 200_000  # a bounded walk: alias-expanded documents can be large
 MAX_DEPTH = 64
@@ -196,14 +197,6 @@ def _scoped(node: dict[Any, Any], refs: Refs) -> Refs:
     return refs
 
 
-_EMBED_MARKERS = (
-    "ResourceConfig",
-    "HyperParameterTuningJobConfig",
-    "ProductionVariants",
-    "containerProperties",
-    "computeResources",
-    "ComputeResources",
-)
 _BARE_SUB = re.compile(r"(?<=[:\[,])(\s*)(\$\{[^}\"]*\})")
 
 
@@ -214,7 +207,7 @@ def _embedded(path: str, value: str | Templated, line: int | None) -> Any:
     )
     if not isinstance(text, str) or not text.lstrip().startswith("{"):
         return None
-    if not any(marker in text for marker in _EMBED_MARKERS):
+    if not any(marker in text for marker in EMBED_MARKERS):
         return None
     text = _BARE_SUB.sub(r'\1"\2"', text)  # `"Count": ${N}` from Fn::Sub is not JSON yet
     try:

@@ -8,11 +8,9 @@ yamllint and Checkov users expect, rather than a silent skip.
 
 from __future__ import annotations
 
-from difflib import get_close_matches
-
 from gpu_audit.core.yamlguard import printable
 from gpu_audit.core.yamlsrc import Document, LineMap
-from gpu_audit.jobs.skypilot.parser import MARKER_KEYS, TASK_KEYS
+from gpu_audit.jobs.skypilot.markers import MARKER_KEYS, TASK_KEYS
 
 # format label → (its top-level keys, keys of which one must be present once spelt right)
 CLOSED_FORMATS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -33,6 +31,8 @@ def misspelt_key(document: Document, path: str) -> tuple[int, str] | None:
                 break
             if key in keys:
                 continue
+            from difflib import get_close_matches  # only for a document no format took
+
             close = get_close_matches(key, sorted(keys), n=1, cutoff=0.8)
             if not close:
                 break

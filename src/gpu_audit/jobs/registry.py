@@ -1,10 +1,10 @@
 """Job-config parsers: one module per format, each mapping a config to `Resource(kind=job)`.
 
 `load_jobs(paths)` reads every file, splits it into YAML documents, and has each format in
-`FORMATS` (in order) parse a document until one recognises it (returns a list, not None). Files that
-are no job config, or that hold no GPU job, are skipped with a reason; files that cannot be read
-are skipped with `error=True` and a `file:line:col: message` reason. One bad file never stops
-the others.
+`FORMATS` (in order) whose markers may claim a document parse it, until one recognises it
+(returns a list, not None). Files that are no job config, or that hold no GPU job, are skipped
+with a reason; files that cannot be read are skipped with `error=True` and a `file:line:col:
+message` reason. One bad file never stops the others.
 """
 
 from __future__ import annotations
@@ -21,32 +21,37 @@ from gpu_audit.core.yamlguard import printable
 from gpu_audit.core.yamlsrc import Document, load_documents, read_text
 from gpu_audit.errors import InputError
 from gpu_audit.jobs import helm
-from gpu_audit.jobs.azureml.parser import AzureML
-from gpu_audit.jobs.batch.parser import Batch
-from gpu_audit.jobs.dstack.parser import Dstack
-from gpu_audit.jobs.interface import JobFormat
-from gpu_audit.jobs.kubernetes.parser import Kubernetes
+from gpu_audit.jobs.azureml.markers import is_azureml
+from gpu_audit.jobs.batch import markers as batch
+from gpu_audit.jobs.dstack import markers as dstack
+from gpu_audit.jobs.kubernetes import markers as kubernetes
+from gpu_audit.jobs.lazy import LazyFormat
 from gpu_audit.jobs.misspelt import misspelt_key
-from gpu_audit.jobs.ray.parser import RayCluster
-from gpu_audit.jobs.sagemaker.parser import SageMaker
-from gpu_audit.jobs.skypilot.parser import SkyPilot
+from gpu_audit.jobs.ray.markers import is_cluster
+from gpu_audit.jobs.sagemaker import markers as sagemaker
+from gpu_audit.jobs.skypilot.markers import is_task
 from gpu_audit.jobs.suppress import parse_suppressions
 from gpu_audit.jobs.values import NotWhole
-from gpu_audit.jobs.vertex.parser import Vertex
+from gpu_audit.jobs.vertex import markers as vertex
 
 __all__ = ["FORMATS", "JobLoad", "format_hints", "load_jobs"]
 
 # Detection order: the most specific markers first. SageMaker before Kubernetes (it claims the
-# SageMaker operator's CRDs); SkyPilot, recognised by its closed set of plain keys, last.
-FORMATS: dict[str, JobFormat] = {
-    "sagemaker": SageMaker(),
-    "vertex": Vertex(),
-    "batch": Batch(),
-    "kubernetes": Kubernetes(),
-    "dstack": Dstack(),
-    "ray": RayCluster(),
-    "azureml": AzureML(),
-    "skypilot": SkyPilot(),
+# SageMaker operator's CRDs); SkyPilot, recognised by its closed set of plain keys, last. Each
+# format's markers are imported here; its parser only when a document may be its own (lazy.py).
+FORMATS: dict[str, LazyFormat] = {
+    "sagemaker": LazyFormat(
+        "sagemaker", sagemaker.claims, "gpu_audit.jobs.sagemaker.parser:SageMaker"
+    ),
+    "vertex": LazyFormat("vertex", vertex.claims, "gpu_audit.jobs.vertex.parser:Vertex"),
+    "batch": LazyFormat("batch", batch.claims, "gpu_audit.jobs.batch.parser:Batch"),
+    "kubernetes": LazyFormat(
+        "kubernetes", kubernetes.claims, "gpu_audit.jobs.kubernetes.parser:Kubernetes"
+    ),
+    "dstack": LazyFormat("dstack", dstack.claims, "gpu_audit.jobs.dstack.parser:Dstack"),
+    "ray": LazyFormat("ray", is_cluster, "gpu_audit.jobs.ray.parser:RayCluster"),
+    "azureml": LazyFormat("azureml", is_azureml, "gpu_audit.jobs.azureml.parser:AzureML"),
+    "skypilot": LazyFormat("skypilot", is_task, "gpu_audit.jobs.skypilot.parser:SkyPilot"),
 }
 
 

@@ -55,13 +55,13 @@ def unknown_ignores(
 ) -> list[tuple[str, int, str, str | None]]:
     """(path, line, rule, closest known id) for each rule an ignore comment names that no loaded
     rule (or alias) has: a typo would otherwise suppress nothing, without a word."""
-    from difflib import get_close_matches
-
     out = []
     for path, table in tables.items():
         for line, rules in sorted(table.items()):
             for rule in rules:
                 if rule != "*" and rule not in known:
+                    from difflib import get_close_matches  # a typo's hint: only then
+
                     close = get_close_matches(rule, sorted(known), n=1, cutoff=0.6)
                     out.append((path, line, rule, close[0] if close else None))
     return out

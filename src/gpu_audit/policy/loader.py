@@ -227,15 +227,10 @@ def _read_policy(path: str) -> tuple[LineMap, str, list[tuple[tuple[Any, ...], s
     """The file's mapping, its content key, and its structure problems (where, message)."""
     try:
         text = read_text(path)
-        documents = load_documents(path, text)
     except InputError as exc:
         raise PolicyError(str(exc)) from exc
-    if len(documents) != 1 or not isinstance(documents[0].data, LineMap):
-        raise PolicyError(
-            f"{path}:1: policy: expected one YAML mapping with 'version: 1' and 'rules'"
-        )
-    data = documents[0].data
     key = _validation_key(text)
+    data = _parse(path, text)  # never from a cache: one written by anyone could change the rules
     problems = key_problems(path, data)
     if not _known_valid(key):
         keyed = {at for at, _ in problems}
@@ -243,6 +238,18 @@ def _read_policy(path: str) -> tuple[LineMap, str, list[tuple[tuple[Any, ...], s
         if not problems:
             _remember_valid(key)
     return data, content_key(text), problems
+
+
+def _parse(path: str, text: str) -> LineMap:
+    try:
+        documents = load_documents(path, text)
+    except InputError as exc:
+        raise PolicyError(str(exc)) from exc
+    if len(documents) != 1 or not isinstance(documents[0].data, LineMap):
+        raise PolicyError(
+            f"{path}:1: policy: expected one YAML mapping with 'version: 1' and 'rules'"
+        )
+    return documents[0].data
 
 
 # -- structure: the JSON Schema, skipped for content already validated by this version -------------

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 from datetime import date
-from difflib import get_close_matches
 from typing import Any
 
 from gpu_audit.core.yamlsrc import LineList, LineMap
@@ -31,6 +30,8 @@ def did_you_mean(name: Any, choices: Any) -> str:
     """` (did you mean 'x'?)` for the closest of `choices`, or `""`; any key, text or not."""
     if not isinstance(name, str):
         return ""
+    from difflib import get_close_matches  # an error's hint: not on every commit's path
+
     close = get_close_matches(name, sorted(map(str, choices)), n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""
 

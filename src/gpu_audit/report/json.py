@@ -8,10 +8,10 @@ from dataclasses import asdict
 from typing import Any, TextIO
 
 from gpu_audit.core.canonical import to_mapping
+from gpu_audit.core.comparison import FindingHistory
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import (
     Finding,
-    FindingHistory,
     NotEvaluated,
     ScanResult,
     ShardStamp,

@@ -5,14 +5,8 @@ from __future__ import annotations
 
 import json
 
-from gpu_audit.core.results import (
-    Change,
-    Comparison,
-    Finding,
-    Resolved,
-    ScanResult,
-    TrendPoint,
-)
+from gpu_audit.core.comparison import Change, Comparison, Resolved, TrendPoint
+from gpu_audit.core.results import Finding, ScanResult
 from gpu_audit.report.markdown_text import inline, money, shown_source, table
 from gpu_audit.report.summary import saving_text, short_id
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpu_audit.core.results import Change, Comparison, FindingHistory, ScanResult
+from gpu_audit.core.results import ScanResult
 from gpu_audit.report.markdown_text import shown_path
 from gpu_audit.report.summary import usd
+
+if TYPE_CHECKING:  # the text report is on every commit's path; a comparison is not
+    from gpu_audit.core.comparison import Comparison, FindingHistory
 
 
 def iso(moment: Any) -> str | None:
@@ -38,6 +41,8 @@ def new_findings(result: ScanResult) -> set[int]:
     """`id()` of each finding new since the previous audit (none without a comparison)."""
     if result.since is None:
         return set()
+    from gpu_audit.core.comparison import Change  # a comparison was made: already imported
+
     return {
         id(f)
         for f, c in zip(result.findings, result.since.changes, strict=True)

@@ -1,5 +1,1 @@
-"""The Azure ML job format: its parser and the helpers only it uses."""
-
-from gpu_audit.jobs.azureml.parser import AzureML
-
-__all__ = ["AzureML"]
+"""The Azure ML job format: markers, parser (imported on demand), helpers."""

@@ -23,27 +23,15 @@ from typing import Any, ClassVar
 
 from gpu_audit.core.resource import Capacity, Resource, Workload
 from gpu_audit.core.yamlsrc import Document, LineMap
+from gpu_audit.jobs.azureml.markers import is_azureml
 from gpu_audit.jobs.evidence import Kind, infer, runs_in
 from gpu_audit.jobs.gpus import gpu_instance, instance_ask
 from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.scripts import says_checkpoint
 from gpu_audit.jobs.values import as_number, seconds_to_hours, text
 
-_JOB_TYPES = {"command", "sweep", "pipeline"}
 _GPU_WORDS = re.compile(r"gpu|cuda|nvidia|\bnc\d|\bnd\d", re.IGNORECASE)
 _OUTPUT_REF = re.compile(r"--([\w-]+)[=\s]+\$\{\{\s*outputs\.(\w+)\s*\}\}")
-
-
-def _is_azureml(data: LineMap) -> bool:
-    schema = str(data.get("$schema", "")).lower()
-    if "azureml" in schema:
-        return True
-    compute = data.get("compute")
-    return (
-        data.get("type") in _JOB_TYPES
-        and isinstance(compute, str)
-        and compute.startswith("azureml:")
-    )
 
 
 class AzureML(JobFormat):
@@ -56,7 +44,7 @@ class AzureML(JobFormat):
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:
         data = document.data
-        if not isinstance(data, LineMap) or not _is_azureml(data):
+        if not isinstance(data, LineMap) or not is_azureml(data):
             return None
         kind = str(data.get("type", "command")).lower()
         if kind == "amlcompute" or "amlcompute" in str(data.get("$schema", "")).lower():

@@ -1,5 +1,1 @@
-"""The AWS Batch job format: its parser and the helpers only it uses."""
-
-from gpu_audit.jobs.batch.parser import Batch
-
-__all__ = ["Batch"]
+"""The AWS Batch job format: markers, parser (imported on demand), helpers."""

@@ -1,5 +1,1 @@
-"""The dstack job format: its parser and the helpers only it uses."""
-
-from gpu_audit.jobs.dstack.parser import Dstack
-
-__all__ = ["Dstack"]
+"""The dstack job format: markers, parser (imported on demand), helpers."""

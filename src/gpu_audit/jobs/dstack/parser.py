@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from gpu_audit.catalog import canonical_gpu
 from gpu_audit.core.resource import Capacity, Resource, Workload
 from gpu_audit.core.yamlsrc import Document, LineList, LineMap, is_templated
+from gpu_audit.jobs.dstack.markers import MARKERS
 from gpu_audit.jobs.evidence import Kind, Ran, infer
 from gpu_audit.jobs.gpus import GpuAsk, alternatives_note, largest
 from gpu_audit.jobs.interface import JobDraft, JobFormat, billing_service
@@ -28,7 +29,6 @@ _TYPES = {
     "dev-environment": Workload.NOTEBOOK,
     "fleet": Workload.UNKNOWN,
 }
-_MARKERS = ("resources", "commands", "ide", "nodes", "image", "python", "port", "replicas")
 _VENDORS = {"nvidia", "amd", "google", "tpu", "intel", "tenstorrent"}
 _MEMORY = re.compile(
     r"^(?P<low>\d+(?:\.\d+)?)?\s*(?:GB)?\s*(?P<range>\.\.)?"
@@ -58,7 +58,7 @@ class Dstack(JobFormat):
         data = document.data
         if not isinstance(data, LineMap) or data.get("type") not in _TYPES:
             return None
-        if not any(key in data for key in _MARKERS):
+        if not any(key in data for key in MARKERS):
             return None
         resources = data.get("resources")
         if not isinstance(resources, LineMap) or resources.get("gpu") is None:

@@ -1,5 +1,1 @@
-"""The Kubernetes and Kubeflow job format: its parser and the helpers only it uses."""
-
-from gpu_audit.jobs.kubernetes.parser import Kubernetes
-
-__all__ = ["Kubernetes"]
+"""The Kubernetes and Kubeflow job format: markers, parser (imported on demand), helpers."""

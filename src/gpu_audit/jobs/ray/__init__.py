@@ -1,5 +1,1 @@
-"""The Ray cluster job format: its parser and the helpers only it uses."""
-
-from gpu_audit.jobs.ray.parser import RayCluster
-
-__all__ = ["RayCluster"]
+"""The Ray cluster job format: markers, parser (imported on demand), helpers."""

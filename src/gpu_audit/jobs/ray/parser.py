@@ -20,6 +20,7 @@ from gpu_audit.core.yamlsrc import Document, LineMap, is_templated
 from gpu_audit.jobs.evidence import Ran, infer
 from gpu_audit.jobs.gpus import GpuAsk, gpu_instance, instance_ask, ray_accelerator_type, whole
 from gpu_audit.jobs.interface import JobDraft, JobFormat, billing_service
+from gpu_audit.jobs.ray.markers import is_cluster
 from gpu_audit.jobs.values import as_bool, as_number
 
 _DEFAULT_MAX_WORKERS = 2  # Ray's documented default for the cluster-wide max_workers
@@ -45,7 +46,7 @@ class RayCluster(JobFormat):
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:
         data = document.data
-        if not isinstance(data, LineMap) or not _is_cluster(data):
+        if not isinstance(data, LineMap) or not is_cluster(data):
             return None
         cluster = data.get("cluster_name")
         ran = _ran(data)
@@ -83,16 +84,6 @@ class RayCluster(JobFormat):
             _tags(draft, node.config)
             resources.append(draft.build())
         return resources
-
-
-def _is_cluster(data: LineMap) -> bool:
-    if isinstance(data.get("available_node_types"), dict):
-        return True
-    if isinstance(data.get("worker_node_types"), list) and "head_node_type" in data:
-        return True  # Anyscale compute config
-    provider = data.get("provider")
-    legacy = any(key in data for key in ("head_node", "worker_nodes", "cluster_name"))
-    return isinstance(provider, dict) and "type" in provider and legacy
 
 
 def _map(value: Any) -> LineMap | None:

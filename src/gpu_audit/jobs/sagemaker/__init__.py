@@ -1,5 +1,1 @@
-"""The SageMaker job format: its parser and the helpers only it uses."""
-
-from gpu_audit.jobs.sagemaker.parser import SageMaker
-
-__all__ = ["SageMaker"]
+"""The SageMaker job format: markers, parser (imported on demand), helpers."""

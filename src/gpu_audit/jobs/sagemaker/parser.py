@@ -39,9 +39,9 @@ from gpu_audit.jobs.sagemaker.bodies import (
     set_stopping,
     set_tags,
 )
+from gpu_audit.jobs.sagemaker.markers import CRD_GROUPS, is_sdk_config
 from gpu_audit.jobs.values import as_number, literal
 
-_CRD_GROUPS = ("sagemaker.aws.amazon.com", "sagemaker.services.k8s.aws")
 _CRD_KINDS = {"trainingjob", "hyperparametertuningjob", "endpointconfig", "notebookinstance"}
 
 
@@ -101,7 +101,7 @@ def _bodies(document: Document, path: str) -> list[Found]:
         return []
     if "apiVersion" in data and "kind" in data:
         return _crd_bodies(data)
-    if _is_sdk_config(data):  # its TrainingJob section holds defaults, not a job
+    if is_sdk_config(data):  # its TrainingJob section holds defaults, not a job
         return []
     return search(data, path, _matches)
 
@@ -111,7 +111,7 @@ def _crd_bodies(data: dict[Any, Any]) -> list[Found]:
     group = str(data.get("apiVersion", "")).split("/", 1)[0]
     kind = str(data.get("kind", "")).lower()
     spec = data.get("spec")
-    if group not in _CRD_GROUPS or kind not in _CRD_KINDS or not isinstance(spec, LineMap):
+    if group not in CRD_GROUPS or kind not in _CRD_KINDS or not isinstance(spec, LineMap):
         return []
     if kind == "notebookinstance":
         return [Found(spec, Refs(), data)] if has(spec, "InstanceType") else []
@@ -289,17 +289,9 @@ def _notebook(document: Document, path: str, found: Found) -> list[Resource]:
     return [finish(draft, refs)]
 
 
-def _is_sdk_config(data: Any) -> bool:
-    return (
-        isinstance(data, dict)
-        and "SchemaVersion" in data
-        and isinstance(data.get("SageMaker"), dict)
-    )
-
-
 def _remote_function(data: Any) -> Any:
     """The SageMaker Python SDK config's `SageMaker.PythonSDK.Modules.RemoteFunction` defaults."""
-    if not _is_sdk_config(data):
+    if not is_sdk_config(data):
         return None
     node: Any = data
     for key in ("SageMaker", "PythonSDK", "Modules", "RemoteFunction"):

@@ -1,5 +1,1 @@
-"""The SkyPilot job format: its parser and the helpers only it uses."""
-
-from gpu_audit.jobs.skypilot.parser import SkyPilot
-
-__all__ = ["SkyPilot"]
+"""The SkyPilot job format: markers, parser (imported on demand), helpers."""

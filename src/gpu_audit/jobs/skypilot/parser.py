@@ -23,19 +23,10 @@ from gpu_audit.jobs.gpus import (
 )
 from gpu_audit.jobs.interface import JobDraft, JobFormat, billing_service
 from gpu_audit.jobs.scripts import commands
+from gpu_audit.jobs.skypilot.markers import MARKER_KEYS, TASK_KEYS
 from gpu_audit.jobs.skypilot.mounts import set_mounts
 from gpu_audit.jobs.values import as_bool, as_count, as_number, unit_hours
 
-# SkyPilot validates tasks against a closed schema: a document with any other top-level key is
-# not a SkyPilot task (a compose file, a CI config). `execution` heads a job group.
-TASK_KEYS = frozenset(
-    {
-        "name", "workdir", "num_nodes", "resources", "envs", "secrets", "file_mounts", "setup",
-        "run", "service", "pool", "config", "volumes", "event_callback", "inputs", "outputs",
-        "experimental", "execution",
-    }
-)  # fmt: skip
-MARKER_KEYS = frozenset({"resources", "run", "setup", "num_nodes"})  # one makes it a task
 _NO_REGION_INFRA = {"k8s", "kubernetes", "ssh", "local", "*"}
 
 

@@ -1,0 +1,48 @@
+"""A job format known by its cheap markers, its parser imported when a document may be its own.
+
+`check` on one Kubernetes file imports the Kubernetes parser alone: the other formats' markers
+(top-level keys, `apiVersion`/`kind`) say no without theirs. A marker never says no to a document
+its parser would take (tests/jobs/test_markers.py holds that over every fixture and the corpus).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpu_audit.core.resource import Resource
+    from gpu_audit.core.yamlsrc import Document
+    from gpu_audit.jobs.interface import JobFormat
+
+
+class LazyFormat:
+    """`claims(data)`: may this mapping be the format's? `parser`: "module:Class", imported once."""
+
+    __slots__ = ("_parser", "claims", "name", "parser")
+
+    def __init__(self, name: str, claims: Callable[[dict[Any, Any]], bool], parser: str) -> None:
+        self.name = name
+        self.claims = claims
+        self.parser = parser
+        self._parser: JobFormat | None = None
+
+    @property
+    def format(self) -> JobFormat:
+        """The parser's format object, its module imported on first use."""
+        if self._parser is None:
+            module, _, cls = self.parser.partition(":")
+            self._parser = getattr(import_module(module), cls)()
+        return self._parser
+
+    @property
+    def hints(self) -> dict[str, str]:
+        return self.format.hints
+
+    def parse(self, document: Document, path: str) -> list[Resource] | None:
+        """The parser's answer (`JobFormat.parse`); None, unimported, when the markers say no."""
+        data = document.data
+        if not isinstance(data, dict) or not self.claims(data):
+            return None
+        return self.format.parse(document, path)
