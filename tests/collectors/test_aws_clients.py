@@ -52,3 +52,26 @@ def test_one_client_class_per_service_and_the_base_clients_shared(aws_fleet: Fle
         assert other is not first and other.meta.region_name == "us-west-2"
         assert (type(other) is type(first)) is shared
         assert other._request_signer._credentials.access_key == "ASIA1"
+
+
+def test_an_endpoints_connections_outlive_an_accounts_clients(aws_fleet: Fleet) -> None:
+    credentials = {"AccessKeyId": "ASIA1", "SecretAccessKey": "s", "SessionToken": "t"}
+    for memoize in (True, False):
+        sessions = Sessions(AwsSettings(), memoize=memoize)
+        one, two = (sessions.derive(credentials=credentials) for _ in range(2))
+        first = sessions.client(one, "ec2", "us-east-1")
+        second = sessions.client(two, "ec2", "us-east-1")
+        elsewhere = sessions.client(two, "ec2", "eu-west-1")
+        pool = first._endpoint.http_session
+        assert (second._endpoint.http_session is pool) is memoize
+        same_url = elsewhere.meta.endpoint_url == first.meta.endpoint_url  # AWS_ENDPOINT_URL
+        assert (elsewhere._endpoint.http_session is pool) is (memoize and same_url)
+        assert [c.describe_regions()["Regions"] != [] for c in (first, second)] == [True, True]
+
+
+def test_a_proxy_in_the_environment_is_still_botocores_to_apply(
+    aws_fleet: Fleet, monkeypatch: Any
+) -> None:
+    assert Sessions(AwsSettings()).config.proxies == {}  # none set: botocore's answer, once
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    assert Sessions(AwsSettings()).config.proxies is None  # botocore reads it per endpoint
