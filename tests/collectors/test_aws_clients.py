@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpu_audit.collectors.aws.clients import freeze_config
 from gpu_audit.collectors.aws.collector import AwsCollector
 from gpu_audit.collectors.aws.sessions import Sessions
 from gpu_audit.collectors.aws.settings import AwsSettings
@@ -75,3 +76,21 @@ def test_a_proxy_in_the_environment_is_still_botocores_to_apply(
     assert Sessions(AwsSettings()).config.proxies == {}  # none set: botocore's answer, once
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
     assert Sessions(AwsSettings()).config.proxies is None  # botocore reads it per endpoint
+
+
+def test_the_configuration_is_resolved_once_to_what_botocore_resolves(
+    aws_fleet: Fleet, monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "7")
+    monkeypatch.setenv("AWS_STS_REGIONAL_ENDPOINTS", "legacy")
+    frozen = Sessions(AwsSettings()).base
+    plain = Sessions(AwsSettings(), memoize=False).base
+    names = list(plain.get_component("config_store")._mapping)
+    assert len(names) > 30
+    for name in names:
+        assert frozen.get_config_variable(name) == plain.get_config_variable(name), name
+    assert frozen.get_config_variable("max_attempts") == 7
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "3")  # the scan's configuration is read at its start
+    assert frozen.get_config_variable("max_attempts") == 7
+    monkeypatch.setenv("AWS_DEFAULTS_MODE", "standard")  # defaults that depend on the client
+    assert not freeze_config(Sessions(AwsSettings(), memoize=False).base)

@@ -86,7 +86,7 @@ class Sessions:
         import botocore.session
         from botocore.config import Config
 
-        from gpu_audit.collectors.aws.clients import ClientMemo
+        from gpu_audit.collectors.aws.clients import ClientMemo, freeze_config
 
         self._hooks = tuple(event_hooks)
         self._lock = threading.Lock()
@@ -94,6 +94,8 @@ class Sessions:
         self._memo = ClientMemo() if memoize else None
         self.base = self._observed(botocore.session.Session())
         self.base.register_component("data_loader", shared_loader(self.base))
+        if memoize:
+            freeze_config(self.base)
         self.config = Config(
             # No proxy in the environment: botocore's own answer for every endpoint, found
             # once here rather than by reading the environment twice per client.
