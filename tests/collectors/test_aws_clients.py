@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
+
+import pytest
 
 from gpu_audit.collectors.aws.clients import freeze_config
 from gpu_audit.collectors.aws.collector import AwsCollector
@@ -10,6 +13,7 @@ from gpu_audit.collectors.aws.sessions import Sessions
 from gpu_audit.collectors.aws.settings import AwsSettings
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import CoverageGap
+from gpu_audit.errors import CollectorError
 
 Fleet = Any  # conftest.Fleet
 TEMPLATE = "arn:aws:iam::{account}:role/audit"
@@ -94,3 +98,9 @@ def test_the_configuration_is_resolved_once_to_what_botocore_resolves(
     assert frozen.get_config_variable("max_attempts") == 7
     monkeypatch.setenv("AWS_DEFAULTS_MODE", "standard")  # defaults that depend on the client
     assert not freeze_config(Sessions(AwsSettings(), memoize=False).base)
+
+
+def test_without_boto3_the_collector_says_what_to_install(monkeypatch: Any) -> None:
+    monkeypatch.setitem(sys.modules, "boto3", None)  # looked up, not imported
+    with pytest.raises(CollectorError, match=r"pip install 'gpu-audit\[aws\]'"):
+        list(AwsCollector(AwsSettings()).collect())
