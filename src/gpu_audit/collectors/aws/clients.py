@@ -6,10 +6,11 @@ endpoint-discovery check then walks every operation: 16 ms of CPU per EC2 client
 SageMaker client, more than the work item's API calls cost (benchmarks/README.md, "Organisation
 scan"). A client's class and service model depend only on the service and the session's event
 handlers, so for the sessions a `ClientMemo` is attached to, they are made once per service and
-reused (2 ms a client), and the clients share one cache of event-name aliases and, by endpoint,
-one HTTP session: its connection pool outlives an account's clients, so a new client's first call
-does not open a new connection (and, against AWS, does not pay a new TLS handshake). This touches
-two private `ClientCreator` methods, `EndpointCreator.create_endpoint`'s `http_session_cls` and the
+reused; the clients share one cache of event-name aliases and, by endpoint, one HTTP session (its
+connection pool outlives an account's clients: a new client's first call opens no connection,
+and against AWS pays no new TLS handshake); `freeze_config` resolves the configuration once. A
+client then costs ~1 ms. This touches two private `ClientCreator` methods,
+`EndpointCreator.create_endpoint`'s `http_session_cls`, the config store's mapping and the
 emitter's alias cache: it is checked against the installed botocore (`attach` refuses quietly,
 leaving the plain path, when they are absent), and a test scans the same fleet with and without it.
 """
