@@ -120,7 +120,8 @@ def scan(proxy: str, workers: int, out: Path, profile: str | None) -> tuple[floa
 def found(path: Path) -> list[tuple[str, str]]:
     report = json.loads(path.read_text())
     assert not report["coverage_gaps"], report["coverage_gaps"]
-    return sorted((f["rule_id"], f["resource"]["id"]) for f in report["findings"])
+    resources = report["resources"]  # report version 3: a finding names its resource by index
+    return sorted((f["rule_id"], resources[f["resource"]]["id"]) for f in report["findings"])
 
 
 def profile_child(path: str, args: list[str]) -> None:

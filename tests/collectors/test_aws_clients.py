@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
+import pytest
+
+from gpu_audit.collectors.aws.clients import freeze_config
 from gpu_audit.collectors.aws.collector import AwsCollector
 from gpu_audit.collectors.aws.sessions import Sessions
 from gpu_audit.collectors.aws.settings import AwsSettings
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import CoverageGap
+from gpu_audit.errors import CollectorError
 
 Fleet = Any  # conftest.Fleet
 TEMPLATE = "arn:aws:iam::{account}:role/audit"
@@ -52,3 +57,50 @@ def test_one_client_class_per_service_and_the_base_clients_shared(aws_fleet: Fle
         assert other is not first and other.meta.region_name == "us-west-2"
         assert (type(other) is type(first)) is shared
         assert other._request_signer._credentials.access_key == "ASIA1"
+
+
+def test_an_endpoints_connections_outlive_an_accounts_clients(aws_fleet: Fleet) -> None:
+    credentials = {"AccessKeyId": "ASIA1", "SecretAccessKey": "s", "SessionToken": "t"}
+    for memoize in (True, False):
+        sessions = Sessions(AwsSettings(), memoize=memoize)
+        one, two = (sessions.derive(credentials=credentials) for _ in range(2))
+        first = sessions.client(one, "ec2", "us-east-1")
+        second = sessions.client(two, "ec2", "us-east-1")
+        elsewhere = sessions.client(two, "ec2", "eu-west-1")
+        pool = first._endpoint.http_session
+        assert (second._endpoint.http_session is pool) is memoize
+        same_url = elsewhere.meta.endpoint_url == first.meta.endpoint_url  # AWS_ENDPOINT_URL
+        assert (elsewhere._endpoint.http_session is pool) is (memoize and same_url)
+        assert [c.describe_regions()["Regions"] != [] for c in (first, second)] == [True, True]
+
+
+def test_a_proxy_in_the_environment_is_still_botocores_to_apply(
+    aws_fleet: Fleet, monkeypatch: Any
+) -> None:
+    assert Sessions(AwsSettings()).config.proxies == {}  # none set: botocore's answer, once
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    assert Sessions(AwsSettings()).config.proxies is None  # botocore reads it per endpoint
+
+
+def test_the_configuration_is_resolved_once_to_what_botocore_resolves(
+    aws_fleet: Fleet, monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "7")
+    monkeypatch.setenv("AWS_STS_REGIONAL_ENDPOINTS", "legacy")
+    frozen = Sessions(AwsSettings()).base
+    plain = Sessions(AwsSettings(), memoize=False).base
+    names = list(plain.get_component("config_store")._mapping)
+    assert len(names) > 30
+    for name in names:
+        assert frozen.get_config_variable(name) == plain.get_config_variable(name), name
+    assert frozen.get_config_variable("max_attempts") == 7
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "3")  # the scan's configuration is read at its start
+    assert frozen.get_config_variable("max_attempts") == 7
+    monkeypatch.setenv("AWS_DEFAULTS_MODE", "standard")  # defaults that depend on the client
+    assert not freeze_config(Sessions(AwsSettings(), memoize=False).base)
+
+
+def test_without_boto3_the_collector_says_what_to_install(monkeypatch: Any) -> None:
+    monkeypatch.setitem(sys.modules, "boto3", None)  # looked up, not imported
+    with pytest.raises(CollectorError, match=r"pip install 'gpu-audit\[aws\]'"):
+        list(AwsCollector(AwsSettings()).collect())

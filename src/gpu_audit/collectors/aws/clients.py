@@ -6,22 +6,29 @@ endpoint-discovery check then walks every operation: 16 ms of CPU per EC2 client
 SageMaker client, more than the work item's API calls cost (benchmarks/README.md, "Organisation
 scan"). A client's class and service model depend only on the service and the session's event
 handlers, so for the sessions a `ClientMemo` is attached to, they are made once per service and
-reused (2 ms a client), and the clients share one cache of event-name aliases. This touches two
-private `ClientCreator` methods and the emitter's alias cache: it is checked against
-the installed botocore (`attach` refuses quietly, leaving the plain path, when they are absent),
-and a test scans the same fleet with and without it.
+reused; the clients share one cache of event-name aliases and, by endpoint, one HTTP session (its
+connection pool outlives an account's clients: a new client's first call opens no connection,
+and against AWS pays no new TLS handshake); `freeze_config` resolves the configuration once. A
+client then costs ~1 ms. This touches two private `ClientCreator` methods,
+`EndpointCreator.create_endpoint`'s `http_session_cls`, the config store's mapping and the
+emitter's alias cache: it is checked against the installed botocore (`attach` refuses quietly,
+leaving the plain path, when they are absent), and a test scans the same fleet with and without it.
 """
 
 from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 _INSTALLED = False
 _INSTALL_LOCK = threading.Lock()
 # event emitter of an attached session → its memo; other sessions in the process are untouched.
 _MEMOS: weakref.WeakKeyDictionary[Any, ClientMemo] = weakref.WeakKeyDictionary()
+# the memo whose session is making a client in this thread (the endpoint is made inside).
+_CREATING = threading.local()
 
 
 class ClientMemo:
@@ -32,6 +39,29 @@ class ClientMemo:
         self.models: dict[tuple[str, str | None], Any] = {}
         self.classes: dict[tuple[str, int], Any] = {}
         self.aliases: dict[str, str] = {}
+        self.http: dict[tuple[str, str], Any] = {}  # (endpoint URL, options) → HTTP session
+
+    @contextmanager
+    def creating(self) -> Iterator[None]:
+        """Make a client in this block (its caller holds the sessions' lock)."""
+        _CREATING.memo = self
+        try:
+            yield
+        finally:
+            _CREATING.memo = None
+
+    def http_session(self, url: str, make: Callable[..., Any]) -> Callable[..., Any]:
+        """A factory like `make` (botocore's `URLLib3Session`) that gives every client of the
+        endpoint `url` made with the same options the same session: urllib3's pools are
+        thread-safe, and one client is already shared by the threads this way."""
+
+        def shared(**options: Any) -> Any:
+            key = (url, repr(sorted(options.items())))
+            if key not in self.http:
+                self.http[key] = make(**options)
+            return self.http[key]
+
+        return shared
 
     def adopt(self, client: Any) -> Any:
         """`client` with its event emitter's alias cache shared with every other client's.
@@ -52,17 +82,39 @@ class ClientMemo:
         return True
 
 
+def freeze_config(session: Any) -> bool:
+    """Resolve `session`'s configuration variables once (environment, config file, defaults).
+
+    botocore resolves each of ~40 variables through its chain (instance, environment, config
+    file, default) for every client it makes: ~300 environment reads, a third of a client's
+    cost. They cannot change during a scan. Only in the default `legacy` defaults mode: the
+    others replace a chain's default per client, which a resolved value would hide."""
+    from botocore.configprovider import ConstantProvider
+
+    store = session.get_component("config_store")
+    mapping = getattr(store, "_mapping", None)
+    if not isinstance(mapping, dict) or store.get_config_variable("defaults_mode") != "legacy":
+        return False
+    for name in list(mapping):
+        store.set_config_provider(name, ConstantProvider(store.get_config_variable(name)))
+    return True
+
+
 def _install() -> bool:
-    """Wrap `ClientCreator._load_service_model` and `_create_client_class` once per process."""
+    """Wrap `ClientCreator._load_service_model`, `_create_client_class` and
+    `EndpointCreator.create_endpoint` once per process."""
     global _INSTALLED
     from botocore.client import ClientCreator
+    from botocore.endpoint import EndpointCreator
+    from botocore.httpsession import URLLib3Session
 
     with _INSTALL_LOCK:
         if _INSTALLED:
             return True
         load = getattr(ClientCreator, "_load_service_model", None)
         make = getattr(ClientCreator, "_create_client_class", None)
-        if load is None or make is None:
+        endpoint: Callable[..., Any] = EndpointCreator.create_endpoint
+        if load is None or make is None or "http_session_cls" not in _parameters(endpoint):
             return False
 
         def load_service_model(self: Any, service_name: str, api_version: Any = None) -> Any:
@@ -83,7 +135,22 @@ def _install() -> bool:
                 memo.classes[key] = make(self, service_name, service_model)
             return memo.classes[key]
 
+        def create_endpoint(self: Any, *args: Any, **kwargs: Any) -> Any:
+            memo: ClientMemo | None = getattr(_CREATING, "memo", None)
+            url = kwargs.get("endpoint_url")
+            if memo is None or not isinstance(url, str) or "http_session_cls" in kwargs:
+                return endpoint(self, *args, **kwargs)
+            kwargs["http_session_cls"] = memo.http_session(url, URLLib3Session)
+            return endpoint(self, *args, **kwargs)
+
         ClientCreator._load_service_model = load_service_model  # type: ignore[attr-defined]
+        EndpointCreator.create_endpoint = create_endpoint  # type: ignore[method-assign]
         ClientCreator._create_client_class = create_client_class  # type: ignore[attr-defined]
         _INSTALLED = True
         return True
+
+
+def _parameters(function: Callable[..., Any]) -> set[str]:
+    import inspect
+
+    return set(inspect.signature(function).parameters)

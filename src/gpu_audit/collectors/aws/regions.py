@@ -20,13 +20,14 @@ def check_regions(regions: tuple[str, ...]) -> None:
         import botocore.session
     except ImportError:
         return  # the missing extra is reported when the collector is created
-    session = botocore.session.get_session()
-    partitions = session.get_data("endpoints")["partitions"]
+    from gpu_audit.collectors.aws.sessions import shared_loader
+
+    # The scan's loader: the endpoint data is parsed once. A partition's regions are all there
+    # is: botocore's `get_available_regions` lists only endpoints that are among them (and
+    # would parse the whole EC2 model, 0.1 s, to learn that EC2's endpoint prefix is "ec2").
+    partitions = shared_loader(botocore.session.Session()).load_data("endpoints")["partitions"]
     patterns = [re.compile(p["regionRegex"]) for p in partitions]
-    known = sorted(
-        {r for p in partitions for r in p.get("regions", {})}
-        | {r for p in partitions for r in session.get_available_regions("ec2", p["partition"])}
-    )
+    known = sorted({r for p in partitions for r in p.get("regions", {})})
     for region in regions:
         if region in known or any(p.match(region) for p in patterns):
             continue

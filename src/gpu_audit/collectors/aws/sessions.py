@@ -2,8 +2,8 @@
 
 Accounts come from `--profile`, from `--role-arn` (fixed ARNs, or templates with `{account}` filled
 from `--account` or from Organizations `ListAccounts`), from `--org-role`, or else from the default
-credential chain. Every botocore session shares the first session's data loader, so service models
-and endpoint data are parsed once per run rather than once per account or region.
+credential chain. Every botocore session shares one data loader per process (the region check's
+too), so service models and endpoint data are parsed once per run rather than once per account.
 """
 
 from __future__ import annotations
@@ -24,6 +24,17 @@ if TYPE_CHECKING:
 HOME_REGION = "us-east-1"
 _ARN_ACCOUNT = re.compile(r"^arn:[\w-]+:iam::(\d{12}):")
 EventHook = tuple[str, Callable[..., Any]]
+_LOADERS: dict[Any, Any] = {}  # botocore's data path → its loader (parsed models, endpoints)
+_LOADERS_LOCK = threading.Lock()
+
+
+def shared_loader(session: botocore.session.Session) -> Any:
+    """The process's botocore data loader for `session`'s data path, made once."""
+    path = session.get_config_variable("data_path")
+    with _LOADERS_LOCK:
+        if path not in _LOADERS:
+            _LOADERS[path] = session.get_component("data_loader")
+        return _LOADERS[path]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,17 +81,25 @@ class Sessions:
     def __init__(
         self, settings: AwsSettings, event_hooks: Sequence[EventHook] = (), memoize: bool = True
     ) -> None:
+        from urllib.request import getproxies
+
         import botocore.session
         from botocore.config import Config
 
-        from gpu_audit.collectors.aws.clients import ClientMemo
+        from gpu_audit.collectors.aws.clients import ClientMemo, freeze_config
 
         self._hooks = tuple(event_hooks)
         self._lock = threading.Lock()
         self._clients: dict[tuple[str, str], Any] = {}  # the base session's
         self._memo = ClientMemo() if memoize else None
         self.base = self._observed(botocore.session.Session())
+        self.base.register_component("data_loader", shared_loader(self.base))
+        if memoize:
+            freeze_config(self.base)
         self.config = Config(
+            # No proxy in the environment: botocore's own answer for every endpoint, found
+            # once here rather than by reading the environment twice per client.
+            proxies={} if memoize and not getproxies() else None,
             retries={"mode": "adaptive", "total_max_attempts": settings.max_attempts},
             connect_timeout=settings.connect_timeout,
             read_timeout=settings.read_timeout,
@@ -115,9 +134,11 @@ class Sessions:
         with self._lock:
             client = self._clients.get(key) if session is self.base else None
             if client is None:
-                client = self._create(session, service, region)
-                if self._memo is not None:
-                    client = self._memo.adopt(client)
+                if self._memo is None:
+                    client = self._create(session, service, region)
+                else:
+                    with self._memo.creating():
+                        client = self._memo.adopt(self._create(session, service, region))
                 if session is self.base:
                     self._clients[key] = client
             return client
