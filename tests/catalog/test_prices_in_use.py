@@ -176,7 +176,7 @@ def test_a_bad_price_file_is_one_located_line(tmp_path: Path) -> None:
     done = cli("estimate", "--gpu", "A100-80GB:8", "--hours", "1", "--prices", str(bad))
     assert done.exit_code == 2
     assert done.output.strip().splitlines() == [
-        f"gpu-audit: error: {bad}: price file: rows[0]: type: expected a non-empty string"
+        f"gpu-audit: error: {bad}:1: price file: rows[0]: type: expected a non-empty string"
     ]
 
 
@@ -188,7 +188,7 @@ def test_a_price_file_value_with_control_characters_is_refused(tmp_path: Path) -
     done = cli("catalog", "lookup", "p4d.24xlarge", "--prices", str(bad))
     assert done.exit_code == 2
     assert done.output.strip().splitlines() == [
-        f"gpu-audit: error: {bad}: price file: rows[0]: source: control or formatting characters"
+        f"gpu-audit: error: {bad}:1: price file: rows[0]: source: control or formatting characters"
     ]
 
 
