@@ -120,7 +120,9 @@ def test_scan_reports_the_refreshed_prices_with_date_and_source(
     assert training["hourly_usd"] == round(25.25 * 10.0 / 19.5, 5)  # SageMaker managed spot
     assert training["on_demand_hourly_usd"] == 25.25 and "AmazonSageMaker" in training["source"]
     header = markdown.read_text().split("## ")[0]
-    assert "| Prices | prices.json (" in header and "oldest price used 2026-10-01" in header
+    assert (
+        "| Prices | prices.json (" in header and "oldest price used 2026\u201110\u201101" in header
+    )  # non-breaking hyphens
     assert "gpu-audit: prices: prices.json" in done.stderr
     bare = cli("scan", "--inventory", str(fleet), "--fail-on", "none", "--format", "json")
     bare_prices = {r["id"]: r["price"] for r in json.loads(bare.stdout)["resources"]}
