@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -158,3 +159,22 @@ def test_a_hostile_job_name_is_escaped_on_the_terminal(repo: Repo) -> None:
     assert code == 0
     assert "\x1b" not in out and "\u202e" not in out
     assert "ev\\x1b[31mil\\u202e" in out
+
+
+def _named(repo: Repo, name: bytes, text: str) -> Path:
+    path = Path(os.fsdecode(bytes(repo.path) + b"/" + name))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_file_name_with_a_line_break_is_compared_and_escaped(repo: Repo) -> None:
+    """git's batch request is one name a line: such a name is asked for by its blob id."""
+    odd = _named(repo, b"jobs/two\nlines.yaml", TRAIN_A100_SPOT)
+    repo.commit({"jobs/eval.yaml": EVAL_L4}, "base")
+    odd.write_text(TRAIN_H100_ON_DEMAND, encoding="utf-8")
+    code, report = diff_json("--base", "HEAD")
+    assert code == 0 and report["errors"] == []
+    assert "jobs/two\nlines.yaml" in {job["file"] for job in report["jobs"]}
+    code, out, err = cli("diff", "--base", "HEAD", "--format", "table")
+    assert code == 0 and "jobs/two\\x0alines.yaml" in out and not err
