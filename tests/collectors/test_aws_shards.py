@@ -51,7 +51,8 @@ def merge(*args: str) -> Any:
 
 
 def findings(report: dict[str, Any]) -> list[tuple[str, str]]:
-    return sorted((f["rule_id"], f["resource"]["id"]) for f in report["findings"])
+    resources = report["resources"]  # version 3: a finding names its resource by index
+    return sorted((f["rule_id"], resources[f["resource"]]["id"]) for f in report["findings"])
 
 
 def ids(report: dict[str, Any]) -> list[str]:
