@@ -10,6 +10,7 @@ terminal unescaped. The suite's run is small and seeded; `make fuzz` runs the ca
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import subprocess
@@ -76,8 +77,37 @@ def test_price_files_keep_the_promises(case: tuple[str, str], how: str) -> None:
         _kept(promises)
 
 
+STAMP_KEYS = ["index", "count", "universe", "universe_digest", "policy_digest", "price_basis",
+              "run_id"]  # fmt: skip
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@st.composite
+def mutated_stamps(draw: st.DrawFn) -> tuple[str, str]:
+    """Shard 2 with its stamp or judging time changed: the keys a merge checks first."""
+    document = json.loads(shard_seeds()[1].read_text())
+    stamp = document["scope"]["shard"]
+    for _ in range(draw(st.integers(1, 3))):
+        key = draw(st.sampled_from([*STAMP_KEYS, "generated_at"]))
+        target = document if key == "generated_at" else stamp
+        if draw(st.booleans()):
+            target.pop(key, None)
+        else:
+            target[key] = draw(JSON_VALUES)
+    return "shard-2.json", json.dumps(document, indent=2, allow_nan=True)
+
+
 @_SLOW
-@given(case=mutated("shards", json_out=True), fmt=st.sampled_from(["json", "table"]))
+@given(
+    case=st.one_of(mutated("shards", json_out=True), mutated_stamps()),
+    fmt=st.sampled_from(["json", "table"]),
+)
 def test_merge_keeps_the_promises_on_a_mutated_shard(case: tuple[str, str], fmt: str) -> None:
     _name, text = case
     first, _, third = (str(p) for p in shard_seeds())
@@ -127,9 +157,12 @@ def _put(directory: Path, name: bytes, text: str | None) -> None:
     path.write_text(text, encoding="utf-8")
 
 
+_ANY_NAME = st.binary(min_size=1, max_size=10).filter(lambda b: b"/" not in b and b"\0" not in b)
+
+
 @_SLOW
 @given(
-    name=st.sampled_from(HOSTILE_NAMES),
+    name=st.one_of(st.sampled_from(HOSTILE_NAMES), _ANY_NAME.map(lambda b: b + b".yaml")),
     sides=st.sampled_from(["both", "base", "head"]),
     change=st.sampled_from(["A100:8", "A100:4", "[", "\x00"]),
     fmt=st.sampled_from(["json", "table", "markdown"]),
