@@ -94,3 +94,13 @@ def test_unreadable_text_is_one_line_not_a_traceback(tmp_path: Path, raw: bytes,
     assert isinstance(done.exception, SystemExit)
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and said in lines[0] and lines[0].startswith(f"gpu-audit: error: {path}")
+
+
+@pytest.mark.parametrize("when", ["20261001T000000Z", "2026-W40-4", "2026-10-01x"])
+def test_a_date_must_start_with_the_calendar_date_reports_show(tmp_path: Path, when: str) -> None:
+    body = copy.deepcopy(EXAMPLE)
+    body["rows"][0]["effective"] = when
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps(body, indent=1))
+    done = _run(path, "diff")
+    assert done.exit_code == 2 and "effective: expected a date or a time" in done.stderr

@@ -211,15 +211,17 @@ def _text(where: str, key: str, value: Any) -> None:
 
 
 def _is_time(text: str) -> bool:
-    """An ISO date (2026-11-01) or time (2026-11-25T10:12:03Z), as the sources state them."""
+    """An ISO date (2026-11-01) or time (2026-11-25T10:12:03Z) as the sources state them: it
+    starts with the calendar date that reports show (`2026W475` or `20261125T…` do not)."""
+    if len(text) < 10 or text[4] != "-" or text[7] != "-" or not text[:4].isdigit():
+        return False
     try:
-        if len(text) == 10:
-            date.fromisoformat(text)
-        else:
+        date.fromisoformat(text[:10])
+        if len(text) > 10:
             datetime.fromisoformat(text)
     except ValueError:
         return False
-    return text[:4].isdigit()
+    return True
 
 
 def _shown(value: Any) -> str:
