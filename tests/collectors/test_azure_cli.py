@@ -169,7 +169,8 @@ def test_the_done_when_scan(tmp_path: Path) -> None:
             "notebook",
         ),
     }  # neither the CPU VM, the CPU pool and cluster, the deallocated VM, nor the idle ones
-    fired = {(f["rule_id"], f["resource"]["name"]) for f in report["findings"]}
+    held = report["resources"]  # version 3: a finding names its resource by index
+    fired = {(f["rule_id"], held[f["resource"]]["name"]) for f in report["findings"]}
     assert fired == {
         ("spot-for-training", "train-v100"),
         ("stopped-still-billed", "eval-t4-stopped"),
@@ -216,9 +217,9 @@ def test_arm_agrees_with_resource_graph(tmp_path: Path) -> None:
             resource.pop("uptime_hours")
     by_id = {r["id"]: r for r in graph["resources"]}
     assert {r["id"]: r for r in arm["resources"]} == by_id  # every field, times included
-    assert sorted((f["rule_id"], f["resource"]["id"]) for f in arm["findings"]) == sorted(
-        (f["rule_id"], f["resource"]["id"]) for f in graph["findings"]
-    )
+    assert sorted(
+        (f["rule_id"], arm["resources"][f["resource"]]["id"]) for f in arm["findings"]
+    ) == sorted((f["rule_id"], graph["resources"][f["resource"]]["id"]) for f in graph["findings"])
     (gap,) = arm["coverage_gaps"]
     assert (gap["account"], gap["error"]) == (SUB_B, "AuthorizationFailed (403)")
     assert "Microsoft.Compute/virtualMachines/read" in gap["message"]
