@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -13,6 +12,7 @@ from typing import Any
 from gpu_audit.core.yamlguard import printable
 from gpu_audit.core.yamlsrc import load_json, read_text
 from gpu_audit.errors import ConfigError
+from gpu_audit.prices.rowlines import row_lines
 
 VERSION = 1
 PROVIDERS = ("aws", "gcp", "azure")
@@ -102,7 +102,7 @@ def read_prices(path: str) -> PriceFile:
     """A price file, every row checked; a bad one is one located error (file:line, key)."""
     text = read_text(path, limit=MAX_BYTES)  # too large, binary, not UTF-8: one file-level line
     body = load_json(path, text)  # bad JSON, NaN, too deep, a huge integer: located
-    return parse(path, body, _row_lines(text))
+    return parse(path, body, row_lines(text))
 
 
 def parse(path: str, body: Any, lines: Sequence[int] = ()) -> PriceFile:
@@ -248,45 +248,3 @@ def _zone(where: str, zone: Any) -> ZonePrice:
     if not isinstance(observed, str) or not _is_time(observed):
         raise ConfigError(f"{where}: observed_at: expected a time, got {_shown(observed)}")
     return ZonePrice(zone["zone"], _usd(where, zone.get("usd_per_hour")), observed)
-
-
-_WS = re.compile(r"[ \t\n\r]*")
-_DECODER = json.JSONDecoder()
-
-
-def _row_lines(text: str) -> list[int]:
-    """The line each item of the top-level `rows` array starts on ([] when not found)."""
-    lines: list[int] = []
-    try:
-        at = _WS.match(text, 0).end()  # type: ignore[union-attr]
-        if text[at] != "{":
-            return []
-        at = _WS.match(text, at + 1).end()  # type: ignore[union-attr]
-        while text[at] != "}":
-            name, at = _DECODER.raw_decode(text, at)
-            at = _WS.match(text, at).end() + 1  # type: ignore[union-attr]  # past ':'
-            at = _WS.match(text, at).end()  # type: ignore[union-attr]
-            if name == "rows" and text[at] == "[":
-                lines, at = _items(text, at)
-            else:
-                _, at = _DECODER.raw_decode(text, at)
-            at = _WS.match(text, at).end()  # type: ignore[union-attr]
-            if text[at] == ",":
-                at = _WS.match(text, at + 1).end()  # type: ignore[union-attr]
-    except (ValueError, IndexError, RecursionError):
-        return []
-    return lines
-
-
-def _items(text: str, at: int) -> tuple[list[int], int]:
-    lines, line, counted = [], 1, 0
-    at = _WS.match(text, at + 1).end()  # type: ignore[union-attr]
-    while text[at] != "]":
-        line += text.count("\n", counted, at)
-        counted = at
-        lines.append(line)
-        _, at = _DECODER.raw_decode(text, at)
-        at = _WS.match(text, at).end()  # type: ignore[union-attr]
-        if text[at] == ",":
-            at = _WS.match(text, at + 1).end()  # type: ignore[union-attr]
-    return lines, at + 1
