@@ -18,6 +18,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gpu_audit.catalog import instance_spec
+from gpu_audit.collectors.azure.values import (
+    RowProblem,
+    listing,
+    mapping,
+    node_count,
+    percent,
+    size_name,
+)
 from gpu_audit.core.resource import Capacity, Gpu, Kind, Resource, SourceRef, State, Workload
 from gpu_audit.core.results import CoverageGap
 from gpu_audit.core.yamlguard import printable
@@ -36,54 +44,6 @@ POWER = {
 }
 RELEASED = frozenset({"deallocating", "deallocated"})
 _GPU_SERIES = re.compile(r"(?i)^standard_n")  # the N-series: NC, ND, NG, NV
-MAX_NODES = 100_000  # far past any scale set (1,000 VMs) or AmlCompute cluster: more is not a count
-
-
-class RowProblem(ValueError):
-    """A row value of a shape ARM does not give; the message names the key and the value."""
-
-
-def _size(value: Any, key: str) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    raise RowProblem(f"{key}: expected a size name, got {printable(repr(value))}")
-
-
-def _count(value: Any, key: str) -> int:
-    """A node or instance count: ARM gives an integer (0 where absent)."""
-    if value is None or value == "":
-        return 0
-    if isinstance(value, str) and value.strip().isdigit() and len(value) < 10:
-        value = int(value)
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_NODES:
-        raise RowProblem(f"{key}: expected a count, got {printable(repr(value))}")
-    return value
-
-
-def _percent(value: Any, key: str) -> float:
-    if value is None:
-        return 0.0
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 100:
-        raise RowProblem(f"{key}: expected a percentage, got {printable(repr(value))}")
-    return float(value)
-
-
-def _object(value: Any, key: str) -> Mapping[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise RowProblem(f"{key}: expected an object, got {printable(repr(value))}")
-    return value
-
-
-def _list(value: Any, key: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise RowProblem(f"{key}: expected a list, got {printable(repr(value))}")
-    return value
 
 
 def get(row: Mapping[str, Any], *path: str) -> Any:
@@ -118,7 +78,7 @@ def power_state(row: Mapping[str, Any]) -> str | None:
     """`running`, `stopped`, `deallocated`, …: from Resource Graph's extended view or ARM's."""
     code = get(row, "properties", "extended", "instanceView", "powerState", "code")
     if not code:
-        statuses = _list(get(row, "properties", "instanceView", "statuses"), "statuses")
+        statuses = listing(get(row, "properties", "instanceView", "statuses"), "statuses")
         codes = [s.get("code", "") for s in statuses if isinstance(s, Mapping)]
         code = next((c for c in codes if str(c).startswith("PowerState/")), None)
     return str(code).split("/", 1)[-1].lower() if code else None
@@ -171,7 +131,7 @@ def _unknown_size(size: str) -> str:
 def _base(row: Mapping[str, Any], service: str, size: str, tag_key: str) -> dict[str, Any]:
     rid = arm_id(row)
     tags = _tags(row)
-    zones = [str(z) for z in _list(row.get("zones"), "zones")]
+    zones = [str(z) for z in listing(row.get("zones"), "zones")]
     return {
         "kind": Kind.INSTANCE,
         "provider": "azure",
@@ -190,7 +150,7 @@ def _base(row: Mapping[str, Any], service: str, size: str, tag_key: str) -> dict
 
 def vm_resource(row: Mapping[str, Any], tag_key: str) -> Resource | None:
     """A GPU VM, or None: a CPU size, or a deallocated VM (no hardware held, nothing billed)."""
-    size = _size(get(row, "properties", "hardwareProfile", "vmSize"), "vmSize")
+    size = size_name(get(row, "properties", "hardwareProfile", "vmSize"), "vmSize")
     power = power_state(row)
     if not is_gpu_size(size) or power in RELEASED:
         return None
@@ -217,8 +177,8 @@ def scale_set_resources(row: Mapping[str, Any], tag_key: str) -> list[Resource]:
 
     Flexible scale sets are left out: their instances are VMs, listed (and counted) as such.
     """
-    size = _size(get(row, "sku", "name"), "sku.name")
-    count = _count(get(row, "sku", "capacity"), "sku.capacity")
+    size = size_name(get(row, "sku", "name"), "sku.name")
+    count = node_count(get(row, "sku", "capacity"), "sku.capacity")
     mode = str(get(row, "properties", "orchestrationMode") or "Uniform").lower()
     if not is_gpu_size(size) or count <= 0 or mode == "flexible":
         return []
@@ -255,18 +215,18 @@ def scale_set_resources(row: Mapping[str, Any], tag_key: str) -> list[Resource]:
 
 def regular_count(count: int, mix: Mapping[str, Any]) -> int:
     """Regular instances of a Spot Priority Mix: the base, then a share of the rest (rounded up)."""
-    base = min(count, _count(mix.get("baseRegularPriorityCount"), "baseRegularPriorityCount"))
+    base = min(count, node_count(mix.get("baseRegularPriorityCount"), "baseRegularPriorityCount"))
     key = "regularPriorityPercentageAboveBase"
-    share = _percent(mix.get(key), key)
+    share = percent(mix.get(key), key)
     return min(count, base + math.ceil((count - base) * share / 100))
 
 
 def compute_resource(row: Mapping[str, Any], tag_key: str) -> Resource | None:
     """An Azure ML compute: an AmlCompute cluster's current nodes, or a GPU compute instance."""
-    props = _object(get(row, "properties"), "properties")
+    props = mapping(get(row, "properties"), "properties")
     kind = str(props.get("computeType") or "")
-    inner = _object(props.get("properties"), "properties.properties")
-    size = _size(inner.get("vmSize"), "vmSize")
+    inner = mapping(props.get("properties"), "properties.properties")
+    size = size_name(inner.get("vmSize"), "vmSize")
     if not is_gpu_size(size):
         return None
     note = None if instance_spec(size) else _unknown_size(str(size))
@@ -285,9 +245,9 @@ def compute_resource(row: Mapping[str, Any], tag_key: str) -> Resource | None:
         )
     if kind != "AmlCompute":
         return None
-    nodes = _count(inner.get("currentNodeCount"), "currentNodeCount")
+    nodes = node_count(inner.get("currentNodeCount"), "currentNodeCount")
     minimum = get(inner, "scaleSettings", "minNodeCount")
-    minimum = None if minimum is None else _count(minimum, "scaleSettings.minNodeCount")
+    minimum = None if minimum is None else node_count(minimum, "scaleSettings.minNodeCount")
     if nodes <= 0:
         return None  # scaled to zero: nothing held
     shown = f"{nodes} node{'s' if nodes != 1 else ''} now, minimum {minimum}"
