@@ -122,7 +122,7 @@ def test_scan_reports_the_refreshed_prices_with_date_and_source(
     header = markdown.read_text().split("## ")[0]
     assert (
         "| Prices | prices.json (" in header and "oldest price used 2026\u201110\u201101" in header
-    )  # a date never wraps
+    )  # non-breaking hyphens
     assert "gpu-audit: prices: prices.json" in done.stderr
     bare = cli("scan", "--inventory", str(fleet), "--fail-on", "none", "--format", "json")
     bare_prices = {r["id"]: r["price"] for r in json.loads(bare.stdout)["resources"]}
@@ -178,7 +178,7 @@ def test_a_bad_price_file_is_one_located_line(tmp_path: Path) -> None:
     done = cli("estimate", "--gpu", "A100-80GB:8", "--hours", "1", "--prices", str(bad))
     assert done.exit_code == 2
     assert done.output.strip().splitlines() == [
-        f"gpu-audit: error: {bad}: price file: rows[0]: type: expected a non-empty string"
+        f"gpu-audit: error: {bad}:1: price file: rows[0]: type: expected a non-empty string"
     ]
 
 
@@ -190,7 +190,7 @@ def test_a_price_file_value_with_control_characters_is_refused(tmp_path: Path) -
     done = cli("catalog", "lookup", "p4d.24xlarge", "--prices", str(bad))
     assert done.exit_code == 2
     assert done.output.strip().splitlines() == [
-        f"gpu-audit: error: {bad}: price file: rows[0]: source: control or formatting characters"
+        f"gpu-audit: error: {bad}:1: price file: rows[0]: source: control or formatting characters"
     ]
 
 

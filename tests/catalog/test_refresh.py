@@ -192,3 +192,21 @@ def test_any_of_lists_stay_within_a_filter_value() -> None:
     found = batches(names)
     assert len(found) > 1 and all(len(value) <= VALUE_LIMIT for value in found)
     assert ",".join(found).split(",") == names
+
+
+@pytest.mark.parametrize("effective", ["20261001T000000Z", "2026-W40-4", "soon\x1b[2J"])
+def test_a_price_api_date_no_run_could_read_is_not_written(
+    price_server: FakePrices, tmp_path: Path, effective: str
+) -> None:
+    """The refresh checks the file it is about to write as `--prices` will read it."""
+    out = tmp_path / "prices.json"
+    assert refresh("aws", "us-east-1", out).exit_code == 0
+    before = out.read_bytes()
+    for item in price_server.azure:
+        item["effectiveStartDate"] = effective
+    done = refresh("azure", "eastus", out)
+    assert done.exit_code == 2, done.output
+    (line,) = done.output.strip().splitlines()
+    assert "azure: the price API answered a value a price file cannot hold" in line
+    assert "effective: " in line and "\x1b" not in line
+    assert out.read_bytes() == before

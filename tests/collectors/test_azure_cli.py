@@ -169,7 +169,8 @@ def test_the_done_when_scan(tmp_path: Path) -> None:
             "notebook",
         ),
     }  # neither the CPU VM, the CPU pool and cluster, the deallocated VM, nor the idle ones
-    fired = {(f["rule_id"], report["resources"][f["resource"]]["name"]) for f in report["findings"]}
+    held = report["resources"]  # version 3: a finding names its resource by index
+    fired = {(f["rule_id"], held[f["resource"]]["name"]) for f in report["findings"]}
     assert fired == {
         ("spot-for-training", "train-v100"),
         ("stopped-still-billed", "eval-t4-stopped"),

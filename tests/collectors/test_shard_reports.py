@@ -87,7 +87,7 @@ def test_a_shard_report_validates_and_reads_back(tmp_path: Path) -> None:
     assert report.stamp == stamp(1)
     document["scope"]["shard"]["universe"].pop()  # a universe edited after the fact
     Path(path).write_text(json.dumps(document))
-    with pytest.raises(InputError, match="the universe does not match its digest"):
+    with pytest.raises(InputError, match="universe: does not match universe_digest"):
         list(read_shards([path]))
 
 
@@ -131,3 +131,50 @@ def test_a_stranger_is_refused_on_one_line_whatever_its_run_id(tmp_path: Path) -
     assert result.exit_code == 2
     (line,) = result.stderr.splitlines()
     assert line.endswith("run nightly\\x0a\\x1b[31mgpu-audit: ok vs None")
+
+
+def _hostile_shard(tmp_path: Path, edit: Any) -> tuple[str, str]:
+    held = fleet()
+    good = write(tmp_path / "s1.json", 1, held[1])
+    document = json.loads(Path(write(tmp_path / "s2.json", 2, held[2])).read_text())
+    edit(document)
+    bad = tmp_path / "s2.json"
+    bad.write_text(json.dumps(document, indent=2))
+    return good, str(bad)
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda d: d.__setitem__("generated_at", "\x1b[2J"), "generated_at: expected a time"),
+        (lambda d: d.__setitem__("generated_at", 1700000000), "generated_at: expected a time"),
+        (lambda d: d["scope"]["shard"].__setitem__("index", "2"), "scope.shard.index: expected"),
+        (lambda d: d["scope"]["shard"].pop("count"), "scope.shard.count: expected"),
+        (lambda d: d["scope"]["shard"].__setitem__("universe", None), "scope.shard.universe"),
+        (lambda d: d["scope"]["shard"].__setitem__("run_id", 7), "scope.shard.run_id"),
+        (lambda d: d["scope"]["shard"].__setitem__("policy_digest", []), "policy_digest"),
+    ],
+)
+def test_a_malformed_stamp_or_time_is_one_located_line(
+    tmp_path: Path, edit: Any, said: str
+) -> None:
+    good, bad = _hostile_shard(tmp_path, edit)
+    done = CliRunner().invoke(main, ["merge", good, bad, "--format", "json"])
+    assert done.exception is None or isinstance(done.exception, SystemExit), done.exception
+    assert done.exit_code == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"gpu-audit: error: {bad}:") and said in line and "\x1b" not in line
+    field = said.split(":")[0].rsplit(".", 1)[-1]
+    lines = Path(bad).read_text().splitlines()
+    number = int(line.removeprefix(f"gpu-audit: error: {bad}:").split(":")[0])
+    assert f'"{field}"' in lines[number - 1] or field == "count"  # the line the key is on
+    assert '"shard"' in lines[number - 1] or field != "count"  # missing: the stamp's line
+
+
+def test_a_naive_judging_time_merges_with_aware_ones(tmp_path: Path) -> None:
+    good, other = _hostile_shard(
+        tmp_path, lambda d: d.__setitem__("generated_at", "2026-11-25T12:00:00")
+    )
+    done = CliRunner().invoke(main, ["merge", good, other, "--format", "json"])
+    assert done.exception is None or isinstance(done.exception, SystemExit), done.exception
+    assert done.exit_code == 3  # shard 3 is missing

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -158,3 +160,47 @@ def test_a_hostile_job_name_is_escaped_on_the_terminal(repo: Repo) -> None:
     assert code == 0
     assert "\x1b" not in out and "\u202e" not in out
     assert "ev\\x1b[31mil\\u202e" in out
+
+
+def _named(repo: Repo, name: bytes, text: str) -> Path:
+    path = Path(os.fsdecode(bytes(repo.path) + b"/" + name))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_file_name_with_a_line_break_is_compared_and_escaped(repo: Repo) -> None:
+    """git's batch request is one name a line: such a name is asked for by its blob id."""
+    odd = _named(repo, b"jobs/two\nlines.yaml", TRAIN_A100_SPOT)
+    repo.commit({"jobs/eval.yaml": EVAL_L4}, "base")
+    odd.write_text(TRAIN_H100_ON_DEMAND, encoding="utf-8")
+    code, report = diff_json("--base", "HEAD")
+    assert code == 0 and report["errors"] == []
+    assert "jobs/two\nlines.yaml" in {job["file"] for job in report["jobs"]}
+    code, out, err = cli("diff", "--base", "HEAD", "--format", "table")
+    assert code == 0 and "jobs/two\\x0alines.yaml" in out and not err
+
+
+def test_a_file_name_that_is_not_utf8_is_one_line_per_side(repo: Repo) -> None:
+    odd = _named(repo, b"jobs/\xff\xfe.yaml", TRAIN_A100_SPOT)
+    repo.commit({"jobs/eval.yaml": EVAL_L4}, "base")
+    odd.write_text(TRAIN_H100_ON_DEMAND, encoding="utf-8")
+    repo.write({"jobs/eval.yaml": EVAL_L4.replace("L4:1", "L4:2")})
+    code, out, err = cli("diff", "--base", "HEAD", "--format", "json")
+    assert code == 2, err
+    lines = err.splitlines()
+    assert len(lines) == 2 and all("\\xff\\xfe.yaml: file name is not UTF-8" in x for x in lines)
+    assert lines[0].startswith("gpu-audit: error: HEAD:jobs/")
+    assert "eval" in {job["name"] for job in json.loads(out)["jobs"]}  # the rest is compared
+
+
+def test_check_says_a_file_name_that_is_not_utf8_and_judges_the_rest(repo: Repo) -> None:
+    _named(repo, b"jobs/\xff.yaml", TRAIN_A100_SPOT)
+    repo.write({"jobs/eval.yaml": EVAL_L4})
+    for fmt in ("json", "sarif", "table"):
+        code, out, err = cli("check", "--format", fmt, "--fail-on", "none", "jobs")
+        assert code == 2, err
+        assert err.splitlines() == [
+            "gpu-audit: error: jobs/\\xff.yaml: file name is not UTF-8; not read"
+        ]
+        assert "eval" in out or fmt != "table"

@@ -71,7 +71,7 @@ def test_the_tree_is_read_as_check_reads_a_checkout(
     excludes: tuple[str, ...],
 ) -> None:
     revision = resolve(repository(os.getcwd()), "HEAD", "--base")
-    names, contents, absent = revision_files(arguments or (".",), excludes, revision)
+    names, contents, absent, _refused = revision_files(arguments or (".",), excludes, revision)
     assert absent == []
     from_git = sorted(names.values())
     checkout = _checkout(tree, tmp_path / "checkout")

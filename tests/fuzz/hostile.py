@@ -153,7 +153,26 @@ def _candidates(kind: str) -> list[Path]:
     if kind == "policies":
         root = FIXTURES.parent / "policies"
         return [*sorted(root.rglob("*.yaml")), FIXTURES / "inventory" / "demo-policy.yaml"]
+    if kind == "prices":
+        return sorted((FIXTURES / "prices").glob("*.json"))
+    if kind == "shards":
+        return [shard_seeds()[1]]  # shard 2 of 3: merged beside the good shards 1 and 3
     return [FIXTURES / "inventory" / "demo.yaml"]
+
+
+@cache
+def shard_seeds() -> tuple[Path, ...]:
+    """Three shard reports of one run (`scan --shard K/3` as tests/collectors writes them, no
+    cloud), in a directory kept for the process."""
+    import sys
+    import tempfile
+
+    sys.path.insert(0, str(FIXTURES.parent / "tests" / "collectors"))  # as pytest's rootdir mode
+    from test_shard_reports import fleet, write
+
+    directory = Path(tempfile.mkdtemp(prefix="gpu-audit-shards-"))
+    held = fleet()
+    return tuple(Path(write(directory / f"shard-{k}.json", k, held[k])) for k in (1, 2, 3))
 
 
 def plain(value: Any) -> Any:

@@ -32,8 +32,12 @@ NOTES = ("gpu-audit: incomplete: ", "gpu-audit: wrote ", "gpu-audit: check: ")
 HANG_SECONDS = 30
 # Whole-file problems have no line to name: the file is the location.
 FILE_LEVEL = re.compile(
-    r"(cannot read|file is larger than|binary content|not UTF-8 text|not a regular file)"
+    r"(cannot read|file is larger than|binary content|not UTF-8 text|not a regular file"
+    r"|file name is not UTF-8)"
 )
+# Messages about two input files at once (`merge` of shards of different runs, one given twice)
+# name both and no line: `merge: A and B are shards of different runs: …`.
+CROSS_FILE = re.compile(r"^merge: .*(shards of different runs|given twice)")
 
 
 class Broken(AssertionError):
@@ -97,6 +101,8 @@ def _message_problems(stderr: str, inputs: Sequence[str]) -> Iterator[tuple[str,
         if line.startswith(NOTES):
             continue
         message = line.removeprefix("gpu-audit: error: ").removeprefix("gpu-audit: warning: ")
+        if CROSS_FILE.match(message) and any(p in message for p in inputs):
+            continue
         path = next((p for p in inputs if message.startswith(f"{p}:")), None)
         if path is None:
             yield "message names no input file", line

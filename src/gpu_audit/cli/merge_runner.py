@@ -59,7 +59,7 @@ def run_merge(request: MergeRequest, settings: Settings) -> ScanResult:
         accounts += _strings(report.scope.get("accounts"))
         regions.update(_strings(report.scope.get("regions")))
         if report.generated_at:
-            judged.append(datetime.fromisoformat(report.generated_at.replace("Z", "+00:00")))
+            judged.append(report.generated_at)
     assert first is not None
     found = [*gaps.values(), *missing_gaps(first.stamp, present)]
     union = join_nodes(sorted(resources.values(), key=_order))

@@ -129,6 +129,15 @@ def _lined(path: str, text: str) -> Any:
         return None
 
 
+def line_in_file(path: str, where: Path) -> int:
+    """The line of `where` (keys and item indexes) in a file read before: for an error's
+    message only (the file is read again), 1 when it is too large or on one line."""
+    try:
+        return _line_at(_lined(path, read_text(path, limit=MAX_INVENTORY_BYTES)), where)
+    except InputError:
+        return 1
+
+
 def _line_at(tree: Any, where: Path) -> int:
     """The line of the deepest key or item of `where` that the file has."""
     line = getattr(tree, "line", 1)

@@ -15,7 +15,7 @@ from typing import Any
 
 from gpu_audit.diff.git import Revision, abbreviated, link_targets, read_blobs, tree_files
 from gpu_audit.errors import InputError
-from gpu_audit.jobs.discover import Walker, expand
+from gpu_audit.jobs.discover import NOT_UTF8, Walker, expand, not_utf8, utf8_name
 from gpu_audit.report.escape import terminal_safe
 
 _GLOB_CHARS = frozenset("*?[")
@@ -33,13 +33,15 @@ def relative(path: str, root: str) -> str:
 
 def worktree_files(
     arguments: Sequence[str], excludes: Sequence[str], root: str
-) -> tuple[dict[str, str], list[str]]:
-    """Load path → repository-relative file, as `check` would read them from the worktree; and
-    the explicit file arguments that do not exist here (they may exist at the base)."""
+) -> tuple[dict[str, str], list[str], list[str]]:
+    """Load path → repository-relative file, as `check` would read them from the worktree; the
+    explicit file arguments that do not exist here (they may exist at the base); and one line
+    per file whose name is not UTF-8 (not read)."""
     present = [a for a in arguments if os.path.lexists(a) or _GLOB_CHARS & set(a)]
     missing = [a for a in arguments if a not in present]
-    found, _unmatched = expand(present, excludes)  # a glob may match on one side only
-    return {os.path.normpath(path): relative(path, root) for path in found}, missing
+    found, unmatched = expand(present, excludes)  # a glob may match on one side only
+    refused = [m for m in unmatched if m.endswith(NOT_UTF8)]
+    return {os.path.normpath(path): relative(path, root) for path in found}, missing, refused
 
 
 class TreeWalker(Walker):
@@ -115,9 +117,10 @@ def _matches(pattern: list[str], parts: list[str]) -> bool:
 
 def revision_files(
     arguments: Sequence[str], excludes: Sequence[str], revision: Revision
-) -> tuple[dict[str, str], Mapping[str, bytes], list[str]]:
-    """Load path (`REV:file`) → repository-relative file at the revision, their bytes, and the
-    explicit file arguments the revision does not have."""
+) -> tuple[dict[str, str], Mapping[str, bytes], list[str], list[str]]:
+    """Load path (`REV:file`) → repository-relative file at the revision, their bytes, the
+    explicit file arguments the revision does not have, and one line per file whose name is not
+    UTF-8 (not read: no report could name it faithfully)."""
     regular, links = tree_files(revision)
     targets = link_targets(revision, links, set(regular))  # followed, as a checkout would be
     files = [*regular, *targets]
@@ -135,7 +138,10 @@ def revision_files(
             chosen[rel] = None  # explicit: always read, as `check` reads it
         else:
             absent.append(argument)
+    label = abbreviated(revision.name)
+    refused = [not_utf8(f"{label}:{rel}") for rel in chosen if not utf8_name(rel)]
+    chosen = {rel: None for rel in chosen if utf8_name(rel)}
     blobs = read_blobs(revision, [targets.get(rel, rel) for rel in chosen])
-    names = {f"{abbreviated(revision.name)}:{rel}": rel for rel in chosen}
+    names = {f"{label}:{rel}": rel for rel in chosen}
     contents = {load: blobs.get(targets.get(rel, rel), b"") for load, rel in names.items()}
-    return names, contents, absent
+    return names, contents, absent, refused

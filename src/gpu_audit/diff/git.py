@@ -124,9 +124,8 @@ def read_blobs(revision: Revision, paths: Iterable[str]) -> dict[str, bytes]:
     wanted = list(dict.fromkeys(paths))
     if not wanted:
         return {}
-    if any("\n" in p for p in wanted):
-        raise InputError("diff: a file name with a line break cannot be read from git")
-    request = "".join(f"{revision.commit}:{p}\n" for p in wanted).encode("utf-8", "surrogateescape")
+    specs = [_object(revision, p) for p in wanted]
+    request = "".join(f"{spec}\n" for spec in specs).encode("utf-8", "surrogateescape")
     out = _git(revision.root, ["cat-file", "--batch"], stdin=request)
     blobs: dict[str, bytes] = {}
     at = 0
@@ -140,6 +139,16 @@ def read_blobs(revision: Revision, paths: Iterable[str]) -> dict[str, bytes]:
         blobs[path] = out[at : at + size]
         at += size + 1
     return blobs
+
+
+def _object(revision: Revision, path: str) -> str:
+    """What `cat-file --batch` is asked for: `commit:path`, or for a name with a line break
+    (which that request's line cannot hold) its blob's id, from git's argument list."""
+    if "\n" not in path:
+        return f"{revision.commit}:{path}"
+    spec = f"{revision.commit}:{path}"  # an argument may hold a line break
+    out = _git(revision.root, ["rev-parse", "--verify", "--end-of-options", spec])
+    return out.decode().strip()
 
 
 def renames(base: Revision, head: Revision | None) -> dict[str, str]:

@@ -39,12 +39,12 @@ def run_diff(request: DiffRequest, settings: Settings) -> DiffResult:
     excludes = (*settings.exclude, *request.excludes)
     now = datetime.now(UTC)
     patterns = settings.workload_patterns
-    base_files, base_bytes, base_absent = revision_files(paths, excludes, base)
+    base_files, base_bytes, base_absent, refused = revision_files(paths, excludes, base)
     head_bytes: Mapping[str, bytes] | None = None
     if head is None:
-        head_files, head_absent = worktree_files(paths, excludes, root)
+        head_files, head_absent, head_refused = worktree_files(paths, excludes, root)
     else:
-        head_files, head_bytes, head_absent = revision_files(paths, excludes, head)
+        head_files, head_bytes, head_absent, head_refused = revision_files(paths, excludes, head)
     for argument in (a for a in base_absent if a in head_absent):
         raise InputError(f"diff: {terminal_safe(argument)}: no such file on either side")
     before = judge(abbreviated(base.name), base_files, base_bytes, policy, patterns, now)
@@ -54,7 +54,7 @@ def run_diff(request: DiffRequest, settings: Settings) -> DiffResult:
     dates = {
         c.price_as_of for j in jobs for c in (j.before, j.after) if c is not None and c.price_as_of
     }
-    errors = [*before.errors.values(), *after.errors.values()]
+    errors = [*refused, *head_refused, *before.errors.values(), *after.errors.values()]
     return DiffResult(
         base=base.name,
         base_commit=base.commit,

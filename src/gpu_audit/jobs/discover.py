@@ -14,7 +14,10 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from gpu_audit.core.yamlguard import printable
+
 _GLOB_CHARS = frozenset("*?[")
+NOT_UTF8 = ": file name is not UTF-8; not read"
 _SUFFIXES = (".yaml", ".yml", ".json")
 
 
@@ -36,7 +39,24 @@ def expand(arguments: Sequence[str], excludes: Sequence[str] = ()) -> tuple[list
             files.update(dict.fromkeys(found))
         else:
             files[argument] = None  # explicit: always read (a missing file is reported then)
-    return list(files), unmatched
+    named = [path for path in files if not utf8_name(path)]
+    unmatched += [not_utf8(path) for path in named]  # said once, here, and never read
+    return [path for path in files if path not in named], unmatched
+
+
+def utf8_name(path: str) -> bool:
+    """False for a name whose bytes are not UTF-8 (Python holds them as surrogate escapes):
+    no report could name it faithfully, so it is said once, escaped, and not read."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def not_utf8(path: str) -> str:
+    shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return f"{printable(shown, 400)}{NOT_UTF8}"
 
 
 class Walker:

@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import date, datetime
 from typing import Any
 
+from gpu_audit.core.yamlguard import printable
+from gpu_audit.core.yamlsrc import load_json, read_text
 from gpu_audit.errors import ConfigError
+from gpu_audit.prices.rowlines import row_lines
 
 VERSION = 1
 PROVIDERS = ("aws", "gcp", "azure")
 CAPACITIES = ("on-demand", "spot")
+MAX_BYTES = 64 * 1024 * 1024  # every region of every GPU type of the three clouds is ~5 MB
+# No hourly price comes near this (the largest GPU instances are ~$100 an hour): a value over it
+# is a mistake, and a month of it must stay a finite number in every report.
+MAX_USD_PER_HOUR = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,53 +99,92 @@ def _row_out(row: PriceRow) -> dict[str, Any]:
 
 
 def read_prices(path: str) -> PriceFile:
-    """A price file, every row checked; a bad one is one located ConfigError."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read price file: {exc.strerror or exc}") from exc
-    try:
-        body = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        line = getattr(exc, "lineno", 1)
-        raise ConfigError(f"{path}:{line}: price file: not JSON: {exc}") from exc
-    return parse(path, body)
+    """A price file, every row checked; a bad one is one located error (file:line, key)."""
+    text = read_text(path, limit=MAX_BYTES)  # too large, binary, not UTF-8: one file-level line
+    body = load_json(path, text)  # bad JSON, NaN, too deep, a huge integer: located
+    return parse(path, body, row_lines(text))
 
 
-def parse(path: str, body: Any) -> PriceFile:
+def parse(path: str, body: Any, lines: Sequence[int] = ()) -> PriceFile:
     if not isinstance(body, dict) or body.get("gpu_audit_prices") != VERSION:
         raise ConfigError(
-            f"{path}: price file: expected a JSON object with gpu_audit_prices: {VERSION} "
+            f"{path}:1: price file: expected a JSON object with gpu_audit_prices: {VERSION} "
             "(written by gpu-audit catalog refresh)"
         )
     rows = body.get("rows")
     if not isinstance(rows, list):
-        raise ConfigError(f"{path}: price file: rows: expected a list")
-    requests = body.get("requests") or {}
-    if not isinstance(requests, dict):
-        raise ConfigError(f"{path}: price file: requests: expected a mapping")
-    parsed = tuple(_row_in(path, index, row) for index, row in enumerate(rows))
-    generated = body.get("generated_at")
-    return PriceFile(parsed, generated if isinstance(generated, str) else "", dict(requests))
+        raise ConfigError(f"{path}:1: price file: rows: expected a list")
+    parsed = []
+    seen: dict[tuple[str, str, str, str], int] = {}
+    for index, raw in enumerate(rows):
+        line = lines[index] if len(lines) == len(rows) else 1
+        row = _row_in(f"{path}:{line}: price file: rows[{index}]", raw)
+        if row.key in seen:
+            raise ConfigError(
+                f"{path}:{line}: price file: rows[{index}]: {printable(' '.join(row.key))} "
+                f"again (also rows[{seen[row.key]}]); one price per type, region and capacity"
+            )
+        seen[row.key] = index
+        parsed.append(row)
+    return PriceFile(
+        tuple(parsed),
+        _generated(path, body.get("generated_at")),
+        _requests(path, body.get("requests")),
+    )
+
+
+def _generated(path: str, value: Any) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str) or not _is_time(value):
+        raise ConfigError(
+            f"{path}:1: price file: generated_at: expected a time, got {_shown(value)}"
+        )
+    return value
+
+
+def _requests(path: str, value: Any) -> dict[str, int]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}:1: price file: requests: expected a mapping")
+    for provider, count in value.items():
+        if provider not in PROVIDERS:
+            raise ConfigError(
+                f"{path}:1: price file: requests: {printable(provider)} is not a provider"
+            )
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ConfigError(
+                f"{path}:1: price file: requests: {provider}: expected a count, got {_shown(count)}"
+            )
+    return dict(value)
 
 
 _TEXT = ("provider", "type", "region", "capacity", "effective", "fetched_at", "source")
+_LONGEST = 2000  # characters of one text value; a refresh writes ~200 at most
 
 
-def _row_in(path: str, index: int, row: Any) -> PriceRow:
-    where = f"{path}: price file: rows[{index}]"
+def _row_in(where: str, row: Any) -> PriceRow:
     if not isinstance(row, dict):
         raise ConfigError(f"{where}: expected an object")
     for key in _TEXT:
-        if not isinstance(row.get(key), str) or not row[key]:
-            raise ConfigError(f"{where}: {key}: expected a non-empty string")
-        if not row[key].isprintable():  # control and bidi characters would reach every output
-            raise ConfigError(f"{where}: {key}: control or formatting characters")
+        _text(where, key, row.get(key))
     if row["provider"] not in PROVIDERS:
-        raise ConfigError(f"{where}: provider: {row['provider']!r} is not one of aws, gcp, azure")
+        raise ConfigError(
+            f"{where}: provider: {printable(row['provider'])} is not one of aws, gcp, azure"
+        )
     if row["capacity"] not in CAPACITIES:
-        raise ConfigError(f"{where}: capacity: {row['capacity']!r} is not on-demand or spot")
+        raise ConfigError(
+            f"{where}: capacity: {printable(row['capacity'])} is not on-demand or spot"
+        )
+    if not _is_time(row["effective"]):
+        raise ConfigError(
+            f"{where}: effective: expected a date or a time, got {printable(row['effective'])}"
+        )
+    if not _is_time(row["fetched_at"]):
+        raise ConfigError(
+            f"{where}: fetched_at: expected a time, got {printable(row['fetched_at'])}"
+        )
     zones = row.get("zones") or []
     if not isinstance(zones, list):
         raise ConfigError(f"{where}: zones: expected a list")
@@ -154,22 +201,50 @@ def _row_in(path: str, index: int, row: Any) -> PriceRow:
     )
 
 
+def _text(where: str, key: str, value: Any) -> None:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{where}: {key}: expected a non-empty string")
+    if not value.isprintable():  # control and bidi characters would reach every output
+        raise ConfigError(f"{where}: {key}: control or formatting characters")
+    if len(value) > _LONGEST:
+        raise ConfigError(f"{where}: {key}: longer than {_LONGEST} characters")
+
+
+def _is_time(text: str) -> bool:
+    """An ISO date (2026-11-01) or time (2026-11-25T10:12:03Z) as the sources state them: it
+    starts with the calendar date that reports show (`2026W475` or `20261125T…` do not)."""
+    if len(text) < 10 or text[4] != "-" or text[7] != "-" or not text[:4].isdigit():
+        return False
+    try:
+        date.fromisoformat(text[:10])
+        if len(text) > 10:
+            datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _shown(value: Any) -> str:
+    return printable(value if isinstance(value, str) else repr(value))
+
+
 def _usd(where: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ConfigError(f"{where}: usd_per_hour: expected a number, got {value!r}")
+        raise ConfigError(f"{where}: usd_per_hour: expected a number, got {_shown(value)}")
     if value <= 0:
         raise ConfigError(f"{where}: usd_per_hour: expected a positive price, got {value!r}")
+    if value > MAX_USD_PER_HOUR:
+        raise ConfigError(
+            f"{where}: usd_per_hour: {value:.6g} is over {MAX_USD_PER_HOUR:,} per hour; not a price"
+        )
     return float(value)
 
 
 def _zone(where: str, zone: Any) -> ZonePrice:
-    if not isinstance(zone, dict) or not isinstance(zone.get("zone"), str):
+    if not isinstance(zone, dict):
         raise ConfigError(f"{where}: expected an object with zone, usd_per_hour, observed_at")
+    _text(where, "zone", zone.get("zone"))
     observed = zone.get("observed_at")
-    if (
-        not isinstance(observed, str)
-        or not observed.isprintable()
-        or not zone["zone"].isprintable()
-    ):
-        raise ConfigError(f"{where}: observed_at: expected a time")
+    if not isinstance(observed, str) or not _is_time(observed):
+        raise ConfigError(f"{where}: observed_at: expected a time, got {_shown(observed)}")
     return ZonePrice(zone["zone"], _usd(where, zone.get("usd_per_hour")), observed)

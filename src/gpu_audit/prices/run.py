@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from gpu_audit.errors import CollectorError
-from gpu_audit.prices.pricefile import PriceFile, PriceRow, dumps, merged, read_prices
+from gpu_audit.errors import CollectorError, ConfigError
+from gpu_audit.prices.pricefile import PriceFile, PriceRow, dumps, merged, parse, read_prices
 from gpu_audit.prices.targets import Targets, targets
 
 
@@ -87,7 +88,16 @@ def refresh(
             f"{', '.join(wanted.regions)}; {output} left as it was"
         )
     fresh = PriceFile(tuple(rows), fetched_at, {provider: sent})
-    write_atomic(output, dumps(merged(old, fresh, [provider])))
+    text = dumps(merged(old, fresh, [provider]))
+    try:  # what the price API answered must read back: a file no run could use is not written
+        parse(output, json.loads(text))
+    except ConfigError as exc:
+        detail = str(exc).split(": price file: ", 1)[-1]
+        raise CollectorError(
+            f"{provider}: the price API answered a value a price file cannot hold ({detail}); "
+            f"{output} left as it was"
+        ) from exc
+    write_atomic(output, text)
     priced = {(row.type, row.region) for row in rows if row.capacity == "on-demand"}
     missing = tuple(
         f"{name} {region}"

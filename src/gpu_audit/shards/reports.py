@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
-from gpu_audit.collectors.inventory import Inventory, load_report
-from gpu_audit.collectors.workitems import Shard, split, universe_digest
+from gpu_audit.collectors.inventory import Inventory, line_in_file, load_report
+from gpu_audit.collectors.workitems import MAX_SHARDS, Shard, split, universe_digest
 from gpu_audit.core.results import CoverageGap, ShardStamp
 from gpu_audit.core.yamlguard import printable
 from gpu_audit.errors import ConfigError, InputError
@@ -57,7 +58,7 @@ class ShardReport:
     stamp: ShardStamp
     inventory: Inventory
     scope: Mapping[str, Any]
-    generated_at: str | None
+    generated_at: datetime | None  # when the shard was judged (UTC)
 
 
 def read_shards(paths: Sequence[str]) -> Iterator[ShardReport]:
@@ -68,9 +69,7 @@ def read_shards(paths: Sequence[str]) -> Iterator[ShardReport]:
         inventory, header = load_report(path)
         raw = header.get("scope")
         scope: Mapping[str, Any] = raw if isinstance(raw, dict) else {}
-        report = ShardReport(
-            path, _stamp(path, scope), inventory, scope, header.get("generated_at")
-        )
+        report = ShardReport(path, _stamp(path, scope), inventory, scope, _judged(path, header))
         index = report.stamp.index
         if index in seen:
             raise ConfigError(f"merge: {path}: shard {index} given twice (also {seen[index]})")
@@ -83,30 +82,69 @@ def read_shards(paths: Sequence[str]) -> Iterator[ShardReport]:
 def _stamp(path: str, scope: Mapping[str, Any]) -> ShardStamp:
     raw = scope.get("shard")
     if not isinstance(raw, dict):
-        raise InputError(f"{path}: not a shard report (no scope.shard): scan with --shard K/N")
-    try:
-        stamp = ShardStamp(
-            index=_int(raw["index"]),
-            count=_int(raw["count"]),
-            universe_digest=str(raw["universe_digest"]),
-            universe=tuple(str(key) for key in raw["universe"]),
-            policy_digest=str(raw["policy_digest"]),
-            price_basis=str(raw["price_basis"]),
-            run_id=None if raw.get("run_id") is None else str(raw["run_id"]),
+        line = line_in_file(path, ("scope", "shard"))
+        raise InputError(
+            f"{path}:{line}: not a shard report (no scope.shard): scan with --shard K/N"
         )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"{path}: scope.shard: malformed ({type(exc).__name__}: {exc})") from exc
+
+    def text(key: str) -> str:
+        value = raw.get(key)
+        if not isinstance(value, str) or not value:
+            raise _bad(path, raw, key, f"expected text, got {_shown(value)}")
+        return value
+
+    index, count = _int(path, raw, "index"), _int(path, raw, "count")
+    universe = raw.get("universe")
+    if not isinstance(universe, list) or not all(isinstance(k, str) for k in universe):
+        raise _bad(path, raw, "universe", "expected a list of work items (text)")
+    run_id = raw.get("run_id")
+    if run_id is not None and not isinstance(run_id, str):
+        raise _bad(path, raw, "run_id", f"expected text, got {_shown(run_id)}")
+    stamp = ShardStamp(
+        index=index,
+        count=count,
+        universe_digest=text("universe_digest"),
+        universe=tuple(universe),
+        policy_digest=text("policy_digest"),
+        price_basis=text("price_basis"),
+        run_id=run_id,
+    )
     if not 1 <= stamp.index <= stamp.count:
-        raise InputError(f"{path}: scope.shard: index {stamp.index} is not in 1..{stamp.count}")
+        raise _bad(path, raw, "index", f"{stamp.index} is not in 1..{stamp.count}")
     if universe_digest(stamp.universe) != stamp.universe_digest:
-        raise InputError(f"{path}: scope.shard: the universe does not match its digest")
+        raise _bad(path, raw, "universe", "does not match universe_digest")
     return stamp
 
 
-def _int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"expected an integer, got {value!r}")
+def _bad(path: str, raw: Mapping[str, Any], key: str, what: str) -> InputError:
+    line = line_in_file(path, ("scope", "shard", key))
+    return InputError(f"{path}:{line}: scope.shard.{key}: {what}")
+
+
+def _shown(value: Any) -> str:
+    return "nothing" if value is None else printable(repr(value), 80)
+
+
+def _int(path: str, raw: Mapping[str, Any], key: str) -> int:
+    value = raw.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_SHARDS:
+        raise _bad(path, raw, key, f"expected a shard number 1..{MAX_SHARDS}, got {_shown(value)}")
     return value
+
+
+def _judged(path: str, header: Mapping[str, Any]) -> datetime | None:
+    """The shard's judging time (`generated_at`), in UTC; None when the report has none."""
+    value = header.get("generated_at")
+    if value is None:
+        return None
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except (AttributeError, TypeError, ValueError):
+        raise InputError(
+            f"{path}:{line_in_file(path, ('generated_at',))}: generated_at: expected a time, "
+            f"got {_shown(value)}"
+        ) from None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def _same_run(first: ShardReport, other: ShardReport) -> None:

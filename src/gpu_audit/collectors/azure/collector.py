@@ -25,6 +25,7 @@ from gpu_audit.collectors.azure.mapping import (
     WORKSPACE,
     arm_id,
     compute_resource,
+    read_row,
     scale_set_resources,
     subscription_of,
     vm_resource,
@@ -89,12 +90,12 @@ class AzureCollector(Collector[AzureSettings]):
         found = 0
         workspaces = []
         for row in rows:
-            kind = str(row.get("type") or "").lower()
+            kind = str(row.get("type") or "").lower() if isinstance(row, dict) else ""
             if kind == WORKSPACE:
                 workspaces.append(row)
                 continue
             for resource in self._resources(kind, row):
-                found += 1
+                found += isinstance(resource, Resource)
                 yield resource
         self._tick(Progress(len(subscriptions), len(subscriptions), found, "reading computes"))
         yield from self._computes(arm, workspaces)
@@ -111,16 +112,14 @@ class AzureCollector(Collector[AzureSettings]):
                 error_name(exc), f"azure: cannot list subscriptions: {one_line(exc)}"
             ) from exc
 
-    def _resources(self, kind: str, row: dict[str, Any]) -> list[Resource]:
-        tag = self.settings.workload_tag
-        if kind == VM:
-            found = vm_resource(row, tag)
-            resources = [found] if found else []
-        elif kind == SCALE_SET:
-            resources = scale_set_resources(row, tag)
-        else:
-            resources = []
-        return [r for r in resources if self._wanted(r)]
+    def _resources(self, kind: str, row: Any) -> list[Resource] | list[CoverageGap]:
+        read = {VM: vm_resource, SCALE_SET: scale_set_resources}.get(kind)
+        if read is None and isinstance(row, dict):
+            return []  # another type: the query asked for these three
+        found = read_row(read or vm_resource, row, self.settings.workload_tag)
+        if isinstance(found, CoverageGap):
+            return [found]
+        return [r for r in found if self._wanted(r)]
 
     def _wanted(self, resource: Resource) -> bool:
         regions = {r.lower() for r in self.settings.regions}
@@ -157,7 +156,7 @@ class AzureCollector(Collector[AzureSettings]):
     def _computes(self, arm: Arm, workspaces: Rows) -> Iterator[Resource | CoverageGap]:
         from azure.core.exceptions import AzureError
 
-        def read(workspace: dict[str, Any]) -> list[Resource] | CoverageGap:
+        def read(workspace: dict[str, Any]) -> list[Resource | CoverageGap] | CoverageGap:
             wid = arm_id(workspace)
             subscription = subscription_of(wid)
             try:
@@ -166,8 +165,11 @@ class AzureCollector(Collector[AzureSettings]):
                 if credential_failure(exc):
                     raise
                 return gap(subscription, exc, f"workspace {wid.rsplit('/', 1)[-1]}")
-            found = [compute_resource(r, self.settings.workload_tag) for r in rows]
-            return [r for r in found if r is not None and self._wanted(r)]
+            found: list[Resource | CoverageGap] = []
+            for row in rows:
+                read = read_row(compute_resource, row, self.settings.workload_tag)
+                found.extend([read] if isinstance(read, CoverageGap) else read)
+            return [r for r in found if isinstance(r, CoverageGap) or self._wanted(r)]
 
         if not workspaces:
             return

@@ -4,19 +4,31 @@ A row is a dict as ARM returns it: `id`, `name`, `type`, `location`, `zones`, `t
 `properties`. Resource Graph adds `subscriptionId`, lower-cases `type` and puts the power state
 in `properties.extended.instanceView.powerState.code`; ARM's `statusOnly=true` listing puts it in
 `properties.instanceView.statuses`. Ids are lower-cased: ARM ids are case-insensitive, and the
-two sources (and AKS provider ids) spell resource groups differently.
+two sources (and AKS provider ids) spell resource groups differently. A value of a shape ARM never
+gives (a count that is text, a list where an object belongs) raises RowProblem, which the collector
+turns into a coverage gap naming the row and the key: never another exception, never a silent skip.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from gpu_audit.catalog import instance_spec
+from gpu_audit.collectors.azure.values import (
+    RowProblem,
+    listing,
+    mapping,
+    node_count,
+    percent,
+    size_name,
+)
 from gpu_audit.core.resource import Capacity, Gpu, Kind, Resource, SourceRef, State, Workload
+from gpu_audit.core.results import CoverageGap
+from gpu_audit.core.yamlguard import printable
 
 VM = "microsoft.compute/virtualmachines"
 SCALE_SET = "microsoft.compute/virtualmachinescalesets"
@@ -66,7 +78,7 @@ def power_state(row: Mapping[str, Any]) -> str | None:
     """`running`, `stopped`, `deallocated`, …: from Resource Graph's extended view or ARM's."""
     code = get(row, "properties", "extended", "instanceView", "powerState", "code")
     if not code:
-        statuses = get(row, "properties", "instanceView", "statuses") or []
+        statuses = listing(get(row, "properties", "instanceView", "statuses"), "statuses")
         codes = [s.get("code", "") for s in statuses if isinstance(s, Mapping)]
         code = next((c for c in codes if str(c).startswith("PowerState/")), None)
     return str(code).split("/", 1)[-1].lower() if code else None
@@ -93,7 +105,10 @@ def _when(text: Any) -> datetime | None:
         parsed = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
     except ValueError:
         return None
-    parsed = parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    try:
+        parsed = parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    except OverflowError:  # 9999-12-31T23:59:59-05:00 is past the last UTC time
+        return None
     return parsed.replace(microsecond=0)  # Resource Graph truncates them; ARM does not
 
 
@@ -116,7 +131,7 @@ def _unknown_size(size: str) -> str:
 def _base(row: Mapping[str, Any], service: str, size: str, tag_key: str) -> dict[str, Any]:
     rid = arm_id(row)
     tags = _tags(row)
-    zones = [str(z) for z in row.get("zones") or []]
+    zones = [str(z) for z in listing(row.get("zones"), "zones")]
     return {
         "kind": Kind.INSTANCE,
         "provider": "azure",
@@ -135,7 +150,7 @@ def _base(row: Mapping[str, Any], service: str, size: str, tag_key: str) -> dict
 
 def vm_resource(row: Mapping[str, Any], tag_key: str) -> Resource | None:
     """A GPU VM, or None: a CPU size, or a deallocated VM (no hardware held, nothing billed)."""
-    size = get(row, "properties", "hardwareProfile", "vmSize")
+    size = size_name(get(row, "properties", "hardwareProfile", "vmSize"), "vmSize")
     power = power_state(row)
     if not is_gpu_size(size) or power in RELEASED:
         return None
@@ -162,8 +177,8 @@ def scale_set_resources(row: Mapping[str, Any], tag_key: str) -> list[Resource]:
 
     Flexible scale sets are left out: their instances are VMs, listed (and counted) as such.
     """
-    size = get(row, "sku", "name")
-    count = int(get(row, "sku", "capacity") or 0)
+    size = size_name(get(row, "sku", "name"), "sku.name")
+    count = node_count(get(row, "sku", "capacity"), "sku.capacity")
     mode = str(get(row, "properties", "orchestrationMode") or "Uniform").lower()
     if not is_gpu_size(size) or count <= 0 or mode == "flexible":
         return []
@@ -200,17 +215,18 @@ def scale_set_resources(row: Mapping[str, Any], tag_key: str) -> list[Resource]:
 
 def regular_count(count: int, mix: Mapping[str, Any]) -> int:
     """Regular instances of a Spot Priority Mix: the base, then a share of the rest (rounded up)."""
-    base = min(count, int(mix.get("baseRegularPriorityCount") or 0))
-    share = float(mix.get("regularPriorityPercentageAboveBase") or 0)
+    base = min(count, node_count(mix.get("baseRegularPriorityCount"), "baseRegularPriorityCount"))
+    key = "regularPriorityPercentageAboveBase"
+    share = percent(mix.get(key), key)
     return min(count, base + math.ceil((count - base) * share / 100))
 
 
 def compute_resource(row: Mapping[str, Any], tag_key: str) -> Resource | None:
     """An Azure ML compute: an AmlCompute cluster's current nodes, or a GPU compute instance."""
-    props = get(row, "properties") or {}
+    props = mapping(get(row, "properties"), "properties")
     kind = str(props.get("computeType") or "")
-    inner = props.get("properties") or {}
-    size = inner.get("vmSize")
+    inner = mapping(props.get("properties"), "properties.properties")
+    size = size_name(inner.get("vmSize"), "vmSize")
     if not is_gpu_size(size):
         return None
     note = None if instance_spec(size) else _unknown_size(str(size))
@@ -229,8 +245,9 @@ def compute_resource(row: Mapping[str, Any], tag_key: str) -> Resource | None:
         )
     if kind != "AmlCompute":
         return None
-    nodes = int(inner.get("currentNodeCount") or 0)
+    nodes = node_count(inner.get("currentNodeCount"), "currentNodeCount")
     minimum = get(inner, "scaleSettings", "minNodeCount")
+    minimum = None if minimum is None else node_count(minimum, "scaleSettings.minNodeCount")
     if nodes <= 0:
         return None  # scaled to zero: nothing held
     shown = f"{nodes} node{'s' if nodes != 1 else ''} now, minimum {minimum}"
@@ -239,6 +256,33 @@ def compute_resource(row: Mapping[str, Any], tag_key: str) -> Resource | None:
         state=State.RUNNING,
         capacity=capacity_of(inner.get("vmPriority") or "Dedicated"),
         gpu=_gpu(size, nodes),
-        min_nodes=int(minimum) if minimum is not None else None,
+        min_nodes=minimum,
         source=SourceRef(note="; ".join(n for n in (shown, note) if n)),
+    )
+
+
+Reader = Callable[[Mapping[str, Any], str], "Resource | list[Resource] | None"]
+
+
+def read_row(read: Reader, row: Any, tag_key: str) -> list[Resource] | CoverageGap:
+    """The Resources `read` makes of one row; a row of a shape ARM does not give is a gap."""
+    if not isinstance(row, Mapping):
+        return _malformed("", f"a row is not an object: {printable(repr(row))}")
+    try:
+        found = read(row, tag_key)
+    except RowProblem as exc:
+        return _malformed(arm_id(row), str(exc))
+    if found is None:
+        return []
+    return found if isinstance(found, list) else [found]
+
+
+def _malformed(rid: str, problem: str) -> CoverageGap:
+    subscription = subscription_of(rid)
+    return CoverageGap(
+        provider="azure",
+        scope=f"subscription {subscription}" if subscription else "inventory",
+        error="MalformedRow",
+        message=f"azure: {printable(rid or 'a row', 200)}: {problem}; not judged",
+        account=subscription or None,
     )
