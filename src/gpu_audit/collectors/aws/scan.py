@@ -19,7 +19,7 @@ from gpu_audit.collectors.aws.lookups import (
     bucket_uri,
 )
 from gpu_audit.collectors.aws.metrics import fetch_utilization, instance_series
-from gpu_audit.collectors.aws.sagemaker import read_region
+from gpu_audit.collectors.aws.sagemaker import LISTS, read_list
 from gpu_audit.collectors.aws.sagemaker_map import Found, SageMakerMapper
 from gpu_audit.collectors.aws.sessions import HOME_REGION, Sessions, Target
 from gpu_audit.collectors.aws.universe import item_key
@@ -74,6 +74,28 @@ class Account:
             if self._s3 is None:
                 self._s3 = sessions.client(self.session, "s3", HOME_REGION)
             return self._s3
+
+
+@dataclass
+class Item:
+    """One (account × region) in flight: its independent calls (EC2 and each SageMaker list) run
+    as pool tasks of their own; `parts` holds each one's answer or error, in report order."""
+
+    account: Account
+    region: str
+    mapper: SageMakerMapper
+    parts: dict[str, list[Found] | BaseException]
+    waiting: int
+    started: float = field(default_factory=time.perf_counter)
+    _sagemaker: Any = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def sagemaker(self, sessions: Sessions) -> Any:
+        """The item's one SageMaker client, shared by its lists (a client per list costs CPU)."""
+        with self._lock:
+            if self._sagemaker is None:
+                self._sagemaker = sessions.client(self.account.session, "sagemaker", self.region)
+            return self._sagemaker
 
 
 def aws_errors() -> tuple[type[Exception], ...]:
@@ -151,8 +173,13 @@ class Run:
                         for region in result.regions:
                             if not self._held(result.target, region):
                                 continue
-                            pending.add(pool.submit(self._scan, result, region))
+                            pending.update(self._start(pool, result, region))
                             total += 1
+                    elif isinstance(result, Item):
+                        result.waiting -= 1
+                        if result.waiting == 0:
+                            pending.add(pool.submit(self._finish, result))
+                        continue
                     else:
                         done += 1
                         for item in result:
@@ -197,50 +224,72 @@ class Run:
         ec2 = self.sessions.client(session, "ec2", region)
         return [r["RegionName"] for r in ec2.describe_regions()["Regions"]]
 
-    def _scan(self, account: Account, region: str) -> list[Resource | CoverageGap]:
-        started = time.perf_counter()
+    def _start(self, pool: ThreadPoolExecutor, account: Account, region: str) -> list[Future[Any]]:
+        """Submit an item's independent calls; the last to answer hands the item to `_finish`."""
+        names = (["ec2"] if "ec2" in self.aws.services else []) + (
+            list(LISTS) if "sagemaker" in self.aws.services else []
+        )
+        mapper = SageMakerMapper(
+            self.aws,
+            account.account_id,
+            region,
+            lambda uris, notes: self._data(account, ",".join(uris), notes),
+        )
+        item = Item(account, region, mapper, {}, len(names))
+        if not names:
+            return [pool.submit(self._finish, item)]
+        return [pool.submit(self._part, item, name) for name in names]
+
+    def _part(self, item: Item, name: str) -> Item:
+        try:
+            if name == "ec2":
+                item.parts[name] = self._ec2(item.account, item.region)
+            else:
+                item.parts[name] = read_list(name, item.sagemaker(self.sessions), item.mapper)
+        except self.errors as exc:  # throttled after retries, denied, endpoint down
+            item.parts[name] = exc
+        return item
+
+    def _finish(self, item: Item) -> list[Resource | CoverageGap]:
+        """The item's gaps and resources, in the order a sequential scan gives them: EC2's gap,
+        the first failing SageMaker list's (one gap, merged with EC2's when the same error),
+        CloudWatch's, then the resources found, with their utilization."""
+        account, region = item.account, item.region
         out: list[Resource | CoverageGap] = []
         found: list[Found] = []
-        if "ec2" in self.aws.services:
-            try:
-                found += self._ec2(account, region)
-            except self.errors as exc:  # throttled after retries, denied, endpoint down
-                out.append(self.owner.gap("account/region", exc, account.account_id, region))
-        if "sagemaker" in self.aws.services:
-            try:
-                sagemaker = self.sessions.client(account.session, "sagemaker", region)
-                mapper = SageMakerMapper(
-                    self.aws,
-                    account.account_id,
-                    region,
-                    lambda uris, notes: self._data(account, ",".join(uris), notes),
-                )
-                found += read_region(sagemaker, mapper)
-            except self.errors as exc:  # EC2's finding stays; the same failure is one gap
-                gap = self.owner.gap("account/region", exc, account.account_id, region)
-                same = [g for g in out if isinstance(g, CoverageGap) and g.error == gap.error]
-                if same:
-                    merged = f"{same[0].message}; sagemaker: {gap.message}"
-                    out[out.index(same[0])] = replace(same[0], message=merged)
-                else:
-                    out.append(replace(gap, message=f"sagemaker: {gap.message}"))
+        failed: BaseException | None = None
+        for name, part in ((n, item.parts[n]) for n in ("ec2", *LISTS) if n in item.parts):
+            if not isinstance(part, BaseException):
+                found += part
+            elif name == "ec2":
+                out.append(self.owner.gap("account/region", part, account.account_id, region))
+            elif failed is None:
+                failed = part
+        if failed is not None:  # EC2's finding stays; the same failure is one gap
+            gap = self.owner.gap("account/region", failed, account.account_id, region)
+            same = [g for g in out if isinstance(g, CoverageGap) and g.error == gap.error]
+            if same:
+                merged = f"{same[0].message}; sagemaker: {gap.message}"
+                out[out.index(same[0])] = replace(same[0], message=merged)
+            else:
+                out.append(replace(gap, message=f"sagemaker: {gap.message}"))
         usage: dict[str, Utilization] = {}
-        series = [s for item in found for s in item.series]
+        series = [s for item_found in found for s in item_found.series]
         if series:
             try:
                 cloudwatch = self.sessions.client(account.session, "cloudwatch", region)
                 usage = fetch_utilization(cloudwatch, series, self.aws.window_hours, self.now)
             except self.errors as exc:
                 out.append(self.owner.gap("account/region", exc, account.account_id, region))
-        for item in found:
-            measured = usage.get(item.resource.id)
-            out.append(replace(item.resource, utilization=measured) if measured else item.resource)
+        for each in found:
+            measured = usage.get(each.resource.id)
+            out.append(replace(each.resource, utilization=measured) if measured else each.resource)
         log.debug(
             "aws %s/%s: %d GPU resources in %.2fs",
             account.account_id,
             region,
             len(found),
-            time.perf_counter() - started,
+            time.perf_counter() - item.started,
         )
         return out
 
