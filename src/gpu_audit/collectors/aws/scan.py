@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from queue import SimpleQueue
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gpu_audit.collectors.aws.lookups import (
@@ -155,38 +156,44 @@ class Run:
         done = total = instances = 0
         opening = len(found)
         pool = ThreadPoolExecutor(max(1, self.aws.concurrency), thread_name_prefix="gpu-audit-aws")
-        pending: set[Future[Any]] = set()
+        # Futures report here as they finish: `wait()` on every pending future per answer would
+        # cost O(pending) each, and an org scan has hundreds of calls pending.
+        finished: SimpleQueue[Future[Any]] = SimpleQueue()
+        outstanding = 0
+
+        def submit(call: Callable[..., Any], *args: Any) -> None:
+            nonlocal outstanding
+            pool.submit(call, *args).add_done_callback(finished.put)
+            outstanding += 1
+
         try:
             for target in found:
-                pending.add(pool.submit(self._open, target))
+                submit(self._open, target)
             self.owner.tick(Progress(0, 0, 0, f"opening {_accounts(opening)}"))
-            while pending:
-                ready, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in ready:
-                    pending.discard(future)
-                    result = future.result()
-                    if isinstance(result, CoverageGap):
-                        opening -= result.scope == "account"
-                        yield result
-                    elif isinstance(result, Account):
-                        opening -= 1
-                        for region in result.regions:
-                            if not self._held(result.target, region):
-                                continue
-                            pending.update(self._start(pool, result, region))
+            while outstanding:
+                result = finished.get().result()
+                outstanding -= 1
+                if isinstance(result, CoverageGap):
+                    opening -= result.scope == "account"
+                    yield result
+                elif isinstance(result, Account):
+                    opening -= 1
+                    for region in result.regions:
+                        if self._held(result.target, region):
+                            self._start(submit, result, region)
                             total += 1
-                    elif isinstance(result, Item):
-                        result.waiting -= 1
-                        if result.waiting == 0:
-                            pending.add(pool.submit(self._finish, result))
-                        continue
-                    else:
-                        done += 1
-                        for item in result:
-                            instances += isinstance(item, Resource)
-                            yield item
-                    phase = f"opening {_accounts(opening)}" if opening else ""
-                    self.owner.tick(Progress(done, total, instances, phase))
+                elif isinstance(result, Item):
+                    result.waiting -= 1
+                    if result.waiting == 0:
+                        submit(self._finish, result)
+                    continue
+                else:
+                    done += 1
+                    for item in result:
+                        instances += isinstance(item, Resource)
+                        yield item
+                phase = f"opening {_accounts(opening)}" if opening else ""
+                self.owner.tick(Progress(done, total, instances, phase))
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
@@ -224,7 +231,7 @@ class Run:
         ec2 = self.sessions.client(session, "ec2", region)
         return [r["RegionName"] for r in ec2.describe_regions()["Regions"]]
 
-    def _start(self, pool: ThreadPoolExecutor, account: Account, region: str) -> list[Future[Any]]:
+    def _start(self, submit: Callable[..., None], account: Account, region: str) -> None:
         """Submit an item's independent calls; the last to answer hands the item to `_finish`."""
         names = (["ec2"] if "ec2" in self.aws.services else []) + (
             list(LISTS) if "sagemaker" in self.aws.services else []
@@ -237,8 +244,9 @@ class Run:
         )
         item = Item(account, region, mapper, {}, len(names))
         if not names:
-            return [pool.submit(self._finish, item)]
-        return [pool.submit(self._part, item, name) for name in names]
+            submit(self._finish, item)
+        for name in names:
+            submit(self._part, item, name)
 
     def _part(self, item: Item, name: str) -> Item:
         try:
