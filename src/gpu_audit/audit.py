@@ -12,7 +12,6 @@ from gpu_audit.core.gcpause import paused_gc
 from gpu_audit.core.resource import Kind, Resource
 from gpu_audit.core.results import CoverageGap, NotEvaluated, ScanResult, Scope, Skipped
 from gpu_audit.core.workload import DEFAULT_PATTERNS, infer_workloads
-from gpu_audit.jobs import format_hints
 from gpu_audit.policy.engine import evaluate
 from gpu_audit.policy.loader import Policy
 
@@ -52,7 +51,9 @@ def source_hints(records: Iterable[NotEvaluated]) -> dict[tuple[str, str], Mappi
     hints: dict[tuple[str, str], Mapping[str, str]] = {}
     for key in {(n.resource.kind.value, n.resource.provider) for n in records}:
         kind, provider = key
-        if kind == Kind.JOB.value:
+        if kind == Kind.JOB.value:  # the job formats' registry: only a `check` has jobs
+            from gpu_audit.jobs import format_hints
+
             hints[key] = format_hints(provider)
         else:  # a live provider's: `check` never gets here, nor imports the registry
             from gpu_audit.collectors.registry import PROVIDERS

@@ -150,6 +150,7 @@ class FaultyProxy:
         self.upstream = urlsplit(upstream)
         self.failing: dict[str, tuple[int, str]] = {}  # region → (status, error code)
         self.services: set[str] = set()  # only these signing names fail (empty: every service)
+        self.operations: set[str] = set()  # only these JSON targets fail (empty: every operation)
         self.refused = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -181,6 +182,10 @@ class FaultyProxy:
                     scope
                     and scope.group(1) in proxy.failing
                     and (not proxy.services or scope.group(2) in proxy.services)
+                    and (
+                        not proxy.operations
+                        or self.headers.get("X-Amz-Target", "").split(".")[-1] in proxy.operations
+                    )
                 ):
                     proxy.refused += 1
                     status, code = proxy.failing[scope.group(1)]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -236,3 +239,28 @@ def test_missing_profile_is_an_account_gap(aws_fleet: Fleet) -> None:
     assert resources == {}
     assert [(g.scope, g.error) for g in gaps] == [("account", "ProfileNotFound")]
     assert ACCESS_KEY not in gaps[0].message
+
+
+SCAN_PROBE = """
+import atexit, json, sys
+atexit.register(lambda: print("MODULES=" + json.dumps(sorted(sys.modules)), file=sys.stderr))
+from gpu_audit.cli.main import main
+sys.argv = ["gpu-audit", "scan", "--provider", "aws", "--region", "us-east-1", "--format", "json"]
+main()
+"""
+
+
+def test_a_cloud_scan_imports_no_job_parser_nor_the_inventory_reader(aws_fleet: Any) -> None:
+    """Start-up is part of every scan's wall time: what reads job files or inventories stays out."""
+    (instance,) = aws_fleet.launch("us-east-1", "g5.xlarge", tags={"workload": "training"})
+    run = subprocess.run(
+        [sys.executable, "-c", SCAN_PROBE], capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode in (0, 1), run.stderr
+    assert instance in {r["id"] for r in json.loads(run.stdout)["resources"]}
+    line = next(ln for ln in run.stderr.splitlines() if ln.startswith("MODULES="))
+    modules = json.loads(line[len("MODULES=") :])
+    assert "gpu_audit.collectors.aws.scan" in modules  # the probe really scanned
+    loaded = [m for m in modules if m.split(".")[:2] in (["gpu_audit", "jobs"],)]
+    loaded += [m for m in modules if m == "gpu_audit.collectors.inventory"]
+    assert not loaded, f"gpu-audit scan --provider aws imported {loaded}"

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from gpu_audit.cli.main import main
 from gpu_audit.collectors.aws.collector import AwsCollector
+from gpu_audit.collectors.aws.sagemaker import LISTS
 from gpu_audit.collectors.aws.settings import AwsSettings
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import CoverageGap
@@ -53,8 +54,8 @@ def test_a_failing_region_is_a_gap_and_the_rest_completes(
     assert set(resources) == {ids["us-east-1"], ids["us-west-2"]}
     assert resources[ids["us-east-1"]].utilization.gpu_p95 == 2
     # Throttling and 5xx are retried (adaptive mode) up to max_attempts; 403 is not. EC2 and
-    # SageMaker both fail: one gap, naming both.
-    assert faulty_proxy.refused == (1 if status == 403 else 2) * 2
+    # SageMaker's lists (asked at once, so each is refused) all fail: one gap, naming both.
+    assert faulty_proxy.refused == (1 if status == 403 else 2) * (1 + len(LISTS))
     assert "; sagemaker: " in gaps[0].message
     # The proxy echoed the access key id in its error message: the gap must not carry it.
     assert ACCESS_KEY not in gaps[0].message and "[redacted]" in gaps[0].message

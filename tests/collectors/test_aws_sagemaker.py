@@ -363,3 +363,39 @@ def test_cli_json_prices_with_sagemaker_rates(aws_fleet: Any) -> None:
         if report["resources"][f["resource"]]["id"].endswith("pretrain")
     ]
     assert len(per_rule) == len(set(per_rule))  # one finding per rule, never two
+
+
+@pytest.mark.parametrize("operation", ["ListNotebookInstances", "ListHyperParameterTuningJobs"])
+def test_one_failing_list_is_the_same_gap_and_the_other_lists_stay(
+    aws_fleet: Any, faulty_proxy: Any, monkeypatch: pytest.MonkeyPatch, operation: str
+) -> None:
+    """The region's lists run as tasks of their own: one refused is the region's one SageMaker
+    gap, as in a sequential scan, and what the other lists found is kept (EC2's too)."""
+    build(aws_fleet)
+    (instance,) = aws_fleet.launch(REGION, "g5.xlarge", tags={"workload": "training"})
+    faulty_proxy.failing[REGION] = (403, "AccessDeniedException")
+    faulty_proxy.operations = {operation}
+    monkeypatch.setenv("AWS_ENDPOINT_URL", faulty_proxy.url)
+
+    resources, gaps = scan()
+
+    assert [(g.scope, g.account, g.region, g.error) for g in gaps] == [
+        ("account/region", ACCOUNT, REGION, "AccessDeniedException")
+    ]
+    assert gaps[0].message.startswith("sagemaker: ")
+    assert faulty_proxy.refused == 1  # a 403 is not retried
+    lost = {
+        "ListNotebookInstances": f"{ARN}:notebook-instance/gpu-notebook",
+        "ListHyperParameterTuningJobs": f"{ARN}:hyper-parameter-tuning-job/sweep",
+    }[operation]
+    assert set(resources) == {
+        instance,
+        f"{ARN}:training-job/pretrain",
+        f"{ARN}:training-job/finetune",
+        f"{ARN}:hyper-parameter-tuning-job/sweep",
+        f"{ARN}:notebook-instance/gpu-notebook",
+        f"{ARN}:endpoint/chat",
+        f"{ARN}:cluster/hyperpod",
+    } - {lost}
+    # CloudWatch still measured the other lists' resources.
+    assert resources[f"{ARN}:training-job/pretrain"].utilization.gpu_p95 == 90

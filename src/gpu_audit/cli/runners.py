@@ -57,7 +57,6 @@ class CheckRequest:
 
 def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
     """Read the inventories and the selected providers, then judge it all."""
-    from gpu_audit.collectors.inventory import load_inventory
     from gpu_audit.collectors.registry import PROVIDERS
     from gpu_audit.policy.loader import load_policy
 
@@ -80,6 +79,8 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
     captured: list[datetime] = []
     unreadable: list[Skipped] = []
     for path in request.inventories:
+        from gpu_audit.collectors.inventory import load_inventory  # a cloud scan reads none
+
         try:
             inventory = load_inventory(path)
         except InputError as exc:  # judged without it, reported, and the run exits 2

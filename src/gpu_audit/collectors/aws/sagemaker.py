@@ -16,7 +16,7 @@ GPU utilization for training jobs and endpoints joins the region's EC2 `GetMetri
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from gpu_audit.catalog import instance_spec
@@ -110,17 +110,49 @@ def tags(client: Any, arn: str) -> list[dict[str, str]]:
     return list(_pages(client.list_tags, "Tags", ResourceArn=arn, MaxResults=PAGE))
 
 
-def read_region(client: Any, mapper: SageMakerMapper) -> list[Found]:
-    """Every live SageMaker GPU resource of the client's region, translated."""
-    found: list[Found | None] = [mapper.training_job(job) for job in training_jobs(client)]
-    found += [mapper.tuning_job(job) for job in tuning_jobs(client)]
+def _training(client: Any, mapper: SageMakerMapper) -> list[Found | None]:
+    return [mapper.training_job(job) for job in training_jobs(client)]
+
+
+def _tuning(client: Any, mapper: SageMakerMapper) -> list[Found | None]:
+    return [mapper.tuning_job(job) for job in tuning_jobs(client)]
+
+
+def _notebooks(client: Any, mapper: SageMakerMapper) -> list[Found | None]:
+    found = []
     for summary in notebooks(client):
         if instance_spec(summary.get("InstanceType")) is not None:  # tags for GPU ones only
             arn = summary["NotebookInstanceArn"]
             found.append(mapper.notebook(summary, tag_map(tags(client, arn))))
+    return found
+
+
+def _endpoints(client: Any, mapper: SageMakerMapper) -> list[Found | None]:
+    found: list[Found | None] = []
     for endpoint, config in endpoints(client):
         found += mapper.endpoint(endpoint, config)
+    return found
+
+
+def _clusters(client: Any, mapper: SageMakerMapper) -> list[Found | None]:
+    found: list[Found | None] = []
     for cluster in clusters(client):
         if any(instance_spec(g.get("InstanceType")) for g in cluster.get("InstanceGroups") or ()):
             found += mapper.cluster(cluster, tag_map(tags(client, cluster["ClusterArn"])))
-    return [item for item in found if item is not None]
+    return found
+
+
+# The region's lists, independent of each other (the scan runs them at once), in report order:
+# the first that fails names the region's SageMaker gap.
+LISTS: dict[str, Callable[[Any, SageMakerMapper], list[Found | None]]] = {
+    "training": _training,
+    "tuning": _tuning,
+    "notebooks": _notebooks,
+    "endpoints": _endpoints,
+    "clusters": _clusters,
+}
+
+
+def read_list(name: str, client: Any, mapper: SageMakerMapper) -> list[Found]:
+    """The live SageMaker GPU resources of one of the region's LISTS, translated."""
+    return [item for item in LISTS[name](client, mapper) if item is not None]

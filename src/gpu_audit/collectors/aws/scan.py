@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from queue import SimpleQueue
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gpu_audit.collectors.aws.lookups import (
@@ -19,7 +20,7 @@ from gpu_audit.collectors.aws.lookups import (
     bucket_uri,
 )
 from gpu_audit.collectors.aws.metrics import fetch_utilization, instance_series
-from gpu_audit.collectors.aws.sagemaker import read_region
+from gpu_audit.collectors.aws.sagemaker import LISTS, read_list
 from gpu_audit.collectors.aws.sagemaker_map import Found, SageMakerMapper
 from gpu_audit.collectors.aws.sessions import HOME_REGION, Sessions, Target
 from gpu_audit.collectors.aws.universe import item_key
@@ -74,6 +75,28 @@ class Account:
             if self._s3 is None:
                 self._s3 = sessions.client(self.session, "s3", HOME_REGION)
             return self._s3
+
+
+@dataclass
+class Item:
+    """One (account × region) in flight: its independent calls (EC2 and each SageMaker list) run
+    as pool tasks of their own; `parts` holds each one's answer or error, in report order."""
+
+    account: Account
+    region: str
+    mapper: SageMakerMapper
+    parts: dict[str, list[Found] | BaseException]
+    waiting: int
+    started: float = field(default_factory=time.perf_counter)
+    _sagemaker: Any = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def sagemaker(self, sessions: Sessions) -> Any:
+        """The item's one SageMaker client, shared by its lists (a client per list costs CPU)."""
+        with self._lock:
+            if self._sagemaker is None:
+                self._sagemaker = sessions.client(self.account.session, "sagemaker", self.region)
+            return self._sagemaker
 
 
 def aws_errors() -> tuple[type[Exception], ...]:
@@ -133,33 +156,44 @@ class Run:
         done = total = instances = 0
         opening = len(found)
         pool = ThreadPoolExecutor(max(1, self.aws.concurrency), thread_name_prefix="gpu-audit-aws")
-        pending: set[Future[Any]] = set()
+        # Futures report here as they finish: `wait()` on every pending future per answer would
+        # cost O(pending) each, and an org scan has hundreds of calls pending.
+        finished: SimpleQueue[Future[Any]] = SimpleQueue()
+        outstanding = 0
+
+        def submit(call: Callable[..., Any], *args: Any) -> None:
+            nonlocal outstanding
+            pool.submit(call, *args).add_done_callback(finished.put)
+            outstanding += 1
+
         try:
             for target in found:
-                pending.add(pool.submit(self._open, target))
+                submit(self._open, target)
             self.owner.tick(Progress(0, 0, 0, f"opening {_accounts(opening)}"))
-            while pending:
-                ready, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in ready:
-                    pending.discard(future)
-                    result = future.result()
-                    if isinstance(result, CoverageGap):
-                        opening -= result.scope == "account"
-                        yield result
-                    elif isinstance(result, Account):
-                        opening -= 1
-                        for region in result.regions:
-                            if not self._held(result.target, region):
-                                continue
-                            pending.add(pool.submit(self._scan, result, region))
+            while outstanding:
+                result = finished.get().result()
+                outstanding -= 1
+                if isinstance(result, CoverageGap):
+                    opening -= result.scope == "account"
+                    yield result
+                elif isinstance(result, Account):
+                    opening -= 1
+                    for region in result.regions:
+                        if self._held(result.target, region):
+                            self._start(submit, result, region)
                             total += 1
-                    else:
-                        done += 1
-                        for item in result:
-                            instances += isinstance(item, Resource)
-                            yield item
-                    phase = f"opening {_accounts(opening)}" if opening else ""
-                    self.owner.tick(Progress(done, total, instances, phase))
+                elif isinstance(result, Item):
+                    result.waiting -= 1
+                    if result.waiting == 0:
+                        submit(self._finish, result)
+                    continue
+                else:
+                    done += 1
+                    for item in result:
+                        instances += isinstance(item, Resource)
+                        yield item
+                phase = f"opening {_accounts(opening)}" if opening else ""
+                self.owner.tick(Progress(done, total, instances, phase))
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
@@ -197,50 +231,73 @@ class Run:
         ec2 = self.sessions.client(session, "ec2", region)
         return [r["RegionName"] for r in ec2.describe_regions()["Regions"]]
 
-    def _scan(self, account: Account, region: str) -> list[Resource | CoverageGap]:
-        started = time.perf_counter()
+    def _start(self, submit: Callable[..., None], account: Account, region: str) -> None:
+        """Submit an item's independent calls; the last to answer hands the item to `_finish`."""
+        names = (["ec2"] if "ec2" in self.aws.services else []) + (
+            list(LISTS) if "sagemaker" in self.aws.services else []
+        )
+        mapper = SageMakerMapper(
+            self.aws,
+            account.account_id,
+            region,
+            lambda uris, notes: self._data(account, ",".join(uris), notes),
+        )
+        item = Item(account, region, mapper, {}, len(names))
+        if not names:
+            submit(self._finish, item)
+        for name in names:
+            submit(self._part, item, name)
+
+    def _part(self, item: Item, name: str) -> Item:
+        try:
+            if name == "ec2":
+                item.parts[name] = self._ec2(item.account, item.region)
+            else:
+                item.parts[name] = read_list(name, item.sagemaker(self.sessions), item.mapper)
+        except self.errors as exc:  # throttled after retries, denied, endpoint down
+            item.parts[name] = exc
+        return item
+
+    def _finish(self, item: Item) -> list[Resource | CoverageGap]:
+        """The item's gaps and resources, in the order a sequential scan gives them: EC2's gap,
+        the first failing SageMaker list's (one gap, merged with EC2's when the same error),
+        CloudWatch's, then the resources found, with their utilization."""
+        account, region = item.account, item.region
         out: list[Resource | CoverageGap] = []
         found: list[Found] = []
-        if "ec2" in self.aws.services:
-            try:
-                found += self._ec2(account, region)
-            except self.errors as exc:  # throttled after retries, denied, endpoint down
-                out.append(self.owner.gap("account/region", exc, account.account_id, region))
-        if "sagemaker" in self.aws.services:
-            try:
-                sagemaker = self.sessions.client(account.session, "sagemaker", region)
-                mapper = SageMakerMapper(
-                    self.aws,
-                    account.account_id,
-                    region,
-                    lambda uris, notes: self._data(account, ",".join(uris), notes),
-                )
-                found += read_region(sagemaker, mapper)
-            except self.errors as exc:  # EC2's finding stays; the same failure is one gap
-                gap = self.owner.gap("account/region", exc, account.account_id, region)
-                same = [g for g in out if isinstance(g, CoverageGap) and g.error == gap.error]
-                if same:
-                    merged = f"{same[0].message}; sagemaker: {gap.message}"
-                    out[out.index(same[0])] = replace(same[0], message=merged)
-                else:
-                    out.append(replace(gap, message=f"sagemaker: {gap.message}"))
+        failed: BaseException | None = None
+        for name, part in ((n, item.parts[n]) for n in ("ec2", *LISTS) if n in item.parts):
+            if not isinstance(part, BaseException):
+                found += part
+            elif name == "ec2":
+                out.append(self.owner.gap("account/region", part, account.account_id, region))
+            elif failed is None:
+                failed = part
+        if failed is not None:  # EC2's finding stays; the same failure is one gap
+            gap = self.owner.gap("account/region", failed, account.account_id, region)
+            same = [g for g in out if isinstance(g, CoverageGap) and g.error == gap.error]
+            if same:
+                merged = f"{same[0].message}; sagemaker: {gap.message}"
+                out[out.index(same[0])] = replace(same[0], message=merged)
+            else:
+                out.append(replace(gap, message=f"sagemaker: {gap.message}"))
         usage: dict[str, Utilization] = {}
-        series = [s for item in found for s in item.series]
+        series = [s for item_found in found for s in item_found.series]
         if series:
             try:
                 cloudwatch = self.sessions.client(account.session, "cloudwatch", region)
                 usage = fetch_utilization(cloudwatch, series, self.aws.window_hours, self.now)
             except self.errors as exc:
                 out.append(self.owner.gap("account/region", exc, account.account_id, region))
-        for item in found:
-            measured = usage.get(item.resource.id)
-            out.append(replace(item.resource, utilization=measured) if measured else item.resource)
+        for each in found:
+            measured = usage.get(each.resource.id)
+            out.append(replace(each.resource, utilization=measured) if measured else each.resource)
         log.debug(
             "aws %s/%s: %d GPU resources in %.2fs",
             account.account_id,
             region,
             len(found),
-            time.perf_counter() - started,
+            time.perf_counter() - item.started,
         )
         return out
 
