@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.conftest import SHARED
+from tests.conftest import SHARED, need_shared
 
 from gpu_audit.core.yamlsrc import LineMap, Templated, load_documents, read_text
 from gpu_audit.errors import InputError
@@ -64,7 +64,14 @@ def test_markers_claim_every_document_the_parser_takes(name: str) -> None:
         if _parser_takes(fmt.format, document, path) and not fmt.claims(document.data)
     ]
     assert not missed, f"{name}'s markers turn away documents its parser takes: {missed}"
-    assert len(DOCUMENTS) > 100
+    assert len(DOCUMENTS) > 50  # the fixtures alone hold 86 documents
+
+
+def test_the_corpus_is_asked_too() -> None:
+    """The real-world configs of ../shared/corpus are among the documents (where it is laid)."""
+    need_shared(SHARED / "corpus")
+    corpus = str(SHARED / "corpus")
+    assert sum(path.startswith(corpus) for path, _ in DOCUMENTS) > 100
 
 
 def test_markers_turn_most_documents_away() -> None:
