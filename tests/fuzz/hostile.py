@@ -202,14 +202,15 @@ def _loaded(path: Path) -> list[Any]:
     return [plain(d.data) for d in documents]
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+def value_paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every key/index path into a document, the document itself first."""
     out = [prefix]
     if isinstance(value, dict):
         for key, item in value.items():
-            out += _paths(item, (*prefix, key))
+            out += value_paths(item, (*prefix, key))
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            out += _paths(item, (*prefix, index))
+            out += value_paths(item, (*prefix, index))
     return out
 
 
@@ -244,7 +245,7 @@ def mutated(draw: st.DrawFn, kind: str, json_out: bool | None = None) -> tuple[s
 
 
 def _mutate(draw: st.DrawFn, document: Any, raw: dict[str, str], as_json: bool) -> Any:
-    paths = _paths(document)
+    paths = value_paths(document)
     path = draw(st.sampled_from(paths))
     ops = ["hostile", "hostile", "hostile", "list", "map", "delete", "key", "count", "many"]
     op = draw(st.sampled_from(ops))

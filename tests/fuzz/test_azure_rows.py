@@ -30,6 +30,7 @@ from gpu_audit.policy.loader import load_policy
 from gpu_audit.report import json as json_report
 from gpu_audit.report.escape import UNSAFE
 from tests.conftest import FIXTURES
+from tests.fuzz.hostile import value_paths
 from tests.fuzz.promises import strict_json, validate
 
 # azure_fixtures imports its server module as pytest's rootdir mode does inside tests/collectors
@@ -83,23 +84,12 @@ HOSTILE = st.one_of(
 )
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            out += _paths(item, (*prefix, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            out += _paths(item, (*prefix, index))
-    return out
-
-
 @st.composite
 def mutated_rows(draw: st.DrawFn) -> tuple[Any, Any]:
     read, seed = draw(st.sampled_from(SEEDS))
     row: Any = copy.deepcopy(seed)
     for _ in range(draw(st.integers(1, 4))):
-        path = draw(st.sampled_from(_paths(row)))
+        path = draw(st.sampled_from(value_paths(row)))
         op = draw(st.sampled_from(["hostile", "hostile", "delete", "wrap", "list"]))
         if not path:
             row = draw(HOSTILE) if op == "hostile" else [row] if op == "list" else row
