@@ -1,17 +1,20 @@
-"""The model's shared `__eq__`, `__hash__` and `__repr__` (`core/frozen.py`) behave as the
-methods `@dataclass(frozen=True)` generates: the same text, the same hash values, the same
-equality, and the classes stay frozen."""
+"""`@record` (`core/frozen.py`) behaves as `@dataclass(frozen=True, slots=True)`: the same
+`__init__` arguments and objects, the same text, hash values and equality, frozen, and it
+copies, pickles and replaces."""
 
 from __future__ import annotations
 
+import copy as copy_module
 import dataclasses
+import pickle
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import FrozenInstanceError, dataclass, field, fields, replace
 from typing import Any
 
 import pytest
 
-from gpu_audit.core import resource, results
-from gpu_audit.core.frozen import shared
+from gpu_audit.core import frozen, resource, results
+from gpu_audit.core.frozen import record
 from gpu_audit.core.results import ScanResult
 from tests.report.conftest import demo_scan
 
@@ -60,8 +63,7 @@ def test_every_model_object_reads_as_its_generated_twin() -> None:
 
 
 def test_a_field_left_out_of_comparison_stays_out_and_the_class_stays_frozen() -> None:
-    @shared
-    @dataclass(frozen=True, slots=True, eq=False, repr=False)
+    @record
     class Point:
         x: int
         label: str = field(default="", compare=False, repr=False)
@@ -77,31 +79,133 @@ def test_a_field_left_out_of_comparison_stays_out_and_the_class_stays_frozen() -
     assert Point(1).__eq__(Generated(1)) is NotImplemented
     with pytest.raises(FrozenInstanceError):
         Point(1).x = 2  # type: ignore[misc]
+    with pytest.raises(FrozenInstanceError):
+        del Point(1).x  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        Point(1).other = 2  # type: ignore[attr-defined]
     assert {Point(1), Point(1, "other")} == {Point(1)}
+    assert not hasattr(Point(1), "__dict__")  # slotted
 
 
-def test_every_class_declared_without_eq_and_repr_has_the_shared_ones() -> None:
-    """`eq=False, repr=False` without `@shared` would compare by identity: never allowed."""
+def _both(kw_only: bool = False) -> tuple[type, type]:
+    """One class declared twice: as a record and as the frozen dataclass it stands for."""
+    made: list[type] = []
+    for decorate in (
+        record(kw_only=kw_only),
+        dataclass(frozen=True, slots=True, kw_only=kw_only),
+    ):
+
+        class Job:
+            """A class with every kind of field."""
+
+            name: str
+            nodes: int = 1
+            tags: dict[str, str] = field(default_factory=dict)
+            note: str = field(default="-", repr=False)
+            seen: list[str] = field(default_factory=list, init=False, compare=False)
+
+            def __post_init__(self) -> None:
+                self.seen.append(self.name)
+
+        made.append(decorate(Job))
+    return made[0], made[1]
+
+
+@pytest.mark.parametrize("kw_only", [False, True])
+def test_a_record_takes_the_arguments_the_dataclass_takes_and_builds_the_same_object(
+    kw_only: bool,
+) -> None:
+    ours, theirs = _both(kw_only)
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+        ((), {"name": "a"}),
+        ((), {"name": "a", "nodes": 4, "tags": {"team": "x"}, "note": "n"}),
+        ((), {"name": "a", "tags": {}}),
+    ]
+    if not kw_only:
+        calls += [(("a",), {}), (("a", 2, {"k": "v"}, "n"), {}), (("a",), {"nodes": 3})]
+    for args, kwargs in calls:
+        a, b = ours(*args, **kwargs), theirs(*args, **kwargs)
+        assert [getattr(a, f.name) for f in fields(a)] == [getattr(b, f.name) for f in fields(b)]
+        assert a.seen == [a.name]  # the factory ran for the field that is not an argument
+        assert repr(a).replace(ours.__qualname__, "") == repr(b).replace(theirs.__qualname__, "")
+        for item in (a, b):
+            with pytest.raises(TypeError, match="unhashable"):
+                hash(item)  # a dict inside, as the generated hash says
+    assert ours(name="a").tags is not ours(name="a").tags  # a new dict each time
+    bad: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+        ((), {}),
+        ((), {"name": "a", "unknown": 1}),
+        ((), {"name": "a", "seen": []}),
+        (("a", 1, {}, "n", "extra"), {}),
+    ]
+    if kw_only:
+        bad.append((("a",), {}))
+    for args, kwargs in bad:
+        with pytest.raises(TypeError):
+            theirs(*args, **kwargs)
+        with pytest.raises(TypeError):
+            ours(*args, **kwargs)
+
+
+def test_a_record_compiles_its_init_once_and_copies_pickles_and_replaces() -> None:
+    ours, _ = _both()
+    first = ours("a", 2)
+    compiled = ours.__init__  # type: ignore[misc]
+    assert ours("b").name == "b" and ours.__init__ is compiled  # type: ignore[misc]
+    for copy in (copy_module.copy(first), copy_module.deepcopy(first)):
+        assert copy == first and copy is not first and type(copy) is ours
+    result = demo_scan()  # the model's own records pickle (a class must be importable)
+    assert pickle.loads(pickle.dumps(result)) == result
+    changed = replace(first, nodes=8)
+    assert (changed.name, changed.nodes, first.nodes) == ("a", 8, 2)
+    assert dataclasses.asdict(first)["tags"] == {}
+
+
+def test_a_record_refuses_a_field_without_default_after_one_with_it_when_declared() -> None:
+    with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
+
+        @record
+        class Wrong:
+            a: int = 0
+            b: int  # type: ignore[misc]
+
+    @record(kw_only=True)
+    class Right:
+        a: int = 0
+        b: int
+
+    assert Right(b=1).a == 0
+
+
+def test_the_first_instances_from_many_threads_all_come_out_right() -> None:
+    ours, _ = _both()
+    with ThreadPoolExecutor(8) as pool:
+        made = list(pool.map(lambda i: ours(f"job-{i}", i), range(64)))
+    assert [(m.name, m.nodes) for m in made] == [(f"job-{i}", i) for i in range(64)]
+
+
+def test_every_dataclass_of_the_package_is_a_record_or_generates_its_own_methods() -> None:
+    """A record's methods come from `core/frozen.py`; any other dataclass keeps the generated
+    `__eq__` (one declared `eq=False` without them would compare by identity: never allowed)."""
     import importlib
     import inspect
 
     from tests.conftest import ROOT
 
-    sources = sorted((ROOT / "src" / "gpu_audit").rglob("*.py"))
-    declared = [p for p in sources if "eq=False, repr=False" in p.read_text()]
-    assert len(declared) >= 10
-    checked = 0
-    for path in declared:
+    records = 0
+    for path in sorted((ROOT / "src" / "gpu_audit").rglob("*.py")):
         parts = path.relative_to(ROOT / "src").with_suffix("").parts
+        if "__main__" in parts:
+            continue
         module = importlib.import_module(".".join(p for p in parts if p != "__init__"))
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if not dataclasses.is_dataclass(cls) or cls.__module__ != module.__name__:
                 continue
-            params = cls.__dataclass_params__  # type: ignore[attr-defined]
-            if params.eq or params.repr:
-                continue
-            assert params.frozen, cls
-            for method in ("__eq__", "__hash__", "__repr__"):
-                assert getattr(cls, method).__module__ == "gpu_audit.core.frozen", (cls, method)
-            checked += 1
-    assert checked >= 40
+            if getattr(cls.__setattr__, "__module__", None) == frozen.__name__:
+                for method in ("__eq__", "__hash__", "__repr__", "__delattr__", "__getstate__"):
+                    assert getattr(cls, method).__module__ == frozen.__name__, (cls, method)
+                assert "__slots__" in cls.__dict__, cls
+                records += 1
+            else:
+                assert cls.__dataclass_params__.eq, cls  # type: ignore[attr-defined]
+    assert records >= 90

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import field, fields, replace
 from typing import Any
 
-from gpu_audit.core.frozen import shared
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Workload
 from gpu_audit.core.workload import DEFAULT_PATTERNS
 from gpu_audit.core.yamlsrc import LineMap, load_documents, read_text
@@ -26,8 +26,7 @@ SHARED_KEYS = (
 )
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Settings:
     """The whole file: one section per provider (`providers[name]`), then the shared keys."""
 

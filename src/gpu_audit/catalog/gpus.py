@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from gpu_audit.core.frozen import shared
+from gpu_audit.core.frozen import record
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class GpuClass:
     """A GPU class: its place in the ladder, memory and aliases."""
 

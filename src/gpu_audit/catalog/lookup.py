@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import csv
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cache
 
 from gpu_audit.catalog.gpus import canonical_gpu
-from gpu_audit.core.frozen import shared
+from gpu_audit.core.frozen import record
 
 # Managed services' rate cards: a price row's item `<card>:<item>`. SageMaker hosting rows
 # override the SageMaker card where real-time inference is billed differently.
@@ -36,8 +36,7 @@ def rate_cards(service: str | None, workload: str | None) -> tuple[str, ...]:
 REFERENCE_REGION = {"aws": "us-east-1", "gcp": "us-central1", "azure": "eastus"}
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class InstanceSpec:
     """An instance type's GPUs, CPUs and memory (a row of instances.csv)."""
 
@@ -50,8 +49,7 @@ class InstanceSpec:
     memory_gib: float | None
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class PriceQuote:
     """Hourly on-demand and spot prices of one item in one region, with their source."""
 
@@ -99,8 +97,7 @@ def _instances() -> dict[str, InstanceSpec]:
     return table
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class _PriceIndex:
     """prices.csv as look-up tables, read once per process."""
 

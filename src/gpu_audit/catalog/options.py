@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from gpu_audit.catalog import (
     InstanceSpec,
     PriceQuote,
@@ -12,9 +10,10 @@ from gpu_audit.catalog import (
     instance_types,
     regional_prices,
 )
+from gpu_audit.core.frozen import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Offer:
     """One instance type in one region with its hourly prices (per instance)."""
 

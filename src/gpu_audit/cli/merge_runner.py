@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from gpu_audit.audit import audit
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import CoverageGap, ScanResult, Scope
 from gpu_audit.errors import ConfigError
@@ -13,7 +13,7 @@ from gpu_audit.node_join import join_nodes
 from gpu_audit.settings import Settings
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class MergeRequest:
     shards: tuple[str, ...]
     policies: tuple[str, ...] = ()

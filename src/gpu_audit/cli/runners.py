@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpu_audit.audit import audit
-from gpu_audit.core.frozen import shared
+from gpu_audit.core.frozen import record
 from gpu_audit.core.redact import redact_urls
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import CoverageGap, ScanResult, Scope, Skipped
@@ -25,8 +25,7 @@ if TYPE_CHECKING:  # `check` reads no provider: the registry is imported by `sca
 T = TypeVar("T")
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class ScanRequest:
     """What `scan` was asked, as typed values (the CLI builds it; nothing here knows click)."""
 
@@ -43,8 +42,7 @@ class ScanRequest:
     argv: tuple[str, ...] = ()  # the invocation, redacted: recorded with the audit's scope
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class CheckRequest:
     """What `check` was asked, as typed values."""
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from gpu_audit.collectors.workitems import Shard
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import CoverageGap, Scope
 from gpu_audit.errors import CollectorError
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Progress:
     """A progress tick: work items done of total, instances found so far, what is under way."""
 

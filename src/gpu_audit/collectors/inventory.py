@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from importlib.resources import files
 from typing import Any
 
 from gpu_audit.core.canonical import FieldProblem, parse_time, read_mapping, shown, suggest
+from gpu_audit.core.frozen import record
 from gpu_audit.core.gcpause import paused_gc
 from gpu_audit.core.jsonitems import Fallback, Streamed, load_streamed
 from gpu_audit.core.resource import Resource
@@ -38,7 +38,7 @@ GAP_KEYS = ("provider", "scope", "error", "message", "account", "region")
 Path = tuple[Any, ...]  # keys and indexes from the top of the file to a value
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Inventory:
     path: str
     resources: tuple[Resource, ...]

@@ -5,13 +5,14 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from gpu_audit.core.frozen import record
 from gpu_audit.errors import ConfigError
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Option:
     """A `scan` flag that overrides one field of a provider's settings section.
 
@@ -38,7 +39,7 @@ class Option:
         return self.flag.lstrip("-").replace("-", "_")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Provider:
     """One live source. Everything here is cheap: the collector module is imported on `create`."""
 

@@ -33,8 +33,8 @@ import hashlib
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
+from gpu_audit.core.frozen import record
 from gpu_audit.errors import ConfigError
 
 # The 0-based index variables of the engines `--shard auto/N` rides on.
@@ -44,7 +44,7 @@ _SPEC = re.compile(r"^\s*(\d+|auto)\s*/\s*(\d+)\s*$")
 MAX_SHARDS = 100_000  # a Kubernetes Indexed Job's completions limit
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Shard:
     """Shard `index` (1-based) of `count`."""
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from gpu_audit.core.frozen import shared
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Severity
 
 
@@ -15,8 +14,7 @@ class Change(StrEnum):
     PERSISTING = "persisting"
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class FindingHistory:
     """A finding against the previous audit: `new`, or `persisting` since `first_seen`."""
 
@@ -25,8 +23,7 @@ class FindingHistory:
     audits_open: int  # audits this finding has been in, this one included
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
+@record(kw_only=True)
 class Resolved:
     """A finding of the previous audit that is gone now, with the saving it stood for."""
 
@@ -40,8 +37,7 @@ class Resolved:
     first_seen: datetime
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
+@record(kw_only=True)
 class Removed:
     """A resource of the previous audit that is gone now, with what it cost."""
 
@@ -51,8 +47,7 @@ class Removed:
     monthly_cost_usd: float | None
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class TrendPoint:
     """One audit in the trend: spend, savings found (open) and savings realised (resolved)."""
 
@@ -63,8 +58,7 @@ class TrendPoint:
     findings_open: int
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
+@record(kw_only=True)
 class Comparison:
     """What changed since the previous audit of the same scope, as plain data reporters read.
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from gpu_audit.core.frozen import record
 
-@dataclass(frozen=True, slots=True)
+
+@record
 class Endpoint:
     """Where one API is reached: `url` None is the library default; `anonymous` only on loopback."""
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, fields
 from enum import Enum
 from operator import attrgetter
 from typing import Any
 
 from gpu_audit.core import resource as model
-from gpu_audit.core.frozen import shared
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Resource
 
 Getter = Callable[[Resource], Any]
@@ -34,8 +34,7 @@ _TYPES = {
 }
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class FieldSpec:
     """One canonical field: its dotted name, type, group and documentation."""
 

@@ -1,21 +1,49 @@
-"""`__eq__`, `__hash__` and `__repr__` for the model's frozen dataclasses, written once for all.
+"""`@record`: a frozen, slotted dataclass whose methods cost nothing until they are used.
 
-`@dataclass` compiles six methods per frozen class from source text (`exec`), ~0.6 ms a class:
-the model's 24 classes were a fifth of `gpu-audit check`'s own start-up. The model declares
-`@dataclass(frozen=True, slots=True, eq=False, repr=False)` (so `__init__` and the frozen
-`__setattr__` are still generated, and type checkers see frozen dataclasses) under `@shared`,
-which adds these three: the same results as the generated ones (the same tuple is compared and
-hashed, so even hash values are equal), without compiling anything.
+`@dataclass(frozen=True, slots=True)` compiles `__init__`, `__setattr__`, `__delattr__`, `__eq__`
+and `__repr__` from source text (one `exec` each, ~0.1 ms) for every class, and `gpu-audit check`
+imports ~40 of them: a third of its own start-up went there. `@record` asks `dataclass` for the
+fields and slots alone, then adds methods written once for every class (`__eq__`, `__hash__`,
+`__repr__`, the frozen `__setattr__` and `__delattr__`, pickling) and a generated `__init__`
+compiled when the class is first instantiated (most classes on a hook's path never are).
+
+What a record does is what the dataclass did: the same `__init__` parameters (positional or
+`kw_only`, defaults, `default_factory`, `__post_init__`), equality and hash over the same tuple of
+fields (so hash values are equal too), the same repr, `FrozenInstanceError` on assignment, and
+`dataclasses.fields`, `replace` and `asdict` work on it. Type checkers see a frozen dataclass
+(`dataclass_transform`). `tests/core/test_frozen.py` holds a record to the dataclass it replaces.
 """
 
 from __future__ import annotations
 
 import reprlib
-from dataclasses import fields
+from collections.abc import Callable
+from dataclasses import MISSING, Field, FrozenInstanceError, dataclass, field, fields
 from operator import attrgetter
-from typing import Any, TypeVar
+from typing import Any, TypeVar, dataclass_transform, overload
 
 T = TypeVar("T", bound=type)
+
+
+@overload
+def record(cls: T, /) -> T: ...
+@overload
+def record(*, kw_only: bool = False) -> Callable[[T], T]: ...
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(field, Field))
+def record(cls: T | None = None, /, *, kw_only: bool = False) -> T | Callable[[T], T]:
+    """Make `cls` a frozen, slotted dataclass (`kw_only`: every field keyword-only)."""
+
+    def wrap(cls: T) -> T:
+        made: Any = dataclass(init=False, repr=False, eq=False, slots=True, kw_only=kw_only)(cls)
+        _check_order(made)
+        for name, method in _FROZEN.items():
+            setattr(made, name, method)
+        made.__init__ = _first_init(made)
+        return shared(made)
+
+    return wrap if cls is None else wrap(cls)
 
 
 def shared(cls: T) -> T:
@@ -53,3 +81,94 @@ def _tuple_of(names: tuple[str, ...]) -> Any:
     if not names:
         return lambda self: ()
     return attrgetter(*names)
+
+
+def _assign(self: Any, name: str, value: object) -> None:
+    raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _delete(self: Any, name: str) -> None:
+    raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+def _state(self: Any) -> list[object]:
+    """Pickling and `copy`: the fields' values, put back by `_restore` (not `setattr`)."""
+    return [getattr(self, f.name) for f in fields(self)]
+
+
+def _restore(self: Any, state: list[object]) -> None:
+    for f, value in zip(fields(self), state, strict=True):
+        object.__setattr__(self, f.name, value)
+
+
+_FROZEN = {
+    "__setattr__": _assign,
+    "__delattr__": _delete,
+    "__getstate__": _state,
+    "__setstate__": _restore,
+}
+
+
+def _check_order(cls: type) -> None:
+    """The error `dataclass` raises when it writes `__init__`, raised at class creation."""
+    seen_default = False
+    for f in fields(cls):
+        if not f.init or f.kw_only:
+            continue
+        if f.default is not MISSING or f.default_factory is not MISSING:
+            seen_default = True
+        elif seen_default:
+            raise TypeError(f"non-default argument {f.name!r} follows default argument")
+
+
+def _first_init(cls: type) -> Callable[..., None]:
+    """An `__init__` that compiles the real one, puts it on `cls` and runs it: the first
+    instance pays the compile, later ones call the compiled method directly."""
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        init = _compile_init(cls)
+        cls.__init__ = init  # type: ignore[misc]
+        init(self, *args, **kwargs)
+
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    return __init__
+
+
+_DEFAULTS_FROM = "_factory_default"  # the marker of a `default_factory` parameter left out
+
+
+def _compile_init(cls: type) -> Callable[..., None]:
+    """The `__init__` that `@dataclass(frozen=True)` would generate for `cls`."""
+    names: dict[str, object] = {"_put": object.__setattr__, _DEFAULTS_FROM: MISSING}
+    positional: list[str] = []
+    keywords: list[str] = []
+    body: list[str] = []
+    for f in fields(cls):
+        if not f.init:
+            continue
+        if f.default is not MISSING:
+            names[f"_default_{f.name}"] = f.default
+            parameter = f"{f.name}=_default_{f.name}"
+        elif f.default_factory is not MISSING:
+            names[f"_factory_{f.name}"] = f.default_factory
+            parameter = f"{f.name}={_DEFAULTS_FROM}"
+            body.append(f" if {f.name} is {_DEFAULTS_FROM}: {f.name} = _factory_{f.name}()")
+        else:
+            parameter = f.name
+        (keywords if f.kw_only else positional).append(parameter)
+        body.append(f" _put(self, {f.name!r}, {f.name})")
+    for f in fields(cls):
+        if not f.init and f.default_factory is not MISSING:
+            names[f"_factory_{f.name}"] = f.default_factory
+            body.append(f" _put(self, {f.name!r}, _factory_{f.name}())")
+        elif not f.init and f.default is not MISSING:
+            names[f"_default_{f.name}"] = f.default
+            body.append(f" _put(self, {f.name!r}, _default_{f.name})")
+    if hasattr(cls, "__post_init__"):
+        body.append(" self.__post_init__()")
+    parameters = ", ".join(["self", *positional, *(["*", *keywords] if keywords else [])])
+    source = f"def __init__({parameters}):\n" + ("\n".join(body) or " pass") + "\n"
+    exec(source, names)  # noqa: S102 - text built from the class's own field names, as dataclasses does
+    init: Callable[..., None] = names["__init__"]  # type: ignore[assignment]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    return init

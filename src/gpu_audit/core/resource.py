@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from enum import IntEnum, StrEnum
 from typing import Any
 
-from gpu_audit.core.frozen import shared
+from gpu_audit.core.frozen import record
 
 
 class Kind(StrEnum):
@@ -94,8 +94,7 @@ def canonical(
     return field(default=default, metadata=meta)
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Gpu:
     """The GPUs a resource holds."""
 
@@ -116,8 +115,7 @@ class Gpu:
     )
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Utilization:
     """How busy the GPUs were over a window."""
 
@@ -132,8 +130,7 @@ class Utilization:
     )
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class DataRef:
     """The data a resource reads and writes, and where it lives."""
 
@@ -145,8 +142,7 @@ class DataRef:
     )
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Checkpoint:
     """Where and how often a job checkpoints."""
 
@@ -156,8 +152,7 @@ class Checkpoint:
     )
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Limits:
     """A job's runtime cap."""
 
@@ -174,8 +169,7 @@ class Limits:
     )
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Hpo:
     """A tuning job's trial cap and early stopping."""
 
@@ -183,8 +177,7 @@ class Hpo:
     early_stopping: bool | None = canonical("tuning-job early stopping", sources="job config")
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Estimate:
     """What one run of a job costs, derived from its price and runtime cap."""
 
@@ -201,8 +194,7 @@ class Estimate:
     )
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Price:
     """The resource's hourly prices, from the catalog."""
 
@@ -217,8 +209,7 @@ class Price:
     source: str | None = canonical("where the price comes from (API or table)", sources="catalog")
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class SourceRef:
     """Where a resource came from: a job file and line, or a provider/account/region/id path.
 
@@ -240,8 +231,7 @@ class SourceRef:
 _API = "API, inventory"
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
+@record(kw_only=True)
 class Resource:
     """One unit of GPU capacity: a running instance, or a job that would launch some.
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from gpu_audit import __version__
-from gpu_audit.core.frozen import shared
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Kind, Resource, Severity
 
 if TYPE_CHECKING:
@@ -31,8 +31,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Waiver:
     """An accepted exception to a rule, with its owner and expiry."""
 
@@ -50,8 +49,7 @@ class WaiverState(StrEnum):
     EXPIRED = "expired"
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
+@record(kw_only=True)
 class RuleInfo:
     """What a report says about a rule."""
 
@@ -66,8 +64,7 @@ class RuleInfo:
     aliases: tuple[str, ...] = ()
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
+@record(kw_only=True)
 class Finding:
     """A rule a resource fails, as plain values: the engine works out what was expected and what
     was found, so reporters only read (and a result can be pickled or stored)."""
@@ -108,8 +105,7 @@ class Finding:
         return {"month": "per month", "gpu-hour": "per GPU-hour"}.get(self.saving_unit or "")
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class NotEvaluated:
     """A rule that could not judge a resource, because a field it needs is missing."""
 
@@ -118,8 +114,7 @@ class NotEvaluated:
     missing: str
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
+@record(kw_only=True)
 class CoverageGap:
     """Something the scan was meant to see and could not: a region, account, project."""
 
@@ -139,8 +134,7 @@ class CoverageGap:
         return " ".join([self.provider, self.scope, *named])
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
+@record(kw_only=True)
 class Skipped:
     """An input that was not understood as GPU capacity, with the reason; or one that failed."""
 
@@ -150,8 +144,7 @@ class Skipped:
     line: int | None = None
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
+@record(kw_only=True)
 class WaiverStatus:
     """A waiver as of the scan: its state and how many findings it matched."""
 
@@ -160,8 +153,7 @@ class WaiverStatus:
     matched: int
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
+@record(kw_only=True)
 class ShardStamp:
     """What a shard report carries so `merge` can join it with its siblings (and refuse strangers).
 
@@ -177,8 +169,7 @@ class ShardStamp:
     run_id: str | None = None
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
+@record(kw_only=True)
 class Scope:
     """What the run looked at, for report headers."""
 
@@ -197,8 +188,7 @@ class Scope:
     shard: ShardStamp | None = None  # `scan --shard K/N` only
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False, kw_only=True)
+@record(kw_only=True)
 class ScanResult:
     """One audit: what was judged, found and left out; every report renders it."""
 

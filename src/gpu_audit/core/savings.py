@@ -5,16 +5,14 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Literal
 
-from gpu_audit.core.frozen import shared
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Kind, Severity
 from gpu_audit.core.results import Finding, ScanResult
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Summary:
     """The counts and totals every format's summary shows."""
 

@@ -14,13 +14,12 @@ import json
 import os
 import re
 import stat
-from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
 from gpu_audit.core import yamlguard
-from gpu_audit.core.frozen import shared
+from gpu_audit.core.frozen import record
 from gpu_audit.errors import InputError
 
 MAX_BYTES = 5 * 1024 * 1024  # a hand-written file: a policy, a job config, settings
@@ -56,8 +55,7 @@ class LineList(list[Any]):
         self.item_lines: list[int] = []
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Templated:
     """A value left for a template engine or CloudFormation to fill in: treat it as missing."""
 
@@ -67,8 +65,7 @@ class Templated:
         return self.text
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Document:
     """One YAML or JSON document of a file, with its first line."""
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Severity
 from gpu_audit.diff.cells import signed
 from gpu_audit.diff.model import DiffResult
@@ -13,7 +13,7 @@ from gpu_audit.errors import ConfigError, ExitCode
 _THRESHOLD = re.compile(r"^\s*\$?(\d+(?:\.\d+)?)\s*(%?)\s*$")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Increase:
     """`--fail-on-increase`: dollars per run over all changed jobs, or percent of their before."""
 

@@ -7,8 +7,8 @@ import posixpath
 import re
 import subprocess
 from collections.abc import Iterable, Sequence, Set
-from dataclasses import dataclass
 
+from gpu_audit.core.frozen import record
 from gpu_audit.errors import InputError
 from gpu_audit.report.escape import terminal_safe
 
@@ -27,7 +27,7 @@ def abbreviated(ref: str) -> str:
     return ref[:12] if _HASH.fullmatch(ref) else ref
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Revision:
     """A commit the user named (`--base origin/main`) and the repository it is in."""
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gpu_audit.core.frozen import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Cost:
     """One job on one side: its GPUs, capacity and cap, and one run as `estimate` prices it."""
 
@@ -31,7 +31,7 @@ class Cost:
         return self.hourly_usd is not None and self.runtime_cap_hours is None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FindingNote:
     """A finding new or resolved by the change: its rule, severity and message, where it is."""
 
@@ -41,7 +41,7 @@ class FindingNote:
     location: str  # file:line on its side
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class JobChange:
     """A job paired across the two sides: `added`, `removed`, `modified` or `unchanged`."""
 
@@ -66,7 +66,7 @@ class JobChange:
         return any(c is not None and c.hourly_usd is None for c in (self.before, self.after))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Total:
     """Changed jobs only. Per-run sums cover the jobs with a run cost on each side they exist on;
     an unbounded or unpriced job is left out of them (counted, and its hourly delta summed)."""
@@ -81,7 +81,7 @@ class Total:
     unpriced_jobs: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DiffResult:
     base: str  # the base revision as named, and its commit
     base_commit: str

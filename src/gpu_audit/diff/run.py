@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from gpu_audit.core.frozen import record
 from gpu_audit.diff.model import DiffResult
 from gpu_audit.errors import InputError
 from gpu_audit.report.escape import terminal_safe
@@ -15,7 +15,7 @@ from gpu_audit.settings import Settings
 WORKTREE = "working tree"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DiffRequest:
     base: str
     head: str | None = None  # None: the working tree

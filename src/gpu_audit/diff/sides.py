@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 
 from gpu_audit.audit import audit
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import Finding, Scope
 from gpu_audit.diff.model import Cost, FindingNote
@@ -15,7 +15,7 @@ from gpu_audit.jobs import load_jobs
 from gpu_audit.policy.loader import Policy
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Job:
     """A GPU job on one side, keyed for pairing: (file, name, occurrence of that name)."""
 
@@ -26,7 +26,7 @@ class Job:
     findings: tuple[FindingNote, ...]  # open findings only (not waived, not suppressed)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Side:
     label: str  # `HEAD~1`, `working tree`
     jobs: tuple[Job, ...]

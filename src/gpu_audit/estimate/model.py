@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gpu_audit.core.frozen import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Rate:
     """An hourly price for the whole job (all nodes) at one capacity, and where it came from."""
 
@@ -18,7 +18,7 @@ class Rate:
     source: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class JobEstimate:
     """One job: its GPUs, the runtime assumed, GPU-hours and the cost of one run."""
 
@@ -52,7 +52,7 @@ class JobEstimate:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Option:
     """One choice for a GPU request: an instance type, region and capacity, priced for the run."""
 
@@ -71,7 +71,7 @@ class Option:
     source: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class OptionTable:
     """The options for one request, cheapest run first, and what the catalog cannot price."""
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from gpu_audit.core.frozen import record
 from gpu_audit.errors import ConfigError
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EstimateRequest:
     """What `estimate` was asked: job files, or a GPU request (`--gpu` / `--instance-type`)."""
 
@@ -22,7 +22,7 @@ class EstimateRequest:
     fmt: str = "text"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EstimateReport:
     text: str
     over_budget: int  # jobs whose run costs more than their declared budget

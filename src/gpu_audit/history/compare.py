@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from itertools import compress
 from operator import attrgetter
@@ -19,6 +19,7 @@ from gpu_audit.core.comparison import (
     TrendPoint,
 )
 from gpu_audit.core.fingerprint import resource_key
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Kind, Resource, Severity
 from gpu_audit.core.results import CoverageGap, ScanResult
 from gpu_audit.core.savings import total_savings
@@ -53,7 +54,7 @@ class PastResource(NamedTuple):
     monthly_cost_usd: float | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Previous:
     """The previous audit, from the history store or a saved JSON report.
 

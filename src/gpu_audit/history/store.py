@@ -8,12 +8,13 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
 from gpu_audit.core.comparison import TrendPoint
 from gpu_audit.core.fingerprint import resource_key
+from gpu_audit.core.frozen import record
 from gpu_audit.core.results import ScanResult, Scope
 from gpu_audit.errors import InputError
 from gpu_audit.history import past, rows, schema
@@ -22,7 +23,7 @@ from gpu_audit.history.documents import encode_checks, pack
 from gpu_audit.history.rows import iso, waiver_mapping
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AuditRow:
     """One recorded audit, as `history list` shows it."""
 

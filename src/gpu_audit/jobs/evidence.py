@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-from gpu_audit.core.frozen import shared
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Workload
 from gpu_audit.jobs.checkpoints import read_checkpoints
 from gpu_audit.jobs.interface import JobDraft
@@ -78,8 +77,7 @@ _SETUP = re.compile(
 )
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Ran:
     """Something the job runs: its text, where in the file it is (`run`, `command`, `image`)."""
 
@@ -88,8 +86,7 @@ class Ran:
     line: int | None = None
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Kind:
     """What the format's kind says: `Kind(INFERENCE, "a SkyServe service", line)`."""
 

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 
 from gpu_audit.catalog import canonical_gpu, class_rank, instance_spec
-from gpu_audit.core.frozen import shared
+from gpu_audit.core.frozen import record
 from gpu_audit.jobs.values import as_number
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class GpuAsk:
     """One way a job may be placed: a GPU model (or none named) and GPUs per node."""
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
-from gpu_audit.core.frozen import shared
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import Skipped
 from gpu_audit.core.yamlguard import printable
@@ -61,8 +60,7 @@ def format_hints(name: str) -> dict[str, str]:
     return fmt.hints if fmt is not None else {}
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class JobLoad:
     """The job files read: their resources and what was skipped."""
 

@@ -9,13 +9,12 @@ is *absent* (a known state), never missing.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from gpu_audit.catalog import canonical_gpu
 from gpu_audit.core.fields import FieldSpec, field_spec
-from gpu_audit.core.frozen import shared
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Resource
 from gpu_audit.errors import PolicyError
 from gpu_audit.policy.operators import OPERATORS, SHORTHANDS, Test, Verdict
@@ -23,8 +22,7 @@ from gpu_audit.policy.operators import OPERATORS, SHORTHANDS, Test, Verdict
 COMBINATORS = ("all", "any", "not")
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Located:
     """Where a condition sits, for error messages: file, rule id and the mapping holding it."""
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 from functools import lru_cache, partial
 from operator import attrgetter
@@ -11,7 +11,7 @@ from operator import attrgetter
 from gpu_audit.catalog import PriceQuote, gpu_hour_price, instance_spec
 from gpu_audit.catalog.enrich import HOURS_PER_MONTH, cents
 from gpu_audit.core.fields import TAG_PREFIX, field_spec
-from gpu_audit.core.frozen import shared
+from gpu_audit.core.frozen import record
 from gpu_audit.core.gcpause import paused_gc
 from gpu_audit.core.resource import Capacity, Kind, Resource, State
 from gpu_audit.core.results import Finding, NotEvaluated, Waiver, WaiverState, WaiverStatus
@@ -22,8 +22,7 @@ from gpu_audit.policy.repeats import merge_repeats
 EXPIRING_WITHIN = timedelta(days=30)
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Evaluation:
     """What evaluating a policy found."""
 

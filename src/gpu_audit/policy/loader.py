@@ -15,7 +15,7 @@ from typing import Any
 
 from gpu_audit import __version__
 from gpu_audit.catalog import canonical_gpu
-from gpu_audit.core.frozen import shared
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Kind, Severity
 from gpu_audit.core.results import RuleInfo, Waiver
 from gpu_audit.core.yamlsrc import LineMap, load_documents, read_text
@@ -32,8 +32,7 @@ from gpu_audit.policy.structure import (
 BUILTIN_PACKS = ("runbook",)
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Rule:
     """A compiled rule: its conditions and what a finding says."""
 
@@ -43,8 +42,7 @@ class Rule:
     downsize_to: str | None  # the GPU class a `downsize` saving is priced against
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class CompiledWaiver:
     """A waiver with its scope compiled."""
 
@@ -53,8 +51,7 @@ class CompiledWaiver:
     where: Condition | None
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Policy:
     """The compiled rules and waivers of the layered policy files."""
 

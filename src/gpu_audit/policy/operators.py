@@ -6,14 +6,13 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
 from gpu_audit.catalog import gpu_class
 from gpu_audit.catalog.gpus import ladder
 from gpu_audit.core.fields import FieldSpec
-from gpu_audit.core.frozen import shared
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Resource
 from gpu_audit.errors import PolicyError
 
@@ -182,8 +181,7 @@ def _value(op: str) -> Callable[[FieldSpec, Any, Fail], ValueTest]:
     return lambda spec, operand, fail: value_test(spec, op, operand, fail)
 
 
-@shared
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Operator:
     """An operator's documentation and how it compiles. `kind` says what its operand is: a
     value, another field's name (`field`), or whether the field is known (`presence`)."""

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from gpu_audit.catalog import bundled_prices
+from gpu_audit.core.frozen import record
 from gpu_audit.prices.pricefile import PriceFile
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Change:
     type: str
     region: str

@@ -5,16 +5,16 @@ from __future__ import annotations
 import os
 import sys
 from collections import defaultdict
-from dataclasses import dataclass
 from datetime import date, datetime
 
 from gpu_audit.catalog import PriceQuote, set_overlay
+from gpu_audit.core.frozen import record
 from gpu_audit.prices.pricefile import PriceFile, PriceRow, read_prices
 
 MAX_AGE_DAYS = 90  # a price file whose prices are older than this gets one warning line
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PricesInUse:
     """Which prices a run used: the bundled catalog, or a price file laid over it."""
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+from gpu_audit.core.frozen import record
 from gpu_audit.core.yamlguard import printable
 from gpu_audit.core.yamlsrc import load_json, read_text
 from gpu_audit.errors import ConfigError
@@ -23,7 +23,7 @@ MAX_BYTES = 64 * 1024 * 1024  # every region of every GPU type of the three clou
 MAX_USD_PER_HOUR = 10_000
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ZonePrice:
     """One availability zone's latest spot price and when the source observed it."""
 
@@ -32,7 +32,7 @@ class ZonePrice:
     observed_at: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PriceRow:
     """One hourly price of one catalog item (`p4d.24xlarge`, `gpu:T4`, `sagemaker:ml.g5.xlarge`)
     in one region at one capacity, with the source's own effective date and the fetch time."""
@@ -52,7 +52,7 @@ class PriceRow:
         return (self.provider, self.type, self.region, self.capacity)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PriceFile:
     rows: tuple[PriceRow, ...]
     generated_at: str

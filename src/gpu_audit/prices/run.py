@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from gpu_audit.core.frozen import record
 from gpu_audit.errors import CollectorError, ConfigError
 from gpu_audit.prices.pricefile import PriceFile, PriceRow, dumps, merged, parse, read_prices
 from gpu_audit.prices.targets import Targets, targets
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Refreshed:
     provider: str
     rows: int  # rows of this provider now in the file

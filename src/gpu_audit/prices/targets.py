@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from gpu_audit.catalog import bundled_prices, instance_types
+from gpu_audit.core.frozen import record
 
 CARDS = ("sagemaker:", "sagemaker-hosting:", "vertex:")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Targets:
     provider: str
     regions: tuple[str, ...]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
 
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Kind
 from gpu_audit.core.results import NotEvaluated
 
@@ -46,7 +46,7 @@ _HINTS: dict[tuple[str, str | None], str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Gap:
     rule_id: str
     missing: str  # as the engine reported it, e.g. `gpu.model (no class rank for Trainium)`

@@ -8,12 +8,12 @@ resources, gaps and scope are kept, so `merge` holds one parsed file at a time.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from gpu_audit.collectors.inventory import Inventory, line_in_file, load_report
 from gpu_audit.collectors.workitems import MAX_SHARDS, Shard, split, universe_digest
+from gpu_audit.core.frozen import record
 from gpu_audit.core.results import CoverageGap, ShardStamp
 from gpu_audit.core.yamlguard import printable
 from gpu_audit.errors import ConfigError, InputError
@@ -52,7 +52,7 @@ def stamp(shard: Shard, universe: Sequence[str], policy: Policy, run_id: str | N
     )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ShardReport:
     path: str
     stamp: ShardStamp

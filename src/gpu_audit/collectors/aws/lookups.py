@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from gpu_audit.catalog import canonical_gpu, instance_spec
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Gpu
 
 # Families whose every size carries GPUs; used only when neither the catalog nor
@@ -24,7 +24,7 @@ def _client_error_code(exc: Exception) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class GpuLookup:
     gpu: Gpu | None  # None: not a GPU instance type
     note: str | None = None
@@ -112,7 +112,7 @@ def _by_family(name: str, why: str) -> GpuLookup:
     return GpuLookup(None)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BucketRegion:
     region: str | None
     error: str | None = None

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from gpu_audit.collectors.aws.settings import AwsSettings
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Utilization
 
 MAX_QUERIES = 500  # GetMetricData's limit of queries per call
@@ -47,7 +47,7 @@ def summarize(values: Sequence[float], window_hours: float) -> Utilization:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Series:
     """One CloudWatch metric to read for a resource; several series of one key are pooled.
 

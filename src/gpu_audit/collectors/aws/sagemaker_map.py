@@ -13,13 +13,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from gpu_audit.catalog import instance_spec
 from gpu_audit.collectors.aws.metrics import Series
 from gpu_audit.collectors.aws.settings import AwsSettings
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import (
     Capacity,
     Checkpoint,
@@ -39,7 +39,7 @@ METRIC = "GPUUtilization"
 DataOf = Callable[[Sequence[str], list[str]], DataRef]  # (S3 URIs, notes) → data.uris/regions
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Found:
     """A SageMaker resource before utilization, and the series that measure it."""
 
@@ -264,7 +264,7 @@ class SageMakerMapper:
         return found
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _NoSpec:
     gpu_count: int = 1
 

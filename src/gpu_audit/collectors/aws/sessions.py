@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpu_audit import __version__
 from gpu_audit.collectors.aws.settings import AwsSettings
+from gpu_audit.core.frozen import record
 
 if TYPE_CHECKING:
     import botocore.session
@@ -37,7 +37,7 @@ def shared_loader(session: botocore.session.Session) -> Any:
         return _LOADERS[path]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Target:
     """One account as the user named it: a profile, a role ARN, or the default credentials."""
 

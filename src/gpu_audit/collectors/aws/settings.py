@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gpu_audit.core.frozen import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AwsSettings:
     services: tuple[str, ...] = ("ec2", "sagemaker")  # what to enumerate in each region
     profiles: tuple[str, ...] = ()

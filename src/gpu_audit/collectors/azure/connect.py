@@ -10,12 +10,12 @@ Azure CLI).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
 
 from gpu_audit.collectors.azure.settings import AzureSettings
 from gpu_audit.collectors.interface import ProviderUnavailable
 from gpu_audit.core.endpoint import is_loopback
+from gpu_audit.core.frozen import record
 
 ENDPOINT_ENV = "GPU_AUDIT_AZURE_ENDPOINT"
 DEFAULT_ENDPOINT = "https://management.azure.com"
@@ -53,7 +53,7 @@ def _bounded_retry(settings: AzureSettings) -> Any:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Arm:
     """Client factories sharing one endpoint, credential and retry policy."""
 

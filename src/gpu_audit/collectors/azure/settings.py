@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gpu_audit.core.frozen import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AzureSettings:
     subscriptions: tuple[str, ...] = ()  # empty: every subscription the credential can read
     regions: tuple[str, ...] = ()  # empty: every region (Azure `location`, e.g. `eastus`)

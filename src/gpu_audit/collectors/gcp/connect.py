@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass
 from typing import Any
 
 from gpu_audit.collectors.gcp.rest import BucketLocations
 from gpu_audit.collectors.gcp.settings import GcpSettings
 from gpu_audit.collectors.interface import ProviderUnavailable
 from gpu_audit.core.endpoint import Endpoint, endpoint
+from gpu_audit.core.frozen import record
 from gpu_audit.errors import CollectorError
 
 GCE_ENDPOINT_ENV = "GPU_AUDIT_GCE_ENDPOINT"
@@ -29,7 +29,7 @@ SCOPES = (
 PAGE_SIZE = 500  # aggregatedList's maximum maxResults
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Apis:
     """Endpoints, credentials and the imported client module, shared by every project's scan."""
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gpu_audit.collectors.interface import ProviderUnavailable
 from gpu_audit.collectors.kubernetes.settings import KubernetesSettings
+from gpu_audit.core.frozen import record
 from gpu_audit.errors import ConfigError
 
 IN_CLUSTER = "in-cluster"
@@ -21,7 +21,7 @@ EVERY_CONTEXT = "*"  # `--context '*'`: every context of the kubeconfig (org-sca
 TRANSIENT_STATUSES = (429, 500, 502, 503, 504)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Target:
     """One cluster to read: its context name and how to build an API client for it."""
 

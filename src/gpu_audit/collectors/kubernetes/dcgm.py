@@ -13,12 +13,12 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from gpu_audit.collectors.kubernetes.connect import TRANSIENT_STATUSES
 from gpu_audit.collectors.kubernetes.settings import KubernetesSettings
+from gpu_audit.core.frozen import record
 from gpu_audit.core.redact import redact_urls
 from gpu_audit.core.resource import Utilization
 
@@ -29,7 +29,7 @@ class MetricsError(Exception):
     """Prometheus could not answer; utilization stays missing and resources carry a note."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DcgmUtilization:
     nodes: Mapping[str, Utilization]
     pods: Mapping[PodKey, Utilization]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from gpu_audit.collectors.kubernetes.dcgm import DcgmUtilization
@@ -19,13 +18,14 @@ from gpu_audit.collectors.kubernetes.nodes import (
 )
 from gpu_audit.collectors.kubernetes.pods import STATES, gpus_requested, owner_of, workload_of
 from gpu_audit.collectors.kubernetes.settings import KubernetesSettings
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Gpu, Kind, Resource, SourceRef, State, Utilization, Workload
 
 Json = dict[str, Any]
 _WORKLOADS = frozenset(w.value for w in Workload)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class GpuPod:
     raw: Json
     gpus: int
@@ -33,7 +33,7 @@ class GpuPod:
     workload: Workload
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ClusterView:
     """What one context holds: its GPU nodes (by name), its GPU pods and GPUs allocated per node."""
 

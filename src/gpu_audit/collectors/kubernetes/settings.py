@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gpu_audit.core.frozen import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class KubernetesSettings:
     contexts: tuple[str, ...] = ()  # empty: the kubeconfig's current context (or in-cluster)
     kubeconfig: str | None = None  # default: $KUBECONFIG, then ~/.kube/config
