@@ -94,13 +94,26 @@ def test_check_imports_no_cloud_sdk() -> None:
 
 
 def test_the_hook_imports_only_what_it_prints(tmp_path: Path) -> None:
-    """One job file as pre-commit passes it, the second time (the policy's validation cached)."""
+    """One job file as pre-commit passes it, on a machine that never ran gpu-audit (the shipped
+    pack's validation is known to this version) and again (a cache, if any, warm)."""
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     job = str(FIXTURES / "skypilot" / "serve-on-demand.yaml")
     first, cold = _imported([job], env)
-    assert "jsonschema" in cold  # a policy new to this machine is validated
     second, warm = _imported([job], env)
     assert first == second and "serve-on-demand.yaml:" in second
-    loaded = _offenders(warm, HOOK_FORBIDDEN)
-    assert not loaded, f"gpu-audit check (one file, cache warm) imported {loaded}"
-    assert "gpu_audit.report.text" in warm and "gpu_audit.jobs.skypilot.parser" in warm
+    for modules in (cold, warm):
+        loaded = _offenders(modules, HOOK_FORBIDDEN)
+        assert not loaded, f"gpu-audit check (one file) imported {loaded}"
+        assert "gpu_audit.report.text" in modules and "gpu_audit.jobs.skypilot.parser" in modules
+
+
+def test_a_policy_new_to_the_machine_is_validated_once(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    shipped = Path(__file__).resolve().parents[2] / "policies" / "runbook.yaml"
+    policy = tmp_path / "team.yaml"
+    policy.write_text(shipped.read_text() + "# the team's copy\n")
+    args = ["--policy", str(policy), str(FIXTURES / "skypilot" / "serve-on-demand.yaml")]
+    _, cold = _imported(args, env)
+    assert "jsonschema" in cold  # an edited pack is validated
+    _, warm = _imported(args, env)
+    assert "jsonschema" not in warm  # and remembered once it passed

@@ -235,6 +235,7 @@ def test_the_validation_cache_is_keyed_by_the_policy_and_the_schema(
     """A policy validated once skips the schema; the same text under a changed schema, or one
     byte more of policy, is validated again (the cache is never stale)."""
     from gpu_audit.policy import loader
+    from gpu_audit.policy import validated as keys
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     validated: list[str] = []
@@ -249,8 +250,8 @@ def test_the_validation_cache_is_keyed_by_the_policy_and_the_schema(
     load_policy([path])
     load_policy([path])
     assert validated == [path]  # the second read was known valid
-    schema = loader._schema_bytes()
-    monkeypatch.setattr(loader, "_schema_bytes", lambda: schema + b" ")
+    schema = keys._schema_bytes()
+    monkeypatch.setattr(keys, "_schema_bytes", lambda: schema + b" ")
     load_policy([path])
     assert validated == [path, path]  # a new schema: validated again
     write(tmp_path, "version: 1\nrules:" + GOOD_RULE + "\n")

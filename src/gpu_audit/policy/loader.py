@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
-from gpu_audit import __version__
 from gpu_audit.catalog import canonical_gpu
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Kind, Severity
@@ -28,6 +27,7 @@ from gpu_audit.policy.structure import (
     schema_problems,
     shown,
 )
+from gpu_audit.policy.validated import known_valid, remember_valid, validation_key
 
 BUILTIN_PACKS = ("runbook",)
 
@@ -196,28 +196,9 @@ def _extend(layer: _Layer, path: str, data: LineMap, stack: tuple[str, ...]) -> 
 
 def content_key(text: str) -> str:
     """A short key for a file's content: names the policy version in reports (CRC-32 and
-    length; the validation cache has its own key, `_validation_key`)."""
+    length; the validation cache has its own key, `validated.validation_key`)."""
     data = text.encode("utf-8")
     return f"{zlib.crc32(data):08x}{len(data):x}"
-
-
-def _validation_key(text: str) -> str:
-    """The validation cache's key: a BLAKE2b digest of the policy and of the schema it passed,
-    so an edited policy or a changed schema is validated again, and no crafted file can match a
-    validated one (a CRC can be forged). `_blake2` is the standard library's own BLAKE2: ~0.3 ms
-    to import, where `hashlib` loads OpenSSL (~6 ms) on every commit."""
-    try:
-        from _blake2 import blake2b
-    except ImportError:  # a Python built without it
-        from hashlib import blake2b
-    digest = blake2b(_schema_bytes(), digest_size=20)
-    digest.update(b"\x00" + text.encode("utf-8"))
-    return digest.hexdigest()
-
-
-def _schema_bytes() -> bytes:
-    with open(os.path.join(_HERE, "schema.json"), "rb") as handle:
-        return handle.read()
 
 
 def _read_policy(path: str) -> tuple[LineMap, str, list[tuple[tuple[Any, ...], str]]]:
@@ -226,14 +207,14 @@ def _read_policy(path: str) -> tuple[LineMap, str, list[tuple[tuple[Any, ...], s
         text = read_text(path)
     except InputError as exc:
         raise PolicyError(str(exc)) from exc
-    key = _validation_key(text)
+    key = validation_key(text)
     data = _parse(path, text)  # never from a cache: one written by anyone could change the rules
     problems = key_problems(path, data)
-    if not _known_valid(key):
+    if not known_valid(key):  # the schema, for a policy this version has not seen pass
         keyed = {at for at, _ in problems}
         problems += [p for p in schema_problems(path, data) if p[0] not in keyed]
         if not problems:
-            _remember_valid(key)
+            remember_valid(key)
     return data, content_key(text), problems
 
 
@@ -247,27 +228,6 @@ def _parse(path: str, text: str) -> LineMap:
             f"{path}:1: policy: expected one YAML mapping with 'version: 1' and 'rules'"
         )
     return documents[0].data
-
-
-# -- structure: the JSON Schema, skipped for content already validated by this version -------------
-
-
-def _cache_dir() -> str:
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(root, "gpu-audit", f"policy-ok-{__version__}")
-
-
-def _known_valid(digest: str) -> bool:
-    return os.path.exists(os.path.join(_cache_dir(), digest))
-
-
-def _remember_valid(digest: str) -> None:
-    try:
-        os.makedirs(_cache_dir(), exist_ok=True)
-        with open(os.path.join(_cache_dir(), digest), "w"):
-            pass
-    except OSError:
-        pass  # a read-only home only costs the next run a schema validation
 
 
 # -- semantics ---------------------------------------------------------------------------------
