@@ -28,20 +28,28 @@ T = TypeVar("T", bound=type)
 @overload
 def record(cls: T, /) -> T: ...
 @overload
-def record(*, kw_only: bool = False) -> Callable[[T], T]: ...
+def record(*, kw_only: bool = False, frozen: bool = True) -> Callable[[T], T]: ...
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(field, Field))
-def record(cls: T | None = None, /, *, kw_only: bool = False) -> T | Callable[[T], T]:
-    """Make `cls` a frozen, slotted dataclass (`kw_only`: every field keyword-only)."""
+def record(
+    cls: T | None = None, /, *, kw_only: bool = False, frozen: bool = True
+) -> T | Callable[[T], T]:
+    """Make `cls` a frozen, slotted dataclass (`kw_only`: every field keyword-only).
+    `frozen=False`: what plain `@dataclass` makes, a class whose instances take any attribute,
+    unhashable (a parser's scratch record)."""
 
     def wrap(cls: T) -> T:
-        made: Any = dataclass(init=False, repr=False, eq=False, slots=True, kw_only=kw_only)(cls)
+        made: Any = dataclass(init=False, repr=False, eq=False, slots=frozen, kw_only=kw_only)(cls)
         _check_order(made)
-        for name, method in _FROZEN.items():
-            setattr(made, name, method)
+        if frozen:
+            for name, method in _FROZEN.items():
+                setattr(made, name, method)
         made.__init__ = _first_init(made)
-        return shared(made)
+        shared(made)
+        if not frozen:
+            made.__hash__ = None
+        return made
 
     return wrap if cls is None else wrap(cls)
 

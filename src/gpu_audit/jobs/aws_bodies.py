@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cache
 from typing import Any
 
 from gpu_audit.catalog import canonical_gpu, class_rank, instance_spec, instance_types
+from gpu_audit.core.frozen import record
 from gpu_audit.core.yamlsrc import LineList, LineMap, Templated, load_documents
 from gpu_audit.errors import InputError
 from gpu_audit.jobs.mentions import EMBED_MARKERS
@@ -25,7 +26,7 @@ MAX_DEPTH = 64
 _JSONPATH = Templated("$ (Step Functions JSONPath)")
 
 
-@dataclass
+@record(frozen=False)
 class Refs:
     """Parameter defaults in scope: CloudFormation and SageMaker pipeline `Parameters`."""
 
@@ -98,7 +99,7 @@ def items(value: Any) -> list[tuple[Any, int | None]]:
 Match = Callable[[Any], bool]
 
 
-@dataclass(frozen=True)
+@record
 class Found:
     """An AWS job body found in a file, with what it refers to."""
 
@@ -242,7 +243,7 @@ def _shift(node: Any, offset: int, budget: list[int]) -> None:
 # --- AWS instance types → GPUs ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class AwsGpu:
     """The GPUs of an AWS instance family or type."""
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from gpu_audit.core.fields import FIELDS, build_resource
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Kind, Resource, SourceRef, State, Workload
 from gpu_audit.core.yamlsrc import Document, is_templated
 from gpu_audit.errors import InputError
@@ -64,7 +65,7 @@ class JobFormat(ABC):
         """
 
 
-@dataclass
+@record(frozen=False)
 class JobDraft:
     """A job being parsed: canonical fields set one at a time, each with the line it came from.
 

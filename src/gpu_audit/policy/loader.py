@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -62,7 +62,7 @@ class Policy:
     aliases: dict[str, str]  # an old rule id → its current id
 
 
-@dataclass
+@record(frozen=False)
 class _Layer:
     """The policy being built, file by file."""
 

@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from datetime import UTC, datetime
 from queue import SimpleQueue
 from typing import TYPE_CHECKING, Any, Protocol
@@ -25,6 +25,7 @@ from gpu_audit.collectors.aws.sagemaker_map import Found, SageMakerMapper
 from gpu_audit.collectors.aws.sessions import HOME_REGION, Sessions, Target
 from gpu_audit.collectors.aws.universe import item_key
 from gpu_audit.collectors.interface import Progress
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import (
     Capacity,
     DataRef,
@@ -59,7 +60,7 @@ _CAPACITY = {
 }
 
 
-@dataclass
+@record(frozen=False)
 class Account:
     """An account that answered: its id, session, regions to scan and a lazily made S3 client."""
 
@@ -77,7 +78,7 @@ class Account:
             return self._s3
 
 
-@dataclass
+@record(frozen=False)
 class Item:
     """One (account × region) in flight: its independent calls (EC2 and each SageMaker list) run
     as pool tasks of their own; `parts` holds each one's answer or error, in report order."""

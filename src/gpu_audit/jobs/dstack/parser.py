@@ -10,10 +10,11 @@ Workload: by `type`; a task whose commands only start an IDE is a notebook. Chec
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar
 
 from gpu_audit.catalog import canonical_gpu
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Capacity, Resource, Workload
 from gpu_audit.core.yamlsrc import Document, LineList, LineMap, is_templated
 from gpu_audit.jobs.dstack.markers import MARKERS
@@ -38,7 +39,7 @@ _MEMORY = re.compile(
 _COUNT = re.compile(r"^(?P<low>\d+)?\s*(?P<range>\.\.)?\s*(?P<high>\d+)?$")
 
 
-@dataclass
+@record(frozen=False)
 class _GpuSpec:
     """A dstack `gpu:` request: names, memory and count ranges."""
 

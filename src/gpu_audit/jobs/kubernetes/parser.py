@@ -10,9 +10,9 @@ is the tuning job around its trial template.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Resource, Workload
 from gpu_audit.core.yamlsrc import Document, LineMap, is_templated
 from gpu_audit.jobs.evidence import Kind, infer, runs_in
@@ -146,7 +146,7 @@ def _experiment(draft: JobDraft, spec: LineMap) -> None:
     )
 
 
-@dataclass
+@record(frozen=False)
 class _GpuRequest:
     """A container's GPU request, with its line."""
 

@@ -8,9 +8,9 @@ otherwise, with its line at the pod template that leaves it out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Capacity
 from gpu_audit.core.yamlsrc import LineMap, is_templated
 from gpu_audit.jobs.gpus import GpuAsk, alternatives_note, instance_ask, largest
@@ -46,7 +46,7 @@ _CAPACITY_LABELS: dict[str, dict[str, Capacity]] = {
 _RESERVATION_LABELS = ("cloud.google.com/reservation-name", "cloud.google.com/reservation-affinity")
 
 
-@dataclass
+@record(frozen=False)
 class Constraint:
     """One node-placement constraint of a pod, with its line."""
 

@@ -6,14 +6,15 @@ a replica count, a pod spec, the pod template's annotations and the template's l
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from gpu_audit.core.frozen import record
 from gpu_audit.core.yamlsrc import LineMap
 from gpu_audit.jobs.values import as_count, as_number
 
 
-@dataclass
+@record(frozen=False)
 class Group:
     """Identical pods: `replicas` × one pod spec (or, for TrainJob, one resources block)."""
 
@@ -25,7 +26,7 @@ class Group:
     line: int | None = None  # the pod template's (or the pod spec's) line
 
 
-@dataclass
+@record(frozen=False)
 class Pods:
     """The GPU pod groups of a workload, its deadline and notes."""
 

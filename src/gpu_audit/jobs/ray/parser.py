@@ -12,9 +12,9 @@ The workload is what the start and setup commands run (jobs/evidence.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Capacity, Resource
 from gpu_audit.core.yamlsrc import Document, LineMap, is_templated
 from gpu_audit.jobs.evidence import Ran, infer
@@ -26,7 +26,7 @@ from gpu_audit.jobs.values import as_bool, as_number
 _DEFAULT_MAX_WORKERS = 2  # Ray's documented default for the cluster-wide max_workers
 
 
-@dataclass
+@record(frozen=False)
 class _NodeType:
     """A Ray cluster's node type, with its config."""
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from gpu_audit.catalog import canonical_gpu, class_rank, instance_spec
+from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Capacity
 from gpu_audit.core.yamlsrc import LineList, LineMap, is_templated
 from gpu_audit.jobs.interface import JobDraft
@@ -29,7 +29,7 @@ _GCS = re.compile(r"gs://[A-Za-z0-9._\-]+(?:/[^\s\"',;{$]*)?")
 _GCS_FUSE = re.compile(r"(?<![\w/])/gcs/([A-Za-z0-9._\-]+)(/[^\s\"',;{$]*)?")
 
 
-@dataclass
+@record(frozen=False)
 class Pools:
     """GPUs summed over worker pools, with the line of the key each came from."""
 
