@@ -68,12 +68,14 @@ def normalise_type(instance_type: str) -> str:
     return key[3:] if key.startswith("ml.") else key
 
 
-def _rows(name: str) -> list[dict[str, str]]:
+def _table(name: str) -> list[list[str]]:
+    """A data file's header and rows, comment lines left out (`csv.reader`: half the time of
+    `DictReader`, paid on every commit the hook sees)."""
     # Beside the module: pip unpacks wheels, and importlib.resources costs ~15 ms to import.
     with open(os.path.join(os.path.dirname(__file__), "data", name), encoding="utf-8") as handle:
         text = handle.read()
     lines = [line for line in text.splitlines() if line and not line.startswith("#")]
-    return list(csv.DictReader(lines))
+    return list(csv.reader(lines))
 
 
 def _float(text: str) -> float | None:
@@ -83,27 +85,53 @@ def _float(text: str) -> float | None:
 @cache
 def _instances() -> dict[str, InstanceSpec]:
     table: dict[str, InstanceSpec] = {}
-    for row in _rows("instances.csv"):
+    header, *rows = _table("instances.csv")
+    columns = ("cloud", "instance_type", "gpu_model", "gpu_count", "gpu_memory_gib", "vcpus")
+    order = [header.index(name) for name in (*columns, "memory_gib")]
+    for raw in rows:
+        cloud, instance_type, model, count, memory, vcpus, host_memory = (raw[i] for i in order)
         spec = InstanceSpec(
-            cloud=row["cloud"],
-            instance_type=row["instance_type"],
-            gpu_model=row["gpu_model"],
-            gpu_count=int(row["gpu_count"]),
-            gpu_memory_gib=float(row["gpu_memory_gib"]),
-            vcpus=int(row["vcpus"]) if row["vcpus"] else None,
-            memory_gib=_float(row["memory_gib"]),
+            cloud=cloud,
+            instance_type=instance_type,
+            gpu_model=model,
+            gpu_count=int(count),
+            gpu_memory_gib=float(memory),
+            vcpus=int(vcpus) if vcpus else None,
+            memory_gib=_float(host_memory),
         )
-        table[normalise_type(spec.instance_type)] = spec
+        table[normalise_type(instance_type)] = spec
     return table
 
 
-@record
 class _PriceIndex:
-    """prices.csv as look-up tables, read once per process."""
+    """prices.csv as look-up tables, read once per process. A row becomes its `PriceQuote` when
+    first asked for: a commit's check prices a few items of the table's ~450."""
 
-    quotes: dict[tuple[str, str], PriceQuote]  # (item, region) → quote
-    clouds: dict[str, str]  # item → cloud, also for items without a GPU row (GCP N1 hosts)
-    any_region: dict[str, PriceQuote]  # item → a quote in its alphabetically first priced region
+    def __init__(self) -> None:
+        # (item, region) → a row of prices.csv (columns in `_COLUMNS` order), or its quote
+        self._entries: dict[tuple[str, str], list[str] | PriceQuote] = {}
+        self.clouds: dict[str, str] = {}  # item → cloud, also for GCP N1 hosts (no GPU row)
+        self.first_region: dict[str, str] = {}  # item → its alphabetically first priced region
+
+    def put(self, cloud: str, item: str, region: str, entry: list[str] | PriceQuote) -> None:
+        self._entries[(item, region)] = entry
+        self.clouds.setdefault(item, cloud)
+        if region < self.first_region.get(item, "\uffff"):
+            self.first_region[item] = region
+
+    def get(self, item: str, region: str) -> PriceQuote | None:
+        entry = self._entries.get((item, region))
+        if entry is None or isinstance(entry, PriceQuote):
+            return entry
+        quote = self._entries[(item, region)] = _row_quote(entry)
+        return quote
+
+    def pairs(self) -> list[tuple[str, str]]:
+        return list(self._entries)
+
+    def quotes(self) -> list[tuple[tuple[str, str], PriceQuote]]:
+        """Every (item, region) and its quote, in the table's order."""
+        return [(pair, quote) for pair in self.pairs() if (quote := self.get(*pair)) is not None]
 
 
 def _item_key(item: str) -> str:
@@ -146,40 +174,43 @@ def _laid(bundled: PriceQuote | None, quote: PriceQuote) -> PriceQuote:
     )
 
 
-def _row_quote(row: dict[str, str]) -> PriceQuote:
-    """A row of prices.csv as the quote it is."""
+_COLUMNS = ("cloud", "item", "region", "on_demand_usd_hr", "spot_usd_hr", "as_of", "source")
+
+
+def _row_quote(row: list[str]) -> PriceQuote:
+    """A row of prices.csv (its columns in `_COLUMNS` order) as the quote it is."""
+    _cloud, item, region, on_demand, spot, as_of, source = row
     return PriceQuote(
-        on_demand=_float(row["on_demand_usd_hr"]),
-        spot=_float(row["spot_usd_hr"]),
-        region=row["region"],
-        as_of=row["as_of"],
-        source=row["source"],
+        on_demand=_float(on_demand),
+        spot=_float(spot),
+        region=region,
+        as_of=as_of,
+        source=source,
         exact_region=True,
-        item=row["item"],
+        item=item,
     )
 
 
 @cache
 def _price_index() -> _PriceIndex:
-    quotes: dict[tuple[str, str], PriceQuote] = {}
-    clouds: dict[str, str] = {}
-    for row in _rows("prices.csv"):
-        item = _item_key(row["item"])
-        quotes[(item, row["region"])] = _row_quote(row)
-        clouds[item] = row["cloud"]
+    index = _PriceIndex()
+    header, *rows = _table("prices.csv")
+    order = [header.index(column) for column in _COLUMNS]
+    for raw in rows:
+        row = [raw[i] for i in order]
+        index.clouds[_item_key(row[1])] = row[0]  # the last row's cloud, as written
+        index.put(row[0], _item_key(row[1]), row[2], row)
     for cloud, quote in _OVERLAY:
         item = _item_key(quote.item or "")
-        quotes[(item, quote.region)] = _laid(quotes.get((item, quote.region)), quote)
-        clouds.setdefault(item, cloud)
-    any_region: dict[str, PriceQuote] = {}
-    for (item, _region), quote in sorted(quotes.items()):
-        any_region.setdefault(item, quote)
-    return _PriceIndex(quotes, clouds, any_region)
+        index.put(cloud, item, quote.region, _laid(index.get(item, quote.region), quote))
+    return index
 
 
 def bundled_prices() -> tuple[tuple[str, PriceQuote], ...]:
     """Every (cloud, quote) of the bundled table as written, whatever overlay is in use."""
-    return tuple((row["cloud"], _row_quote(row)) for row in _rows("prices.csv"))
+    header, *rows = _table("prices.csv")
+    order = [header.index(column) for column in _COLUMNS]
+    return tuple((raw[order[0]], _row_quote([raw[i] for i in order])) for raw in rows)
 
 
 def instance_spec(instance_type: str | None) -> InstanceSpec | None:
@@ -196,7 +227,8 @@ def instance_types() -> tuple[InstanceSpec, ...]:
 def regional_prices(instance_type: str) -> tuple[PriceQuote, ...]:
     """Every region the catalog prices this instance type in, alphabetically by region."""
     key = _item_key(instance_type)
-    return tuple(q for (item, _r), q in sorted(_price_index().quotes.items()) if item == key)
+    index = _price_index()
+    return tuple(q for (i, _), q in sorted(index.quotes()) if i == key)
 
 
 def _quote(item: str, region: str | None, cloud: str | None) -> PriceQuote | None:
@@ -206,13 +238,13 @@ def _quote(item: str, region: str | None, cloud: str | None) -> PriceQuote | Non
     """
     index = _price_index()
     if region:
-        found = index.quotes.get((item, region))
+        found = index.get(item, region)
         if found is not None:
             return found
     reference = REFERENCE_REGION.get(cloud or index.clouds.get(item, ""))
-    found = index.quotes.get((item, reference)) if reference else None
-    if found is None:
-        found = index.any_region.get(item)
+    found = index.get(item, reference) if reference else None
+    if found is None and item in index.first_region:
+        found = index.get(item, index.first_region[item])
     if found is None:
         return None
     exact = region is None or region == found.region
@@ -302,7 +334,7 @@ def _per_gpu_table() -> dict[str, PriceQuote]:
     """
     candidates: list[tuple[float, str, str, PriceQuote]] = []
     for key, spec in _instances().items():
-        quote = _price_index().quotes.get((key, REFERENCE_REGION.get(spec.cloud, "")))
+        quote = _price_index().get(key, REFERENCE_REGION.get(spec.cloud, ""))
         if quote is None or quote.on_demand is None or spec.gpu_count <= 0:
             continue
         per = PriceQuote(
@@ -318,7 +350,7 @@ def _per_gpu_table() -> dict[str, PriceQuote]:
     best: dict[str, PriceQuote] = {}
     for _cost, _name, model, per in sorted(candidates, key=lambda c: (c[0], c[1])):
         best.setdefault(model, per)
-    for (item, region), quote in _price_index().quotes.items():
+    for (item, region), quote in _price_index().quotes():
         if item.startswith("gpu:") and region == REFERENCE_REGION["gcp"] and quote.on_demand:
             best.setdefault(item[4:], replace(quote, exact_region=False))
     return best

@@ -28,7 +28,7 @@ def known_regions(cloud: str) -> list[str]:
     from gpu_audit.catalog.lookup import _price_index
 
     index = _price_index()
-    return sorted({region for item, region in index.quotes if index.clouds.get(item) == cloud})
+    return sorted({region for item, region in index.pairs() if index.clouds.get(item) == cloud})
 
 
 def check_region(region: str, clouds: tuple[str, ...]) -> None:
