@@ -127,3 +127,11 @@ def test_a_scan_result_pickles(demo: ScanResult) -> None:
     assert again == demo
     assert again.tool_version == demo.tool_version
     assert render("json", again) == render("json", demo)
+
+
+def test_every_character_terminal_safe_escapes_is_one_python_calls_unprintable() -> None:
+    """`terminal_safe` answers printable text without its pattern: no character the pattern
+    escapes may be printable, or a value holding only it would slip through."""
+    escaped = [chr(c) for c in range(0x110000) if UNSAFE.fullmatch(chr(c))]
+    assert len(escaped) >= 70 and not any(char.isprintable() for char in escaped)
+    assert terminal_safe("a\x1b[31mb\u202e") == "a\\x1b[31mb\\u202e"

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 from gpu_audit.core.frozen import record
+from gpu_audit.core.lazyre import lazy
 
 
 @record
@@ -150,7 +149,7 @@ for _alias, _name in _ALIASES.items():
     _INDEX[_alias] = _BY_NAME[_name]
 
 _PREFIXES = ("nvidia-", "tesla-", "amd-instinct-", "intel-")
-_TPU = re.compile(r"^tpu-?(v\d+(?:-?lite(?:pod)?|[a-z])?)")
+_TPU = lazy(r"^tpu-?(v\d+(?:-?lite(?:pod)?|[a-z])?)", needs=("tpu",))
 _TPU_NAMES = {"v5lite": "TPU-v5e", "v5litepod": "TPU-v5e"}
 
 

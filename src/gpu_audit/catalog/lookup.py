@@ -228,7 +228,8 @@ def regional_prices(instance_type: str) -> tuple[PriceQuote, ...]:
     """Every region the catalog prices this instance type in, alphabetically by region."""
     key = _item_key(instance_type)
     index = _price_index()
-    return tuple(q for (i, _), q in sorted(index.quotes()) if i == key)
+    regions = sorted(region for item, region in index.pairs() if item == key)
+    return tuple(q for region in regions if (q := index.get(key, region)) is not None)
 
 
 def _quote(item: str, region: str | None, cloud: str | None) -> PriceQuote | None:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import re
 
+from gpu_audit.core.lazyre import lazy
+
 # scheme://[userinfo@]host[path][?query][#fragment], up to a space or a quote.
-_URL = re.compile(
+_URL = lazy(
     r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^\s/?#\"'<>@]*@)?"
-    r"(?P<rest>[^\s?#\"'<>]*)(?P<query>\?[^\s#\"'<>]*)?"
+    r"(?P<rest>[^\s?#\"'<>]*)(?P<query>\?[^\s#\"'<>]*)?",
+    needs=("://",),
 )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from gpu_audit.core.lazyre import lazy
 from gpu_audit.errors import GpuAuditError, InputError
 
 MAX_DEPTH = (
@@ -27,7 +28,7 @@ _CLOSE = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 # for every level but a sequence under a mapping key: at most 2 × (prefix + 1) levels.
 _FEW_BRACKETS = MAX_DEPTH // 4
 _DEEP_PREFIX = re.compile(r"^(?:[ ?-]|[&!]\S*[ \t])" + f"{{{MAX_DEPTH // 3 - 1},}}", re.M)
-_JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}]')
+_JSON_TOKEN = lazy(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}]')
 
 
 class ValueProblem(yaml.constructor.ConstructorError):
@@ -92,7 +93,7 @@ def where(path: str, mark: Any) -> str:
     return f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else path
 
 
-_SURROGATE = re.compile(
+_SURROGATE = lazy(
     r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
     r"|(?<![89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 )

@@ -12,23 +12,26 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from gpu_audit.core.lazyre import lazy
 from gpu_audit.jobs.interface import JobDraft
 from gpu_audit.jobs.scripts import says_checkpoint
 
 _BUCKET = r"(?:s3|gs|gcs|az|abfss?|r2|oci|cos|hf)://[^\s\"';&|]+|[\w-]+:[\w./-]*"
-_SYNC = re.compile(
+_SYNC = lazy(
     r"\b(?:aws\s+s3\s+(?:sync|cp\s+--recursive|cp\s+-r)|gsutil\s+(?:-m\s+)?(?:rsync|cp\s+-r)"
     r"|gcloud\s+storage\s+(?:rsync|cp\s+-r)|rclone\s+(?:sync|copy)|s5cmd\s+(?:sync|cp)"
     r"|azcopy\s+(?:sync|copy))\s+(?:-\S+\s+)*(?P<src>\S+)\s+(?:-\S+\s+)*[\"']?(?P<dst>"
     + _BUCKET
     + ")",
     re.IGNORECASE,
+    needs=("sync", "cp", "copy"),  # every tool's verb above
 )
-_HELPER = re.compile(r"[\w./-]*sync[\w-]*\.(?:sh|py)\b", re.IGNORECASE)
-_NONE = re.compile(
+_HELPER = lazy(r"[\w./-]*sync[\w-]*\.(?:sh|py)\b", re.IGNORECASE, needs=("sync",))
+_NONE = lazy(
     r"--save[_-]steps[=\s]+[\"']?-1\b|--save[_-]strategy[=\s]+[\"']?(?:no|none)\b"
     r"|\bsave_strategy:\s*[\"']?(?:no|none)\b|--no[_-]save\b|--save[_-]checkpoints?[=\s]+false\b",
     re.IGNORECASE,
+    needs=("save",),
 )
 
 

@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable
 
 from gpu_audit.core.frozen import record
+from gpu_audit.core.lazyre import lazy
 from gpu_audit.core.resource import Workload
 from gpu_audit.jobs.checkpoints import read_checkpoints
 from gpu_audit.jobs.interface import JobDraft
@@ -64,13 +65,13 @@ EVIDENCE: tuple[tuple[Workload, str, str], ...] = (
 )  # fmt: skip
 
 # A dev box: every command sets up or starts an IDE, a notebook or an idle shell to attach to.
-_IDE = re.compile(
+_IDE = lazy(
     r"\b(?:jupyter(?:-lab|-notebook)?\s+(?:lab|notebook|server)|jupyter-lab|jupyter-notebook"
     r"|code-server|openvscode-server|code\s+tunnel|marimo\s+edit|rstudio-server"
     r"|sleep\s+(?:infinity|inf)|tail\s+-f\s+/dev/null)\b"
 )
-_SPLIT = re.compile(r"\n|&&|\|\||;")
-_SETUP = re.compile(
+_SPLIT = lazy(r"\n|&&|\|\||;")
+_SETUP = lazy(
     r"^(?:cd|source|\.|export|echo|conda\s+(?:activate|install|create)|pip3?\s+install|uv\s+pip"
     r"|uv\s+sync|apt(?:-get)?|sudo|mkdir|set|git\s+clone|nvidia-smi|wget|curl|ls|cat|chmod"
     r"|ray\s+start|python3?\s+-m\s+pip\s+install)\b"

@@ -9,10 +9,10 @@ templated (missing); if it still does not, the file is skipped with a reason, no
 
 from __future__ import annotations
 
-import re
+from gpu_audit.core.lazyre import lazy
 
-_EXPRESSION = re.compile(r"\{\{.*?\}\}")
-_DIRECTIVE_LINE = re.compile(r"^\s*(?:-\s*)?(?:\{\{.*?\}\}\s*)+$")
+_EXPRESSION = lazy(r"\{\{.*?\}\}", needs=("{{",))
+_DIRECTIVE_LINE = lazy(r"^\s*(?:-\s*)?(?:\{\{.*?\}\}\s*)+$", needs=("{{",))
 # The placeholder keeps `{{}}` so `is_templated` sees it, and starts with a letter so YAML
 # reads it as a plain scalar rather than the start of a flow mapping.
 PLACEHOLDER = "helm{{}}"

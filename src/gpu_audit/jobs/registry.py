@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from gpu_audit.core.frozen import record
+from gpu_audit.core.lazyre import lazy
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import Skipped
 from gpu_audit.core.yamlguard import printable
@@ -143,7 +144,7 @@ def _load_file(path: str, raw: bytes | None = None) -> tuple[list[Resource], Ski
     return [], Skipped(path=path, reason=reason)
 
 
-_YAML_NAME = re.compile(r"\.(ya?ml|json)(\b|$)|\.(ya?ml|json)[-.]\w+$", re.IGNORECASE)
+_YAML_NAME = lazy(r"\.(ya?ml|json)(\b|$)|\.(ya?ml|json)[-.]\w+$", re.IGNORECASE)
 
 
 def _yaml_name(path: str) -> bool:
@@ -169,7 +170,7 @@ def parser_failure(path: str, line: int, stage: str, exc: Exception) -> str:
     )
 
 
-_NUMERIC = re.compile(r"float|int|infinity|NaN|digits|out of range", re.I)
+_NUMERIC = lazy(r"float|int|infinity|NaN|digits|out of range", re.I)
 
 
 def _parse(document: Document, path: str) -> tuple[str, list[Resource]] | None:
@@ -210,7 +211,7 @@ def _no_job_reason(documents: list[Document], recognised: list[str]) -> str:
     return "not a job config of a supported format (" + ", ".join(FORMATS) + ")"
 
 
-_LOCATED = re.compile(r":(\d+)(?::\d+)?: ")
+_LOCATED = lazy(r":(\d+)(?::\d+)?: ")
 
 
 def _error_line(message: str, path: str) -> int | None:

@@ -11,13 +11,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_FLAG = re.compile(
+from gpu_audit.core.lazyre import lazy
+
+_FLAG = lazy(
     r"--(?:output|save|checkpoint|ckpt|checkpoints|default[_-]root|model[_-]save|log)"
     r"[_-](?:dir|path|directory)[=\s]+[\"']?([^\s\"';&|]+)",
     re.IGNORECASE,
+    needs=("dir", "path"),
 )
-_TARGET = re.compile(r"(?:>>?|\btee\s+(?:-a\s+)?)\s*[\"']?(/[^\s\"';&|]+)")
-_COPY = re.compile(r"\b(?:cp|mv|rsync)\s+(?:-\S+\s+)*\S+\s+[\"']?(/[^\s\"';&|]+)")
+_TARGET = lazy(r"(?:>>?|\btee\s+(?:-a\s+)?)\s*[\"']?(/[^\s\"';&|]+)", needs=(">", "tee"))
+_COPY = lazy(
+    r"\b(?:cp|mv|rsync)\s+(?:-\S+\s+)*\S+\s+[\"']?(/[^\s\"';&|]+)", needs=("cp", "mv", "rsync")
+)
 CHECKPOINT_WORDS = ("checkpoint", "ckpt")
 
 

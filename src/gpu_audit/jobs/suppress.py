@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 
+from gpu_audit.core.lazyre import lazy
+
 Suppressions = dict[int, dict[str, str]]
 
-_COMMENT = re.compile(
+_COMMENT = lazy(
     r"(?:^|\s)#\s*gpu-audit:\s*ignore(?:\[(?P<rules>[^\]]*)\])?(?::|\s|$)\s*(?P<reason>.*?)\s*$"
 )
 

@@ -6,13 +6,14 @@ import math
 import re
 from typing import Any
 
+from gpu_audit.core.lazyre import lazy
 from gpu_audit.core.yamlsrc import is_templated
 
 _TRUE = {"true", "yes", "on", "1", "y"}
 _FALSE = {"false", "no", "off", "0", "n"}
-_SHELL_VAR = re.compile(r"\$[A-Za-z_]\w*")
-_SECONDS = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")  # protobuf Duration JSON: `3600s`, `1.5s`
-_UNITS = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])", re.IGNORECASE)  # `1h30m`, `2d`, `90s`
+_SHELL_VAR = lazy(r"\$[A-Za-z_]\w*", needs=("$",))
+_SECONDS = lazy(r"^\s*(\d+(?:\.\d+)?)s\s*$")  # protobuf Duration JSON: `3600s`, `1.5s`
+_UNITS = lazy(r"(\d+(?:\.\d+)?)\s*([smhdw])", re.IGNORECASE)  # `1h30m`, `2d`, `90s`
 _UNIT_HOURS = {"s": 1 / 3600, "m": 1 / 60, "h": 1, "d": 24, "w": 168}
 
 

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Callable, Sequence
 
+from gpu_audit.core.lazyre import lazy
 from gpu_audit.core.redact import redact_urls
 
 REDACTED = "[redacted]"
 # An option or `key=value` whose name says it holds a secret.
 _SECRET_NAME = r"(?:token|secret|passw(?:or)?d|api[-_]?key|access[-_]?key|credential|auth)"  # noqa: S105
-_SECRET_FLAG = re.compile(rf"(?i)^--?[\w-]*{_SECRET_NAME}[\w-]*$")
-_SECRET_PAIR = re.compile(rf"(?i)(\b[\w-]*{_SECRET_NAME}[\w-]*\s*[=:]\s*)[^\s&;,]+")
+_SECRET_FLAG = lazy(rf"(?i)^--?[\w-]*{_SECRET_NAME}[\w-]*$")
+_SECRET_PAIR = lazy(rf"(?i)(\b[\w-]*{_SECRET_NAME}[\w-]*\s*[=:]\s*)[^\s&;,]+")
 # AWS access key ids (long-term AKIA, temporary ASIA) and role/user ids.
-_KEY_ID = re.compile(r"\b(?:AKIA|ASIA|AROA|AIDA)[A-Z0-9]{12,}\b")
+_KEY_ID = lazy(r"\b(?:AKIA|ASIA|AROA|AIDA)[A-Z0-9]{12,}\b")
 
 
 def redact_argv(argv: Sequence[str]) -> tuple[str, ...]:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 
+from gpu_audit.core.lazyre import lazy
+
 # C0 and C1 controls (ESC, CSI, OSC, BEL, line breaks), DEL, the Unicode line and paragraph
 # separators, and the bidi marks, embeddings, overrides and isolates that reorder a line.
-UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+UNSAFE = lazy("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _code(match: re.Match[str]) -> str:
@@ -20,7 +22,10 @@ def terminal_safe(value: object) -> str:
     A tag value, file name or cloud message printed through this cannot move the cursor, set
     the window title (OSC), ring the bell, forge a second line or reverse the text around it.
     """
-    return UNSAFE.sub(_code, str(value))
+    text = str(value)
+    if text.isprintable():  # none of them (all are Cc, Cf, Zl or Zp): the common case
+        return text
+    return UNSAFE.sub(_code, text)
 
 
 UNENCODABLE = "gpu-audit-escape"  # the `errors` of the program's stdout and stderr

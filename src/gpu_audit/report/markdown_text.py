@@ -6,10 +6,11 @@ import os
 import re
 from collections.abc import Sequence
 
+from gpu_audit.core.lazyre import lazy
 from gpu_audit.report.escape import terminal_safe
 
 # Every line break CommonMark or a browser honours, and the other C0/C1 controls: one space each.
-_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+_BREAKS = lazy(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 
 
 def _flat(value: object) -> str:
@@ -19,12 +20,12 @@ def _flat(value: object) -> str:
 
 # ASCII punctuation with a meaning somewhere in GFM (emphasis, code, links, tables, headings,
 # strikethrough, autolinks, images, entities); backslash-escaping any of it is always legal.
-_MARKUP = re.compile(r"([\\`*_\[\]|#~!$])")
+_MARKUP = lazy(r"([\\`*_\[\]|#~!$])")
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 # GitHub turns bare `scheme://…` and `www.…` into links (its autolink extension fires on the `:`
 # and on `www.`); an escaped `:` or `.` is plain text to it and reads the same once rendered.
-_AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9]):(?=//)|(?<=\bwww)\.")
-_CHART_UNSAFE = re.compile(r"[^A-Za-z0-9 ._,:/@()+-]+")
+_AUTOLINK = lazy(r"(?i)(?<=[a-z0-9]):(?=//)|(?<=\bwww)\.")
+_CHART_UNSAFE = lazy(r"[^A-Za-z0-9 ._,:/@()+-]+")
 
 
 def inline(value: object, limit: int = 200) -> str:

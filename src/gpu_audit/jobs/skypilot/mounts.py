@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from gpu_audit.core.lazyre import lazy
 from gpu_audit.core.yamlsrc import LineMap, is_templated
 from gpu_audit.jobs.interface import JobDraft
 from gpu_audit.jobs.scripts import commands, says_checkpoint, under, written_paths
 
 _STORE_SCHEMES = {"s3": "s3", "gcs": "gs", "r2": "r2", "azure": "https", "ibm": "cos", "oci": "oci"}
-_VAR = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
+_VAR = lazy(r"\$\{?([A-Za-z_]\w*)\}?", needs=("$",))
 
 
 def set_mounts(draft: JobDraft, data: LineMap) -> None:
