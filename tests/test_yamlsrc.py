@@ -9,11 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from gpu_audit.cli.main import main
+from gpu_audit.core import yamlsrc
 from gpu_audit.core.yamlsrc import load_documents, load_json, read_text
 from gpu_audit.errors import InputError
+from tests.conftest import ROOT, SHARED
 
 GOOD = "name: ok\nresources:\n  accelerators: L4:1\nrun: python train.py\n"
 
@@ -253,3 +256,60 @@ def test_the_pure_python_parser_is_guarded_too() -> None:
     with pytest.raises(InputError, match=r"^f.yaml:2:103: nested more than 100 levels deep"):
         check_yaml_depth("f.yaml", "a: 1\nx: " + "[" * 5000, yaml.SafeLoader)
     check_yaml_depth("f.yaml", "x: " + "[" * 99 + "]" * 99, yaml.SafeLoader)
+
+
+def _same(built: object, constructed: object, where: str) -> None:
+    """Equal values of the same types, with the same lines, all the way down."""
+    assert type(built) is type(constructed), where
+    if isinstance(built, yamlsrc.LineMap):
+        assert isinstance(constructed, yamlsrc.LineMap)
+        assert (built.line, built.key_lines) == (constructed.line, constructed.key_lines), where
+        assert list(built) == list(constructed), where
+        for key in built:
+            _same(built[key], constructed[key], f"{where}.{key}")
+    elif isinstance(built, yamlsrc.LineList):
+        assert isinstance(constructed, yamlsrc.LineList)
+        assert (built.line, built.item_lines) == (constructed.line, constructed.item_lines), where
+        assert len(built) == len(constructed), where
+        for index, (a, b) in enumerate(zip(built, constructed, strict=True)):
+            _same(a, b, f"{where}[{index}]")
+    else:
+        assert built == constructed or built != built, where  # NaN is NaN
+
+
+def _yaml_files() -> list[Path]:
+    roots = [ROOT / "fixtures", ROOT / "policies", ROOT / "docs"]
+    if SHARED.is_dir():
+        roots.append(SHARED / "corpus")
+    return sorted(p for root in roots for p in root.rglob("*") if p.suffix in {".yaml", ".yml"})
+
+
+def test_the_fast_build_makes_what_the_loader_constructs_on_every_file() -> None:
+    """`yamlsrc._build` (documents without anchors) against PyYAML's own construction with the
+    same guarded constructors, over every YAML file of the fixtures, docs, policies and corpus
+    (the corpus, when it lies beside the checkout)."""
+    compared = 0
+    for path in _yaml_files():
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "&" in text:
+            continue  # an anchor: load_documents constructs it the plain way
+        for builder in ("fast", "plain"):
+            loader = yamlsrc._LineLoader(text)
+            try:
+                documents = []
+                while loader.check_node():
+                    node = loader.get_node()
+                    if builder == "fast":
+                        documents.append(yamlsrc._build(loader, node))
+                    else:
+                        documents.append(loader.construct_document(node))
+            except yaml.YAMLError:
+                documents = ["error"]
+            finally:
+                loader.dispose()
+            if builder == "fast":
+                fast = documents
+        for index, (a, b) in enumerate(zip(fast, documents, strict=True)):
+            _same(a, b, f"{path}#{index}")
+        compared += 1
+    assert compared >= 150
