@@ -202,14 +202,16 @@ def _read_provider(
 
 
 def run_check(request: CheckRequest, settings: Settings) -> ScanResult:
+    from gpu_audit.core.gcpause import paused_gc
     from gpu_audit.core.results import Skipped
     from gpu_audit.jobs import load_jobs
     from gpu_audit.jobs.discover import expand
     from gpu_audit.policy.loader import load_policy
 
-    policy = load_policy(request.policies or settings.policies)
-    files, unmatched = expand(request.files, (*settings.exclude, *request.excludes))
-    loaded = load_jobs(files)
+    with paused_gc():  # the policy and the files: acyclic trees the collector would walk
+        policy = load_policy(request.policies or settings.policies)
+        files, unmatched = expand(request.files, (*settings.exclude, *request.excludes))
+        loaded = load_jobs(files)
     skipped = (
         *loaded.skipped,
         *(Skipped(path=m.split(": ", 1)[0], reason=m, error=True) for m in unmatched),

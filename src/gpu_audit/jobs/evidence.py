@@ -29,40 +29,55 @@ _B = Workload.BATCH_INFERENCE
 _T = Workload.TRAINING
 _M = Workload.BENCHMARK
 
-# (workload, what the evidence is called, pattern) in order: the first match names the workload.
-# Benchmarks first (they launch with the training launchers); then a training script by name (an
-# RL run starts a vLLM server for its rollouts); then servers (a served model may be "fine-tuned");
-# then training by its tools' words, batch inference, and last the generic distributed launchers.
-EVIDENCE: tuple[tuple[Workload, str, str], ...] = (
+# (workload, what the evidence is called, pattern, needles) in order: the first match names the
+# workload. Benchmarks first (they launch with the training launchers); then a training script by
+# name (an RL run starts a vLLM server for its rollouts); then servers (a served model may be
+# "fine-tuned"); then training by its tools' words, batch inference, and last the generic
+# distributed launchers. The needles are words every match holds (lower-case): a text without any
+# is passed over without compiling the pattern (`core/lazyre.py`; a test holds them to it).
+_TABLE: tuple[tuple[Workload, str, str, tuple[str, ...]], ...] = (
     (_M, "NCCL tests", r"\b(?:all_reduce|all_gather|alltoall|reduce_scatter|sendrecv|broadcast"
-     r"|reduce|gather|scatter|hypercube)_perf\b|nccl[-_]tests"),
+     r"|reduce|gather|scatter|hypercube)_perf\b|nccl[-_]tests", ("_perf", "nccl")),
     (_M, "a benchmark", r"\bvllm\s+bench\b|benchmark[\w-]*\.(?:py|sh)\b|\bbench_\w+\.py\b"
      r"|\bgpu[-_]burn\b|\bmlperf\b|\bnvbandwidth\b|\bdcgmi\s+diag\b|\bib_write_bw\b"
-     r"|\bsglang\.bench_\w+|--benchmark\b"),
+     r"|\bsglang\.bench_\w+|--benchmark\b",
+     ("bench", "burn", "mlperf", "nvbandwidth", "dcgmi", "ib_write_bw")),
     (_T, "a training script", r"[\w./-]*train[\w-]*\.(?:py|sh)\b|--do_train\b"
      r"|--num_train_epochs\b|\bllamafactory-cli\s+train\b|\baxolotl(?:\.cli)?\.?\s*train\b"
      r"|\btune\s+run\b|\btrl\s+(?:sft|dpo|grpo|kto|ppo|reward)\b|\bfairseq-train\b"
-     r"|\bverl\.trainer\b|\bmain_ppo\b|\./train\w*"),
+     r"|\bverl\.trainer\b|\bmain_ppo\b|\./train\w*", ("train", "tune", "trl", "ppo")),
     (_I, "a vLLM server", r"\bvllm\s+serve\b|vllm\.entrypoints\.(?:openai\.)?api_server"
-     r"|vllm/vllm-openai"),
-    (_I, "a TGI server", r"\btext-generation-launcher\b|text-generation-inference"),
-    (_I, "a Triton server", r"\btritonserver\b|trtllm-serve"),
-    (_I, "an SGLang server", r"\bsglang\.launch_server\b|lmsysorg/sglang"),
-    (_I, "an Ollama server", r"\bollama\s+serve\b|\bollama/ollama\b"),
+     r"|vllm/vllm-openai", ("vllm",)),
+    (_I, "a TGI server", r"\btext-generation-launcher\b|text-generation-inference",
+     ("text-generation",)),
+    (_I, "a Triton server", r"\btritonserver\b|trtllm-serve", ("triton", "trtllm")),
+    (_I, "an SGLang server", r"\bsglang\.launch_server\b|lmsysorg/sglang", ("sglang",)),
+    (_I, "an Ollama server", r"\bollama\s+serve\b|\bollama/ollama\b", ("ollama",)),
     (_I, "a Ray Serve application", r"\bserve\s+(?:run|deploy|start)\b|\bserve_config"
-     r"|\brayllm\b|\bray[-_]llm\b|\baviary\b"),
+     r"|\brayllm\b|\bray[-_]llm\b|\baviary\b",
+     ("serve", "rayllm", "ray-llm", "ray_llm", "aviary")),
     (_I, "a model server", r"\btorchserve\b|\blmdeploy\s+serve\b|\bllama-server\b"
-     r"|\bmlc_llm\s+serve\b|\btext-embeddings-router\b|\bkserve\b|\bbentoml\s+serve\b"),
+     r"|\bmlc_llm\s+serve\b|\btext-embeddings-router\b|\bkserve\b|\bbentoml\s+serve\b",
+     ("serve", "text-embeddings-router")),
     (_T, "a training tool", r"\bfine[-_]?tun\w*|\bpretrain\w*|\baxolotl\b|\bnanotron\b"
      r"|\bmegatron\b|\bmaxtext\b|\bt5x\b|\blevanter\b|\btorchtitan\b|\bopen_clip\b"
-     r"|\b(?:sft|dpo|grpo|ppo|rlhf|lora)[\w-]*\.(?:py|sh|ya?ml)\b"),
+     r"|\b(?:sft|dpo|grpo|ppo|rlhf|lora)[\w-]*\.(?:py|sh|ya?ml)\b",
+     ("tun", "pretrain", "axolotl", "nanotron", "megatron", "maxtext", "t5x", "levanter",
+      "torchtitan", "open_clip", "sft", "dpo", "grpo", "ppo", "rlhf", "lora")),
     (_B, "batch inference", r"whisper\w*|\btranscri\w+|alphafold\w*|colabfold\w*"
      r"|\besmfold\b|\bembed\w*\.py\b|\b(?:generate|compute|extract)[-_]"
      r"(?:embeddings?|vectors|features)\b|\bbatch[-_]?infer\w*|\boffline[-_]infer\w*"
-     r"|[\w-]*(?:predict|infer|generat|eval|score)\w*\.py\b|\blm[-_]eval\b|\blighteval\b"),
+     r"|[\w-]*(?:predict|infer|generat|eval|score)\w*\.py\b|\blm[-_]eval\b|\blighteval\b",
+     ("whisper", "transcri", "fold", "embed", "vectors", "features", "infer", "predict",
+      "generat", "eval", "score")),
     (_T, "a distributed launcher", r"\btorchrun\b|torch\.distributed\.(?:launch|run)\b"
-     r"|\baccelerate\s+launch\b|\bdeepspeed\b|\bhorovodrun\b|\bcomposer\b"),
+     r"|\baccelerate\s+launch\b|\bdeepspeed\b|\bhorovodrun\b|\bcomposer\b",
+     ("torchrun", "torch.distributed", "accelerate", "deepspeed", "horovodrun", "composer")),
 )  # fmt: skip
+_PATTERNS = tuple(
+    (workload, label, lazy(source, re.IGNORECASE, needs=needles))
+    for workload, label, source, needles in _TABLE
+)
 
 # A dev box: every command sets up or starts an IDE, a notebook or an idle shell to attach to.
 _IDE = lazy(
@@ -147,10 +162,9 @@ def dev_only(script: str) -> str | None:
 def classify(ran: Iterable[Ran]) -> tuple[Workload, str, int | None] | None:
     """The workload the first matching pattern names, the evidence in words, and its line."""
     items = [r for r in ran if r.text.strip()]
-    for workload, label, source in EVIDENCE if items else ():
-        # Compiled when first reached (re's own cache keeps it): the search stops at the first
-        # match, and a hook run with one job need not compile the 14 patterns (~2 ms) up front.
-        pattern = re.compile(source, re.IGNORECASE)
+    for workload, label, pattern in _PATTERNS if items else ():
+        # Compiled when first reached with a needle in the text: the search stops at the first
+        # match, and a hook run with one job need not compile the 14 patterns (~2 ms).
         for item in items:
             match = pattern.search(item.text)
             if match:
