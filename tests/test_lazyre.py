@@ -90,3 +90,15 @@ def test_every_match_of_a_gated_pattern_holds_one_of_its_needles(
     assert not gated.absent(found.group(0)), (gated.pattern, found.group(0), gated.needs)
     answered = gated.search(text)
     assert answered is not None and answered.span() == found.span()
+
+
+def test_a_gate_refuses_an_inline_ignorecase_flag_it_could_not_see() -> None:
+    with pytest.raises(ValueError, match="not inline"):
+        lazy(r"(?i)token", needs=("token",))
+
+
+def test_fold_lets_a_lower_case_pattern_match_without_ignorecase() -> None:
+    for text in ("P4D.24XLARGE", "Standard_NC24ads_A100_v4", "\u017ftandard_nc6", "G5.xlarge"):
+        pattern = r"^(?:p\d[a-z]*|g\d[a-z]*)\.\w+$|^standard_n[cdv]\w*$"
+        expected = re.search(pattern, text, re.IGNORECASE) is not None
+        assert (re.search(pattern, lazyre.fold(text)) is not None) is expected, text

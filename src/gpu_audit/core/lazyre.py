@@ -20,6 +20,15 @@ from typing import Any
 # The characters outside ASCII that `re.IGNORECASE` takes for an ASCII letter, which `lower()`
 # alone does not turn into it (`ſ` matches `s`, `ı` and `İ` match `i`, the Kelvin sign `k`).
 _ASCII_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+
+def fold(text: str) -> str:
+    """`text` lower-cased so that a pattern of lower-case ASCII matches it without
+    `re.IGNORECASE` exactly where it would match `text` with it (compiling with the flag costs
+    up to 4 times as much)."""
+    return text.translate(_ASCII_FOLD).lower()
+
+
 _METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split")
 GATED: list[_Gated] = []  # every gated pattern made, for the test that holds them to `needs`
 
@@ -51,7 +60,7 @@ class _Gated(_Lazy):
 
     def absent(self, text: str) -> bool:
         """No substring of `needs` in `text`: it cannot match."""
-        folded = text.translate(_ASCII_FOLD).lower() if self._fold else text
+        folded = fold(text) if self._fold else text
         return not any(needle in folded for needle in self.needs)
 
     def search(self, text: str, *args: Any) -> re.Match[str] | None:
@@ -77,6 +86,10 @@ def lazy(
     of `needs`, if given)."""
     if not needs:
         return _Lazy(source, int(flags))  # type: ignore[return-value]
+    if "(?i" in source:
+        raise ValueError(
+            "a gated pattern takes re.IGNORECASE as a flag, not inline: the gate folds"
+        )
     gated = _Gated(source, int(flags), needs)
     GATED.append(gated)
     return gated  # type: ignore[return-value]

@@ -11,6 +11,7 @@ import re
 
 from gpu_audit.catalog import canonical_gpu, class_rank, instance_spec
 from gpu_audit.core.frozen import record
+from gpu_audit.core.lazyre import fold
 from gpu_audit.jobs.values import as_number
 
 
@@ -114,7 +115,7 @@ def gpu_instance(instance_type: str) -> bool:
     spec = instance_spec(instance_type)
     if spec is not None:
         return spec.gpu_count > 0
-    return bool(_re(_GPU_TYPE).search(instance_type.strip()))
+    return bool(_re(_GPU_TYPE, 0).search(fold(instance_type.strip())))
 
 
 _EMBEDDED = r"-(nvidia-[a-z0-9-]+?)-(\d+)$"
@@ -125,7 +126,7 @@ def instance_ask(instance_type: str, line: int | None) -> GpuAsk | None:
     spec = instance_spec(instance_type)
     if spec is not None and spec.gpu_count > 0:
         return GpuAsk(spec.gpu_model, spec.gpu_count, line, instance_type, spec.gpu_memory_gib)
-    embedded = _re(_EMBEDDED).search(instance_type)
+    embedded = _re(_EMBEDDED, 0).search(fold(instance_type))
     if embedded:
         model = canonical_gpu(embedded.group(1))
         if model:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable, Sequence
 
@@ -11,10 +12,13 @@ from gpu_audit.core.redact import redact_urls
 REDACTED = "[redacted]"
 # An option or `key=value` whose name says it holds a secret.
 _SECRET_NAME = r"(?:token|secret|passw(?:or)?d|api[-_]?key|access[-_]?key|credential|auth)"  # noqa: S105
-_SECRET_FLAG = lazy(rf"(?i)^--?[\w-]*{_SECRET_NAME}[\w-]*$")
-_SECRET_PAIR = lazy(rf"(?i)(\b[\w-]*{_SECRET_NAME}[\w-]*\s*[=:]\s*)[^\s&;,]+")
+_SECRET_WORDS = ("token", "secret", "pass", "key", "credential", "auth")  # each name holds one
+_SECRET_FLAG = lazy(rf"^--?[\w-]*{_SECRET_NAME}[\w-]*$", re.IGNORECASE, needs=_SECRET_WORDS)
+_SECRET_PAIR = lazy(
+    rf"(\b[\w-]*{_SECRET_NAME}[\w-]*\s*[=:]\s*)[^\s&;,]+", re.IGNORECASE, needs=_SECRET_WORDS
+)
 # AWS access key ids (long-term AKIA, temporary ASIA) and role/user ids.
-_KEY_ID = lazy(r"\b(?:AKIA|ASIA|AROA|AIDA)[A-Z0-9]{12,}\b")
+_KEY_ID = lazy(r"\b(?:AKIA|ASIA|AROA|AIDA)[A-Z0-9]{12,}\b", needs=("AKIA", "ASIA", "AROA", "AIDA"))
 
 
 def redact_argv(argv: Sequence[str]) -> tuple[str, ...]:
