@@ -129,10 +129,6 @@ class _PriceIndex:
     def pairs(self) -> list[tuple[str, str]]:
         return list(self._entries)
 
-    def quotes(self) -> list[tuple[tuple[str, str], PriceQuote]]:
-        """Every (item, region) and its quote, in the table's order."""
-        return [(pair, quote) for pair in self.pairs() if (quote := self.get(*pair)) is not None]
-
 
 def _item_key(item: str) -> str:
     card, separator, rest = item.partition(":")
@@ -151,7 +147,7 @@ def set_overlay(quotes: list[tuple[str, PriceQuote]]) -> None:
     price, and the quote then names both sources and the older date."""
     _OVERLAY[:] = quotes
     _price_index.cache_clear()
-    _per_gpu_table.cache_clear()
+    _per_gpu.cache_clear()
 
 
 def _laid(bundled: PriceQuote | None, quote: PriceQuote) -> PriceQuote:
@@ -327,16 +323,20 @@ def _scaled(quote: PriceQuote, count: int) -> PriceQuote:
 
 
 @cache
-def _per_gpu_table() -> dict[str, PriceQuote]:
-    """One GPU-hour of each model, priced from one instance type in its cloud's reference region.
+def _per_gpu(model: str) -> PriceQuote | None:
+    """One GPU-hour of this model, priced from one instance type in its cloud's reference region.
 
     The instance with the cheapest on-demand GPU-hour is chosen, and its own spot price is used:
     on-demand and spot always come from the same instance and region, and the source names it.
+    A model no instance type holds is priced per attached GPU (GCP N1's `gpu:` rows).
     """
-    candidates: list[tuple[float, str, str, PriceQuote]] = []
+    index = _price_index()
+    candidates: list[tuple[float, str, PriceQuote]] = []
     for key, spec in _instances().items():
-        quote = _price_index().get(key, REFERENCE_REGION.get(spec.cloud, ""))
-        if quote is None or quote.on_demand is None or spec.gpu_count <= 0:
+        if spec.gpu_model != model or spec.gpu_count <= 0:
+            continue
+        quote = index.get(key, REFERENCE_REGION.get(spec.cloud, ""))
+        if quote is None or quote.on_demand is None:
             continue
         per = PriceQuote(
             on_demand=round(quote.on_demand / spec.gpu_count, 5),
@@ -347,17 +347,16 @@ def _per_gpu_table() -> dict[str, PriceQuote]:
             exact_region=False,
             item=spec.instance_type,
         )
-        candidates.append((per.on_demand or 0.0, spec.instance_type, spec.gpu_model, per))
-    best: dict[str, PriceQuote] = {}
-    for _cost, _name, model, per in sorted(candidates, key=lambda c: (c[0], c[1])):
-        best.setdefault(model, per)
-    for (item, region), quote in _price_index().quotes():
-        if item.startswith("gpu:") and region == REFERENCE_REGION["gcp"] and quote.on_demand:
-            best.setdefault(item[4:], replace(quote, exact_region=False))
-    return best
+        candidates.append((per.on_demand or 0.0, spec.instance_type, per))
+    if candidates:
+        return min(candidates, key=lambda c: (c[0], c[1]))[2]
+    attached = index.get(f"gpu:{model}", REFERENCE_REGION["gcp"])
+    if attached is not None and attached.on_demand:
+        return replace(attached, exact_region=False)
+    return None
 
 
 def gpu_hour_price(gpu_model: str | None) -> PriceQuote | None:
     """The cheapest known price of one GPU-hour of this model (jobs that name no instance type)."""
     model = canonical_gpu(gpu_model)
-    return _per_gpu_table().get(model) if model else None
+    return _per_gpu(model) if model else None
