@@ -1,5 +1,5 @@
 """The shipped packs' validation keys (`policy/validated.SHIPPED`) name exactly the packs as they
-are, each of which passes the JSON Schema: a pack edited without its key is caught here, and an
+are, each of which passes the JSON Schema and the depth scan (both skipped when a pack loads): a pack edited without its key is caught here, and an
 edited pack is validated at run time all the same (its key misses).
 
     python -m tests.policy.test_validated    # prints each shipped pack's current key
@@ -10,7 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
+from gpu_audit.core import yamlguard
 from gpu_audit.core.yamlsrc import load_documents, read_text
 from gpu_audit.policy import loader, validated
 from gpu_audit.policy.loader import BUILTIN_PACKS, builtin_pack_path, load_policy
@@ -28,7 +30,9 @@ def _current() -> dict[str, str]:
 
 def test_every_shipped_pack_passes_the_schema_and_its_key_is_listed() -> None:
     for path, key in _current().items():
-        data = load_documents(path, read_text(path))[0].data
+        text = read_text(path)
+        yamlguard.check_yaml_depth(path, text, yaml.SafeLoader)  # loaded without the scan
+        data = load_documents(path, text)[0].data
         assert key_problems(path, data) == [] and schema_problems(path, data) == [], path
         assert key in validated.SHIPPED, (
             f"{path} changed: put its key {key} in policy/validated.py SHIPPED "

@@ -194,8 +194,9 @@ def _price_index() -> _PriceIndex:
     order = [header.index(column) for column in _COLUMNS]
     for raw in rows:
         row = [raw[i] for i in order]
-        index.clouds[_item_key(row[1])] = row[0]  # the last row's cloud, as written
-        index.put(row[0], _item_key(row[1]), row[2], row)
+        item = _item_key(row[1])
+        index.clouds[item] = row[0]  # the last row's cloud, as written
+        index.put(row[0], item, row[2], row)
     for cloud, quote in _OVERLAY:
         item = _item_key(quote.item or "")
         index.put(cloud, item, quote.region, _laid(index.get(item, quote.region), quote))

@@ -228,13 +228,16 @@ def _read_regular(path: str, limit: int) -> bytes:
         return handle.read(limit + 1)
 
 
-def load_documents(path: str, text: str) -> list[Document]:
-    """Every document of a YAML stream (or one JSON document), with line numbers."""
+def load_documents(path: str, text: str, depth_known: bool = False) -> list[Document]:
+    """Every document of a YAML stream (or one JSON document), with line numbers.
+    `depth_known`: the text is one this version ships (a policy pack), its nesting known to be
+    shallow: the depth scan before parsing is skipped (~0.8 ms for the runbook pack)."""
     if _is_json(path, text):
         # JSON is YAML save for tab indentation, which JSON allows only between tokens.
         text = text.replace("\t", " ")
     try:
-        yamlguard.check_yaml_depth(path, text, _Loader)
+        if not depth_known:
+            yamlguard.check_yaml_depth(path, text, _Loader)
         loader = _LineLoader(text)
         try:
             documents: list[Document] = []
