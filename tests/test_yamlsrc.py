@@ -313,3 +313,12 @@ def test_the_fast_build_makes_what_the_loader_constructs_on_every_file() -> None
             _same(a, b, f"{path}#{index}")
         compared += 1
     assert compared >= 150
+
+
+def test_a_byte_order_mark_is_dropped_and_bad_bytes_are_counted_in_the_file() -> None:
+    assert read_text("x.yaml", b"\xef\xbb\xbfname: a\n") == "name: a\n"
+    assert read_text("x.yaml", b"name: a\n") == "name: a\n"
+    with pytest.raises(InputError, match=r"x.yaml: not UTF-8 text \(byte 9: invalid start byte"):
+        read_text("x.yaml", b"\xef\xbb\xbfname: \xff\n")
+    with pytest.raises(InputError, match=r"byte 6: invalid start byte"):
+        read_text("x.yaml", b"name: \xff\n")
