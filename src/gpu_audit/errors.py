@@ -1,7 +1,6 @@
 """One error base class and one class per stage; every message is located (file:line, rule, key)."""
 
 import re
-import unicodedata
 from enum import IntEnum
 
 _UNPRINTABLE = frozenset(("Cc", "Cf", "Cs", "Co", "Zl", "Zp"))
@@ -12,6 +11,8 @@ def one_line(message: str) -> str:
     bring escaped (`\\n`, `\\x1b`, `\\u202e`): it stays one line, and cannot restyle a terminal."""
     if message.isprintable():
         return message
+    import unicodedata  # only for a message that needs escaping
+
     return "".join(
         (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
         if unicodedata.category(c) in _UNPRINTABLE

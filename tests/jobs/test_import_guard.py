@@ -47,6 +47,13 @@ HOOK_FORBIDDEN = (
     "gpu_audit.report.sarif",
     "gpu_audit.report.markdown",
     "difflib",  # did-you-mean hints are for errors
+    # the standard library's, for paths a YAML job file does not take: JSON files, quoted globs,
+    # messages that need escaping, the command line a report shows; CRC-32 comes from binascii
+    "json",
+    "glob",
+    "unicodedata",
+    "shlex",
+    "zlib",
     # no baseline, no comparison: its classes (core/comparison.py) stay unimported
     "gpu_audit.core.comparison",
     # a SkyPilot file: the other formats' markers say no, so their parsers stay unimported

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import sys
-import unicodedata
 from collections.abc import Callable, Iterator
 from types import GeneratorType
 from typing import Any
@@ -187,6 +186,10 @@ def printable(value: object, limit: int = 80) -> str:
     text = str(value)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
+    if text.isprintable():  # nothing to escape (each escaped category is unprintable)
+        return text
+    import unicodedata
+
     return "".join(
         (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
         if unicodedata.category(c) in _UNPRINTABLE

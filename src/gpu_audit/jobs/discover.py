@@ -9,7 +9,6 @@ when a directory or glob is given: a hook handed staged files pays nothing for i
 
 from __future__ import annotations
 
-import glob
 import os
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -77,6 +76,8 @@ class Walker:
                     yield os.path.join(here, name)
 
     def globbed(self, pattern: str) -> Iterator[str]:
+        import glob  # ~0.7 ms, only for a quoted glob
+
         for path in sorted(glob.glob(pattern, recursive=True)):
             if os.path.isdir(path):
                 continue

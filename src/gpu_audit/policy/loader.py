@@ -7,8 +7,8 @@ that do not exist). Every error is one line: `file:line: rule 'id': key: message
 
 from __future__ import annotations
 
+import binascii
 import os
-import zlib
 from dataclasses import field
 from datetime import UTC, date, datetime
 from typing import Any
@@ -198,7 +198,7 @@ def content_key(text: str) -> str:
     """A short key for a file's content: names the policy version in reports (CRC-32 and
     length; the validation cache has its own key, `validated.validation_key`)."""
     data = text.encode("utf-8")
-    return f"{zlib.crc32(data):08x}{len(data):x}"
+    return f"{binascii.crc32(data):08x}{len(data):x}"  # zlib's CRC-32; binascii is loaded
 
 
 def _read_policy(path: str) -> tuple[LineMap, str, list[tuple[tuple[Any, ...], str]]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import date
 from typing import Any
@@ -14,6 +13,8 @@ VALUE_LIMIT = 80  # characters of a value a message echoes; the rest is clipped
 
 
 def policy_schema() -> dict[str, Any]:
+    import json  # only where a policy is validated: not on a commit's path
+
     with open(os.path.join(_HERE, "schema.json"), encoding="utf-8") as handle:
         text = handle.read()
     schema: dict[str, Any] = json.loads(text)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Callable, Sequence
 
 from gpu_audit.core.lazyre import lazy
@@ -54,4 +53,6 @@ def shown_command(argv: Sequence[str], shown_path: Callable[[str], str]) -> str:
         head, equals, tail = arg.partition("=")
         whole = shown_path(arg)
         args.append(f"{head}={shown_path(tail)}" if equals and whole == arg else whole)
+    import shlex  # for a report that shows the command, not every commit's
+
     return shlex.join(["gpu-audit", *args])
