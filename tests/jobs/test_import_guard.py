@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -67,10 +66,11 @@ HOOK_FORBIDDEN = (
     "gpu_audit.jobs.azureml.parser",
 )
 
-# Run the real CLI in a fresh interpreter, then report every module it imported, even on exit 1.
+# Run the real CLI in a fresh interpreter, then report every module it imported, even on exit 1
+# (the probe itself imports nothing the check would not: json is one of the modules asked about).
 PROBE = """
-import atexit, json, sys
-atexit.register(lambda: print("MODULES=" + json.dumps(sorted(sys.modules)), file=sys.stderr))
+import atexit, sys
+atexit.register(lambda: print("MODULES=" + " ".join(sorted(sys.modules)), file=sys.stderr))
 from gpu_audit.cli.main import main
 sys.argv = ["gpu-audit", "check", *sys.argv[1:]]
 main()
@@ -84,7 +84,7 @@ def _imported(args: list[str], env: dict[str, str] | None = None) -> tuple[str, 
     )
     assert run.returncode in (0, 1, 2), run.stderr
     line = next(ln for ln in run.stderr.splitlines() if ln.startswith("MODULES="))
-    return run.stdout, json.loads(line[len("MODULES=") :])
+    return run.stdout, line[len("MODULES=") :].split()
 
 
 def _offenders(modules: list[str], forbidden: tuple[str, ...]) -> list[str]:
