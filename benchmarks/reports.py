@@ -155,6 +155,7 @@ def main() -> None:
         Run = tuple[float, float, float]
         runs: dict[str, list[Run]] = {name: [] for name in ["baseline", *names]}
         against = {**os.environ, "PYTHONPATH": args.against or ""}
+        Path(folder, "against").mkdir()
         for _ in range(args.repeat):
             for name in formats:
                 runs["baseline"].append(measure(base))
@@ -167,16 +168,22 @@ def main() -> None:
                 seconds, mib, cpu = runs[name][-1]
                 print(f"{name}: {seconds:.2f} s, {mib:.0f} MiB, CPU {cpu:.2f} s", file=sys.stderr)
                 if args.against:
-                    other = [*argv[:-1], out + ".against"] if args.streamed else [*argv]
+                    # The other checkout's own entry (its console script may differ), its
+                    # report in a folder of its own under the same name (the extension counts).
+                    elsewhere = str(Path(folder, "against", f"report.{name}"))
+                    other = [*argv[:-1], elsewhere] if args.streamed else [*argv]
                     if not args.streamed:
-                        other[other.index("-o") + 1] = out + ".against"
+                        other[:1] = [sys.executable, "-m", "gpu_audit"]
+                        other[other.index("-o") + 1] = elsewhere
                     runs[f"{name} (against)"].append(measure(other, against))
                     seconds, mib, cpu = runs[f"{name} (against)"][-1]
                     print(f"{name} against: {seconds:.2f} s, {mib:.0f} MiB, CPU {cpu:.2f} s")
         sizes = {name: Path(folder, f"report.{name}").stat().st_size for name in formats}
         for name in formats:
             if args.against:
-                sizes[f"{name} (against)"] = Path(folder, f"report.{name}.against").stat().st_size
+                sizes[f"{name} (against)"] = (
+                    Path(folder, "against", f"report.{name}").stat().st_size
+                )
     wall = {name: statistics.median(r[0] for r in rows) for name, rows in runs.items()}
     rss = {name: statistics.median(r[1] for r in rows) for name, rows in runs.items()}
     cpu = {name: statistics.median(r[2] for r in rows) for name, rows in runs.items()}
