@@ -5,13 +5,13 @@ and `__repr__` from source text (one `exec` each, ~0.1 ms) for every class, and 
 imports ~40 of them: a third of its own start-up went there. `@record` asks `dataclass` for the
 fields and slots alone, then adds methods written once for every class (`__eq__`, `__hash__`,
 `__repr__`, the frozen `__setattr__` and `__delattr__`, pickling) and a generated `__init__`
-compiled when the class is first instantiated (most classes on a hook's path never are).
+compiled when the class is first instantiated (half the classes on a hook's path never are).
 
 What a record does is what the dataclass did: the same `__init__` parameters (positional or
 `kw_only`, defaults, `default_factory`, `__post_init__`), equality and hash over the same tuple of
 fields (so hash values are equal too), the same repr, `FrozenInstanceError` on assignment, and
 `dataclasses.fields`, `replace` and `asdict` work on it. Type checkers see a frozen dataclass
-(`dataclass_transform`). `tests/core/test_frozen.py` holds a record to the dataclass it replaces.
+(`dataclass_transform`). `tests/test_frozen.py` holds a record to the dataclass it replaces.
 """
 
 from __future__ import annotations
