@@ -13,8 +13,9 @@ is made without `copy.copy`'s dispatch per node (`copy_emitter`); `freeze_config
 configuration once. A client then costs ~0.7 ms. This touches two private `ClientCreator` methods,
 `EndpointCreator.create_endpoint`'s `http_session_cls`, `EventAliaser.__copy__`, the config
 store's mapping and the emitter's alias cache and handler trie: it is checked against the
-installed botocore (`attach` refuses quietly, leaving the plain path, when they are absent or
-the copy differs from botocore's), and a test scans the same fleet with and without it.
+installed botocore (`attach` refuses quietly, leaving the plain path, when they are absent; a
+handler copy that differs from botocore's own is not used), and a test scans the same fleet with
+and without it.
 """
 
 from __future__ import annotations
