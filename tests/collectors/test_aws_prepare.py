@@ -7,7 +7,10 @@ import copy
 import gc
 import subprocess
 import sys
+import threading
 from typing import Any
+
+import pytest
 
 from gpu_audit.collectors.aws.clients import copy_emitter
 from gpu_audit.collectors.aws.prepare import Preparation
@@ -118,3 +121,20 @@ print(gc.isenabled(), gc.get_freeze_count())
     )
     enabled, frozen = answer.stdout.split()
     assert enabled == "True" and int(frozen) > 30_000  # the EC2 and SageMaker models alone
+
+
+def test_an_error_while_preparing_is_met_again_by_the_scan_not_printed_by_the_thread(
+    aws_fleet: Fleet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from botocore.exceptions import UnknownServiceError
+
+    raised: list[Any] = []
+    monkeypatch.setattr(threading, "excepthook", raised.append)
+    preparation = Preparation()
+    sessions = Sessions(AwsSettings(), (preparation.hook,))
+    preparation.start(sessions, ("no-such-service",), sts=True)
+    sessions.client(sessions.base, "sts", HOME_REGION).get_caller_identity()
+    preparation.finish()
+    assert not raised  # no traceback on stderr from the preparation's thread
+    with pytest.raises(UnknownServiceError):  # where the scan makes the client, it is raised
+        sessions.client(sessions.derive(credentials=CREDENTIALS), "no-such-service", "us-east-1")
