@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+from gpu_audit.collectors.aws.prepare import Preparation
 from gpu_audit.collectors.aws.scan import Run, aws_errors, error_code
 from gpu_audit.collectors.aws.sessions import (
     EventHook,
@@ -87,7 +88,9 @@ class AwsCollector(Collector[AwsSettings]):
             )
         aws = self.settings
         self.tick(Progress(0, 0, 0, "reading credentials"))
-        sessions = Sessions(aws, self.event_hooks, memoize=self.memoize_clients)
+        preparation = Preparation()
+        hooks = (*self.event_hooks, preparation.hook)
+        sessions = Sessions(aws, hooks, memoize=self.memoize_clients)
         # Role ARNs, Organizations and the default chain all start from the base credentials.
         needs_base = bool(aws.role_arns or aws.organization_role or not aws.profiles)
         if needs_base and not sessions.has_credentials():
@@ -97,6 +100,16 @@ class AwsCollector(Collector[AwsSettings]):
                 "or pass --profile / --role-arn",
             )
         self.remember_secrets(sessions.base)
+        # Models parsed while the first calls (ListAccounts, AssumeRole) are answered.
+        roles = bool(aws.role_arns or aws.organization_role)
+        preparation.start(sessions, (*aws.services, "cloudwatch"), sts=roles)
+        try:
+            yield from self._run(sessions)
+        finally:
+            preparation.finish()
+
+    def _run(self, sessions: Sessions) -> Iterator[Resource | CoverageGap]:
+        aws = self.settings
         org_gaps: list[CoverageGap] = []
         if aws.organization_role:
             self.tick(Progress(0, 0, 0, "listing Organizations accounts"))

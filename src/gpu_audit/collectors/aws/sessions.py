@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 HOME_REGION = "us-east-1"
 _ARN_ACCOUNT = re.compile(r"^arn:[\w-]+:iam::(\d{12}):")
 EventHook = tuple[str, Callable[..., Any]]
+_UNUSED = {"AccessKeyId": "unused", "SecretAccessKey": "unused", "SessionToken": "unused"}
 _LOADERS: dict[Any, Any] = {}  # botocore's data path → its loader (parsed models, endpoints)
 _LOADERS_LOCK = threading.Lock()
 
@@ -107,6 +108,13 @@ class Sessions:
             user_agent_extra=f"gpu-audit/{__version__}",
         )
 
+    def warm(self, service: str) -> None:
+        """Make `service`'s model and client class now, by a client made and dropped (with
+        credentials of its own: the base session may have none to resolve)."""
+        if self._memo is not None:
+            with self._lock, self._memo.creating():
+                self._create(Assumed(self.base, _UNUSED), service, HOME_REGION)
+
     def _observed(self, session: botocore.session.Session) -> botocore.session.Session:
         for event, handler in self._hooks:
             session.register(event, handler)
@@ -130,6 +138,8 @@ class Sessions:
         AssumeRole, Organizations) are made once and shared; an account's are the caller's to
         keep for as long as it needs them, so a shard's memory follows the items in flight."""
         key = (service, region)
+        if session is self.base and key in self._clients:  # made: no need to wait for the lock
+            return self._clients[key]
         # botocore sessions are not thread-safe; clients are.
         with self._lock:
             client = self._clients.get(key) if session is self.base else None
@@ -138,7 +148,7 @@ class Sessions:
                     client = self._create(session, service, region)
                 else:
                     with self._memo.creating():
-                        client = self._memo.adopt(self._create(session, service, region))
+                        client = self._create(session, service, region)
                 if session is self.base:
                     self._clients[key] = client
             return client
