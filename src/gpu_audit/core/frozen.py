@@ -156,23 +156,23 @@ def _compile_init(cls: type) -> Callable[..., None]:
     set_names: list[str] = []
     values: list[str] = []
     for f in fields(cls):
+        if f.default is not MISSING:
+            names[f"_default_{f.name}"] = f.default
+        if f.default_factory is not MISSING:
+            names[f"_factory_{f.name}"] = f.default_factory
         if f.init:
             value = f.name
             if f.default is not MISSING:
-                names[f"_default_{f.name}"] = f.default
                 parameter = f"{f.name}=_default_{f.name}"
             elif f.default_factory is not MISSING:
-                names[f"_factory_{f.name}"] = f.default_factory
                 parameter = f"{f.name}={_DEFAULTS_FROM}"
                 value = f"_factory_{f.name}() if {f.name} is {_DEFAULTS_FROM} else {f.name}"
             else:
                 parameter = f.name
             (keywords if f.kw_only else positional).append(parameter)
         elif f.default_factory is not MISSING:
-            names[f"_factory_{f.name}"] = f.default_factory
             value = f"_factory_{f.name}()"
         elif f.default is not MISSING:
-            names[f"_default_{f.name}"] = f.default
             value = f"_default_{f.name}"
         else:
             continue  # `init=False` and no default: left unset, as dataclasses leaves it
