@@ -16,6 +16,7 @@ import yaml
 
 from gpu_audit.core.lazyre import lazy
 from gpu_audit.errors import GpuAuditError, InputError
+from gpu_audit.errors import one_line as escaped
 
 MAX_DEPTH = (
     100  # real configs nest ~20 deep; libyaml's composer recurses in C and crashes at ~20,000
@@ -177,25 +178,14 @@ def one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-_UNPRINTABLE = frozenset(("Cc", "Cf", "Cs", "Co", "Zl", "Zp"))
-
-
 def printable(value: object, limit: int = 80) -> str:
     """A value from a file as a message shows it: control, bidi and line-break characters escaped
-    (`\\x1b`, `\\u202e`) so it cannot add a line or restyle a terminal; long text clipped."""
+    (`\\x1b`, `\\u202e`, as `errors.one_line` escapes them) so it cannot add a line or restyle a
+    terminal; long text clipped."""
     text = str(value)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    if text.isprintable():  # nothing to escape (each escaped category is unprintable)
-        return text
-    import unicodedata
-
-    return "".join(
-        (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
-        if unicodedata.category(c) in _UNPRINTABLE
-        else c
-        for c in text
-    )
+    return escaped(text)
 
 
 Constructor = Callable[[Any, yaml.Node], Any]
