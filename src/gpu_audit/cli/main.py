@@ -68,6 +68,7 @@ LAZY = {
     "catalog": "gpu_audit.cli.tools:catalog",
     "diff": "gpu_audit.cli.diff:diff_command",
     "merge": "gpu_audit.cli.merge:merge",
+    "billing": "gpu_audit.cli.billing:billing",
 }
 
 

@@ -15,6 +15,7 @@ class Kind(StrEnum):
     INSTANCE = "instance"
     JOB = "job"
     POD = "pod"  # a Kubernetes pod holding GPUs on a node
+    BILLED = "billed"  # GPU capacity as a billing export saw it over a period (`gpu-audit billing`)
 
 
 class Capacity(StrEnum):
@@ -195,6 +196,46 @@ class Estimate:
 
 
 @record
+class Billing:
+    """What a billing export says a resource cost over a period (`gpu-audit billing`)."""
+
+    period: str | None = canonical(
+        "the billing period judged (`2026-Q3`, `2026-08`)", sources="billing export"
+    )
+    hours: float | None = canonical(
+        "usage hours billed in the period: instance-hours (GPU-hours for a GCP GPU SKU)",
+        unit="hours",
+        sources="billing export",
+        minimum=0,
+    )
+    gpu_hours: float | None = canonical(
+        "GPU-hours billed in the period (usage hours × GPUs per instance)",
+        sources="billing export",
+        minimum=0,
+    )
+    effective_usd: float | None = canonical(
+        "FOCUS `EffectiveCost` in the period (amortized)", sources="billing export"
+    )
+    billed_usd: float | None = canonical(
+        "FOCUS `BilledCost` in the period (as invoiced)", sources="billing export"
+    )
+    unused_usd: float | None = canonical(
+        "reserved or committed capacity paid for and left unused in the period",
+        sources="billing export",
+        minimum=0,
+    )
+    first_charge: datetime | None = canonical(
+        "start of the first charge in the period", sources="billing export"
+    )
+    last_charge: datetime | None = canonical(
+        "end of the last charge in the period", sources="billing export"
+    )
+    ended: bool | None = canonical(
+        "the resource stopped billing before the period's last day", sources="billing export"
+    )
+
+
+@record
 class Price:
     """The resource's hourly prices, from the catalog."""
 
@@ -239,7 +280,8 @@ class Resource:
     """
 
     kind: Kind = canonical(
-        "`instance`, `job` or `pod`", sources="collector or job parser", required=True
+        "`instance`, `job`, `pod` or `billed`", sources="collector, job parser or billing export",
+        required=True,
     )
     provider: str = canonical(
         "`aws`, `gcp`, … or the job format (`skypilot`, `kubernetes`, `sagemaker`, `vertex`, "
@@ -303,6 +345,7 @@ class Resource:
     hpo: Hpo = Hpo()
     price: Price = Price()
     estimate: Estimate = Estimate()
+    billing: Billing = Billing()
     monthly_cost_usd: float | None = canonical(
         "hourly price × 730 while running (0 when stopped, but for an Azure VM stopped and "
         "still allocated)",

@@ -102,7 +102,8 @@ class Finding:
         if self.saving_unit == "run":
             cap = self.resource.limits.max_runtime_hours
             return f"per run at the {cap:g} h cap" if cap is not None else "per run"
-        return {"month": "per month", "gpu-hour": "per GPU-hour"}.get(self.saving_unit or "")
+        units = {"month": "per month", "gpu-hour": "per GPU-hour", "period": "over the period"}
+        return units.get(self.saving_unit or "")
 
 
 @record

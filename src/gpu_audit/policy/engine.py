@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache, partial
 from operator import attrgetter
 
-from gpu_audit.catalog import PriceQuote, gpu_hour_price, instance_spec
+from gpu_audit.catalog import PriceQuote, gpu_hour_price, instance_spec, price
 from gpu_audit.catalog.enrich import HOURS_PER_MONTH, cents
 from gpu_audit.core.fields import TAG_PREFIX, field_spec
 from gpu_audit.core.frozen import record
@@ -59,7 +59,10 @@ class _Plan:
         # A job file is priced per run, never per month; a running managed job (SageMaker,
         # Vertex) is live capacity, billed by the month like an instance.
         monthly: float | None
-        if resource.kind is Kind.JOB and resource.state is not State.RUNNING:
+        if resource.kind is Kind.BILLED:  # dollars as billed over the period, never per month
+            monthly, amount = None, billed_saving(info.savings, resource)
+            unit = None if amount is None else "period"
+        elif resource.kind is Kind.JOB and resource.state is not State.RUNNING:
             amount, unit = self.job_savings(resource) if self.job_savings else (None, None)
             monthly = None
         else:
@@ -255,6 +258,23 @@ def _saving(kind: str | None, downsize_to: str | None) -> Saving | None:
     if kind == "downsize":
         return partial(_downsize_saving, _target_price(downsize_to))
     return None
+
+
+def billed_saving(kind: str | None, resource: Resource) -> float | None:
+    """A billed resource's saving over its period, from what it was billed: stopping saves
+    its effective cost (an unused reservation, its unused part); spot saves the catalog's
+    spot discount on its on-demand spend. Other kinds are not priced on a bill."""
+    billing = resource.billing
+    if kind == "stop":
+        return billing.unused_usd or billing.effective_usd
+    if kind != "spot" or billing.effective_usd is None:
+        return None
+    if resource.capacity is not Capacity.ON_DEMAND:
+        return 0.0
+    quote = price(resource.instance_type, resource.region, resource.gpu.model, resource.gpu.count)
+    if quote is None or not quote.on_demand or quote.spot is None:
+        return None
+    return round(billing.effective_usd * max(0.0, 1 - quote.spot / quote.on_demand), 2)
 
 
 def _stop_saving(resource: Resource) -> float | None:

@@ -1,0 +1,179 @@
+"""DuckDB as the engine: the exports' current files read in place, streamed and summed.
+
+DuckDB reads Parquet and (gzip) CSV without loading them whole, aggregates out of core, and
+returns only the groups. Remote prefixes (`s3://`, `gs://`, `az://`) work where DuckDB's
+`httpfs`/`azure` extension is installed; nothing is downloaded here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any
+
+from gpu_audit.billing.exports import ExportFiles, FileSystem, discover
+from gpu_audit.billing.model import BilledGroup
+from gpu_audit.billing.period import Period
+from gpu_audit.billing.query import (
+    GROUP_COLUMNS,
+    MONEY,
+    Source,
+    aggregate,
+    literal,
+    quote,
+)
+from gpu_audit.errors import ConfigError, InputError
+
+_REMOTE = ("s3://", "gs://", "gcs://", "az://", "azure://", "abfss://", "http://", "https://")
+
+
+def connect() -> Any:
+    try:
+        import duckdb
+    except ImportError:
+        raise ConfigError(
+            "gpu-audit billing needs DuckDB: pip install 'gpu-audit[billing]'"
+        ) from None
+    conn = duckdb.connect(":memory:")
+    conn.execute("SET TimeZone = 'UTC'")
+    conn.execute("SET preserve_insertion_order = false")  # streams; order is not needed
+    return conn
+
+
+def file_system(conn: Any) -> FileSystem:
+    import duckdb
+
+    def glob(pattern: str) -> list[str]:
+        try:
+            return [row[0] for row in conn.execute("SELECT file FROM glob(?)", [pattern]).fetchall()]
+        except duckdb.Error as exc:
+            raise InputError(_located(pattern, exc)) from None
+
+    def read_text(name: str) -> str:
+        try:
+            row = conn.execute("SELECT content FROM read_text(?)", [name]).fetchone()
+        except duckdb.Error as exc:
+            raise InputError(_located(name, exc)) from None
+        return str(row[0]) if row else ""
+
+    return FileSystem(glob, read_text)
+
+
+def _located(name: str, exc: Exception) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if name.startswith(_REMOTE) and ("extension" in text.lower() or "httpfs" in text.lower()):
+        return (
+            f"{name}: reading a remote prefix needs DuckDB's httpfs (s3://, gs://) or azure "
+            f"(az://) extension installed (INSTALL httpfs): {text}"
+        )
+    return text if name in text else f"{name}: {text}"
+
+
+def relation(files: Sequence[str], file_format: str) -> str:
+    listed = "[" + ", ".join(literal(name) for name in files) + "]"
+    if file_format == "parquet":
+        return f"read_parquet({listed}, union_by_name = true)"
+    return f"read_csv({listed}, union_by_name = true, all_varchar = true, header = true, strict_mode = true)"
+
+
+def sources(conn: Any, exports: Sequence[ExportFiles]) -> list[Source]:
+    import duckdb
+
+    found: list[Source] = []
+    for export in exports:
+        for file_format, files in export.by_format().items():
+            rel = relation(files, file_format)
+            try:
+                described = conn.execute(f"DESCRIBE SELECT * FROM {rel}").fetchall()
+            except duckdb.Error as exc:
+                raise InputError(_located(export.path, exc)) from None
+            source = Source(export.cloud, rel, {row[0]: str(row[1]).upper() for row in described})
+            if missing := source.missing():
+                raise InputError(
+                    f"{files[0]}: column '{missing[0]}' is missing: not a FOCUS 1.0–1.3 export "
+                    f"(columns read by name; {len(source.columns)} found)"
+                )
+            found.append(source)
+    return found
+
+
+def run(
+    paths: Sequence[str],
+    period: Period,
+    tag_keys: Sequence[str],
+    gpu_types: Sequence[tuple[str, str, str, int]],
+) -> tuple[list[ExportFiles], list[BilledGroup]]:
+    """Discover each PATH's current files, run the query, return the groups."""
+    import duckdb
+
+    conn = connect()
+    try:
+        fs = file_system(conn)
+        exports = [discover(path, fs, period) for path in paths]
+        found = sources(conn, exports)
+        sql = aggregate(found, period, tag_keys, gpu_types)
+        try:
+            rows = conn.execute(sql).fetchall()
+        except duckdb.ConversionException as exc:
+            raise InputError(locate_bad_value(conn, found, exc)) from None
+        except duckdb.Error as exc:
+            raise InputError(_one_line(exc)) from None
+        return exports, [group(row, tag_keys) for row in rows]
+    finally:
+        conn.close()
+
+
+def _one_line(exc: Exception) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    head = lines[0] if lines else type(exc).__name__
+    where = next((line for line in lines[1:] if re.match(r"(?i)(line|file|at)\b", line)), "")
+    return f"{head} ({where})" if where else head
+
+
+_CHECKS = (
+    ("BilledCost", MONEY), ("EffectiveCost", MONEY), ("ConsumedQuantity", MONEY),
+    ("ChargePeriodStart", "TIMESTAMPTZ"), ("ChargePeriodEnd", "TIMESTAMPTZ"),
+)  # fmt: skip
+
+
+def locate_bad_value(conn: Any, found: Sequence[Source], exc: Exception) -> str:
+    """A value that does not convert: find its file, row and column (a second, rare pass)."""
+    for source in found:
+        for column, target in _CHECKS:
+            if column not in source.columns or not source.columns[column].startswith("VARCHAR"):
+                continue
+            name = quote(column)
+            probe = (
+                f"SELECT filename, n, {name} FROM (SELECT filename, row_number() OVER "
+                f"(PARTITION BY filename) AS n, {name} FROM "
+                f"{source.relation[:-1]}, filename = true)) WHERE NULLIF(TRIM({name}), '') "
+                f"IS NOT NULL AND TRY_CAST(TRIM({name}) AS {target}) IS NULL LIMIT 1"
+            )
+            row = conn.execute(probe).fetchone()
+            if row:
+                value = str(row[2])[:40]
+                return (
+                    f"{row[0]}: row {row[1]}: column '{column}': {value!r} is not a "
+                    f"{'number' if target == MONEY else 'time'}"
+                )
+    return _one_line(exc)
+
+
+def group(row: Sequence[Any], tag_keys: Sequence[str]) -> BilledGroup:
+    fixed = dict(zip(GROUP_COLUMNS, row[: len(GROUP_COLUMNS)], strict=True))
+    tag_values = row[len(GROUP_COLUMNS) : len(GROUP_COLUMNS) + len(tag_keys)]
+    sums = row[len(GROUP_COLUMNS) + len(tag_keys) :]
+    effective, billed, quantity, gpu_hours, corrections, count, first, last = sums
+    return BilledGroup(
+        **fixed,
+        tags={k: str(v) for k, v in zip(tag_keys, tag_values, strict=True) if v is not None},
+        effective=effective if effective is not None else Decimal(0),
+        billed=billed if billed is not None else Decimal(0),
+        quantity=quantity if quantity is not None else Decimal(0),
+        gpu_hours=gpu_hours if gpu_hours is not None else Decimal(0),
+        corrections=corrections if corrections is not None else Decimal(0),
+        rows=int(count),
+        first_charge=first,
+        last_charge=last,
+    )

@@ -1,0 +1,91 @@
+"""A billing run, end to end: read the exports, add up the period, judge it, join the history."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from gpu_audit.billing.coverage import Coverage, join_history
+from gpu_audit.billing.judge import billed_resources
+from gpu_audit.billing.model import BilledGroup
+from gpu_audit.billing.period import Period
+from gpu_audit.billing.summary import BillingSummary, summarize
+from gpu_audit.core.frozen import record
+from gpu_audit.core.resource import Resource
+from gpu_audit.core.results import Finding, NotEvaluated, WaiverStatus
+from gpu_audit.policy.loader import Policy
+
+DEFAULT_TAGS = ("team", "project", "owner")
+WORKLOAD_TAG = "workload"
+
+
+@record
+class BillingReport:
+    generated_at: datetime
+    engine: str
+    summary: BillingSummary
+    resources: tuple[Resource, ...]
+    findings: tuple[Finding, ...]
+    not_evaluated: tuple[NotEvaluated, ...]
+    waivers: tuple[WaiverStatus, ...]
+    policy_files: tuple[str, ...]
+    coverage: Coverage | None = None
+
+    @property
+    def open_findings(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.is_open)
+
+    @property
+    def waste_usd(self) -> float:
+        """Open findings' dollars over the period, the largest per resource (never added twice)."""
+        best: dict[str, float] = {}
+        for f in self.open_findings:
+            if f.saving_usd is not None and f.saving_usd > 0:
+                best[f.resource.id] = max(best.get(f.resource.id, 0.0), f.saving_usd)
+        return round(sum(best.values()), 2)
+
+
+def gpu_types() -> list[tuple[str, str, str, int]]:
+    """The catalog's GPU instance types as (cloud, lower-case type, GPU model, GPUs)."""
+    from gpu_audit.catalog import instance_types, normalise_type
+
+    return [
+        (spec.cloud, normalise_type(spec.instance_type), spec.gpu_model, spec.gpu_count)
+        for spec in instance_types()
+        if spec.gpu_count > 0
+    ]
+
+
+def read_groups(
+    paths: Sequence[str], period: Period, tag_keys: Sequence[str]
+) -> tuple[BillingSummary, list[BilledGroup]]:
+    from gpu_audit.billing import duck
+
+    # the `workload` tag is read too: it says training or serving where the usage type does not
+    keys = (*tag_keys, *(() if WORKLOAD_TAG in tag_keys else (WORKLOAD_TAG,)))
+    exports, groups = duck.run(paths, period, keys, gpu_types())
+    return summarize(period, exports, groups, tag_keys), groups
+
+
+def judge(
+    summary: BillingSummary,
+    groups: Sequence[BilledGroup],
+    policy: Policy,
+    now: datetime,
+    history: str | None = None,
+) -> BillingReport:
+    from gpu_audit.policy.engine import evaluate
+
+    resources = tuple(billed_resources(groups, summary.period))
+    evaluation = evaluate(resources, policy, now)
+    return BillingReport(
+        generated_at=now,
+        engine="duckdb",
+        summary=summary,
+        resources=resources,
+        findings=evaluation.findings,
+        not_evaluated=evaluation.not_evaluated,
+        waivers=evaluation.waivers,
+        policy_files=tuple(policy.files),
+        coverage=join_history(history, resources) if history else None,
+    )
