@@ -21,7 +21,7 @@ LAYERS: list[set[str]] = [
     {"catalog"},
     {"policy", "jobs", "collectors", "prices", "history"},
     {"report"},
-    {"estimate", "shards"},
+    {"estimate", "shards", "billing"},
     {"audit", "node_join", "settings"},
     {"diff"},
     {"cli"},

@@ -72,6 +72,7 @@ def _currency(totals: CurrencyTotals) -> dict[str, Any]:
         "currency": totals.currency,
         "read": _figures(totals.read),
         "gpu": _figures(totals.gpu),
+        "gpu_machine": _figures(totals.machine),
         "unused": _figures(totals.unused),
         "left_out": [{"reason": line.key, **_figures(line.figures)} for line in totals.left_out],
         "corrections_usd": _money(totals.corrections),

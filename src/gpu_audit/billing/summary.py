@@ -70,6 +70,7 @@ class CurrencyTotals:
     currency: str
     read: Figures  # every row of the period
     gpu: Figures  # GPU usage (and GCP GPU machines' cores and memory)
+    machine: Figures  # the part of `gpu` that is GCP GPU machines' cores and memory
     unused: Figures  # reserved or committed GPU capacity left unused
     left_out: tuple[Line, ...]  # by reason (storage, CPU, tax, credits, purchases, …)
     corrections: Decimal  # EffectiveCost of correction rows counted in the period
@@ -146,7 +147,7 @@ def summarize(
 
 
 def _currency(currency: str, groups: Sequence[BilledGroup]) -> CurrencyTotals:
-    read, gpu, unused = Figures(), Figures(), Figures()
+    read, gpu, machine, unused = Figures(), Figures(), Figures(), Figures()
     left: dict[str, Figures] = defaultdict(Figures)
     corrections = Decimal(0)
     for g in groups:
@@ -156,12 +157,13 @@ def _currency(currency: str, groups: Sequence[BilledGroup]) -> CurrencyTotals:
         corrections += g.corrections
         if g.kind in ("gpu", "gpu-machine"):
             gpu = gpu.plus(g)
+            machine = machine.plus(g) if g.kind == "gpu-machine" else machine
         elif g.kind == "unused":
             unused = unused.plus(g)
         else:
             left[g.reason or "other"] = left[g.reason or "other"].plus(g)
     lines = sorted((Line(k, v) for k, v in left.items()), key=lambda l: (-abs(l.figures.effective), l.key or ""))
-    return CurrencyTotals(currency, read, gpu, unused, tuple(lines), corrections)
+    return CurrencyTotals(currency, read, gpu, machine, unused, tuple(lines), corrections)
 
 
 def _lines(groups: Sequence[BilledGroup], key: Callable[[BilledGroup], str | None]) -> tuple[Line, ...]:
