@@ -70,6 +70,13 @@ NC24_LIST, NC24_RI, ND96_LIST, D4_RATE = (
 )
 
 
+SERIES = {
+    "Standard_NC24ads_A100_v4": "NCadsA100v4 Series",
+    "Standard_ND96isr_H100_v5": "NDisrH100v5 Series",
+    "Standard_D4s_v5": "Dsv5 Series",
+}
+
+
 def _vm(size: str, vcpus: int) -> str:
     return json.dumps({"ServiceType": size, "VCPUs": vcpus}, separators=(",", ":"))
 
@@ -167,7 +174,7 @@ class _Blob:
             "CommitmentDiscountCategory": "Usage" if commitment is not None else "",
             "x_SkuMeterCategory": meter_category,
             "x_SkuDetails": _vm(size[0], size[1]) if size else "",
-            "x_SkuMeterSubcategory": "",
+            "x_SkuMeterSubcategory": SERIES.get(size[0], "") if size else "",
         }
         self.records.append(rec)
         self.stamps.append(stamp)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 Q3_START = datetime(2026, 7, 1, tzinfo=UTC)
 Q3_END = datetime(2026, 10, 1, tzinfo=UTC)
@@ -88,7 +89,7 @@ class Quarter:
         start, end = self.period
         return [r for r in self.rows if r.counted and start <= r.charge_period_start < end]
 
-    def totals(self, *, kind: str | None = "gpu", by: str | None = None) -> dict:  # type: ignore[type-arg]
+    def totals(self, *, kind: str | None = "gpu", by: str | None = None) -> dict[Any, Any]:
         """Exact sums of the in-period rows of `kind` (None: every kind).
 
         Without `by`: {"effective", "billed", "gpu_hours", "hours", "rows"}. With `by` (cloud, account,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import io
 import json
@@ -35,33 +36,35 @@ def _json_value(value: Any, sql_type: str) -> Any:
 def write_parquet(path: Path, schema: Schema, records: Sequence[Record]) -> None:
     """Write `records` to `path` (snappy Parquet) with exactly `schema`'s column names and types.
 
-    The rows go to DuckDB as newline-delimited JSON read with explicit column types (a relation built
-    from Python rows; a multi-row VALUES insert is ~20x slower), then `COPY ... (FORMAT parquet)`, without bloom filters (small
-    files, and the clouds' writers do not add them either)."""
+    The rows go to DuckDB as newline-delimited JSON read with explicit column types (a relation
+    built from Python rows; a multi-row VALUES insert is ~20x slower), then `COPY ... (FORMAT
+    parquet)` without bloom filters (they would make the demo's small files a tenth larger)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    names = [name for name, _ in schema]
+    names = {name for name, _ in schema}
     with tempfile.TemporaryDirectory(prefix="gpu-audit-quarter-") as tmp:
         rows_file = Path(tmp) / "rows.ndjson"
         with rows_file.open("w", encoding="utf-8") as f:
             for rec in records:
-                unknown = set(rec) - set(names)
+                unknown = set(rec) - names
                 if unknown:
                     raise ValueError(f"{path.name}: columns not in the schema: {sorted(unknown)}")
                 line = {n: _json_value(rec.get(n), t) for n, t in schema}
                 f.write(json.dumps(line) + "\n")
         columns = ", ".join(f"'{n}': '{t}'" for n, t in schema)
-        con = duckdb.connect()
-        try:
-            con.execute("SET TimeZone = 'UTC'")
-            source = (
-                f"SELECT * FROM read_json({_sql_text(rows_file)}, format = 'newline_delimited', "
-                f"columns = {{{columns}}})"
-            )
-            con.execute(
-                f"COPY ({source}) TO {_sql_text(path)} (FORMAT parquet, COMPRESSION snappy, WRITE_BLOOM_FILTER false)"
-            )
-        finally:
-            con.close()
+        source = (
+            f"SELECT * FROM read_json({_sql_text(rows_file)}, format = 'newline_delimited', "
+            f"columns = {{{columns}}})"
+        )
+        options = "FORMAT parquet, COMPRESSION snappy, WRITE_BLOOM_FILTER false"
+        _connection().execute(f"COPY ({source}) TO {_sql_text(path)} ({options})")
+
+
+@functools.cache
+def _connection() -> duckdb.DuckDBPyConnection:
+    """One in-memory DuckDB for every file this process writes (a new one costs more than a COPY)."""
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    return con
 
 
 def _sql_text(path: Path) -> str:
