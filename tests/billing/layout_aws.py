@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import uuid
 import zlib
 from dataclasses import dataclass, replace
@@ -34,9 +35,8 @@ from tests.billing.truth import Q3_END, Q3_START, Row
 from tests.billing.writers import write_parquet
 
 EXPORT = "gpu-focus"
-S3_PREFIX = (
-    f"s3://acme-billing/cur/{EXPORT}/"  # the bucket's export folder; `aws/` is its local copy
-)
+# the export folder in the bucket; `aws/` is its local copy
+S3_PREFIX = f"s3://acme-billing/cur/{EXPORT}/"
 PAYER = "111122223333"
 RESEARCH, PLATFORM = "111122223333", "444455556666"
 ACCOUNT_NAMES = {RESEARCH: "ml-research", PLATFORM: "ml-platform"}
@@ -69,6 +69,15 @@ EC2, SAGEMAKER, S3 = (
     "Amazon SageMaker",
     "Amazon Simple Storage Service",
 )
+SAVINGS_PLANS = "Savings Plans for AWS Compute usage"
+# ServiceName -> x_ServiceCode, ServiceCategory, ServiceSubcategory, ResourceType
+SERVICES = {
+    EC2: ("AmazonEC2", "Compute", "Virtual Machines", "Instance"),
+    SAGEMAKER: ("AmazonSageMaker", "AI and Machine Learning", "Machine Learning", "TrainingJob"),
+    S3: ("AmazonS3", "Storage", "Object Storage", "Bucket"),
+    SAVINGS_PLANS: ("ComputeSavingsPlans", "Compute", "Other (Compute)", "SavingsPlan"),
+}
+USAGE_TYPE = re.compile(r"(?:BoxUsage|SpotUsage|UnusedBox|Train):(.+)")
 SAVINGS_PLAN = f"arn:aws:savingsplans::{RESEARCH}:savingsplan/5e7a1c2d-3b4f-4a6e-9d8c-7f1e2a3b4c5d"
 RESERVATION = f"arn:aws:ec2:{REGION}:{RESEARCH}:capacity-reservation/cr-0f3a9b1c2d4e5f607"
 
@@ -121,7 +130,9 @@ class _File:
         extra: dict[str, Any] | None = None,
     ) -> None:
         billed = effective if billed is None else billed
-        instance = gpu.instance_type if gpu else None
+        usage = USAGE_TYPE.search(meter or "")
+        instance = gpu.instance_type if gpu else (usage.group(1) if usage else None)
+        code, category_name, subcategory, resource_type = SERVICES[service]
         rec: dict[str, Any] = {
             "BilledCost": six(billed),
             "EffectiveCost": six(effective),
@@ -150,16 +161,10 @@ class _File:
             "AvailabilityZone": "us-east-1a" if resource else None,
             "ResourceId": resource,
             "ResourceName": resource.rsplit("/", 1)[-1] if resource else None,
-            "ResourceType": ("Instance" if service == EC2 else "Training job")
-            if resource
-            else None,
-            "ServiceCategory": {
-                EC2: "Compute",
-                SAGEMAKER: "AI and Machine Learning",
-                S3: "Storage",
-            }.get(service, "Compute"),
+            "ResourceType": resource_type if resource else None,
+            "ServiceCategory": category_name,
             "ServiceName": service,
-            "ServiceSubcategory": "Virtual Machines" if service == EC2 else None,
+            "ServiceSubcategory": subcategory,
             "SkuId": f"SKU{zlib.crc32(meter.encode()):010d}" if meter else None,
             "SkuPriceId": None,
             "SkuMeter": meter,
@@ -167,10 +172,10 @@ class _File:
             "SubAccountId": account,
             "SubAccountName": ACCOUNT_NAMES[account],
             "Tags": tags,
-            "x_Operation": "RunInstances" if instance else None,
-            "x_ServiceCode": {EC2: "AmazonEC2", SAGEMAKER: "AmazonSageMaker", S3: "AmazonS3"}[
-                service
-            ],
+            "x_Operation": ("RunInstances" if service == EC2 else "CreateTrainingJob")
+            if usage
+            else None,
+            "x_ServiceCode": code,
             "x_UsageType": meter,
         }
         rec.update(extra or {})
@@ -287,6 +292,7 @@ def _not_gpu(
     fee = Decimal("14.1552") * h
     f.add(bp=bp, period=period, kind="other", account=RESEARCH, unit=None, pricing=None,
           category="Purchase", frequency="Recurring", meter="ComputeSP:1yrNoUpfront", region=None,
+          service=SAVINGS_PLANS,
           effective=Decimal(0), billed=fee, description="Savings Plan recurring fee",
           extra={"CommitmentDiscountId": SAVINGS_PLAN, "CommitmentDiscountType": "Savings Plan",
                  "CommitmentDiscountCategory": "Spend"})  # fmt: skip
