@@ -221,7 +221,11 @@ def test_the_unused_reservation_is_a_finding_in_dollars(
 
 def test_azure_arm_ids_in_either_case_are_one_resource(report: dict[str, Any]) -> None:
     """The export writes one VM's id as `…/resourceGroups/ML/…/GPU-01` and `…/gpu-01`."""
-    ids = {f["resource_id"] for f in report["findings"] if f["rule_id"] == "billed-cost-allocation-tags" and f["provider"] == "azure"}
+    ids = {
+        f["resource_id"]
+        for f in report["findings"]
+        if f["rule_id"] == "billed-cost-allocation-tags" and f["provider"] == "azure"
+    }
     assert ids and all(i == i.lower() for i in ids)
     assert sum(i.endswith("/virtualmachines/gpu-01") for i in ids) == 1
 
@@ -280,4 +284,3 @@ def test_fail_on_exits_1_on_open_findings(quarter: Quarter) -> None:
         "billing", *paths(quarter), "--period", "2026-Q3", "--format", "json", "--fail-on", "high"
     )
     assert code == 1
-

@@ -54,9 +54,16 @@ def join_history(path: str, billed: Sequence[Resource]) -> Coverage:
     try:
         with store.errors():
             conn = store.conn
-            audits = conn.execute("SELECT COUNT(*), MIN(generated_at), MAX(generated_at) FROM audits").fetchone()
-            seen = {match_key(p, i) for p, i in conn.execute("SELECT DISTINCT provider, id FROM resources")}
-            last_id = conn.execute("SELECT id FROM audits ORDER BY generated_at DESC, id DESC LIMIT 1").fetchone()
+            audits = conn.execute(
+                "SELECT COUNT(*), MIN(generated_at), MAX(generated_at) FROM audits"
+            ).fetchone()
+            seen = {
+                match_key(p, i)
+                for p, i in conn.execute("SELECT DISTINCT provider, id FROM resources")
+            }
+            last_id = conn.execute(
+                "SELECT id FROM audits ORDER BY generated_at DESC, id DESC LIMIT 1"
+            ).fetchone()
             open_findings = (
                 conn.execute(
                     "SELECT f.rule_id, r.provider, r.id FROM findings AS f JOIN resources AS r "
@@ -70,7 +77,11 @@ def join_history(path: str, billed: Sequence[Resource]) -> Coverage:
     finally:
         store.close()
     last_scan = parse_iso(audits[2]) if audits[2] else None
-    usage = [r for r in billed if not (r.billing.unused_usd or 0) and not r.id.startswith(("unused:", "unattributed:"))]
+    usage = [
+        r
+        for r in billed
+        if not (r.billing.unused_usd or 0) and not r.id.startswith(("unused:", "unattributed:"))
+    ]
     by_key = {match_key(r.provider, r.id): r for r in usage}
     unseen = tuple(r for r in usage if match_key(r.provider, r.id) not in seen)
     fates = []
@@ -80,7 +91,9 @@ def join_history(path: str, billed: Sequence[Resource]) -> Coverage:
             status, amount, last = "not in the bill", None, None
         else:
             last = found.billing.last_charge
-            status = "still billing" if last and last_scan and last > last_scan else "billing stopped"
+            status = (
+                "still billing" if last and last_scan and last > last_scan else "billing stopped"
+            )
             amount = found.billing.effective_usd
         fates.append(FindingFate(rule_id, provider, rid, status, amount, last))
     return Coverage(

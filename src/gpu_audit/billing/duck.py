@@ -46,7 +46,9 @@ def file_system(conn: Any) -> FileSystem:
 
     def glob(pattern: str) -> list[str]:
         try:
-            return [row[0] for row in conn.execute("SELECT file FROM glob(?)", [pattern]).fetchall()]
+            return [
+                row[0] for row in conn.execute("SELECT file FROM glob(?)", [pattern]).fetchall()
+            ]
         except duckdb.Error as exc:
             raise InputError(_located(pattern, exc)) from None
 
@@ -74,7 +76,12 @@ def relation(files: Sequence[str], file_format: str) -> str:
     listed = "[" + ", ".join(literal(name) for name in files) + "]"
     if file_format == "parquet":
         return f"read_parquet({listed}, union_by_name = true)"
-    return f"read_csv({listed}, union_by_name = true, all_varchar = true, header = true, strict_mode = true)"
+    # FOCUS CSV exports are RFC 4180: the dialect is stated, not sniffed (a sniffer that meets a
+    # bad row may settle on another delimiter and read every row as one cell)
+    return (
+        f"read_csv({listed}, union_by_name = true, all_varchar = true, header = true, "
+        "strict_mode = true, delim = ',', quote = '\"', escape = '\"')"
+    )
 
 
 def sources(conn: Any, exports: Sequence[ExportFiles]) -> list[Source]:
@@ -87,12 +94,15 @@ def sources(conn: Any, exports: Sequence[ExportFiles]) -> list[Source]:
             try:
                 described = conn.execute(f"DESCRIBE SELECT * FROM {rel}").fetchall()
             except duckdb.Error as exc:
-                raise InputError(_located(export.path, exc)) from None
+                bad = csv_problem(files) if file_format == "csv" else None
+                raise InputError(bad or _located(export.path, exc)) from None
             source = Source(export.cloud, rel, {row[0]: str(row[1]).upper() for row in described})
             if missing := source.missing():
+                names = ", ".join(f"'{name}'" for name in missing)
                 raise InputError(
-                    f"{files[0]}: column '{missing[0]}' is missing: not a FOCUS 1.0–1.3 export "
-                    f"(columns read by name; {len(source.columns)} found)"
+                    f"{files[0]}: {'columns' if len(missing) > 1 else 'column'} {names} "
+                    f"{'are' if len(missing) > 1 else 'is'} missing: not a FOCUS 1.0–1.3 export "
+                    f"(columns are read by name; {len(source.columns)} found)"
                 )
             found.append(source)
     return found
@@ -118,10 +128,55 @@ def run(
         except duckdb.ConversionException as exc:
             raise InputError(locate_bad_value(conn, found, exc)) from None
         except duckdb.Error as exc:
-            raise InputError(_one_line(exc)) from None
+            csvs = [f for e in exports for f in e.by_format().get("csv", ())]
+            raise InputError(csv_problem(csvs) or _one_line(exc)) from None
+        if not any(row[GROUP_COLUMNS.index("in_period")] for row in rows):
+            raise InputError(_no_rows(paths, period, conn, found))
         return exports, [group(row, tag_keys) for row in rows]
     finally:
         conn.close()
+
+
+def _no_rows(paths: Sequence[str], period: Period, conn: Any, found: Sequence[Source]) -> str:
+    """No row is charged in the period: say which months the exports do hold."""
+    months: set[str] = set()
+    for source in found:
+        column = quote("ChargePeriodStart")
+        query = (
+            f"SELECT DISTINCT strftime(CAST({column} AS TIMESTAMPTZ), '%Y-%m') "
+            f"FROM {source.relation} WHERE {column} IS NOT NULL"
+        )
+        if source.columns.get("ChargePeriodStart", "").startswith("VARCHAR"):
+            query = query.replace(f"CAST({column} AS", f"CAST(NULLIF(TRIM({column}), '') AS")
+        months.update(str(row[0]) for row in conn.execute(query).fetchall() if row[0])
+    held = f"{min(months)} to {max(months)}" if months else "no rows at all"
+    return f"{', '.join(paths)}: no rows charged in {period.name} (the exports hold {held})"
+
+
+def csv_problem(files: Sequence[str]) -> str | None:
+    """The first row of a CSV file whose cells do not match its header (file: line N), read
+    with Python's csv module: the engine's own message may name neither (a rare, second pass)."""
+    import csv
+    import gzip
+
+    for name in files:
+        if "://" in name:
+            continue
+        opener = gzip.open if name.lower().endswith((".gz", ".gzip")) else open
+        try:
+            with opener(name, "rt", encoding="utf-8", newline="") as handle:
+                reader = csv.reader(handle, strict=True)
+                header = next(reader, [])
+                for row in reader:
+                    if len(row) != len(header):
+                        return (
+                            f"{name}: line {reader.line_num}: {len(row)} cells where the header "
+                            f"has {len(header)}"
+                        )
+        except (OSError, UnicodeDecodeError, csv.Error, EOFError) as exc:
+            text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            return f"{name}: cannot be read as CSV: {text}"
+    return None
 
 
 def _one_line(exc: Exception) -> str:

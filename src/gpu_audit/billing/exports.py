@@ -49,9 +49,7 @@ class ExportFiles:
 class FileSystem:
     """What discovery needs of a file system: glob a pattern, read a small text file."""
 
-    def __init__(
-        self, glob: Callable[[str], list[str]], read_text: Callable[[str], str]
-    ) -> None:
+    def __init__(self, glob: Callable[[str], list[str]], read_text: Callable[[str], str]) -> None:
         self.glob = glob
         self.read_text = read_text
 
@@ -127,7 +125,8 @@ def _aws(root: str, manifests: Sequence[str], fs: FileSystem, period: Period) ->
     superseded = sorted(
         name
         for name in present
-        if name not in listed and name.lower().endswith(_DATA_SUFFIXES)
+        if name not in listed
+        and name.lower().endswith(_DATA_SUFFIXES)
         and (_partition(name) or first) >= first
     )
     return ExportFiles(
@@ -221,7 +220,10 @@ def _blob(root: str, manifest: str, blob: Any, fs: FileSystem) -> str:
         raise InputError(f"{manifest}: key 'blobs[].blobName': missing")
     # blobName is relative to the container; PATH may be the container or a folder below it,
     # so the blob is looked for there and beside its manifest (where Azure writes it).
-    candidates = [_join(root, name.lstrip("/")), _join(posixpath.dirname(manifest), posixpath.basename(name))]
+    candidates = [
+        _join(root, name.lstrip("/")),
+        _join(posixpath.dirname(manifest), posixpath.basename(name)),
+    ]
     for candidate in candidates:
         if fs.glob(candidate):
             data_format(candidate)

@@ -53,7 +53,12 @@ _CAPACITY = {
 
 def resource_key(group: BilledGroup) -> tuple[str, str]:
     if group.kind == "unused":
-        parts = [group.reservation_id or "", group.account or "", group.region or "", gpu_label(group) or ""]
+        parts = [
+            group.reservation_id or "",
+            group.account or "",
+            group.region or "",
+            gpu_label(group) or "",
+        ]
         return group.cloud, "unused:" + "/".join(parts)
     if group.resource_id:  # an ARM id is case-insensitive, and exports write it both ways
         rid = group.resource_id.lower() if group.cloud == "azure" else group.resource_id
@@ -129,4 +134,3 @@ def _resource(
         ),
         source=SourceRef(note=f"billed {period.name}: {main.kind} rows of {cloud}"),
     )
-

@@ -14,7 +14,8 @@ _MONTH = re.compile(r"(\d{4})-(\d{2})")
 
 @record
 class Period:
-    """[start, end) in UTC, and the name reports show (`2026-Q3`, `2026-08`, `2026-07-01..2026-09-30`)."""
+    """[start, end) in UTC, and the name reports show (`2026-Q3`, `2026-08`,
+    `2026-07-01..2026-09-30`)."""
 
     name: str
     start: datetime
@@ -62,19 +63,21 @@ def parse_period(text: str | None, start: str | None = None, end: str | None = N
             return Period(f"{year}-Q{quarter}", first, _next_month(year, 3 * quarter - 2, 3))
         if (match := _MONTH.fullmatch(value)) and 1 <= int(match[2]) <= 12:
             year, month = int(match[1]), int(match[2])
-            return Period(f"{year}-{month:02d}", _month_start(year, month), _next_month(year, month))
+            return Period(
+                f"{year}-{month:02d}", _month_start(year, month), _next_month(year, month)
+            )
         raise ConfigError(
             f"--period: expected a quarter (2026-Q3) or a month (2026-08), got {value[:40]!r}"
         )
     if not (start and end):
         raise ConfigError("give --period 2026-Q3 (or a month, 2026-08), or both --from and --to")
-    first, last = _day("--from", start), _day("--to", end)
-    if last < first:
-        raise ConfigError(f"--to {last} is before --from {first}")
-    begin = datetime(first.year, first.month, first.day, tzinfo=UTC)
-    stop = datetime(last.year, last.month, last.day, tzinfo=UTC)
-    after = stop + timedelta(days=1) if last < date.max else datetime.max.replace(tzinfo=UTC)
-    return Period(f"{first}..{last}", begin, after)
+    since, until = _day("--from", start), _day("--to", end)
+    if until < since:
+        raise ConfigError(f"--to {until} is before --from {since}")
+    begin = datetime(since.year, since.month, since.day, tzinfo=UTC)
+    stop = datetime(until.year, until.month, until.day, tzinfo=UTC)
+    after = stop + timedelta(days=1) if until < date.max else datetime.max.replace(tzinfo=UTC)
+    return Period(f"{since}..{until}", begin, after)
 
 
 def _day(option: str, text: str) -> date:

@@ -109,7 +109,9 @@ class _Columns:
     def label(self, key: str) -> str:
         """GCP labels: `x_Labels`, a list of {Key, Value}."""
         kind = self.types.get("x_Labels", "")
-        if not kind.upper().endswith("[]") and not kind.upper().startswith(("LIST", "ARRAY", "STRUCT")):
+        if not kind.upper().endswith("[]") and not kind.upper().startswith(
+            ("LIST", "ARRAY", "STRUCT")
+        ):
             return "CAST(NULL AS VARCHAR)"
         return (
             f"(SELECT l.Value FROM UNNEST({quote('x_Labels')}) AS u(l) "
@@ -121,7 +123,11 @@ def normalised(source: Source, tag_keys: Sequence[str], dialect: str = "duckdb")
     """One SELECT of a source's rows in the query's own columns."""
     c = _Columns(source, dialect)
     cloud = source.cloud
-    usage_type = f"COALESCE({c.text('x_UsageType')}, {c.text('SkuMeter')})" if cloud == "aws" else "CAST(NULL AS VARCHAR)"
+    usage_type = (
+        f"COALESCE({c.text('x_UsageType')}, {c.text('SkuMeter')})"
+        if cloud == "aws"
+        else "CAST(NULL AS VARCHAR)"
+    )
     stated_type = c.key("SkuPriceDetails", "InstanceType")
     if cloud == "aws":
         itype = f"COALESCE({stated_type}, NULLIF(regexp_extract({usage_type}, ':([^:]+)$', 1), ''))"
@@ -136,10 +142,17 @@ def normalised(source: Source, tag_keys: Sequence[str], dialect: str = "duckdb")
     provider = f"COALESCE({c.text('ServiceProviderName')}, {c.text('ProviderName')})"
     tags = []
     for key in tag_keys:
-        forms = [c.key("Tags", f"user:{key}"), c.key("Tags", key)] if cloud == "aws" else [c.key("Tags", key)]
+        forms = (
+            [c.key("Tags", f"user:{key}"), c.key("Tags", key)]
+            if cloud == "aws"
+            else [c.key("Tags", key)]
+        )
         if cloud == "gcp":
             forms.insert(0, c.label(key))
-        tags.append(f"NULLIF(TRIM(CAST(COALESCE({', '.join(forms)}) AS VARCHAR)), '') AS {quote('tag:' + key)}")
+        tags.append(
+            f"NULLIF(TRIM(CAST(COALESCE({', '.join(forms)}) AS VARCHAR)), '') "
+            f"AS {quote('tag:' + key)}"
+        )
     unused = (
         f"(upper(COALESCE({c.text('CapacityReservationStatus')}, '')) = 'UNUSED' "
         f"OR upper(COALESCE({c.text('CommitmentDiscountStatus')}, '')) = 'UNUSED' "
@@ -157,7 +170,8 @@ def normalised(source: Source, tag_keys: Sequence[str], dialect: str = "duckdb")
         f"{c.text('SubAccountId')} AS account",
         f"{c.text('RegionId')} AS region",
         f"{c.text('ResourceId')} AS resource_id",
-        f"COALESCE({c.text('CapacityReservationId')}, {c.text('CommitmentDiscountId')}) AS reservation_id",
+        f"COALESCE({c.text('CapacityReservationId')}, {c.text('CommitmentDiscountId')}) "
+        "AS reservation_id",
         f"{c.text('ServiceName')} AS service",
         f"{c.text('ChargeDescription')} AS description",
         f"{usage_type} AS usage_type",
@@ -174,10 +188,14 @@ def normalised(source: Source, tag_keys: Sequence[str], dialect: str = "duckdb")
 
 def _catalog_table(gpu_types: Iterable[tuple[str, str, str, int]]) -> str:
     rows = [
-        f"SELECT {literal(cloud)} AS cloud, {literal(key)} AS type_key, {literal(model)} AS model, {count} AS gpus"
+        f"SELECT {literal(cloud)} AS cloud, {literal(key)} AS type_key, "
+        f"{literal(model)} AS model, {int(count)} AS gpus"
         for cloud, key, model, count in gpu_types
     ]
-    return " UNION ALL ".join(rows) or "SELECT NULL AS cloud, NULL AS type_key, NULL AS model, 0 AS gpus"
+    return (
+        " UNION ALL ".join(rows)
+        or "SELECT NULL AS cloud, NULL AS type_key, NULL AS model, 0 AS gpus"
+    )
 
 
 def _timestamp(moment: datetime) -> str:
@@ -195,16 +213,21 @@ def aggregate(
     union = " UNION ALL ".join(f"({normalised(s, tag_keys, dialect)})" for s in sources)
     start, end = _timestamp(period.start), _timestamp(period.end)
     gpus = "COALESCE(f.gpus_stated, g.gpus)"
-    gcp_gpu = f"CASE WHEN f.cloud = 'gcp' THEN NULLIF(regexp_extract(f.description, {literal(GCP_GPU)}, 1), '') END"
+    gcp_gpu = (
+        "CASE WHEN f.cloud = 'gcp' THEN "
+        f"NULLIF(regexp_extract(f.description, {literal(GCP_GPU)}, 1), '') END"
+    )
     machine = (
-        f"(f.cloud = 'gcp' AND (regexp_matches(COALESCE(f.description, ''), {literal(GPU_MACHINE)}) "
-        f"OR (f.unused AND regexp_matches(COALESCE(f.description, ''), {literal(GCP_GPU_COMMITMENT)}))))"
+        "(f.cloud = 'gcp' AND (regexp_matches(COALESCE(f.description, ''), "
+        f"{literal(GPU_MACHINE)}) "
+        "OR (f.unused AND regexp_matches(COALESCE(f.description, ''), "
+        f"{literal(GCP_GPU_COMMITMENT)}))))"
     )
     tags = [quote("tag:" + key) for key in tag_keys]
     detail = "r.in_period AND r.kind <> 'other'"
     keyed = [
         "r.cloud", "r.currency", "r.in_period", "r.kind",
-        f"CASE WHEN r.kind = 'other' OR NOT r.in_period THEN r.reason END",
+        "CASE WHEN r.kind = 'other' OR NOT r.in_period THEN r.reason END",
         *(f"CASE WHEN {detail} THEN r.{name} END" for name in (
             "account", "region", "instance_type", "gpu_model", "gpus", "gcp_gpu", "capacity",
             "service", "usage_kind", "resource_id", "reservation_id",
@@ -214,11 +237,12 @@ def aggregate(
     names = [*GROUP_COLUMNS, *(f"tag:{key}" for key in tag_keys)]
     select = [f"{expr} AS {quote(name)}" for expr, name in zip(keyed, names, strict=True)]
     sums = [
-        f"SUM(r.effective) AS effective",
-        f"SUM(r.billed) AS billed",
-        f"SUM(r.quantity) AS quantity",
-        f"SUM(r.gpu_hours) AS gpu_hours",
-        f"SUM(CASE WHEN upper(COALESCE(r.charge_class, '')) = 'CORRECTION' THEN r.effective END) AS corrections",
+        "SUM(r.effective) AS effective",
+        "SUM(r.billed) AS billed",
+        "SUM(r.quantity) AS quantity",
+        "SUM(r.gpu_hours) AS gpu_hours",
+        "SUM(CASE WHEN upper(COALESCE(r.charge_class, '')) = 'CORRECTION' THEN r.effective END) "
+        "AS corrections",
         "COUNT(*) AS row_count",
         "MIN(r.charge_start) AS first_charge",
         "MAX(COALESCE(r.charge_end, r.charge_start)) AS last_charge",
@@ -243,13 +267,15 @@ r AS (
       ELSE 'other'
     END AS kind,
     CASE
-      WHEN upper(COALESCE(t.charge_category, '')) <> 'USAGE' THEN COALESCE(t.charge_category, 'no ChargeCategory')
+      WHEN upper(COALESCE(t.charge_category, '')) <> 'USAGE'
+        THEN COALESCE(t.charge_category, 'no ChargeCategory')
       WHEN t.unused THEN 'unused commitment, not a GPU'
       ELSE 'usage, not a GPU'
     END AS reason,
     CASE
       WHEN t.unused THEN 'reserved'
-      WHEN upper(COALESCE(t.pricing_category, '')) = 'DYNAMIC' OR COALESCE(t.usage_type, '') LIKE '%SpotUsage%' THEN 'spot'
+      WHEN upper(COALESCE(t.pricing_category, '')) = 'DYNAMIC'
+        OR COALESCE(t.usage_type, '') LIKE '%SpotUsage%' THEN 'spot'
       WHEN upper(COALESCE(t.pricing_category, '')) = 'COMMITTED' THEN 'committed'
       WHEN upper(COALESCE(t.pricing_category, '')) = 'STANDARD' THEN 'on-demand'
       ELSE 'unknown'
@@ -263,9 +289,9 @@ r AS (
     END AS gpu_hours
   FROM typed AS t
 )
-SELECT {', '.join(select)}, {', '.join(sums)}
+SELECT {", ".join(select)}, {", ".join(sums)}
 FROM r
-GROUP BY {', '.join(str(i) for i in range(1, len(select) + 1))}
+GROUP BY {", ".join(str(i) for i in range(1, len(select) + 1))}
 """
 
 

@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpu_audit.billing.report import BillingReport
-from gpu_audit.billing.summary import CurrencyTotals, Figures, Line, cents
+from gpu_audit.billing.summary import CurrencyTotals, Figures, cents
 
 JSON_VERSION = 1
 SCHEMA = "billing-v1.schema.json"
@@ -90,7 +90,11 @@ def to_json(report: BillingReport) -> dict[str, Any]:
         "gpu_audit_billing": JSON_VERSION,
         "generated_at": _time(report.generated_at),
         "engine": report.engine,
-        "period": {"name": s.period.name, "start": _time(s.period.start), "end": _time(s.period.end)},
+        "period": {
+            "name": s.period.name,
+            "start": _time(s.period.start),
+            "end": _time(s.period.end),
+        },
         "sources": [
             {
                 "path": src.path,
@@ -274,7 +278,13 @@ def render_markdown(report: BillingReport) -> str:
         "lrrrr",
     )
     lines += ["", _check_line(report, lambda v: "\\" + v), ""]
-    for name in ("cloud", "capacity", *(f"tag:{k}" for k in s.tag_keys), "instance_type", "account"):
+    for name in (
+        "cloud",
+        "capacity",
+        *(f"tag:{k}" for k in s.tag_keys),
+        "instance_type",
+        "account",
+    ):
         part = s.breakdowns.get(name, ())
         if not part:
             continue
@@ -284,24 +294,35 @@ def render_markdown(report: BillingReport) -> str:
         lines += table(
             [title.replace("`", ""), "effective", "billed", "GPU-hours", "share"],
             [
-                [inline(key_label(name, line.key), 60), *_md_cells(line.figures)[:3],
-                 share(line.figures.effective, total)]
+                [
+                    inline(key_label(name, line.key), 60),
+                    *_md_cells(line.figures)[:3],
+                    share(line.figures.effective, total),
+                ]
                 for line in part[:15]
-            ],  # fmt: skip
+            ],
             "lrrrr",
         )
         if len(part) > 15:
-            lines += ["", f"… and {len(part) - 15} more (the JSON and CSV reports list every line)."]
+            lines += [
+                "",
+                f"… and {len(part) - 15} more (the JSON and CSV reports list every line).",
+            ]
         lines.append("")
     if s.unused:
         lines += ["### Reserved or committed GPU capacity left unused", ""]
         lines += table(
             ["cloud", "reservation or commitment", "instance type", "unused hours", "effective"],
             [
-                [inline(u.cloud), inline(u.reservation_id, 60), inline(u.instance_type),
-                 hours(u.hours), "\\" + usd(u.figures.effective)]
+                [
+                    inline(u.cloud),
+                    inline(u.reservation_id, 60),
+                    inline(u.instance_type),
+                    hours(u.hours),
+                    "\\" + usd(u.figures.effective),
+                ]
                 for u in s.unused
-            ],  # fmt: skip
+            ],
             "lllrr",
         )
         lines.append("")
@@ -311,11 +332,16 @@ def render_markdown(report: BillingReport) -> str:
         lines += table(
             ["severity", "rule", "resource", "hours", "effective", "saving"],
             [
-                [f.severity.label, inline(f.rule_id), inline(f.resource.id, 60),
-                 f"{f.resource.billing.hours or 0:,.2f}", "\\" + usd(f.resource.billing.effective_usd),
-                 "\\" + usd(f.saving_usd) if f.saving_usd is not None else "–"]
+                [
+                    f.severity.label,
+                    inline(f.rule_id),
+                    inline(f.resource.id, 60),
+                    f"{f.resource.billing.hours or 0:,.2f}",
+                    "\\" + usd(f.resource.billing.effective_usd),
+                    "\\" + usd(f.saving_usd) if f.saving_usd is not None else "–",
+                ]
                 for f in opened
-            ],  # fmt: skip
+            ],
             "lllrrr",
         )
         lines.append("")
@@ -332,10 +358,14 @@ def render_markdown(report: BillingReport) -> str:
         lines += table(
             ["currency", "read", "GPU usage", "unused"],
             [
-                [inline(t.currency), f"{cents(t.read.effective):,}", f"{cents(t.gpu.effective):,}",
-                 f"{cents(t.unused.effective):,}"]
+                [
+                    inline(t.currency),
+                    f"{cents(t.read.effective):,}",
+                    f"{cents(t.gpu.effective):,}",
+                    f"{cents(t.unused.effective):,}",
+                ]
                 for t in s.other_currencies
-            ],  # fmt: skip
+            ],
             "lrrr",
         )
         lines.append("")
@@ -343,7 +373,12 @@ def render_markdown(report: BillingReport) -> str:
 
 
 def _md_cells(figures: Figures) -> list[str]:
-    return ["\\" + usd(figures.effective), "\\" + usd(figures.billed), hours(figures.gpu_hours), f"{figures.rows:,}"]
+    return [
+        "\\" + usd(figures.effective),
+        "\\" + usd(figures.billed),
+        hours(figures.gpu_hours),
+        f"{figures.rows:,}",
+    ]
 
 
 def _md_coverage(report: BillingReport) -> list[str]:
@@ -362,17 +397,25 @@ def _md_coverage(report: BillingReport) -> list[str]:
         lines += table(
             ["cloud", "resource never scanned", "instance type", "hours", "effective"],
             [
-                [inline(r.provider), inline(r.id, 60), inline(r.instance_type),
-                 f"{r.billing.hours or 0:,.2f}", "\\" + usd(r.billing.effective_usd)]
+                [
+                    inline(r.provider),
+                    inline(r.id, 60),
+                    inline(r.instance_type),
+                    f"{r.billing.hours or 0:,.2f}",
+                    "\\" + usd(r.billing.effective_usd),
+                ]
                 for r in c.unseen[:20]
-            ],  # fmt: skip
+            ],
             "lllrr",
         )
         lines.append("")
     if c.findings:
         lines += table(
             ["rule", "resource", "since the last scan"],
-            [[inline(f.rule_id), inline(f.resource_id, 60), inline(f.status)] for f in c.findings[:30]],
+            [
+                [inline(f.rule_id), inline(f.resource_id, 60), inline(f.status)]
+                for f in c.findings[:30]
+            ],
             "lll",
         )
         lines.append("")
@@ -382,7 +425,9 @@ def _md_coverage(report: BillingReport) -> list[str]:
 def _headline(report: BillingReport, mark: Callable[[str], str]) -> str:
     s = report.summary
     spot = s.spot_share
-    spot_text = "no GPU-hours" if spot is None else f"{(spot * 100).quantize(Decimal('0.1'))}% on spot"
+    spot_text = (
+        "no GPU-hours" if spot is None else f"{(spot * 100).quantize(Decimal('0.1'))}% on spot"
+    )
     return (
         f"{mark(usd(s.usd.gpu.effective))} of GPU usage ({hours(s.usd.gpu.gpu_hours)} GPU-hours, "
         f"{spot_text}) and {mark(usd(s.usd.unused.effective))} of reserved or committed GPU "
@@ -395,10 +440,11 @@ def _check_line(report: BillingReport, mark: Callable[[str], str]) -> str:
     s = report.summary
     left = sum((line.figures.effective for line in s.usd.left_out), Decimal(0))
     return (
-        f"Check against the invoice: {mark(usd(s.usd.read.billed))} billed in {s.usd.read.rows:,} rows "
+        f"Check against the invoice: {mark(usd(s.usd.read.billed))} billed in "
+        f"{s.usd.read.rows:,} rows "
         f"read for the period = GPU {mark(usd(s.usd.gpu.billed))} + unused "
         f"{mark(usd(s.usd.unused.billed))} + left out "
-        f"{mark(usd(sum((l.figures.billed for l in s.usd.left_out), Decimal(0))))}. "
+        f"{mark(usd(sum((line.figures.billed for line in s.usd.left_out), Decimal(0))))}. "
         f"Corrections counted: {mark(usd(s.usd.corrections))}; {s.outside_rows:,} rows read fall "
         f"outside the period. Effective left out: {mark(usd(left))}."
     )
@@ -427,8 +473,9 @@ def render_table(report: BillingReport) -> str:
             for line in s.usd.left_out
         ),
     ]
-    out.append(tabulate(rows, headers=["", "effective", "billed", "GPU-hours", "rows"],
-                        disable_numparse=True, colalign=("left", "right", "right", "right", "right")))  # fmt: skip
+    headers = ["", "effective", "billed", "GPU-hours", "rows"]
+    align = ("left", "right", "right", "right", "right")
+    out.append(tabulate(rows, headers=headers, disable_numparse=True, colalign=align))
     for name in ("cloud", "capacity", *(f"tag:{k}" for k in s.tag_keys)):
         part = s.breakdowns.get(name, ())
         if not part:
@@ -439,8 +486,14 @@ def render_table(report: BillingReport) -> str:
              hours(line.figures.gpu_hours), share(line.figures.effective, s.usd.gpu.effective)]
             for line in part[:10]
         ]  # fmt: skip
-        out.append(tabulate(body, headers=["", "effective", "GPU-hours", "share"],
-                            disable_numparse=True, colalign=("left", "right", "right", "right")))  # fmt: skip
+        out.append(
+            tabulate(
+                body,
+                headers=["", "effective", "GPU-hours", "share"],
+                disable_numparse=True,
+                colalign=("left", "right", "right", "right"),
+            )
+        )
     opened = report.open_findings
     out += ["", f"findings: {len(opened)} open"]
     for f in opened:
@@ -468,7 +521,12 @@ def render_table(report: BillingReport) -> str:
 
 
 def _table_cells(figures: Figures) -> list[str]:
-    return [usd(figures.effective), usd(figures.billed), hours(figures.gpu_hours), f"{figures.rows:,}"]
+    return [
+        usd(figures.effective),
+        usd(figures.billed),
+        hours(figures.gpu_hours),
+        f"{figures.rows:,}",
+    ]
 
 
 RENDERERS: dict[str, Callable[[BillingReport], str]] = {

@@ -123,12 +123,14 @@ def summarize(
     currencies = sorted({g.currency for g in groups if g.in_period})
     totals = {currency: _currency(currency, groups) for currency in currencies}
     usd = totals.pop(USD, None) or _currency(USD, [])
-    gpu = [g for g in groups if g.in_period and g.currency == USD and g.kind in ("gpu", "gpu-machine")]
+    gpu = [
+        g for g in groups if g.in_period and g.currency == USD and g.kind in ("gpu", "gpu-machine")
+    ]
     breakdowns: dict[str, tuple[Line, ...]] = {}
     for name, key in _KEYS.items():
         breakdowns[name] = _lines(gpu, key)
     for tag in tag_keys:
-        breakdowns[f"tag:{tag}"] = _lines(gpu, lambda g, tag=tag: g.tags.get(tag))
+        breakdowns[f"tag:{tag}"] = _lines(gpu, _tag(tag))
     outside: dict[str, Decimal] = defaultdict(Decimal)
     for g in groups:
         if not g.in_period:
@@ -144,6 +146,13 @@ def summarize(
         outside_rows=sum(g.rows for g in groups if not g.in_period),
         outside_effective=dict(sorted(outside.items())),
     )
+
+
+def _tag(key: str) -> Callable[[BilledGroup], str | None]:
+    def value(group: BilledGroup) -> str | None:
+        return group.tags.get(key)
+
+    return value
 
 
 def _currency(currency: str, groups: Sequence[BilledGroup]) -> CurrencyTotals:
@@ -162,15 +171,22 @@ def _currency(currency: str, groups: Sequence[BilledGroup]) -> CurrencyTotals:
             unused = unused.plus(g)
         else:
             left[g.reason or "other"] = left[g.reason or "other"].plus(g)
-    lines = sorted((Line(k, v) for k, v in left.items()), key=lambda l: (-abs(l.figures.effective), l.key or ""))
+    lines = sorted(
+        (Line(k, v) for k, v in left.items()),
+        key=lambda line: (-abs(line.figures.effective), line.key or ""),
+    )
     return CurrencyTotals(currency, read, gpu, machine, unused, tuple(lines), corrections)
 
 
-def _lines(groups: Sequence[BilledGroup], key: Callable[[BilledGroup], str | None]) -> tuple[Line, ...]:
+def _lines(
+    groups: Sequence[BilledGroup], key: Callable[[BilledGroup], str | None]
+) -> tuple[Line, ...]:
     sums: dict[str | None, Figures] = defaultdict(Figures)
     for g in groups:
         sums[key(g)] = sums[key(g)].plus(g)
-    ordered = sorted(sums.items(), key=lambda item: (-item[1].effective, item[0] is None, item[0] or ""))
+    ordered = sorted(
+        sums.items(), key=lambda item: (-item[1].effective, item[0] is None, item[0] or "")
+    )
     return tuple(Line(k, v) for k, v in ordered)
 
 
@@ -186,4 +202,6 @@ def _unused(groups: Sequence[BilledGroup]) -> tuple[UnusedLine, ...]:
         UnusedLine(cloud, account, region, itype, rid, hours, figures)  # type: ignore[arg-type]
         for (cloud, account, region, itype, rid), (hours, figures) in merged.items()
     ]
-    return tuple(sorted(lines, key=lambda l: (-l.figures.effective, l.cloud, l.reservation_id or "")))
+    return tuple(
+        sorted(lines, key=lambda u: (-u.figures.effective, u.cloud, u.reservation_id or ""))
+    )

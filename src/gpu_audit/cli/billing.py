@@ -21,15 +21,50 @@ FAIL_ON = ("none", "info", "low", "medium", "high", "critical")
 @click.option("--to", "end", metavar="DATE", help="Last day, included (with --from).")
 @click.option(
     "--tag", "tags", multiple=True, metavar="KEY",
-    help="A cost-allocation tag to break spend down by (repeatable; default: team, project, owner).",
+    help="A tag to break spend down by (repeatable; default: team, project, owner).",
 )  # fmt: skip
-@click.option("--policy", "policies", multiple=True, metavar="FILE", help="Policy file(s) (default: the runbook pack).")
-@click.option("--history", metavar="PATH", help="Join with this scan history: what no scan saw, what became of findings.")
-@click.option("--write-prices", metavar="FILE", help="Write the billed effective rates as a price file for --prices.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Output format (default: table on a terminal, else JSON).")
-@click.option("--output", "-o", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
-@click.option("--fail-on", type=click.Choice(FAIL_ON), default="none", show_default=True, help="Exit 1 on open findings at or above this severity.")
-@click.option("--now", "now_text", metavar="ISO-TIME", help="The report's time (reproducible reports); default: now.")
+@click.option(
+    "--policy",
+    "policies",
+    multiple=True,
+    metavar="FILE",
+    help="Policy file(s) (default: the runbook pack).",
+)
+@click.option(
+    "--history",
+    metavar="PATH",
+    help="Join with this scan history: what no scan saw, what became of findings.",
+)
+@click.option(
+    "--write-prices",
+    metavar="FILE",
+    help="Write the billed effective rates as a price file for --prices.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    help="Output format (default: table on a terminal, else JSON).",
+)
+@click.option(
+    "--output",
+    "-o",
+    metavar="FILE",
+    help="Write the report to FILE (atomically) instead of stdout.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON),
+    default="none",
+    show_default=True,
+    help="Exit 1 on open findings at or above this severity.",
+)
+@click.option(
+    "--now",
+    "now_text",
+    metavar="ISO-TIME",
+    help="The report's time (reproducible reports); default: now.",
+)
 def billing(
     paths: tuple[str, ...],
     period: str | None,
