@@ -20,7 +20,9 @@ class FindingFate:
     rule_id: str
     provider: str
     resource_id: str
-    status: str  # still billing | billing stopped | not in the bill
+    # still billing (to the bill's last day) | billing stopped (before it: resolved on the
+    # bill) | not in the bill (no export read names it)
+    status: str
     effective_usd: float | None  # billed in the period
     last_charge: datetime | None
 
@@ -48,35 +50,30 @@ def match_key(provider: str, resource_id: str) -> tuple[str, str]:
 
 
 def join_history(path: str, billed: Sequence[Resource]) -> Coverage:
-    from gpu_audit.history.store import HistoryStore, parse_iso
+    from gpu_audit.history.documents import decode_columns
+    from gpu_audit.history.load import load_audit
+    from gpu_audit.history.store import HistoryStore
 
     store = HistoryStore.open(path, create=False)
     try:
+        audits = store.audits()
+        seen: set[tuple[str, str]] = set()
         with store.errors():
-            conn = store.conn
-            audits = conn.execute(
-                "SELECT COUNT(*), MIN(generated_at), MAX(generated_at) FROM audits"
-            ).fetchone()
-            seen = {
-                match_key(p, i)
-                for p, i in conn.execute("SELECT DISTINCT provider, id FROM resources")
-            }
-            last_id = conn.execute(
-                "SELECT id FROM audits ORDER BY generated_at DESC, id DESC LIMIT 1"
-            ).fetchone()
-            open_findings = (
-                conn.execute(
-                    "SELECT f.rule_id, r.provider, r.id FROM findings AS f JOIN resources AS r "
-                    "ON r.audit_id = f.audit_id AND r.seq = f.resource_seq WHERE f.audit_id = ? "
-                    "AND f.waiver IS NULL AND f.suppressed IS NULL ORDER BY f.seq",
-                    (last_id[0],),
-                ).fetchall()
-                if last_id
-                else []
-            )
+            for (blob,) in store.conn.execute(
+                "SELECT body FROM documents WHERE name = 'resource_index'"
+            ):
+                index = decode_columns(blob)
+                seen.update(map(match_key, index["provider"], index["id"]))
+        latest = load_audit(store, audits[-1].id) if audits else None
     finally:
         store.close()
-    last_scan = parse_iso(audits[2]) if audits[2] else None
+    open_findings = [
+        (f.rule_id, f.resource.provider, f.resource.id)
+        for f in (latest.findings if latest else ())
+        if f.is_open
+    ]
+    first_scan = audits[0].generated_at if audits else None
+    last_scan = audits[-1].generated_at if audits else None
     usage = [
         r
         for r in billed
@@ -88,18 +85,23 @@ def join_history(path: str, billed: Sequence[Resource]) -> Coverage:
     for rule_id, provider, rid in open_findings:
         found = by_key.get(match_key(provider, rid))
         if found is None:
-            status, amount, last = "not in the bill", None, None
-        else:
-            last = found.billing.last_charge
-            status = (
-                "still billing" if last and last_scan and last > last_scan else "billing stopped"
+            fates.append(FindingFate(rule_id, provider, rid, "not in the bill", None, None))
+            continue
+        status = "billing stopped" if found.billing.ended else "still billing"
+        fates.append(
+            FindingFate(
+                rule_id,
+                provider,
+                rid,
+                status,
+                found.billing.effective_usd,
+                found.billing.last_charge,
             )
-            amount = found.billing.effective_usd
-        fates.append(FindingFate(rule_id, provider, rid, status, amount, last))
+        )
     return Coverage(
         history=path,
-        audits=int(audits[0]),
-        first_scan=parse_iso(audits[1]) if audits[1] else None,
+        audits=len(audits),
+        first_scan=first_scan,
         last_scan=last_scan,
         unseen=tuple(sorted(unseen, key=lambda r: -(r.billing.effective_usd or 0))),
         matched=len(usage) - len(unseen),
