@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -58,3 +59,15 @@ def _isolated_cache(
     home.mkdir(exist_ok=True)
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+
+
+@pytest.fixture(scope="session")
+def moto_url() -> Iterator[str]:
+    """One moto server on loopback for the session (AWS collectors, Athena for billing)."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()

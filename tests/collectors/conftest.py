@@ -24,17 +24,6 @@ AMI = "ami-12345678"
 _SCOPE = re.compile(r"Credential=[^/]+/\d{8}/([^/]+)/([^/]+)/")
 
 
-@pytest.fixture(scope="session")
-def moto_url() -> Iterator[str]:
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
 class Fleet:
     """Builds EC2 instances, CloudWatch datapoints and S3 buckets on the moto server."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from gpu_audit.billing.coverage import Coverage, join_history
@@ -13,6 +13,7 @@ from gpu_audit.billing.summary import BillingSummary, summarize
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import Finding, NotEvaluated, WaiverStatus
+from gpu_audit.errors import ConfigError
 from gpu_audit.policy.loader import Policy
 
 DEFAULT_TAGS = ("team", "project", "owner")
@@ -67,12 +68,39 @@ def read_groups(
     return summarize(period, exports, groups, tag_keys), groups
 
 
+def read_remote(
+    engine: str,
+    table: str,
+    period: Period,
+    tag_keys: Sequence[str],
+    where: Mapping[str, str | None],
+) -> tuple[BillingSummary, list[BilledGroup]]:
+    """The same aggregation run by Athena or BigQuery on the table the bill lives in."""
+    from gpu_audit.billing import remote
+    from gpu_audit.billing.exports import ExportFiles
+
+    keys = (*tag_keys, *(() if WORKLOAD_TAG in tag_keys else (WORKLOAD_TAG,)))
+    sql = remote.remote_sql(engine, table, period, keys, gpu_types())
+    if engine == "athena":
+        groups = remote.run_athena(sql, keys, where.get("workgroup"), where.get("output"))
+    else:
+        project = where.get("project")
+        if not project:
+            raise ConfigError(
+                "--engine bigquery needs --bigquery-project (the project that runs the job)"
+            )
+        groups = remote.run_bigquery(sql, keys, project)
+    source = ExportFiles(path=table, cloud=remote.ENGINES[engine], files=())
+    return summarize(period, [source], groups, tag_keys), groups
+
+
 def judge(
     summary: BillingSummary,
     groups: Sequence[BilledGroup],
     policy: Policy,
     now: datetime,
     history: str | None = None,
+    engine: str = "duckdb",
 ) -> BillingReport:
     from gpu_audit.policy.engine import evaluate
 
@@ -80,7 +108,7 @@ def judge(
     evaluation = evaluate(resources, policy, now)
     return BillingReport(
         generated_at=now,
-        engine="duckdb",
+        engine=engine,
         summary=summary,
         resources=resources,
         findings=evaluation.findings,

@@ -4,67 +4,69 @@ from __future__ import annotations
 
 import sys
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import click
 
 from gpu_audit.cli.main import now_from
-from gpu_audit.errors import ExitCode
+from gpu_audit.errors import ConfigError, ExitCode
 
 FORMATS = ("table", "json", "csv", "markdown")
 FAIL_ON = ("none", "info", "low", "medium", "high", "critical")
+ENGINES = ("duckdb", "athena", "bigquery")
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from gpu_audit.billing.model import BilledGroup
+    from gpu_audit.billing.period import Period
+    from gpu_audit.billing.report import BillingReport
 
 
 @click.command(short_help="The period's GPU spend from FOCUS billing exports, judged.")
-@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.argument("paths", nargs=-1, metavar="PATH...")
 @click.option("--period", metavar="2026-Q3", help="A quarter (2026-Q3) or a month (2026-08).")
-@click.option("--from", "start", metavar="DATE", help="First day (with --to), instead of --period.")
+@click.option("--from", "start", metavar="DATE", help="First day (with --to), not --period.")
 @click.option("--to", "end", metavar="DATE", help="Last day, included (with --from).")
 @click.option(
     "--tag", "tags", multiple=True, metavar="KEY",
     help="A tag to break spend down by (repeatable; default: team, project, owner).",
 )  # fmt: skip
 @click.option(
-    "--policy",
-    "policies",
-    multiple=True,
-    metavar="FILE",
+    "--policy", "policies", multiple=True, metavar="FILE",
     help="Policy file(s) (default: the runbook pack).",
-)
+)  # fmt: skip
 @click.option(
-    "--history",
-    metavar="PATH",
-    help="Join with this scan history: what no scan saw, what became of findings.",
-)
+    "--history", metavar="PATH",
+    help="Join with this scan history: what no scan saw, what became of its findings.",
+)  # fmt: skip
 @click.option(
-    "--write-prices",
-    metavar="FILE",
+    "--write-prices", metavar="FILE",
     help="Write the billed effective rates as a price file for --prices.",
+)  # fmt: skip
+@click.option(
+    "--engine", type=click.Choice(ENGINES), default="duckdb", show_default=True,
+    help="Where the query runs: DuckDB on PATHs, or Athena/BigQuery on --table.",
+)  # fmt: skip
+@click.option("--table", metavar="NAME", help="Athena db.table or BigQuery project.dataset.table.")
+@click.option("--athena-workgroup", metavar="NAME", help="Athena workgroup (default: primary).")
+@click.option(
+    "--athena-output", metavar="S3-URI", help="Athena result location, if the workgroup sets none."
+)
+@click.option("--bigquery-project", metavar="ID", help="The project BigQuery runs the job in.")
+@click.option(
+    "--sql", "show_sql", is_flag=True, help="Print the query for --engine and exit (run nothing)."
 )
 @click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
+    "--format", "fmt", type=click.Choice(FORMATS),
     help="Output format (default: table on a terminal, else JSON).",
-)
+)  # fmt: skip
+@click.option("--output", "-o", metavar="FILE", help="Write the report to FILE (atomically).")
 @click.option(
-    "--output",
-    "-o",
-    metavar="FILE",
-    help="Write the report to FILE (atomically) instead of stdout.",
-)
-@click.option(
-    "--fail-on",
-    type=click.Choice(FAIL_ON),
-    default="none",
-    show_default=True,
+    "--fail-on", type=click.Choice(FAIL_ON), default="none", show_default=True,
     help="Exit 1 on open findings at or above this severity.",
-)
-@click.option(
-    "--now",
-    "now_text",
-    metavar="ISO-TIME",
-    help="The report's time (reproducible reports); default: now.",
-)
+)  # fmt: skip
+@click.option("--now", "now_text", metavar="ISO-TIME", help="The report's time (default: now).")
 def billing(
     paths: tuple[str, ...],
     period: str | None,
@@ -74,6 +76,12 @@ def billing(
     policies: tuple[str, ...],
     history: str | None,
     write_prices: str | None,
+    engine: str,
+    table: str | None,
+    athena_workgroup: str | None,
+    athena_output: str | None,
+    bigquery_project: str | None,
+    show_sql: bool,
     fmt: str | None,
     output: str | None,
     fail_on: str,
@@ -85,22 +93,82 @@ def billing(
 
     \b
     gpu-audit billing exports/aws exports/azure exports/gcp --period 2026-Q3
-    gpu-audit billing exports/aws --period 2026-08 --format markdown -o q3-bill.md
+    gpu-audit billing exports/aws --period 2026-08 --format markdown -o aug-bill.md
     gpu-audit billing exports/aws --period 2026-Q3 --history audits.db --write-prices billed.json
+    gpu-audit billing --engine athena --table focus_db.aws_focus --period 2026-Q3
     """
+    from gpu_audit.billing import report as run
     from gpu_audit.billing.period import parse_period
-    from gpu_audit.billing.render import RENDERERS
-    from gpu_audit.billing.report import DEFAULT_TAGS, judge, read_groups
-    from gpu_audit.core.resource import Severity
-    from gpu_audit.core.writer import write_atomic
-    from gpu_audit.policy.loader import load_policy
 
     when = parse_period(period, start, end)
+    keys = tags or run.DEFAULT_TAGS
+    if engine == "duckdb" and (table or not paths):
+        raise ConfigError(
+            "give the export folders as PATH... (--table is for --engine athena|bigquery)"
+        )
+    if engine != "duckdb" and (paths or not table):
+        raise ConfigError(f"--engine {engine} reads --table NAME, not PATH arguments")
+    if show_sql:
+        click.echo(_sql(engine, table, paths, when, keys))
+        return
     now = now_from(now_text) or datetime.now(UTC)
+    from gpu_audit.policy.loader import load_policy
+
     policy = load_policy(list(policies) or None)
-    summary, groups = read_groups(paths, when, tags or DEFAULT_TAGS)
-    report = judge(summary, groups, policy, now, history)
-    inputs = [*paths, *policies, *([history] if history else [])]
+    if engine == "duckdb":
+        summary, groups = run.read_groups(paths, when, keys)
+    else:
+        where = {
+            "workgroup": athena_workgroup,
+            "output": athena_output,
+            "project": bigquery_project,
+        }
+        summary, groups = run.read_remote(engine, table or "", when, keys, where)
+    report = run.judge(summary, groups, policy, now, history, engine)
+    _write(
+        report,
+        groups,
+        when,
+        now,
+        fmt,
+        output,
+        write_prices,
+        [*paths, *policies, *([history] if history else [])],
+    )
+    sys.exit(_exit_code(report, fail_on))
+
+
+def _sql(
+    engine: str, table: str | None, paths: tuple[str, ...], when: Period, keys: tuple[str, ...]
+) -> str:
+    from gpu_audit.billing.report import gpu_types
+
+    if engine == "duckdb":
+        from gpu_audit.billing import duck
+        from gpu_audit.billing.exports import discover
+        from gpu_audit.billing.query import aggregate
+
+        conn = duck.connect()
+        exports = [discover(path, duck.file_system(conn), when) for path in paths]
+        return aggregate(duck.sources(conn, exports), when, keys, gpu_types())
+    from gpu_audit.billing.remote import remote_sql
+
+    return remote_sql(engine, table or "", when, keys, gpu_types())
+
+
+def _write(
+    report: BillingReport,
+    groups: Sequence[BilledGroup],
+    when: Period,
+    now: datetime,
+    fmt: str | None,
+    output: str | None,
+    write_prices: str | None,
+    inputs: list[str],
+) -> None:
+    from gpu_audit.billing.render import RENDERERS
+    from gpu_audit.core.writer import write_atomic
+
     if write_prices:
         from gpu_audit.billing.rates import billed_rates
         from gpu_audit.prices.pricefile import dumps
@@ -113,8 +181,13 @@ def billing(
         click.echo(f"wrote the {chosen} billing report to {output}", err=True)
     else:
         click.echo(text, nl=False)
-    threshold = None if fail_on == "none" else Severity.parse(fail_on)
-    failing = threshold is not None and any(
-        not f.severity < threshold for f in report.open_findings
-    )
-    sys.exit(ExitCode.FINDINGS if failing else ExitCode.OK)
+
+
+def _exit_code(report: BillingReport, fail_on: str) -> ExitCode:
+    from gpu_audit.core.resource import Severity
+
+    if fail_on == "none":
+        return ExitCode.OK
+    threshold = Severity.parse(fail_on)
+    failing = any(not f.severity < threshold for f in report.open_findings)
+    return ExitCode.FINDINGS if failing else ExitCode.OK

@@ -1,0 +1,248 @@
+"""The billing query where the bill already lives: Athena (the AWS FOCUS table) and BigQuery
+(GCP's FOCUS export). The one query definition is rendered in the engine's dialect by SQLGlot;
+only the aggregate rows come back, read page by page and typed as DuckDB would type them.
+
+Least privilege (docs/billing.md): Athena `athena:StartQueryExecution`, `GetQueryExecution`,
+`GetQueryResults`, Glue `GetTable`/`GetPartitions` on the FOCUS table, S3 read on its data and
+write on the workgroup's result location; BigQuery `roles/bigquery.jobUser` on the project that
+runs the job and `roles/bigquery.dataViewer` on the FOCUS dataset.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from gpu_audit.billing.model import BilledGroup
+from gpu_audit.billing.period import Period
+from gpu_audit.billing.query import GROUP_COLUMNS, Source, aggregate, render
+from gpu_audit.errors import CollectorError, ConfigError
+
+ENGINES = {"athena": "aws", "bigquery": "gcp"}  # engine → the cloud whose FOCUS table it holds
+_TEXT = "VARCHAR"
+# The tables' columns as each cloud documents them (FOCUS 1.2 names; types as the engine holds
+# them). Athena: the AWS Data Exports FOCUS 1.2 table with AWS columns (Glue crawler types);
+# BigQuery: the FOCUS usage cost export table.
+SCHEMAS: dict[str, dict[str, str]] = {
+    "athena": {
+        **dict.fromkeys(
+            (
+                "BillingCurrency",
+                "ChargeCategory",
+                "ChargeClass",
+                "ChargeDescription",
+                "PricingCategory",
+                "ProviderName",
+                "SubAccountId",
+                "RegionId",
+                "ResourceId",
+                "CapacityReservationId",
+                "CapacityReservationStatus",
+                "CommitmentDiscountId",
+                "CommitmentDiscountStatus",
+                "ServiceName",
+                "SkuMeter",
+                "SkuPriceDetails",
+                "x_UsageType",
+            ),
+            _TEXT,
+        ),
+        **dict.fromkeys(("BilledCost", "EffectiveCost", "ConsumedQuantity"), "DECIMAL(38,10)"),
+        **dict.fromkeys(("ChargePeriodStart", "ChargePeriodEnd"), "TIMESTAMP"),
+        "Tags": "MAP(VARCHAR, VARCHAR)",
+    },
+    "bigquery": {
+        **dict.fromkeys(
+            (
+                "BillingCurrency",
+                "ChargeCategory",
+                "ChargeClass",
+                "ChargeDescription",
+                "PricingCategory",
+                "ServiceProviderName",
+                "SubAccountId",
+                "RegionId",
+                "ResourceId",
+                "CapacityReservationId",
+                "CapacityReservationStatus",
+                "CommitmentDiscountId",
+                "CommitmentDiscountStatus",
+                "ServiceName",
+                "SkuPriceDetails",
+                "Tags",
+            ),
+            _TEXT,
+        ),
+        **dict.fromkeys(("BilledCost", "EffectiveCost", "ConsumedQuantity"), "DECIMAL(38,10)"),
+        **dict.fromkeys(("ChargePeriodStart", "ChargePeriodEnd"), "TIMESTAMP WITH TIME ZONE"),
+        "x_Labels": "STRUCT(Key VARCHAR, Value VARCHAR)[]",
+    },
+}
+
+
+def table_reference(table: str) -> str:
+    """`db.table` or `project.dataset.table`, each part quoted (in DuckDB's dialect: SQLGlot
+    renders the engine's own quoting)."""
+    parts = [part.strip().strip('`"') for part in table.split(".")]
+    if not all(parts) or len(parts) > 3:
+        raise ConfigError(f"--table: expected db.table or project.dataset.table, got {table!r}")
+    return ".".join('"' + part.replace('"', '""') + '"' for part in parts)
+
+
+def remote_sql(
+    engine: str,
+    table: str,
+    period: Period,
+    tag_keys: Sequence[str],
+    gpu_types: Sequence[tuple[str, str, str, int]],
+) -> str:
+    """The billing query for `engine` over `table`."""
+    if engine not in ENGINES:
+        raise ConfigError(f"--engine: one of duckdb, {', '.join(ENGINES)}")
+    source = Source(ENGINES[engine], table_reference(table), SCHEMAS[engine])
+    return render(aggregate([source], period, tag_keys, gpu_types, dialect=engine), engine)
+
+
+def typed_row(values: Sequence[str | None], tag_keys: Sequence[str]) -> tuple[Any, ...]:
+    """An aggregate row as text (both engines answer in strings) typed as DuckDB returns it."""
+    out: list[Any] = []
+    tags_end = len(GROUP_COLUMNS) + len(tag_keys)
+    for index, value in enumerate(values):
+        if value is None or value == "":
+            out.append(None)
+            continue
+        name = GROUP_COLUMNS[index] if index < len(GROUP_COLUMNS) else None
+        if name == "in_period":
+            out.append(value.lower() == "true")
+        elif name == "gpus" or index == tags_end + 5:  # the row count
+            out.append(int(float(value)))
+        elif index >= tags_end + 6:  # first and last charge
+            out.append(_time(value))
+        elif index >= tags_end:
+            try:
+                out.append(Decimal(value))
+            except InvalidOperation:
+                raise CollectorError(
+                    f"billing query: not a number in the answer: {value[:40]!r}"
+                ) from None
+        else:
+            out.append(value)
+    return tuple(out)
+
+
+def _time(value: str) -> datetime:
+    from datetime import UTC
+
+    text = value.strip().replace(" UTC", "+00:00").replace("Z", "+00:00")
+    if text.replace(".", "", 1).isdigit():  # BigQuery: seconds since the epoch
+        return datetime.fromtimestamp(float(text), tz=UTC)
+    parsed = datetime.fromisoformat(text.replace(" ", "T", 1))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def run_athena(
+    sql: str, tag_keys: Sequence[str], workgroup: str | None, output: str | None,
+    timeout_s: float = 900.0,
+) -> list[BilledGroup]:  # fmt: skip
+    """StartQueryExecution, wait for it, read GetQueryResults page by page."""
+    import boto3
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from gpu_audit.billing.duck import group
+
+    client = boto3.client("athena")
+    start: dict[str, Any] = {"QueryString": sql}
+    if workgroup:
+        start["WorkGroup"] = workgroup
+    if output:
+        start["ResultConfiguration"] = {"OutputLocation": output}
+    try:
+        query_id = client.start_query_execution(**start)["QueryExecutionId"]
+        deadline = time.monotonic() + timeout_s
+        while True:
+            status = client.get_query_execution(QueryExecutionId=query_id)["QueryExecution"]
+            state = status["Status"]["State"]
+            if state == "SUCCEEDED":
+                break
+            if state in ("FAILED", "CANCELLED"):
+                reason = status["Status"].get("StateChangeReason", state)
+                raise CollectorError(f"athena: query {query_id} {state.lower()}: {reason}")
+            if time.monotonic() > deadline:
+                raise CollectorError(
+                    f"athena: query {query_id} still {state} after {timeout_s:g} s"
+                )
+            time.sleep(0.5)
+        rows: list[BilledGroup] = []
+        header = True
+        for page in client.get_paginator("get_query_results").paginate(QueryExecutionId=query_id):
+            for row in page["ResultSet"]["Rows"]:
+                if header:  # Athena's first row of the first page is the column names
+                    header = False
+                    continue
+                cells = [cell.get("VarCharValue") for cell in row["Data"]]
+                rows.append(group(typed_row(cells, tag_keys), tag_keys))
+        return rows
+    except (ClientError, BotoCoreError) as exc:
+        raise CollectorError(f"athena: {str(exc).splitlines()[0]}") from None
+
+
+def run_bigquery(
+    sql: str, tag_keys: Sequence[str], project: str, timeout_s: float = 900.0
+) -> list[BilledGroup]:
+    """jobs.query, then jobs.getQueryResults page by page, through an authorized session."""
+    import google.auth
+    from google.auth.exceptions import GoogleAuthError
+    from google.auth.transport.requests import AuthorizedSession
+
+    from gpu_audit.billing.duck import group
+
+    try:
+        credentials, _ = google.auth.default(
+            scopes=["https://www.googleapis.com/auth/bigquery.readonly"]
+        )
+    except GoogleAuthError as exc:
+        raise CollectorError(f"bigquery: no credentials: {str(exc).splitlines()[0]}") from None
+    import os
+
+    base = os.environ.get("GPU_AUDIT_BIGQUERY_ENDPOINT", "https://bigquery.googleapis.com").rstrip(
+        "/"
+    )
+    session = AuthorizedSession(credentials)
+    url = f"{base}/bigquery/v2/projects/{project}/queries"
+    body = {"query": sql, "useLegacySql": False, "timeoutMs": 10000, "maxResults": 10000}
+    answer = _answer(session.post(url, json=body, timeout=60))
+    job = answer.get("jobReference", {})
+    deadline = time.monotonic() + timeout_s
+    rows: list[BilledGroup] = []
+    while True:
+        token = None
+        if answer.get("jobComplete"):
+            for row in answer.get("rows", []):
+                cells = [cell.get("v") for cell in row.get("f", [])]
+                rows.append(group(typed_row(cells, tag_keys), tag_keys))
+            token = answer.get("pageToken")
+            if not token:
+                return rows
+        elif time.monotonic() > deadline:
+            raise CollectorError(f"bigquery: job {job.get('jobId')} not done after {timeout_s:g} s")
+        params: dict[str, Any] = {"maxResults": 10000, "timeoutMs": 10000}
+        if token:
+            params["pageToken"] = token
+        if job.get("location"):
+            params["location"] = job["location"]
+        page = f"{base}/bigquery/v2/projects/{project}/queries/{job.get('jobId')}"
+        answer = _answer(session.get(page, params=params, timeout=60))
+
+
+def _answer(response: Any) -> dict[str, Any]:
+    if response.status_code != 200:
+        try:
+            message = response.json()["error"]["message"]
+        except (ValueError, KeyError, TypeError):
+            message = response.reason
+        raise CollectorError(f"bigquery: HTTP {response.status_code}: {str(message)[:200]}")
+    body: dict[str, Any] = response.json()
+    return body
