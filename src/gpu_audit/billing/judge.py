@@ -52,14 +52,11 @@ _CAPACITY = {
 
 
 def resource_key(group: BilledGroup) -> tuple[str, str]:
-    if group.kind == "unused":
-        parts = [
-            group.reservation_id or "",
-            group.account or "",
-            group.region or "",
-            gpu_label(group) or "",
-        ]
-        return group.cloud, "unused:" + "/".join(parts)
+    if group.kind == "unused":  # the reservation or commitment itself, where the bill names it
+        if group.reservation_id:
+            return group.cloud, group.reservation_id
+        where = f"{group.account or '-'}/{group.region or '-'}/{gpu_label(group) or 'GPU'}"
+        return group.cloud, f"unused:{where}"
     if group.resource_id:  # an ARM id is case-insensitive, and exports write it both ways
         rid = group.resource_id.lower() if group.cloud == "azure" else group.resource_id
         return group.cloud, rid

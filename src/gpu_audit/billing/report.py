@@ -111,7 +111,13 @@ def judge(
         engine=engine,
         summary=summary,
         resources=resources,
-        findings=evaluation.findings,
+        # most severe first, then the most dollars: the order a reader acts in
+        findings=tuple(
+            sorted(
+                evaluation.findings,
+                key=lambda f: (-f.severity, -(f.saving_usd or 0.0), f.rule_id, f.resource.id),
+            )
+        ),
         not_evaluated=evaluation.not_evaluated,
         waivers=evaluation.waivers,
         policy_files=tuple(policy.files),
