@@ -4,6 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
+DEMO_BILL := fixtures/billing/demo/aws fixtures/billing/demo/azure fixtures/billing/demo/gcp
+
 .PHONY: demo test quick lint pytest bench fuzz clean
 
 $(STAMP): pyproject.toml
@@ -22,6 +24,10 @@ demo: $(STAMP)
 	$(BIN)/gpu-audit scan --inventory fixtures/inventory/demo-next.yaml \
 		--policy fixtures/inventory/demo-policy.yaml --history "$$history/audits.db" \
 		--format table --fail-on none --report markdown=gpu-audit-demo.md
+	@echo && echo "The quarter from the bill (fixtures/billing/demo: a synthetic FOCUS export of three clouds):" && \
+	$(BIN)/gpu-audit billing $(DEMO_BILL) --period 2026-Q3 --now 2026-10-05T08:00:00Z --format table && \
+	$(BIN)/gpu-audit billing $(DEMO_BILL) --period 2026-Q3 --now 2026-10-05T08:00:00Z \
+		--format markdown -o gpu-audit-demo-bill.md
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

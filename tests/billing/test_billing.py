@@ -284,3 +284,13 @@ def test_fail_on_exits_1_on_open_findings(quarter: Quarter) -> None:
         "billing", *paths(quarter), "--period", "2026-Q3", "--format", "json", "--fail-on", "high"
     )
     assert code == 1
+
+
+def test_every_dollar_sign_in_the_markdown_is_escaped(quarter: Quarter) -> None:
+    """GitHub reads two `$` on a line as inline math: a negative amount too (`-$222.06`)."""
+    code, markdown, _ = run(
+        "billing", *paths(quarter), "--period", "2026-Q3", "--format", "markdown"
+    )
+    assert code == 0 and "-\\$" in markdown
+    for line in markdown.splitlines():
+        assert "$" not in line.replace("\\$", ""), line

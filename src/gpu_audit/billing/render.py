@@ -32,6 +32,11 @@ def usd(amount: Decimal | float | None) -> str:
     return f"-${-value:,.2f}" if value < 0 else f"${value:,.2f}"
 
 
+def md_usd(amount: Decimal | float | None) -> str:
+    """Dollars in Markdown: the sign escaped (GitHub reads a pair of `$` on a line as math)."""
+    return usd(amount).replace("$", "\\$")
+
+
 def hours(amount: Decimal) -> str:
     return f"{amount.quantize(Decimal('0.01')):,}"
 
@@ -263,7 +268,7 @@ def render_markdown(report: BillingReport) -> str:
 
     s = report.summary
     lines = [f"## GPU spend from the bill: {inline(s.period.name)}", ""]
-    lines += [_headline(report, lambda v: "\\" + v), ""]
+    lines += [_headline(report, lambda v: v.replace("$", "\\$")), ""]
     lines += table(
         ["", "effective (amortized)", "billed", "GPU-hours", "rows"],
         [
@@ -277,7 +282,7 @@ def render_markdown(report: BillingReport) -> str:
         ],
         "lrrrr",
     )
-    lines += ["", _check_line(report, lambda v: "\\" + v), ""]
+    lines += ["", _check_line(report, lambda v: v.replace("$", "\\$")), ""]
     for name in (
         "cloud",
         "capacity",
@@ -319,7 +324,7 @@ def render_markdown(report: BillingReport) -> str:
                     inline(u.reservation_id, 60),
                     inline(u.instance_type),
                     hours(u.hours),
-                    "\\" + usd(u.figures.effective),
+                    md_usd(u.figures.effective),
                 ]
                 for u in s.unused
             ],
@@ -337,8 +342,8 @@ def render_markdown(report: BillingReport) -> str:
                     inline(f.rule_id),
                     inline(f.resource.id, 60),
                     f"{f.resource.billing.hours or 0:,.2f}",
-                    "\\" + usd(f.resource.billing.effective_usd),
-                    "\\" + usd(f.saving_usd) if f.saving_usd is not None else "–",
+                    md_usd(f.resource.billing.effective_usd),
+                    md_usd(f.saving_usd) if f.saving_usd is not None else "–",
                 ]
                 for f in opened
             ],
@@ -374,8 +379,8 @@ def render_markdown(report: BillingReport) -> str:
 
 def _md_cells(figures: Figures) -> list[str]:
     return [
-        "\\" + usd(figures.effective),
-        "\\" + usd(figures.billed),
+        md_usd(figures.effective),
+        md_usd(figures.billed),
         hours(figures.gpu_hours),
         f"{figures.rows:,}",
     ]
@@ -389,7 +394,7 @@ def _md_coverage(report: BillingReport) -> list[str]:
     lines = ["### The bill against the scans", ""]
     lines.append(
         f"{c.audits} audits in the history; {c.matched} billed GPU resources were seen by a scan, "
-        f"{len(c.unseen)} never were (\\{usd(c.unseen_usd)} in the period): a coverage gap in "
+        f"{len(c.unseen)} never were ({md_usd(c.unseen_usd)} in the period): a coverage gap in "
         "the scheduled scan."
     )
     lines.append("")
@@ -402,7 +407,7 @@ def _md_coverage(report: BillingReport) -> list[str]:
                     inline(r.id, 60),
                     inline(r.instance_type),
                     f"{r.billing.hours or 0:,.2f}",
-                    "\\" + usd(r.billing.effective_usd),
+                    md_usd(r.billing.effective_usd),
                 ]
                 for r in c.unseen[:20]
             ],
