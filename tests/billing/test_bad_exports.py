@@ -154,3 +154,21 @@ def test_another_currency_is_reported_apart_and_never_summed(bill: Path, tmp_pat
     assert both["totals"] == usd_only["totals"]
     assert [c["currency"] for c in both["other_currencies"]] == ["EUR"]
     assert both["other_currencies"][0]["gpu"]["effective_usd"] > 0
+
+
+@pytest.mark.parametrize(
+    ("prefix", "extension"),
+    [("s3://acme-billing/focus/gpu-focus", "httpfs"), ("az://costs/focus", "azure")],
+)
+def test_a_remote_prefix_without_its_extension_is_one_line_and_downloads_nothing(
+    prefix: str, extension: str
+) -> None:
+    installed = duckdb.sql(
+        f"SELECT installed FROM duckdb_extensions() WHERE extension_name = '{extension}'"
+    ).fetchone()
+    if installed and installed[0]:
+        pytest.skip(
+            f"DuckDB's {extension} extension is installed on this machine: the read would go to the cloud"
+        )
+    line = one_error(*run(prefix, "--period", "2026-Q3"))
+    assert prefix in line and f"DuckDB's {extension} extension, which is not installed here" in line
