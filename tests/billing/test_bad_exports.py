@@ -165,8 +165,8 @@ def test_a_remote_prefix_without_its_extension_is_one_line_and_downloads_nothing
 ) -> None:
     installed = duckdb.sql(
         f"SELECT installed FROM duckdb_extensions() WHERE extension_name = '{extension}'"
-    ).fetchone()
-    if installed and installed[0]:
+    ).fetchall()
+    if installed and installed[0][0]:
         pytest.skip(
             f"DuckDB's {extension} extension is installed on this machine: the read would go to the cloud"
         )
