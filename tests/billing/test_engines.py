@@ -6,8 +6,11 @@ own API, as Athena would page them)."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
@@ -138,3 +141,129 @@ def test_an_athena_error_is_one_line(athena: str) -> None:
         "gpu-audit: error: athena: An error occurred (InvalidRequestException) when calling the "
         "StartQueryExecution operation: WorkGroup does not exist"
     ]
+
+
+BQ_TABLE = "acme-billing.focus.gcp_billing_export_focus_01"
+
+
+def bigquery_answer(quarter: Quarter) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """BigQuery's SQL, read back into DuckDB's dialect and run on the GCP export's rows (as a
+    table with the columns BigQuery's FOCUS export has; those the files lack are NULL)."""
+    from gpu_audit.billing.remote import SCHEMAS
+
+    conn = duck.connect()
+    files = ", ".join(f"'{p}'" for p in sorted((quarter.root / "gcp").glob("*.parquet")))
+    present = {
+        row[0]
+        for row in conn.execute(
+            f"DESCRIBE SELECT * FROM read_parquet([{files}], union_by_name = true)"
+        ).fetchall()
+    }
+    columns = ", ".join(
+        f'"{name}"' if name in present else f'CAST(NULL AS {kind}) AS "{name}"'
+        for name, kind in SCHEMAS["bigquery"].items()
+    )
+    conn.execute('CREATE SCHEMA "acme-billing"')
+    conn.execute(
+        f'CREATE VIEW "acme-billing".gcp_focus AS SELECT {columns} FROM read_parquet([{files}], union_by_name = true)'
+    )
+    sql = remote_sql("bigquery", BQ_TABLE, PERIOD, KEYS, gpu_types())
+    local = sqlglot.transpile(sql, read="bigquery", write="duckdb")[0]
+    local = local.replace(
+        '"acme-billing"."focus"."gcp_billing_export_focus_01"', '"acme-billing".gcp_focus'
+    )
+    result = conn.execute(local)
+    return [d[0] for d in result.description], result.fetchall()
+
+
+class BigQueryServer:
+    """jobs.query answers 'not done yet'; jobs.getQueryResults then pages the rows, two a page,
+    with BigQuery's own value encoding (every cell a string; TIMESTAMP as epoch seconds)."""
+
+    def __init__(self, rows: list[tuple[Any, ...]]) -> None:
+        self.pages = [rows[i : i + 2] for i in range(0, len(rows), 2)] or [[]]
+        self.requests: list[str] = []
+
+    @staticmethod
+    def cell(value: Any) -> dict[str, Any]:
+        if value is None:
+            return {"v": None}
+        if isinstance(value, bool):
+            return {"v": str(value).lower()}
+        if hasattr(value, "timestamp"):
+            return {"v": f"{value.timestamp():.6E}"}
+        return {"v": str(value)}
+
+    def handler(self) -> type:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _reply(self, body: dict[str, Any]) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self) -> None:
+                server.requests.append(f"POST {self.path}")
+                length = int(self.headers["Content-Length"])
+                assert json.loads(self.rfile.read(length))["useLegacySql"] is False
+                self._reply({"jobReference": {"projectId": "acme-billing", "jobId": "job-1", "location": "US"},
+                             "jobComplete": False})  # fmt: skip
+
+            def do_GET(self) -> None:
+                server.requests.append(f"GET {self.path}")
+                query = parse_qs(urlsplit(self.path).query)
+                index = int(query.get("pageToken", ["0"])[0])
+                page = {
+                    "jobComplete": True,
+                    "rows": [{"f": [server.cell(v) for v in row]} for row in server.pages[index]],
+                }
+                if index + 1 < len(server.pages):
+                    page["pageToken"] = str(index + 1)
+                self._reply(page)
+
+        return Handler
+
+
+def test_engine_bigquery_pages_the_aggregate_through_an_authorized_session(
+    quarter: Quarter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, rows = bigquery_answer(quarter)
+    fake = BigQueryServer(rows)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), fake.handler())
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        monkeypatch.setenv(
+            "GPU_AUDIT_BIGQUERY_ENDPOINT", f"http://127.0.0.1:{httpd.server_address[1]}"
+        )
+        remote = CliRunner().invoke(main, ["billing", "--engine", "bigquery", "--table", BQ_TABLE, "--bigquery-project",
+                                           "acme-billing", "--period", "2026-Q3", "--format", "json"])  # fmt: skip
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert remote.exit_code == 0, remote.stderr
+    assert fake.requests[0] == "POST /bigquery/v2/projects/acme-billing/queries"
+    assert len(fake.requests) == 1 + len(fake.pages) and "location=US" in fake.requests[-1]
+    local = CliRunner().invoke(
+        main, ["billing", str(quarter.root / "gcp"), "--period", "2026-Q3", "--format", "json"]
+    )
+    got, want = json.loads(remote.stdout), json.loads(local.stdout)
+    assert got["engine"] == "bigquery"
+    assert got["totals"] == want["totals"] and got["breakdowns"] == want["breakdowns"]
+    assert [f["resource_id"] for f in got["findings"]] == [
+        f["resource_id"] for f in want["findings"]
+    ]
+
+
+def test_bigquery_needs_a_project() -> None:
+    result = CliRunner().invoke(
+        main, ["billing", "--engine", "bigquery", "--table", BQ_TABLE, "--period", "2026-Q3"]
+    )
+    assert result.exit_code == 2 and "--bigquery-project" in result.stderr

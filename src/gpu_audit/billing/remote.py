@@ -22,6 +22,8 @@ from gpu_audit.billing.query import GROUP_COLUMNS, Source, aggregate, render
 from gpu_audit.errors import CollectorError, ConfigError
 
 ENGINES = {"athena": "aws", "bigquery": "gcp"}  # engine → the cloud whose FOCUS table it holds
+BIGQUERY_ENDPOINT_ENV = "GPU_AUDIT_BIGQUERY_ENDPOINT"
+BIGQUERY_SCOPE = "https://www.googleapis.com/auth/bigquery.readonly"
 _TEXT = "VARCHAR"
 # The tables' columns as each cloud documents them (FOCUS 1.2 names; types as the engine holds
 # them). Athena: the AWS Data Exports FOCUS 1.2 table with AWS columns (Glue crawler types);
@@ -137,8 +139,10 @@ def _time(value: str) -> datetime:
     from datetime import UTC
 
     text = value.strip().replace(" UTC", "+00:00").replace("Z", "+00:00")
-    if text.replace(".", "", 1).isdigit():  # BigQuery: seconds since the epoch
+    try:  # BigQuery answers a TIMESTAMP as seconds since the epoch (`1.7513856E9`)
         return datetime.fromtimestamp(float(text), tz=UTC)
+    except ValueError:
+        pass
     parsed = datetime.fromisoformat(text.replace(" ", "T", 1))
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
@@ -192,28 +196,29 @@ def run_athena(
 def run_bigquery(
     sql: str, tag_keys: Sequence[str], project: str, timeout_s: float = 900.0
 ) -> list[BilledGroup]:
-    """jobs.query, then jobs.getQueryResults page by page, through an authorized session."""
-    import google.auth
-    from google.auth.exceptions import GoogleAuthError
+    """jobs.query, then jobs.getQueryResults page by page, through an authorized session
+    (`GPU_AUDIT_BIGQUERY_ENDPOINT` on loopback: anonymous, for tests)."""
     from google.auth.transport.requests import AuthorizedSession
+
+    from gpu_audit.core.endpoint import endpoint
+
+    api = endpoint(BIGQUERY_ENDPOINT_ENV)
+    base = api.base("https://bigquery.googleapis.com")
+    credentials = _anonymous() if api.anonymous else _default_credentials()
+    with AuthorizedSession(credentials) as session:
+        return _pages(session, base, project, sql, tag_keys, timeout_s)
+
+
+def _pages(
+    session: Any, base: str, project: str, sql: str, tag_keys: Sequence[str], timeout_s: float
+) -> list[BilledGroup]:
+    from urllib.parse import quote
 
     from gpu_audit.billing.duck import group
 
-    try:
-        credentials, _ = google.auth.default(
-            scopes=["https://www.googleapis.com/auth/bigquery.readonly"]
-        )
-    except GoogleAuthError as exc:
-        raise CollectorError(f"bigquery: no credentials: {str(exc).splitlines()[0]}") from None
-    import os
-
-    base = os.environ.get("GPU_AUDIT_BIGQUERY_ENDPOINT", "https://bigquery.googleapis.com").rstrip(
-        "/"
-    )
-    session = AuthorizedSession(credentials)
-    url = f"{base}/bigquery/v2/projects/{project}/queries"
+    url = f"{base}/bigquery/v2/projects/{quote(project, safe='')}/queries"
     body = {"query": sql, "useLegacySql": False, "timeoutMs": 10000, "maxResults": 10000}
-    answer = _answer(session.post(url, json=body, timeout=60))
+    answer = _send(session.post, url, json=body)
     job = answer.get("jobReference", {})
     deadline = time.monotonic() + timeout_s
     rows: list[BilledGroup] = []
@@ -233,8 +238,39 @@ def run_bigquery(
             params["pageToken"] = token
         if job.get("location"):
             params["location"] = job["location"]
-        page = f"{base}/bigquery/v2/projects/{project}/queries/{job.get('jobId')}"
-        answer = _answer(session.get(page, params=params, timeout=60))
+        page = f"{url}/{quote(str(job.get('jobId')), safe='')}"
+        answer = _send(session.get, page, params=params)
+
+
+def _anonymous() -> Any:
+    from google.auth.credentials import AnonymousCredentials
+
+    return AnonymousCredentials()
+
+
+def _default_credentials() -> Any:
+    import google.auth
+    from google.auth.exceptions import GoogleAuthError
+
+    try:
+        credentials, _ = google.auth.default(scopes=[BIGQUERY_SCOPE])
+    except GoogleAuthError as exc:
+        cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CollectorError(
+            f"bigquery: no Application Default Credentials: {cause[:300]}"
+        ) from None
+    return credentials
+
+
+def _send(method: Any, url: str, **options: Any) -> dict[str, Any]:
+    import requests
+
+    try:
+        return _answer(method(url, timeout=60, **options))
+    except requests.RequestException as exc:
+        raise CollectorError(
+            f"bigquery: {type(exc).__name__}: cannot reach {url.split('?')[0]}"
+        ) from None
 
 
 def _answer(response: Any) -> dict[str, Any]:
