@@ -90,7 +90,7 @@ def _resource(
     billed = sum((g.billed for g in parts), Decimal(0))
     gpu_hours = sum((g.gpu_hours for g in parts), Decimal(0))
     hours = sum((g.quantity for g in parts if g.kind in ("gpu", "unused")), Decimal(0))
-    unused = effective if main.kind == "unused" else Decimal(0)
+    unused = max(effective, Decimal(0)) if main.kind == "unused" else Decimal(0)
     firsts = [g.first_charge for g in parts if g.first_charge]
     lasts = [g.last_charge for g in parts if g.last_charge]
     last = max(lasts) if lasts else None

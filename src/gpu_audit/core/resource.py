@@ -280,7 +280,8 @@ class Resource:
     """
 
     kind: Kind = canonical(
-        "`instance`, `job`, `pod` or `billed`", sources="collector, job parser or billing export",
+        "`instance`, `job`, `pod` or `billed`",
+        sources="collector, job parser or billing export",
         required=True,
     )
     provider: str = canonical(

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache, partial
 from operator import attrgetter
 
-from gpu_audit.catalog import PriceQuote, gpu_hour_price, instance_spec, price
+from gpu_audit.catalog import PriceQuote, gpu_hour_price, instance_spec, price, rate_cards
 from gpu_audit.catalog.enrich import HOURS_PER_MONTH, cents
 from gpu_audit.core.fields import TAG_PREFIX, field_spec
 from gpu_audit.core.frozen import record
@@ -266,12 +266,15 @@ def billed_saving(kind: str | None, resource: Resource) -> float | None:
     spot discount on its on-demand spend. Other kinds are not priced on a bill."""
     billing = resource.billing
     if kind == "stop":
-        return billing.unused_usd or billing.effective_usd
+        spent = billing.unused_usd or billing.effective_usd
+        return None if spent is None else max(0.0, spent)
     if kind != "spot" or billing.effective_usd is None:
         return None
     if resource.capacity is not Capacity.ON_DEMAND:
         return 0.0
-    quote = price(resource.instance_type, resource.region, resource.gpu.model, resource.gpu.count)
+    cards = rate_cards(resource.service, resource.workload.value)  # SageMaker on its own card
+    gpu = resource.gpu
+    quote = price(resource.instance_type, resource.region, gpu.model, gpu.count, cards)
     if quote is None or not quote.on_demand or quote.spot is None:
         return None
     return round(billing.effective_usd * max(0.0, 1 - quote.spot / quote.on_demand), 2)
