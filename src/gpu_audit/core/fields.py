@@ -52,6 +52,7 @@ class FieldSpec:
     enum: EnumType | None = None
     minimum: float | None = None
     maximum: float | None = None
+    anchored: bool = False  # left out of a job file, its findings point at the job's own line
 
     def impossible(self, value: float) -> str | None:
         """Why a number cannot be this field's value (NaN, infinity, out of bounds), or None."""
@@ -108,6 +109,7 @@ def _spec(name: str, group: str | None, declared: Any) -> FieldSpec:
         enum=enum,
         minimum=meta["minimum"],
         maximum=meta["maximum"],
+        anchored=meta["anchored"],
     )
 
 

@@ -23,17 +23,10 @@ LIMIT_TAGS = {
 # A label or tag that states a job's workload where nothing it runs does (jobs/evidence.py).
 WORKLOAD_TAGS = ("gpu-audit/workload", "gpu-audit-workload")
 _WORKLOADS = frozenset(w.value for w in Workload if w is not Workload.UNKNOWN)
-# Fields a finding may name while the config leaves them out: with no key to point at, such a
-# finding points at the resource's own line (`JobDraft.anchor`), when the parser knows it.
-ANCHORED = (
-    "capacity",
-    "checkpoint.uri",
-    "limits.max_runtime_hours",
-    "region",
-    "data.uris",
-    "hpo.max_trials",
-    "hpo.early_stopping",
-)
+# Fields a finding may name while the config leaves them out (`canonical(..., anchored=True)`):
+# with no key to point at, such a finding points at the resource's own line (`JobDraft.anchor`),
+# when the parser knows it.
+ANCHORED = tuple(name for name, spec in FIELDS.items() if spec.anchored)
 
 
 # A cloud as job files name it → the service that bills its VMs (catalog/shapes.py prices it);
