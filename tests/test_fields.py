@@ -17,6 +17,7 @@ from tests.conftest import ROOT
 # frozen byte for byte (tests/report/test_frozen_schemas.py); a field added now is a key of the
 # current version only, since no report of an older version has it.
 CURRENT_SCHEMA = f"src/gpu_audit/report/report-v{SCHEMA_VERSION}.schema.json"
+FIELD_TABLE_DOC = "docs/policy-language.md"
 
 _TYPE_NAMES = {
     "str": "text",
@@ -99,13 +100,13 @@ def resource_schema() -> dict[str, Any]:
 
 
 def test_the_docs_field_table_is_the_field_table() -> None:
-    text = (ROOT / "docs" / "policy-language.md").read_text()
+    text = (ROOT / FIELD_TABLE_DOC).read_text()
     lines = text.splitlines()
     start = lines.index("| field | type | meaning | filled by |")
     end = lines.index("", start)
     expected = "\n".join(doc_rows())
     assert "\n".join(lines[start:end]) == expected, (
-        f"docs/policy-language.md should read:\n{expected}"
+        f"{FIELD_TABLE_DOC} should read (python -m tests.test_fields):\n{expected}"
     )
 
 
@@ -213,7 +214,7 @@ def test_the_schemas_know_every_kind() -> None:
 def write_derived(root: Any = ROOT) -> None:
     """Rewrite the docs' field table and the current report schema's resource part from the
     table: `python -m tests.test_fields` after adding a field. Older schemas are never touched."""
-    doc = root / "docs" / "policy-language.md"
+    doc = root / FIELD_TABLE_DOC
     lines = doc.read_text().split("\n")
     start = lines.index("| field | type | meaning | filled by |")
     lines[start : lines.index("", start)] = doc_rows()
