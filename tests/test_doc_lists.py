@@ -134,6 +134,17 @@ def test_the_provider_field_names_every_provider_and_format() -> None:
     assert provider_field_problems(REGISTERED) == []
 
 
+@pytest.mark.parametrize("column", ["kind", "capacity", "workload"])
+def test_the_csv_columns_give_every_value_of_their_field(column: str) -> None:
+    doc = (ROOT / "docs" / "reports.md").read_text(encoding="utf-8")
+    row = next(line for line in doc.splitlines() if line.startswith(f"| `{column}` | "))
+    values = re.findall(r"`([^`]+)`", row.split("|")[2])
+    choices = FIELDS[column].choices
+    assert choices is not None and set(values) == set(choices), (
+        f"docs/reports.md: the CSV column `{column}` should list {sorted(choices)}"
+    )
+
+
 def test_the_readme_names_every_provider_the_scan_reads() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     scan = readme.split("**`gpu-audit scan`**", 1)[1].split("\n2. ", 1)[0]
