@@ -10,9 +10,14 @@ from typing import Any
 from gpu_audit.core.canonical import KEYS, from_mapping, to_mapping
 from gpu_audit.core.fields import FIELDS, SECTIONS, build_resource, field_spec
 from gpu_audit.core.resource import Kind, Resource
+from gpu_audit.report.json import SCHEMA_VERSION
 from tests.conftest import ROOT
 
-REPORT_VERSIONS = (2, 3)  # the report schemas shipped: both describe resources alike
+# The one report schema the field table writes: the current version's. A shipped version is
+# frozen byte for byte (tests/report/test_frozen_schemas.py); a field added now is a key of the
+# current version only, since no report of an older version has it.
+CURRENT_SCHEMA = f"src/gpu_audit/report/report-v{SCHEMA_VERSION}.schema.json"
+FIELD_TABLE_DOC = "docs/policy-language.md"
 
 _TYPE_NAMES = {
     "str": "text",
@@ -95,23 +100,49 @@ def resource_schema() -> dict[str, Any]:
 
 
 def test_the_docs_field_table_is_the_field_table() -> None:
-    text = (ROOT / "docs" / "policy-language.md").read_text()
+    text = (ROOT / FIELD_TABLE_DOC).read_text()
     lines = text.splitlines()
     start = lines.index("| field | type | meaning | filled by |")
     end = lines.index("", start)
     expected = "\n".join(doc_rows())
     assert "\n".join(lines[start:end]) == expected, (
-        f"docs/policy-language.md should read:\n{expected}"
+        f"{FIELD_TABLE_DOC} should read (python -m tests.test_fields):\n{expected}"
     )
 
 
 def test_the_report_schema_resource_part_is_the_field_table() -> None:
     expected = resource_schema()
-    for version in REPORT_VERSIONS:
-        schema = json.loads(
-            (ROOT / f"src/gpu_audit/report/report-v{version}.schema.json").read_text()
-        )
-        assert schema["$defs"]["resource"] == expected, json.dumps(expected, indent=2)
+    schema = json.loads((ROOT / CURRENT_SCHEMA).read_text())
+    assert schema["$defs"]["resource"] == expected, (
+        f"{CURRENT_SCHEMA} should read (python -m tests.test_fields):\n"
+        + json.dumps(expected, indent=2)
+    )
+
+
+def test_the_writer_leaves_every_old_schema_alone(tmp_path: Any) -> None:
+    """`python -m tests.test_fields` rewrites the current schema's resource part and never an
+    older version's, even one whose resource part differs from today's table."""
+    report = tmp_path / "src" / "gpu_audit" / "report"
+    report.mkdir(parents=True)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "policy-language.md").write_bytes(
+        (ROOT / "docs" / "policy-language.md").read_bytes()
+    )
+    originals = {}
+    for path in (ROOT / "src" / "gpu_audit" / "report").glob("report-v*.schema.json"):
+        text = path.read_text().replace('"zone": {"type": ["string", "null"]}', '"zone": {}')
+        assert '"zone": {}' in text  # every version's resource part now differs from the table
+        (report / path.name).write_text(text)
+        originals[path.name] = text
+    assert len(originals) >= 2
+    write_derived(tmp_path)
+    current = CURRENT_SCHEMA.rpartition("/")[2]
+    for name, text in originals.items():
+        after = (report / name).read_text()
+        if name == current:
+            assert json.loads(after)["$defs"]["resource"] == resource_schema()
+        else:
+            assert after == text, f"{name} was rewritten"
 
 
 def test_every_model_attribute_is_in_the_table_and_back() -> None:
@@ -173,34 +204,30 @@ def test_the_inventory_refuses_numbers_the_table_bounds() -> None:
 
 def test_the_schemas_know_every_kind() -> None:
     kinds = [kind.value for kind in Kind]
-    for version in REPORT_VERSIONS:
-        report = json.loads(
-            (ROOT / f"src/gpu_audit/report/report-v{version}.schema.json").read_text()
-        )
-        assert report["$defs"]["kind"]["enum"] == kinds
+    report = json.loads((ROOT / CURRENT_SCHEMA).read_text())
+    assert report["$defs"]["kind"]["enum"] == kinds
     policy = json.loads((ROOT / "src/gpu_audit/policy/schema.json").read_text())
     rule = policy["$defs"]["rule"]["properties"]
     assert rule["targets"]["items"]["enum"] == kinds
 
 
-def write_derived() -> None:
-    """Rewrite the docs' field table and the report schema's resource part from the table:
-    `python -m tests.test_fields` after adding a field."""
-    doc = ROOT / "docs" / "policy-language.md"
+def write_derived(root: Any = ROOT) -> None:
+    """Rewrite the docs' field table and the current report schema's resource part from the
+    table: `python -m tests.test_fields` after adding a field. Older schemas are never touched."""
+    doc = root / FIELD_TABLE_DOC
     lines = doc.read_text().split("\n")
     start = lines.index("| field | type | meaning | filled by |")
     lines[start : lines.index("", start)] = doc_rows()
     doc.write_text("\n".join(lines))
-    for version in REPORT_VERSIONS:  # both describe a report's resources alike
-        path = ROOT / f"src/gpu_audit/report/report-v{version}.schema.json"
-        text = path.read_text()
-        begin = text.index("{", text.index('\n    "resource": {'))
-        depth, end = 0, begin
-        for end in range(begin, len(text)):
-            depth += {"{": 1, "}": -1}.get(text[end], 0)
-            if depth == 0:
-                break
-        path.write_text(text[:begin] + _compact(resource_schema(), "    ") + text[end + 1 :])
+    path = root / CURRENT_SCHEMA
+    text = path.read_text()
+    begin = text.index("{", text.index('\n    "resource": {'))
+    depth, end = 0, begin
+    for end in range(begin, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[end], 0)
+        if depth == 0:
+            break
+    path.write_text(text[:begin] + _compact(resource_schema(), "    ") + text[end + 1 :])
 
 
 def _compact(value: Any, indent: str) -> str:

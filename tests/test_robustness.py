@@ -1,5 +1,7 @@
-"""Issue 26 item 13: fractional counts refused where they enter, a file's many errors bounded,
-inventory errors keep their line in the JSON report."""
+"""Bad input refused where it enters, in one located line: fractional counts (issue 26 item 13),
+impossible tuning limits (issue 40 item 4); a file's many errors bounded, inventory errors keep
+their line in the JSON report. Inputs that must be refused live here: every file under
+fixtures/jobs/ passes `gpu-audit check` (fixtures/jobs/README.md)."""
 
 from __future__ import annotations
 
@@ -61,3 +63,91 @@ def test_many_inventory_errors_are_bounded_and_keep_their_lines(tmp_path: Path) 
     assert len(skipped) == 51
     assert all(isinstance(s["line"], int) and s["line"] > 1 for s in skipped)
     assert skipped[0]["line"] < skipped[1]["line"]
+
+
+TUNING = """HyperParameterTuningJobName: sweep
+HyperParameterTuningJobConfig:
+  ResourceLimits:
+    MaxNumberOfTrainingJobs: {trials}
+    MaxParallelTrainingJobs: {parallel}
+TrainingJobDefinition:
+  RoleArn: arn:aws:iam::111122223333:role/sagemaker-training
+  ResourceConfig: {{InstanceType: ml.p3.8xlarge, InstanceCount: 1}}
+  StoppingCondition: {{MaxRuntimeInSeconds: 3600}}
+"""
+IMPOSSIBLE_TUNING = {
+    "no-parallel-trial": (20, 0, ":5: MaxParallelTrainingJobs: 0 is below the minimum 1"),
+    "negative-trials": (-3, 2, ":4: hpo.max_trials: -3 is below the minimum 0"),
+    "infinite-trials": (".inf", 2, ":4: hpo.max_trials: expected a finite number, got inf"),
+    "half-a-trial": (2.5, 2, ":4: hpo.max_trials: expected a whole number, got 2.5"),
+    "parallel-text-number": (20, '"-1"', ":5: MaxParallelTrainingJobs: -1 is below the minimum 1"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(IMPOSSIBLE_TUNING))
+def test_an_impossible_sagemaker_tuning_value_is_one_located_error(
+    tmp_path: Path, case: str
+) -> None:
+    """Tuning limits pass the same bounds as every field a parser sets (JobDraft), so none
+    reaches a report: one line at the key, exit 2, the other files still checked."""
+    trials, parallel, message = IMPOSSIBLE_TUNING[case]
+    path = tmp_path / "tuning.yaml"
+    path.write_text(TUNING.format(trials=trials, parallel=parallel))
+    good = tmp_path / "good.yaml"
+    good.write_text(TUNING.format(trials=20, parallel=2))
+    code, out, err = _run("check", path, good, "--format", "json", "--fail-on", "none")
+    assert code == 2
+    assert err.splitlines() == [f"gpu-audit: error: {path}{message}"]
+    report = json.loads(out)
+    assert [r["source"]["path"] for r in report["resources"]] == [str(good)]
+    assert "up to 2 in parallel" in report["resources"][0]["note"]
+    assert report["resources"][0]["hpo"]["max_trials"] == 20
+
+
+VERTEX_STUDY = """displayName: sweep
+maxTrialCount: {trials}
+parallelTrialCount: {parallel}
+studySpec: {{metrics: [{{metricId: loss, goal: MINIMIZE}}]}}
+trialJobSpec:
+  workerPoolSpecs:
+    - machineSpec: {{machineType: g2-standard-8, acceleratorType: NVIDIA_L4, acceleratorCount: 1}}
+      replicaCount: 1
+      containerSpec: {{imageUri: gcr.io/acme/sweep:2}}
+"""
+KATIB_EXPERIMENT = """apiVersion: kubeflow.org/v1beta1
+kind: Experiment
+metadata: {{name: sweep}}
+spec:
+  maxTrialCount: {trials}
+  parallelTrialCount: {parallel}
+  trialTemplate:
+    trialSpec:
+      apiVersion: batch/v1
+      kind: Job
+      spec:
+        template:
+          spec:
+            containers: [{{name: c, image: x, {gpu}}}]
+"""
+OTHER_TUNING = {
+    "vertex-no-parallel-trial": (VERTEX_STUDY, 40, 0, ":3: parallelTrialCount: 0 is below"),
+    "vertex-infinite-trials": (VERTEX_STUDY, ".inf", 4, ":2: hpo.max_trials: expected a finite"),
+    "katib-negative-parallel": (KATIB_EXPERIMENT, 40, -2, ":6: parallelTrialCount: -2 is below"),
+    "katib-negative-trials": (KATIB_EXPERIMENT, -1, 4, ":5: hpo.max_trials: -1 is below"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OTHER_TUNING))
+def test_an_impossible_trial_count_is_one_located_error_in_every_format(
+    tmp_path: Path, case: str
+) -> None:
+    template, trials, parallel, message = OTHER_TUNING[case]
+    path = tmp_path / "tuning.yaml"
+    path.write_text(template.format(trials=trials, parallel=parallel, gpu=GPU))
+    code, _, err = _run("check", path, "--format", "json", "--fail-on", "none")
+    assert code == 2
+    [line] = err.splitlines()
+    assert line.startswith(f"gpu-audit: error: {path}{message}"), line
+    path.write_text(template.format(trials=40, parallel=4, gpu=GPU))  # the same file, possible
+    code, out, err = _run("check", path, "--format", "json", "--fail-on", "none")
+    assert code == 0 and "up to 4 trials in parallel" in json.loads(out)["resources"][0]["note"]

@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from gpu_audit.collectors.registry import PROVIDERS
+from gpu_audit.jobs import FORMATS
+
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "jobs"
 # cloud SDKs, and what only --history (sqlite3) or a directory argument (pathspec) needs
 FORBIDDEN = (
@@ -22,9 +25,7 @@ FORBIDDEN = (
     "pathspec",
     # gpu-audit's own: what only `scan`, `history` and the other commands need
     "gpu_audit.collectors.registry",
-    "gpu_audit.collectors.aws",
-    "gpu_audit.collectors.gcp",
-    "gpu_audit.collectors.kubernetes",
+    *(f"gpu_audit.collectors.{name}" for name in PROVIDERS),
     "gpu_audit.collectors.inventory",
     "gpu_audit.cli.scan",
     "gpu_audit.cli.tools",
@@ -56,14 +57,8 @@ HOOK_FORBIDDEN = (
     # no baseline, no comparison: its classes (core/comparison.py) stay unimported
     "gpu_audit.core.comparison",
     # a SkyPilot file: the other formats' markers say no, so their parsers stay unimported
-    "gpu_audit.jobs.sagemaker.parser",
-    "gpu_audit.jobs.vertex.parser",
-    "gpu_audit.jobs.batch.parser",
+    *(f"gpu_audit.jobs.{name}.parser" for name in FORMATS if name != "skypilot"),
     "gpu_audit.jobs.aws_bodies",
-    "gpu_audit.jobs.kubernetes.parser",
-    "gpu_audit.jobs.dstack.parser",
-    "gpu_audit.jobs.ray.parser",
-    "gpu_audit.jobs.azureml.parser",
 )
 
 # Run the real CLI in a fresh interpreter, then report every module it imported, even on exit 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from enum import Enum
 from functools import cache
@@ -20,6 +21,11 @@ from gpu_audit.policy.loader import Policy, load_policy
 ROOT = Path(__file__).resolve().parents[2] / "fixtures" / "jobs"
 SUFFIX = ".expected.yaml"
 EXPECTED = sorted(ROOT.rglob(f"*{SUFFIX}"))
+# The rule of fixtures/jobs/README.md: other tests run `gpu-audit check` over the whole folder.
+ONLY_GOOD_INPUT = (
+    "every file under fixtures/jobs/ must pass `gpu-audit check` (other tests check the whole "
+    "folder); an input that must be refused belongs in tests/test_robustness.py"
+)
 
 
 def _config_of(expected: Path) -> Path:
@@ -60,6 +66,7 @@ def test_fixture(expected_path: Path) -> None:
     assert load.files == (str(config),)
     if "skipped" in expected:
         want = expected["skipped"]
+        assert not want.get("error"), f"{config}: {ONLY_GOOD_INPUT}"
         assert not load.resources, f"expected a skip, got {load.resources}"
         assert len(load.skipped) == 1, load.skipped
         skipped = load.skipped[0]
@@ -111,10 +118,21 @@ def _check_verdicts(resource: Resource, want: dict[str, Any], where: str) -> Non
         assert failed.get(rule) == line, f"{where}: line of the {rule} finding"
 
 
-def test_every_format_has_fixtures() -> None:
+def formats_without_fixtures(formats: Iterable[str]) -> list[str]:
+    """The fixture folders these formats lack, as `fixtures/jobs/<format>/`."""
     folders = {path.parent.name for path in EXPECTED}
-    missing = sorted(set(FORMATS) - folders)
-    assert not missing, f"formats without fixtures in fixtures/jobs/<format>/: {missing}"
+    return [f"fixtures/jobs/{name}/" for name in sorted(set(formats) - folders)]
+
+
+def test_every_format_has_fixtures() -> None:
+    missing = formats_without_fixtures(FORMATS)
+    assert not missing, f"formats without fixtures (fixtures/jobs/README.md): {missing}"
+
+
+def test_every_fixture_passes_check() -> None:
+    configs = [str(_config_of(path)) for path in EXPECTED]
+    errors = [f"{s.path}: {s.reason}" for s in load_jobs(configs).skipped if s.error]
+    assert not errors, f"{ONLY_GOOD_INPUT}: {errors}"
 
 
 def test_every_config_has_expectations() -> None:

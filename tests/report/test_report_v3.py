@@ -19,7 +19,9 @@ from tests.conftest import ROOT
 from tests.report.conftest import demo_scan
 from tests.report.test_json_schema import validate
 
-V2_DEMO = ROOT / "fixtures" / "inventory" / "demo-report-v2.json"  # fixtures/golden/demo.json of v2
+# today's demo in version 2's layout (each finding carries its resource); the reports version 2
+# really wrote, against its frozen schema, are report-v2-shipped-*.json (test_frozen_schemas.py)
+V2_DEMO = ROOT / "fixtures" / "inventory" / "demo-report-v2.json"
 
 
 def _pointed(document: dict) -> list[tuple[str, str, str | None]]:

@@ -1,82 +1,17 @@
-"""The billing report's formats (JSON, CSV in `render_data`; Markdown and the terminal table in
-`render_text`), and the figures' shared spelling: every figure is the exact sum rounded once."""
+"""The billing report's formats: JSON and CSV (`render_data`), Markdown and the terminal table
+(`render_text`), by name."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from decimal import Decimal
 
+from gpu_audit.billing.render_data import render_csv, render_json
+from gpu_audit.billing.render_text import render_markdown, render_table
 from gpu_audit.billing.report import BillingReport
-from gpu_audit.billing.summary import cents
-
-JSON_VERSION = 1
-SCHEMA = "billing-v1.schema.json"
-_DIMENSION_TITLES = {
-    "cloud": "cloud",
-    "account": "account / subscription / project",
-    "region": "region",
-    "instance_type": "instance type",
-    "capacity": "capacity",
-}
-
-
-def usd(amount: Decimal | float | None) -> str:
-    if amount is None:
-        return "–"
-    value = cents(Decimal(str(amount)))
-    return f"-${-value:,.2f}" if value < 0 else f"${value:,.2f}"
-
-
-def md_usd(amount: Decimal | float | None) -> str:
-    """Dollars in Markdown: the sign escaped (GitHub reads a pair of `$` on a line as math)."""
-    return usd(amount).replace("$", "\\$")
-
-
-def hours(amount: Decimal) -> str:
-    return f"{amount.quantize(Decimal('0.01')):,}"
-
-
-def share(part: Decimal, whole: Decimal) -> str:
-    return "–" if not whole else f"{(part / whole * 100).quantize(Decimal('0.1'))}%"
-
-
-def dimension_title(name: str) -> str:
-    return f"tag `{name[4:]}`" if name.startswith("tag:") else _DIMENSION_TITLES.get(name, name)
-
-
-def key_label(name: str, key: str | None) -> str:
-    if key is not None:
-        return key
-    return "(untagged)" if name.startswith("tag:") else "(not stated)"
-
-
-def _json(report: BillingReport) -> str:
-    from gpu_audit.billing.render_data import render_json
-
-    return render_json(report)
-
-
-def _csv(report: BillingReport) -> str:
-    from gpu_audit.billing.render_data import render_csv
-
-    return render_csv(report)
-
-
-def _markdown(report: BillingReport) -> str:
-    from gpu_audit.billing.render_text import render_markdown
-
-    return render_markdown(report)
-
-
-def _table(report: BillingReport) -> str:
-    from gpu_audit.billing.render_text import render_table
-
-    return render_table(report)
-
 
 RENDERERS: dict[str, Callable[[BillingReport], str]] = {
-    "table": _table,
-    "json": _json,
-    "csv": _csv,
-    "markdown": _markdown,
+    "table": render_table,
+    "json": render_json,
+    "csv": render_csv,
+    "markdown": render_markdown,
 }

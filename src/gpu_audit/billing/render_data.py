@@ -9,8 +9,8 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from gpu_audit.billing.render import key_label
 from gpu_audit.billing.report import BillingReport
+from gpu_audit.billing.spelling import key_label
 from gpu_audit.billing.summary import CurrencyTotals, Figures, cents
 
 JSON_VERSION = 1

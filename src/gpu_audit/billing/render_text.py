@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from decimal import Decimal
 
-from gpu_audit.billing.render import dimension_title, hours, key_label, md_usd, share, usd
 from gpu_audit.billing.report import BillingReport
+from gpu_audit.billing.spelling import dimension_title, hours, key_label, md_usd, share, usd
 from gpu_audit.billing.summary import Figures, cents
 
 # --- Markdown (the runbook's section) ---------------------------------------------------------

@@ -191,7 +191,9 @@ def run() -> None:
 )
 @output_options
 def check(files: tuple[str, ...], excludes: tuple[str, ...], **options: Any) -> None:
-    """Lint ML job configs: SkyPilot, Kubernetes, SageMaker, Vertex, Batch, Ray, dstack, AzureML.
+    """Lint ML job configs before they launch: spot, GPU class, runtime caps, tags, budgets.
+
+    Formats: AWS Batch, Azure ML, dstack, Kubernetes, Ray, SageMaker, SkyPilot, Vertex AI.
 
     FILES may be files (always read), directories (walked for .yaml/.yml/.json files, honouring
     .gitignore) and quoted globs ('jobs/**/*.yaml').

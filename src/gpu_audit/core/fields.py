@@ -52,23 +52,32 @@ class FieldSpec:
     enum: EnumType | None = None
     minimum: float | None = None
     maximum: float | None = None
+    anchored: bool = False  # left out of a job file, its findings point at the job's own line
 
     def impossible(self, value: float) -> str | None:
         """Why a number cannot be this field's value (NaN, infinity, out of bounds), or None."""
-        if not math.isfinite(value):
-            return f"expected a finite number, got {value}"
-        if self.minimum is not None and value < self.minimum:
-            return f"{value:g} is below the minimum {self.minimum:g}"
-        if self.maximum is not None and value > self.maximum:
-            return f"{value:g} is above the maximum {self.maximum:g}"
-        if self.integer and not float(value).is_integer():
-            return f"expected a whole number, got {value:g}"
-        return None
+        return out_of_bounds(value, self.minimum, self.maximum, integer=self.integer)
 
     @property
     def key(self) -> str:
         """The name inside its group: `model` for `gpu.model`."""
         return self.name.rpartition(".")[2]
+
+
+def out_of_bounds(
+    value: float, minimum: float | None, maximum: float | None = None, *, integer: bool = False
+) -> str | None:
+    """Why a number cannot be a value bounded so (NaN, infinity, out of bounds, a fraction of a
+    count), or None: the one wording of a field's bounds and of a format's own counts."""
+    if not math.isfinite(value):
+        return f"expected a finite number, got {value}"
+    if minimum is not None and value < minimum:
+        return f"{value:g} is below the minimum {minimum:g}"
+    if maximum is not None and value > maximum:
+        return f"{value:g} is above the maximum {maximum:g}"
+    if integer and not float(value).is_integer():
+        return f"expected a whole number, got {value:g}"
+    return None
 
 
 def _annotation(text: str) -> str:
@@ -100,6 +109,7 @@ def _spec(name: str, group: str | None, declared: Any) -> FieldSpec:
         enum=enum,
         minimum=meta["minimum"],
         maximum=meta["maximum"],
+        anchored=meta["anchored"],
     )
 
 

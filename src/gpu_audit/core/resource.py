@@ -68,6 +68,7 @@ def canonical(
     required: bool = False,
     minimum: float | None = None,
     maximum: float | None = None,
+    anchored: bool = False,
     default: Any = None,
     factory: Any = None,
 ) -> Any:
@@ -77,7 +78,9 @@ def canonical(
     `type` overrides the type read from the annotation (`gpu` for a GPU class); `unit` makes
     durations (`24h`, `30m`) convert to it; `ordered` lets rules compare by GPU class order;
     `sources` says what fills the field; `minimum` and `maximum` bound a number (a value out of
-    them is impossible, and refused where it enters).
+    them is impossible, and refused where it enters); `anchored`: a finding about the field when
+    a job file leaves it out points at the job's own line in a larger document (`JobDraft.anchor`:
+    a CloudFormation logical id, a Ray node type), not at the document's first line.
     """
     meta = {
         "doc": doc,
@@ -87,6 +90,7 @@ def canonical(
         "ordered": ordered,
         "minimum": minimum,
         "maximum": maximum,
+        "anchored": anchored,
     }
     if required:
         return field(metadata=meta)
@@ -136,7 +140,9 @@ class DataRef:
     """The data a resource reads and writes, and where it lives."""
 
     uris: tuple[str, ...] | None = canonical(
-        "buckets or URIs the resource reads and writes", sources="tag or label, job config"
+        "buckets or URIs the resource reads and writes",
+        sources="tag or label, job config",
+        anchored=True,
     )
     regions: tuple[str, ...] | None = canonical(
         "the regions of those buckets", sources="bucket look-up, job config"
@@ -147,7 +153,7 @@ class DataRef:
 class Checkpoint:
     """Where and how often a job checkpoints."""
 
-    uri: str | None = canonical("where the job checkpoints", sources="job config")
+    uri: str | None = canonical("where the job checkpoints", sources="job config", anchored=True)
     interval_minutes: float | None = canonical(
         "how often the job checkpoints", unit="minutes", sources="job config", minimum=0
     )
@@ -158,7 +164,7 @@ class Limits:
     """A job's runtime cap."""
 
     max_runtime_hours: float | None = canonical(
-        "runtime cap", unit="hours", sources="job config", minimum=0
+        "runtime cap", unit="hours", sources="job config", minimum=0, anchored=True
     )
     budget_usd: float | None = canonical("budget cap in USD", sources="job config, tag", minimum=0)
     idle_stop_hours: float | None = canonical(
@@ -174,8 +180,12 @@ class Limits:
 class Hpo:
     """A tuning job's trial cap and early stopping."""
 
-    max_trials: int | None = canonical("tuning-job trial cap", sources="job config", minimum=0)
-    early_stopping: bool | None = canonical("tuning-job early stopping", sources="job config")
+    max_trials: int | None = canonical(
+        "tuning-job trial cap", sources="job config", minimum=0, anchored=True
+    )
+    early_stopping: bool | None = canonical(
+        "tuning-job early stopping", sources="job config", anchored=True
+    )
 
 
 @record
@@ -285,8 +295,8 @@ class Resource:
         required=True,
     )
     provider: str = canonical(
-        "`aws`, `gcp`, … or the job format (`skypilot`, `kubernetes`, `sagemaker`, `vertex`, "
-        "`batch`, `ray`, `dstack`)",
+        "the live provider (`aws`, `azure`, `gcp`, `kubernetes`) or the job format (`azureml`, "
+        "`batch`, `dstack`, `kubernetes`, `ray`, `sagemaker`, `skypilot`, `vertex`)",
         sources="collector or job parser",
         required=True,
     )
@@ -302,7 +312,7 @@ class Resource:
     cluster: str | None = canonical(
         "Kubernetes context or cluster name", sources="Kubernetes collector"
     )
-    region: str | None = canonical("region as the provider names it", sources=_API)
+    region: str | None = canonical("region as the provider names it", sources=_API, anchored=True)
     zone: str | None = canonical("availability zone or GCP zone", sources=_API)
     instance_type: str | None = canonical(
         "`p4d.24xlarge`, `a2-highgpu-1g`, `ml.g5.xlarge`", sources=_API
@@ -311,7 +321,7 @@ class Resource:
         "`running`, `stopped`, `pending`, `terminated`; `defined` for jobs", sources=_API
     )
     capacity: Capacity | None = canonical(
-        "`spot`, `on-demand`, `reserved`, `unknown`", sources="API, job config"
+        "`spot`, `on-demand`, `reserved`, `unknown`", sources="API, job config", anchored=True
     )
     gpu: Gpu = Gpu()
     tags: Mapping[str, str] = canonical(

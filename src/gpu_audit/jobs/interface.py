@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from dataclasses import replace
 from typing import Any, ClassVar
 
-from gpu_audit.core.fields import FIELDS, build_resource
+from gpu_audit.core.fields import FIELDS, build_resource, out_of_bounds
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Kind, Resource, SourceRef, State, Workload
 from gpu_audit.core.yamlsrc import Document, is_templated
@@ -23,17 +23,10 @@ LIMIT_TAGS = {
 # A label or tag that states a job's workload where nothing it runs does (jobs/evidence.py).
 WORKLOAD_TAGS = ("gpu-audit/workload", "gpu-audit-workload")
 _WORKLOADS = frozenset(w.value for w in Workload if w is not Workload.UNKNOWN)
-# Fields a finding may name while the config leaves them out: with no key to point at, such a
-# finding points at the resource's own line (`JobDraft.anchor`), when the parser knows it.
-ANCHORED = (
-    "capacity",
-    "checkpoint.uri",
-    "limits.max_runtime_hours",
-    "region",
-    "data.uris",
-    "hpo.max_trials",
-    "hpo.early_stopping",
-)
+# Fields a finding may name while the config leaves them out (`canonical(..., anchored=True)`):
+# with no key to point at, such a finding points at the resource's own line (`JobDraft.anchor`),
+# when the parser knows it.
+ANCHORED = tuple(name for name, spec in FIELDS.items() if spec.anchored)
 
 
 # A cloud as job files name it → the service that bills its VMs (catalog/shapes.py prices it);
@@ -131,10 +124,23 @@ class JobDraft:
     def get(self, field: str) -> Any:
         return self.values.get(field)
 
+    def count(self, key: str, value: Any, line: int | None, minimum: int = 1) -> int | None:
+        """A count the format states that no canonical field holds (`MaxParallelTrainingJobs`,
+        `parallelTrialCount`): a whole number of at least `minimum`, or one located error, as a
+        field's bounds are enforced; None when absent or not a literal number."""
+        number = as_number(value)
+        if number is None:
+            return None
+        problem = out_of_bounds(number, minimum, integer=True)
+        if problem is not None:
+            raise InputError(f"{self.path}:{line or self.document.line}: {key}: {problem}")
+        return int(number)
+
     def _check_numbers(self, values: dict[str, Any]) -> None:
         """A number the field table bounds (a count, hours, a budget) that is NaN, infinite or
         impossible (`replicas: .inf`, `max_duration: -5`) is refused at its line, never passed
-        on to a report."""
+        on to a report; a whole number read as a float (`"60"`) is stored as an integer where
+        the field counts."""
         for name, value in values.items():
             spec = FIELDS.get(name)
             if spec is None or spec.type != "number" or not isinstance(value, int | float):
@@ -143,6 +149,8 @@ class JobDraft:
             if problem is not None:
                 line = self.lines.get(name, self.document.line)
                 raise InputError(f"{self.path}:{line}: {name}: {problem}")
+            if spec.integer and isinstance(value, float):
+                values[name] = int(value)
 
     def build(self, suppressions: dict[int, dict[str, str]] | None = None) -> Resource:
         values = dict(self.values)

@@ -18,14 +18,19 @@ if TYPE_CHECKING:
 
 
 class LazyFormat:
-    """`claims(data)`: may this mapping be the format's? `parser`: "module:Class", imported once."""
+    """`claims(data)`: may this mapping be the format's? `parser`: "module:Class", imported once.
+    `title`: the format as the docs name it (`Vertex AI`); tests/test_doc_lists.py holds every
+    list of formats in the docs to the registry's titles."""
 
-    __slots__ = ("_parser", "claims", "name", "parser")
+    __slots__ = ("_parser", "claims", "name", "parser", "title")
 
-    def __init__(self, name: str, claims: Callable[[dict[Any, Any]], bool], parser: str) -> None:
+    def __init__(
+        self, name: str, claims: Callable[[dict[Any, Any]], bool], parser: str, title: str
+    ) -> None:
         self.name = name
         self.claims = claims
         self.parser = parser
+        self.title = title
         self._parser: JobFormat | None = None
 
     @property

@@ -41,17 +41,23 @@ __all__ = ["FORMATS", "JobLoad", "format_hints", "load_jobs"]
 # format's markers are imported here; its parser only when a document may be its own (lazy.py).
 FORMATS: dict[str, LazyFormat] = {
     "sagemaker": LazyFormat(
-        "sagemaker", sagemaker.claims, "gpu_audit.jobs.sagemaker.parser:SageMaker"
+        "sagemaker", sagemaker.claims, "gpu_audit.jobs.sagemaker.parser:SageMaker", "SageMaker"
     ),
-    "vertex": LazyFormat("vertex", vertex.claims, "gpu_audit.jobs.vertex.parser:Vertex"),
-    "batch": LazyFormat("batch", batch.claims, "gpu_audit.jobs.batch.parser:Batch"),
+    "vertex": LazyFormat(
+        "vertex", vertex.claims, "gpu_audit.jobs.vertex.parser:Vertex", "Vertex AI"
+    ),
+    "batch": LazyFormat("batch", batch.claims, "gpu_audit.jobs.batch.parser:Batch", "AWS Batch"),
     "kubernetes": LazyFormat(
-        "kubernetes", kubernetes.claims, "gpu_audit.jobs.kubernetes.parser:Kubernetes"
+        "kubernetes", kubernetes.claims, "gpu_audit.jobs.kubernetes.parser:Kubernetes", "Kubernetes"
     ),
-    "dstack": LazyFormat("dstack", dstack.claims, "gpu_audit.jobs.dstack.parser:Dstack"),
-    "ray": LazyFormat("ray", is_cluster, "gpu_audit.jobs.ray.parser:RayCluster"),
-    "azureml": LazyFormat("azureml", is_azureml, "gpu_audit.jobs.azureml.parser:AzureML"),
-    "skypilot": LazyFormat("skypilot", is_task, "gpu_audit.jobs.skypilot.parser:SkyPilot"),
+    "dstack": LazyFormat("dstack", dstack.claims, "gpu_audit.jobs.dstack.parser:Dstack", "dstack"),
+    "ray": LazyFormat("ray", is_cluster, "gpu_audit.jobs.ray.parser:RayCluster", "Ray"),
+    "azureml": LazyFormat(
+        "azureml", is_azureml, "gpu_audit.jobs.azureml.parser:AzureML", "Azure ML"
+    ),
+    "skypilot": LazyFormat(
+        "skypilot", is_task, "gpu_audit.jobs.skypilot.parser:SkyPilot", "SkyPilot"
+    ),
 }
 
 

@@ -129,10 +129,9 @@ def _job(
                 limits.line_of("timeout"),
             )
         if "max_total_trials" in limits:
-            trials = as_number(limits["max_total_trials"])
-            draft.put(
+            draft.put(  # the draft refuses an impossible count at its line
                 "hpo.max_trials",
-                None if trials is None else int(trials),
+                as_number(limits["max_total_trials"]),
                 limits.line_of("max_total_trials"),
             )
     if body.get("type") == "sweep":

@@ -130,9 +130,8 @@ def _trial(spec: LineMap) -> Pods:
 def _experiment(draft: JobDraft, spec: LineMap) -> None:
     """Katib: trials are capped by `maxTrialCount`; stopped early only with `earlyStopping`."""
     if "maxTrialCount" in spec:
-        trials = as_number(spec["maxTrialCount"])
-        draft.put(
-            "hpo.max_trials", None if trials is None else int(trials), spec.line_of("maxTrialCount")
+        draft.put(  # the draft refuses an impossible count at its line
+            "hpo.max_trials", as_number(spec["maxTrialCount"]), spec.line_of("maxTrialCount")
         )
     early = map_of(spec.get("earlyStopping"))
     if early is not None and early.get("algorithmName"):
@@ -140,9 +139,10 @@ def _experiment(draft: JobDraft, spec: LineMap) -> None:
     else:  # Katib's default: no early stopping, every trial runs to the end
         draft.set("hpo.early_stopping", False)
         draft.mark("hpo.early_stopping", spec.line)
-    parallel = as_number(spec.get("parallelTrialCount"))
+    line = spec.line_of("parallelTrialCount")
+    parallel = draft.count("parallelTrialCount", spec.get("parallelTrialCount"), line)
     draft.add_note(
-        "GPUs per trial" + (f"; up to {int(parallel)} trials in parallel" if parallel else "")
+        "GPUs per trial" + (f"; up to {parallel} trials in parallel" if parallel else "")
     )
 
 

@@ -15,7 +15,7 @@ GPUs come from the catalog for the instance type, × `InstanceCount` (and summed
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from gpu_audit.core.resource import Resource, Workload
@@ -189,13 +189,14 @@ def _training(
     found: Found,
     body: Any,
     name_key: str,
-    trial_of: str = "",
+    tuning: Callable[[JobDraft], None] | None = None,
     parent: Any = None,
 ) -> Resource | None:
     refs = found.scoped()
     draft = JobDraft("sagemaker", path, document, name=_name(found, body, name_key))
     draft.anchor = draft.tags_anchor = found.line
-    draft.add_note(trial_of)
+    if tuning is not None:  # the tuning job's caps, checked against their bounds like any field
+        tuning(draft)
     if not set_resources(draft, body, refs, count_key="InstanceCount"):
         return None
     set_spot(draft, body, refs)
@@ -210,49 +211,43 @@ def _training(
 
 
 def _tuning(document: Document, path: str, found: Found) -> list[Resource]:
+    """One training Resource per definition, named for the tuning job and carrying its caps."""
     body, refs = found.body, found.scoped()
     config, _ = lookup(body, "HyperParameterTuningJobConfig")
     config = refs.resolve(config)
     limits, _ = lookup(config, "ResourceLimits")
-    trials, trials_line = lookup(limits, "MaxNumberOfTrainingJobs")
-    parallel = as_number(lookup(limits, "MaxParallelTrainingJobs")[0])
-    stopping, stopping_line = lookup(config, "TrainingJobEarlyStoppingType")
-    early: bool | None = False  # absent: `Off`, the documented default
-    if stopping_line is not None:
-        text = refs.resolve(stopping)
-        early = text.lower() == "auto" if isinstance(text, str) and not is_templated(text) else None
-    definitions = [(d, line) for d, line in items(lookup(body, "TrainingJobDefinition")[0])]
-    definitions += items(lookup(body, "TrainingJobDefinitions")[0])
     name = _name(found, body, "HyperParameterTuningJobName")
-    trial_note = "per training job of the tuning job"
-    if parallel is not None:
-        trial_note += f"; up to {int(parallel)} in parallel"
+
+    def tuning(draft: JobDraft) -> None:
+        if name is not None:
+            draft.name = name
+        trials, trials_line = lookup(limits, "MaxNumberOfTrainingJobs")
+        draft.put("hpo.max_trials", as_number(refs.resolve(trials)), trials_line)
+        stopping, stopping_line = lookup(config, "TrainingJobEarlyStoppingType")
+        if stopping_line is None:
+            draft.set("hpo.early_stopping", False)  # absent: `Off`, the documented default
+        else:
+            text = refs.resolve(stopping)
+            if isinstance(text, str) and not is_templated(text):
+                draft.set("hpo.early_stopping", text.lower() == "auto", stopping_line)
+            else:
+                draft.unknown("hpo.early_stopping", stopping_line)
+        parallel, parallel_line = lookup(limits, "MaxParallelTrainingJobs")
+        at_once = draft.count("MaxParallelTrainingJobs", refs.resolve(parallel), parallel_line)
+        draft.add_note(
+            "per training job of the tuning job"
+            + (f"; up to {at_once} in parallel" if at_once is not None else "")
+        )
+
+    definitions = items(lookup(body, "TrainingJobDefinition")[0])
+    definitions += items(lookup(body, "TrainingJobDefinitions")[0])
     resources: list[Resource] = []
     for definition, _ in definitions:
         resource = _training(
-            document, path, found, definition, "DefinitionName", trial_note, parent=body
+            document, path, found, definition, "DefinitionName", tuning, parent=body
         )
-        if resource is None:
-            continue
-        trials_value = as_number(refs.resolve(trials))
-        key_lines = dict(resource.source.key_lines)
-        if trials_line is not None:
-            key_lines["hpo.max_trials"] = trials_line
-        if stopping_line is not None:
-            key_lines["hpo.early_stopping"] = stopping_line
-        resources.append(
-            dataclasses.replace(
-                resource,
-                id=name or resource.id,
-                name=name or resource.name,
-                hpo=dataclasses.replace(
-                    resource.hpo,
-                    max_trials=int(trials_value) if trials_value is not None else None,
-                    early_stopping=early,
-                ),
-                source=dataclasses.replace(resource.source, key_lines=key_lines),
-            )
-        )
+        if resource is not None:
+            resources.append(resource)
     return resources
 
 

@@ -156,11 +156,8 @@ def _custom(document: Document, path: str, data: Any, spec: Any, kind: str) -> l
 
 def _study(draft: JobDraft, data: LineMap) -> None:
     if "maxTrialCount" in data:
-        trials = as_number(data.get("maxTrialCount"))
-        draft.put(
-            "hpo.max_trials",
-            int(trials) if trials is not None else None,
-            data.line_of("maxTrialCount"),
+        draft.put(  # the draft refuses an impossible count at its line
+            "hpo.max_trials", as_number(data.get("maxTrialCount")), data.line_of("maxTrialCount")
         )
     study = data.get("studySpec")
     if isinstance(study, LineMap):
@@ -169,9 +166,10 @@ def _study(draft: JobDraft, data: LineMap) -> None:
             draft.put("hpo.early_stopping", True, study.line_of(stopping))
         else:
             draft.put("hpo.early_stopping", False)  # no automated stopping spec: trials run out
-    parallel = as_number(data.get("parallelTrialCount"))
+    line = data.line_of("parallelTrialCount")
+    parallel = draft.count("parallelTrialCount", data.get("parallelTrialCount"), line)
     draft.add_note(
-        "GPUs per trial" + (f"; up to {int(parallel)} trials in parallel" if parallel else "")
+        "GPUs per trial" + (f"; up to {parallel} trials in parallel" if parallel else "")
     )
 
 
@@ -212,11 +210,8 @@ def _legacy(document: Document, path: str, data: LineMap) -> list[Resource]:
         for field in ("hpo.max_trials", "hpo.early_stopping"):  # the block that states them
             draft.mark(field, job.line_of("hyperparameters"))
         if "maxTrials" in hyper:
-            trials = as_number(hyper.get("maxTrials"))
-            draft.put(
-                "hpo.max_trials",
-                int(trials) if trials is not None else None,
-                hyper.line_of("maxTrials"),
+            draft.put(  # the draft refuses an impossible count at its line
+                "hpo.max_trials", as_number(hyper.get("maxTrials")), hyper.line_of("maxTrials")
             )
         if "enableTrialEarlyStopping" in hyper:
             draft.put(

@@ -1,0 +1,48 @@
+"""How the billing report spells its figures in every format: each is the exact sum rounded
+once (dollars to the cent, hours to the hundredth)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from gpu_audit.billing.summary import cents
+
+JSON_VERSION = 1
+SCHEMA = "billing-v1.schema.json"
+_DIMENSION_TITLES = {
+    "cloud": "cloud",
+    "account": "account / subscription / project",
+    "region": "region",
+    "instance_type": "instance type",
+    "capacity": "capacity",
+}
+
+
+def usd(amount: Decimal | float | None) -> str:
+    if amount is None:
+        return "–"
+    value = cents(Decimal(str(amount)))
+    return f"-${-value:,.2f}" if value < 0 else f"${value:,.2f}"
+
+
+def md_usd(amount: Decimal | float | None) -> str:
+    """Dollars in Markdown: the sign escaped (GitHub reads a pair of `$` on a line as math)."""
+    return usd(amount).replace("$", "\\$")
+
+
+def hours(amount: Decimal) -> str:
+    return f"{amount.quantize(Decimal('0.01')):,}"
+
+
+def share(part: Decimal, whole: Decimal) -> str:
+    return "–" if not whole else f"{(part / whole * 100).quantize(Decimal('0.1'))}%"
+
+
+def dimension_title(name: str) -> str:
+    return f"tag `{name[4:]}`" if name.startswith("tag:") else _DIMENSION_TITLES.get(name, name)
+
+
+def key_label(name: str, key: str | None) -> str:
+    if key is not None:
+        return key
+    return "(untagged)" if name.startswith("tag:") else "(not stated)"
