@@ -267,3 +267,12 @@ def test_bigquery_needs_a_project() -> None:
         main, ["billing", "--engine", "bigquery", "--table", BQ_TABLE, "--period", "2026-Q3"]
     )
     assert result.exit_code == 2 and "--bigquery-project" in result.stderr
+
+
+def test_summing_alike_rows_first_gives_the_plain_querys_answer(quarter: Quarter) -> None:
+    """The fast path (query.summed_first) and its plain twin, on every cloud's layout."""
+    paths = [str(quarter.root / cloud) for cloud in ("aws", "azure", "gcp")]
+    _, fast = duck.run(paths, PERIOD, KEYS, gpu_types())
+    _, plain = duck.run(paths, PERIOD, KEYS, gpu_types(), summed_first=False)
+    assert sorted(map(repr, fast)) == sorted(map(repr, plain))
+    assert sum(g.rows for g in fast if g.in_period) == len(quarter.in_period())

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
+from gpu_audit.billing import query
 from gpu_audit.billing.exports import ExportFiles, FileSystem, discover
 from gpu_audit.billing.model import BilledGroup
 from gpu_audit.billing.period import Period
@@ -118,8 +119,11 @@ def run(
     period: Period,
     tag_keys: Sequence[str],
     gpu_types: Sequence[tuple[str, str, str, int]],
+    summed_first: bool = True,
 ) -> tuple[list[ExportFiles], list[BilledGroup]]:
-    """Discover each PATH's current files, run the query, return the groups."""
+    """Discover each PATH's current files, run the query, return the groups. `summed_first`
+    (the default) sums alike rows before the per-row work (`query.summed_first`); False runs
+    the plain query on every row, as Athena and BigQuery do."""
     import duckdb
 
     conn = connect()
@@ -127,7 +131,8 @@ def run(
         fs = file_system(conn)
         exports = [discover(path, fs, period) for path in paths]
         found = sources(conn, exports)
-        sql = aggregate(found, period, tag_keys, gpu_types)
+        relations = [query.summed_first(s, period) for s in found] if summed_first else found
+        sql = aggregate(relations, period, tag_keys, gpu_types)
         try:
             rows = conn.execute(sql).fetchall()
         except duckdb.ConversionException as exc:
