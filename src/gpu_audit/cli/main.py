@@ -221,9 +221,23 @@ def run_settings(options: dict[str, Any]) -> Settings:
         check_extension(path, name)
     settings = load_settings(options["config_path"])
     flag = options.pop("prices")
+    price_file = flag or settings.prices
+    read = (settings.source, price_file, options["baseline"], *options["policies"])
+    options["inputs"] = [*options.get("inputs", ()), *filter(None, read)]
+    refuse_inputs(options)  # before any work: a run never replaces what it reads
     now = datetime.now(UTC)
-    options["prices"] = use_prices(flag or settings.prices, settings.prices_max_age_days, now)
+    options["prices"] = use_prices(price_file, settings.prices_max_age_days, now)
     return settings
+
+
+def refuse_inputs(options: dict[str, Any], more: Sequence[str] = ()) -> None:
+    """Every output path (`-o`, `--report`) checked against the run's inputs (`options["inputs"]`,
+    which a command extends with its own: inventories, shard reports) and `more`."""
+    from gpu_audit.core.inputs import refuse_input
+
+    outputs = [path for _, path in options["reports"]]
+    for path in [*outputs, *filter(None, [options["output"]])]:
+        refuse_input(path, [*options["inputs"], *more])
 
 
 def invocation() -> tuple[str, ...]:
@@ -248,8 +262,8 @@ def _write_files(
         if warning:
             click.echo(f"gpu-audit: warning: {one_line(warning)}", err=True)
     scope = result.scope  # a report never replaces a file the run read
-    read = [settings.source, options["baseline"], options.get("history")]
-    inputs = [*scope.files, *scope.policy_files, *filter(None, read)]
+    read = [options.get("history"), *scope.policy_files]  # the policies `extends:` named too
+    inputs = [*scope.files, *options["inputs"], *filter(None, read)]
     for name, path in outputs:
         write_atomic(path, partial(write_report, name, result), inputs=inputs)
         if not options["quiet"]:

@@ -66,6 +66,14 @@ def repository(directory: str) -> str:
     return os.path.realpath(out.decode().strip())
 
 
+def git_directories(root: str) -> tuple[str, ...]:
+    """The repository's git directory and, for a linked worktree, the common one: what `diff`
+    reads, so no report is written inside them (`-o .git/HEAD`)."""
+    out = _git(root, ["rev-parse", "--git-dir", "--git-common-dir"]).decode()
+    found = (os.path.realpath(os.path.join(root, line)) for line in out.splitlines() if line)
+    return tuple(dict.fromkeys(found))
+
+
 def resolve(root: str, name: str, flag: str) -> Revision:
     """The commit `name` means; a missing one says whether a shallow clone is why."""
     if name.startswith("-") or not name.strip():
