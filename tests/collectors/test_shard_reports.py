@@ -223,3 +223,14 @@ def test_a_naive_judging_time_merges_with_aware_ones(tmp_path: Path) -> None:
     done = CliRunner().invoke(main, ["merge", good, other, "--format", "json"])
     assert done.exception is None or isinstance(done.exception, SystemExit), done.exception
     assert done.exit_code == 3  # shard 3 is missing
+
+
+@pytest.mark.parametrize("field", ["policy_digest", "price_basis"])
+def test_a_strangers_digest_comes_back_clipped(tmp_path: Path, field: str) -> None:
+    """The merge's own policies and prices against the first shard's: one clipped line."""
+    huge = "sha256:" + "f" * 400_000 + "\x1b[2J"
+    _, bad = _hostile_shard(tmp_path, lambda d: d["scope"]["shard"].__setitem__(field, huge))
+    done = CliRunner().invoke(main, ["merge", bad, "--format", "json"])
+    assert done.exit_code == 2
+    (line,) = done.stderr.splitlines()
+    assert len(line) < 800 + len(bad) and "\x1b" not in line and "differ" in line

@@ -239,3 +239,14 @@ def test_a_report_never_replaces_the_diffs_policy_or_job(repo: Repo) -> None:
         code, _, err = cli("diff", "--base", "HEAD", "--format", "json", *args)
         assert code == 2 and "an input of this run" in _one_error(err)
         assert victim.read_bytes() == before
+
+
+@pytest.mark.parametrize("flag", ["--base", "--head"])
+def test_a_long_revision_comes_back_clipped(repo: Repo, flag: str) -> None:
+    repo.commit({"train.yaml": TRAIN_A100_SPOT})
+    name = "feature/" + "x" * 400_000 + "\x1b[2J"
+    args = ["--base", name] if flag == "--base" else ["--base", "HEAD", "--head", name]
+    code, out, err = cli("diff", "--format", "json", *args)
+    assert code == 2 and not out
+    line = _one_error(err)
+    assert len(line) < 400 and "\x1b" not in line and f"{flag} 'feature/xxx" in line

@@ -333,5 +333,7 @@ def now_from(text: str | None) -> datetime | None:
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError as exc:
-        raise ConfigError(f"--now: expected an ISO 8601 time, got '{text}'") from exc
+        from gpu_audit.core.yamlguard import printable
+
+        raise ConfigError(f"--now: expected an ISO 8601 time, got '{printable(text)}'") from exc
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
