@@ -50,12 +50,14 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
     from gpu_audit.diff.git import git_directories, repository
     from gpu_audit.diff.render import render
     from gpu_audit.diff.run import DiffRequest, run_diff
+    from gpu_audit.policy.loader import policy_path
     from gpu_audit.report import format_for
     from gpu_audit.report.escape import terminal_safe
     from gpu_audit.settings import load_settings
 
     settings = load_settings(options["config_path"])
-    read = [*paths, *filter(None, [settings.source]), *(options["policies"] or settings.policies)]
+    policies = map(policy_path, options["policies"] or settings.policies)
+    read = [*paths, *filter(None, [settings.source]), *policies]
     folders = git_directories(repository(os.getcwd())) if options["output"] else ()
     if options["output"]:  # before any work: never over a file or the git directory it reads
         refuse_input(options["output"], read, folders)

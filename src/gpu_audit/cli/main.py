@@ -222,7 +222,10 @@ def run_settings(options: dict[str, Any]) -> Settings:
     settings = load_settings(options["config_path"])
     flag = options.pop("prices")
     price_file = flag or settings.prices
-    read = (settings.source, price_file, options["baseline"], *options["policies"])
+    from gpu_audit.policy.loader import policy_path  # `check` loads policies anyway
+
+    policies = map(policy_path, options["policies"] or settings.policies)
+    read = (settings.source, price_file, options["baseline"], *policies)
     options["inputs"] = [*options.get("inputs", ()), *filter(None, read)]
     refuse_inputs(options)  # before any work: a run never replaces what it reads
     now = datetime.now(UTC)
