@@ -188,6 +188,10 @@ def _hostile_shard(tmp_path: Path, edit: Any) -> tuple[str, str]:
     [
         (lambda d: d.__setitem__("generated_at", "\x1b[2J"), "generated_at: expected a time"),
         (lambda d: d.__setitem__("generated_at", 1700000000), "generated_at: expected a time"),
+        (
+            lambda d: d.__setitem__("generated_at", "0001-01-01T00:00:00+05:00"),
+            "generated_at: is out of range",
+        ),
         (lambda d: d["scope"]["shard"].__setitem__("index", "2"), "scope.shard.index: expected"),
         (lambda d: d["scope"]["shard"].pop("count"), "scope.shard.count: expected"),
         (lambda d: d["scope"]["shard"].__setitem__("universe", None), "scope.shard.universe"),

@@ -333,10 +333,9 @@ def incomplete_notice(result: ScanResult) -> str:
 def now_from(text: str | None) -> datetime | None:
     if not text:
         return None
-    try:
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
-        from gpu_audit.core.yamlguard import printable
+    from gpu_audit.core.canonical import FieldProblem, parse_time
 
-        raise ConfigError(f"--now: expected an ISO 8601 time, got '{printable(text)}'") from exc
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    try:
+        return parse_time("--now", text)
+    except FieldProblem as exc:
+        raise ConfigError(f"--now: {exc}") from None

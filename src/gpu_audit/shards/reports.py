@@ -13,6 +13,7 @@ from typing import Any
 
 from gpu_audit.collectors.inventory import Inventory, line_in_file, load_report
 from gpu_audit.collectors.workitems import MAX_SHARDS, Shard, shard_of, universe_digest
+from gpu_audit.core.canonical import OUT_OF_RANGE, in_utc_range
 from gpu_audit.core.frozen import record
 from gpu_audit.core.results import CoverageGap, ShardStamp
 from gpu_audit.core.yamlguard import printable
@@ -150,12 +151,16 @@ def _judged(path: str, header: Mapping[str, Any]) -> datetime | None:
         return None
     try:
         when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        when = when if when.tzinfo else when.replace(tzinfo=UTC)
     except (AttributeError, TypeError, ValueError):
+        when = None
+    if when is None or not in_utc_range(when):
+        said = "expected a time" if when is None else OUT_OF_RANGE
         raise InputError(
-            f"{path}:{line_in_file(path, ('generated_at',))}: generated_at: expected a time, "
+            f"{path}:{line_in_file(path, ('generated_at',))}: generated_at: {said}, "
             f"got {_shown(value)}"
-        ) from None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
+        )
+    return when
 
 
 def _same_run(first: ShardReport, other: ShardReport) -> None:
