@@ -143,6 +143,8 @@ def test_an_unknown_workload_in_the_patterns_is_located(tmp_path: Path) -> None:
         ('kubernetes:\n  kubeconfig: "a\\0b"\n', "kubernetes.kubeconfig: a NUL byte"),
         ('prices: "p\\0.json"\n', "prices: expected no NUL byte in a path"),
         ('history: "h\\0.db"\n', "history: expected no NUL byte in a path"),
+        (f"prices: {'p' * 5000}\n", "prices: expected a path of at most 4,096 characters"),
+        (f"history: {'h' * 5000}\n", "history: expected a path of at most 4,096 characters"),
         ("prices-max-age-days: -3\n", "prices_max_age_days: expected whole days, got -3"),
         ("prices-max-age-days: 3\nprices_max_age_days: 4\n", "given twice"),
     ],

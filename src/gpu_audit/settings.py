@@ -15,6 +15,7 @@ from gpu_audit.core.yamlsrc import LineMap, load_documents, read_text
 from gpu_audit.errors import ConfigError, InputError
 
 CONFIG_NAMES = (".gpu-audit.yaml", ".gpu-audit.yml")
+LONGEST_PATH = 4096  # PATH_MAX: a longer path names no file, and would come back in messages
 FAIL_ON = ("info", "low", "medium", "high", "critical", "none")
 SHARED_KEYS = (
     "policies",
@@ -135,8 +136,12 @@ def _file_path(path: str, data: LineMap, name: str, base: str) -> str | None:
     value = data.get(key)
     if value is None:
         return None
-    if not isinstance(value, str) or "\0" in value or not value:
-        what = "no NUL byte in a path" if isinstance(value, str) and value else "a path"
+    if not isinstance(value, str) or "\0" in value or not value or len(value) > LONGEST_PATH:
+        what = "a path"
+        if isinstance(value, str) and "\0" in value:
+            what = "no NUL byte in a path"
+        elif isinstance(value, str) and value:
+            what = f"a path of at most {LONGEST_PATH:,} characters"  # every message echoes it
         raise ConfigError(f"{path}:{data.line_of(key)}: config: {name}: expected {what}")
     return os.path.join(base, os.path.expanduser(value))
 
