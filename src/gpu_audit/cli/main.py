@@ -233,14 +233,14 @@ def run_settings(options: dict[str, Any]) -> Settings:
     return settings
 
 
-def refuse_inputs(options: dict[str, Any], more: Sequence[str] = ()) -> None:
-    """Every output path (`-o`, `--report`) checked against the run's inputs (`options["inputs"]`,
-    which a command extends with its own: inventories, shard reports) and `more`."""
+def refuse_inputs(options: dict[str, Any]) -> None:
+    """Every output path (`-o`, `--report`) checked against the run's inputs (`options["inputs"]`:
+    settings, price file, baseline, policies, and what a command adds: inventories, shards)."""
     from gpu_audit.core.inputs import refuse_input
 
     outputs = [path for _, path in options["reports"]]
     for path in [*outputs, *filter(None, [options["output"]])]:
-        refuse_input(path, [*options["inputs"], *more])
+        refuse_input(path, options["inputs"])
 
 
 def invocation() -> tuple[str, ...]:
@@ -251,7 +251,7 @@ def invocation() -> tuple[str, ...]:
 
 
 def _write_files(
-    result: ScanResult, outputs: list[tuple[str, str]], settings: Settings, options: dict[str, Any]
+    result: ScanResult, outputs: list[tuple[str, str]], options: dict[str, Any]
 ) -> None:
     """Each (format, path) written atomically, after every path's extension is checked (a
     refused one writes none), each said on stderr unless -q."""
@@ -282,7 +282,7 @@ def finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> N
     fmt = options["fmt"] or format_for(options["output"], sys.stdout.isatty())
     outputs = [*options["reports"], *([(fmt, options["output"])] if options["output"] else [])]
     if outputs:
-        _write_files(result, outputs, settings, options)
+        _write_files(result, outputs, options)
     if options["quiet"] and not options["output"]:
         from gpu_audit.report.summary import summary_line
 
