@@ -126,3 +126,67 @@ def test_an_unknown_workload_in_the_patterns_is_located(tmp_path: Path) -> None:
         f"{config}:3: config: workload_patterns.trainig: unknown workload "
         "(did you mean 'training'?); valid: training, inference, batch-inference, benchmark, notebook"
     )
+
+
+@pytest.mark.parametrize(
+    ("section", "line"),
+    [
+        ("azure:\n  timeout: .nan\n", "azure.timeout: expected a finite number"),
+        ("azure:\n  timeout: .inf\n", "azure.timeout: expected a finite number"),
+        ("azure:\n  timeout: 0\n", "azure.timeout: 0.0: expected seconds above 0"),
+        ("kubernetes:\n  timeout: -1\n", "kubernetes.timeout: -1.0: expected seconds above 0"),
+        ("aws:\n  connect_timeout: -.inf\n", "aws.connect_timeout: expected a finite number"),
+        ("aws:\n  read-timeout: 0.0\n", "aws.read_timeout: 0.0: expected seconds above 0"),
+        ("gcp:\n  timeout: -5\n", "gcp.timeout: -5.0: expected seconds above 0"),
+        ("azure:\n  max_attempts: 0\n", "azure.max_attempts: 0 is below 1"),
+        ("azure:\n  source: graph\n", "azure.source: 'graph' is not a source"),
+        ('kubernetes:\n  kubeconfig: "a\\0b"\n', "kubernetes.kubeconfig: a NUL byte"),
+        ('prices: "p\\0.json"\n', "prices: expected no NUL byte in a path"),
+        ('history: "h\\0.db"\n', "history: expected no NUL byte in a path"),
+        (f"prices: {'p' * 5000}\n", "prices: expected a path of at most 4,096 characters"),
+        (f"history: {'h' * 5000}\n", "history: expected a path of at most 4,096 characters"),
+        ("prices-max-age-days: -3\n", "prices_max_age_days: expected whole days, got -3"),
+        ("prices-max-age-days: 3\nprices_max_age_days: 4\n", "given twice"),
+    ],
+)
+def test_settings_values_are_refused_where_they_are_read(
+    tmp_path: Path, section: str, line: str
+) -> None:
+    """Refused by `check --config` itself (no scan, no provider), located at the value's line."""
+    config = tmp_path / "settings.yaml"
+    config.write_text("fail_on: none\n" + section, encoding="utf-8")
+    at = section.count("\n") + 1  # the last line: the value refused
+    with pytest.raises(ConfigError) as caught:
+        load_settings(str(config))
+    assert str(caught.value).startswith(f"{config}:{at}: config: ")
+    assert line in str(caught.value)
+    job = str(FIXTURES / "jobs" / "skypilot" / "any-of-alternatives.yaml")
+    run = CliRunner().invoke(main, ["check", job, "--config", str(config)])
+    assert run.exit_code == 2 and run.stderr.count("\n") == 1, run.stderr
+    assert f"{config}:{at}: config: " in run.stderr and "Traceback" not in run.output
+
+
+def test_the_hyphen_spelling_of_a_shared_key_is_read(tmp_path: Path) -> None:
+    config = tmp_path / "settings.yaml"
+    config.write_text("prices-max-age-days: 7\nfail-on: low\n", encoding="utf-8")
+    settings = load_settings(str(config))
+    assert settings.prices_max_age_days == 7 and settings.fail_on == "low"
+
+
+def test_a_bad_flag_value_is_named_by_its_flag() -> None:
+    from gpu_audit.cli.runners import ScanRequest, with_flags
+    from gpu_audit.settings import Settings
+
+    request = ScanRequest(providers=("azure",), flags=(("--timeout", float("nan")),))
+    with pytest.raises(ConfigError, match=r"^--timeout nan: expected seconds above 0$"):
+        with_flags(Settings(), request)
+
+
+def test_a_huge_settings_value_comes_back_clipped(tmp_path: Path) -> None:
+    config = tmp_path / "settings.yaml"
+    for text in (f"azure:\n  source: {'x' * 400_000}\n", f"{'k' * 400_000}: 1\n",
+                 f"fail_on: {'y' * 400_000}\n", f"aws:\n  concurrency: {'z' * 400_000}\n"):  # fmt: skip
+        config.write_text(text, encoding="utf-8")
+        with pytest.raises(ConfigError) as caught:
+            load_settings(str(config))
+        assert len(str(caught.value)) < 600 + len(str(config)), str(caught.value)[:300]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import field, fields, replace
 from typing import Any
 
@@ -14,6 +15,7 @@ from gpu_audit.core.yamlsrc import LineMap, load_documents, read_text
 from gpu_audit.errors import ConfigError, InputError
 
 CONFIG_NAMES = (".gpu-audit.yaml", ".gpu-audit.yml")
+LONGEST_PATH = 4096  # PATH_MAX: a longer path names no file, and would come back in messages
 FAIL_ON = ("info", "low", "medium", "high", "critical", "none")
 SHARED_KEYS = (
     "policies",
@@ -109,6 +111,41 @@ def load_settings(path: str | None, start: str | None = None) -> Settings:
     return _build(found, data)
 
 
+def _spelled(path: str, data: LineMap, name: str) -> str:
+    """The key `name` as the file spells it (`prices_max_age_days` or `prices-max-age-days`,
+    both read alike); both spellings at once is refused at the second's line."""
+    keys = [key for key in data if str(key).replace("-", "_") == name]
+    if len(keys) > 1:
+        raise ConfigError(
+            f"{path}:{data.line_of(keys[1])}: config: {_shown(keys[1])}: given twice "
+            f"(also as {_shown(keys[0])} on line {data.line_of(keys[0])})"
+        )
+    return str(keys[0]) if keys else name
+
+
+def _shown(value: Any) -> str:
+    """A value from the file, echoed clipped and escaped on one line."""
+    from gpu_audit.core.yamlguard import printable
+
+    return printable(value if isinstance(value, str) else repr(value), 80)
+
+
+def _file_path(path: str, data: LineMap, name: str, base: str) -> str | None:
+    """A path key (`history`, `prices`): text without a NUL byte, relative to the file."""
+    key = _spelled(path, data, name)
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or "\0" in value or not value or len(value) > LONGEST_PATH:
+        what = "a path"
+        if isinstance(value, str) and "\0" in value:
+            what = "no NUL byte in a path"
+        elif isinstance(value, str) and value:
+            what = f"a path of at most {LONGEST_PATH:,} characters"  # every message echoes it
+        raise ConfigError(f"{path}:{data.line_of(key)}: config: {name}: expected {what}")
+    return os.path.join(base, os.path.expanduser(value))
+
+
 def _build(path: str, data: LineMap) -> Settings:
     sections: Mapping[str, Any] = _Defaults()
     if any(str(key).replace("-", "_") not in SHARED_KEYS for key in data):
@@ -120,43 +157,44 @@ def _build(path: str, data: LineMap) -> Settings:
                 message = _unknown(str(key), known)
                 raise ConfigError(f"{path}:{data.line_of(key)}: config: {message}")
         sections = {
-            name: _section(path, data, name, provider.settings)
+            name: _section(path, data, name, provider.settings, provider.values)
             for name, provider in PROVIDERS.items()
         }
-    policies = data.get("policies") or ()
+    policy_key = _spelled(path, data, "policies")
+    policies = data.get(policy_key) or ()
     if isinstance(policies, str):
         policies = (policies,)
-    if not isinstance(policies, list | tuple) or not all(isinstance(p, str) for p in policies):
-        line = data.line_of("policies")
+    if not isinstance(policies, list | tuple) or not all(
+        isinstance(p, str) and p and "\0" not in p for p in policies
+    ):
+        line = data.line_of(policy_key)
         raise ConfigError(f"{path}:{line}: config: policies: expected a list of file paths")
     base = os.path.dirname(path)
     resolved = tuple(p if p == "runbook" else os.path.join(base, p) for p in policies)
-    fail_key = "fail_on" if "fail_on" in data else "fail-on"
+    fail_key = _spelled(path, data, "fail_on")
     fail_on = data.get(fail_key)
     if fail_on is not None and fail_on not in FAIL_ON:
         raise ConfigError(
-            f"{path}:{data.line_of(fail_key)}: config: fail_on: {fail_on!r} is not one of "
-            f"{', '.join(FAIL_ON)}"
+            f"{path}:{data.line_of(fail_key)}: config: fail_on: {_shown(repr(fail_on))} is not "
+            f"one of {', '.join(FAIL_ON)}"
         )
     patterns = _patterns(path, data)
-    exclude = data.get("exclude") or ()
+    exclude_key = _spelled(path, data, "exclude")
+    exclude = data.get(exclude_key) or ()
     if isinstance(exclude, str):
         exclude = (exclude,)
     if not isinstance(exclude, list | tuple) or not all(isinstance(p, str) for p in exclude):
-        line = data.line_of("exclude")
+        line = data.line_of(exclude_key)
         raise ConfigError(f"{path}:{line}: config: exclude: expected a list of patterns")
-    history = data.get("history")
-    if history is not None and not isinstance(history, str):
-        raise ConfigError(f"{path}:{data.line_of('history')}: config: history: expected a path")
-    history = os.path.join(base, os.path.expanduser(history)) if history else None
-    prices = data.get("prices")
-    if prices is not None and not isinstance(prices, str):
-        raise ConfigError(f"{path}:{data.line_of('prices')}: config: prices: expected a path")
-    prices = os.path.join(base, os.path.expanduser(prices)) if prices else None
-    age = data.get("prices_max_age_days", 90)
+    history = _file_path(path, data, "history", base)
+    prices = _file_path(path, data, "prices", base)
+    age_key = _spelled(path, data, "prices_max_age_days")
+    age = data.get(age_key, 90)
     if isinstance(age, bool) or not isinstance(age, int) or age < 0:
-        line = data.line_of("prices_max_age_days")
-        raise ConfigError(f"{path}:{line}: config: prices_max_age_days: expected whole days")
+        line = data.line_of(age_key)
+        raise ConfigError(
+            f"{path}:{line}: config: prices_max_age_days: expected whole days, got {_shown(age)}"
+        )
     return Settings(
         sections,
         resolved,
@@ -171,7 +209,7 @@ def _build(path: str, data: LineMap) -> Settings:
 
 
 def _patterns(path: str, data: LineMap) -> Mapping[str, tuple[str, ...]]:
-    key = "workload_patterns" if "workload_patterns" in data else "workload-patterns"
+    key = _spelled(path, data, "workload_patterns")
     raw = data.get(key)
     if raw is None:
         return dict(DEFAULT_PATTERNS)
@@ -185,40 +223,56 @@ def _patterns(path: str, data: LineMap) -> Mapping[str, tuple[str, ...]]:
         if name not in workloads:
             from difflib import get_close_matches  # an error's hint: not on every commit's path
 
-            close = get_close_matches(str(name), workloads, n=1)
+            close = get_close_matches(str(name)[:200], workloads, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise ConfigError(
-                f"{path}:{raw.line_of(name)}: config: {key}: unknown workload{hint}; "
+                f"{path}:{raw.line_of(name)}: config: workload_patterns.{_shown(name)}: "
+                f"unknown workload{hint}; "
                 f"valid: {', '.join(workloads)}"
             )
         patterns[str(name)] = _coerce(path, raw.line_of(name), key, globs, tuple)
     return patterns
 
 
-def _section(path: str, data: LineMap, name: str, kind: Any) -> Any:
-    raw = data.get(name)
+def _section(
+    path: str, data: LineMap, name: str, kind: Any, check: Callable[[Any], None] | None = None
+) -> Any:
+    section_key = _spelled(path, data, name)
+    raw = data.get(section_key)
     if raw is None:
         return kind()
     if not isinstance(raw, LineMap):
-        raise ConfigError(f"{path}:{data.line_of(name)}: config: {name}: expected a mapping")
+        line = data.line_of(section_key)
+        raise ConfigError(f"{path}:{line}: config: {name}: expected a mapping")
     defaults = kind()
     values: dict[str, Any] = {}
+    lines: dict[str, int] = {}
     types = {f.name: type(getattr(defaults, f.name)) for f in fields(kind)}
     for key, value in raw.items():
         attr = str(key).replace("-", "_")
         line = raw.line_of(key)
         if attr not in types:
             raise ConfigError(f"{path}:{line}: config: {name}.{_unknown(str(key), list(types))}")
+        _spelled(path, raw, attr)  # `max-attempts` and `max_attempts` both: refused
         values[attr] = _coerce(path, line, f"{name}.{key}", value, types[attr])
-    return replace(defaults, **values)
+        lines[attr] = line
+    section = replace(defaults, **values)
+    if check is not None:
+        try:
+            check(section)
+        except ConfigError as exc:  # `NAME.KEY: ...`: located at that key's line
+            attr = str(exc).partition(":")[0].removeprefix(f"{name}.")
+            line = lines.get(attr, data.line_of(section_key))
+            raise ConfigError(f"{path}:{line}: config: {exc}") from None
+    return section
 
 
 def _unknown(key: str, known: list[str]) -> str:
     from difflib import get_close_matches  # an error's hint: not on every commit's path
 
-    close = get_close_matches(key.replace("-", "_"), known, n=1)
+    close = get_close_matches(key.replace("-", "_")[:200], known, n=1)
     hint = f" (did you mean '{close[0]}'?)" if close else ""
-    return f"{key}: unknown key{hint}; valid keys: {', '.join(known)}"
+    return f"{_shown(key)}: unknown key{hint}; valid keys: {', '.join(known)}"
 
 
 def _coerce(path: str, line: int, key: str, value: Any, kind: type) -> Any:
@@ -228,9 +282,15 @@ def _coerce(path: str, line: int, key: str, value: Any, kind: type) -> Any:
             raise ConfigError(f"{path}:{line}: config: {key}: expected a list of strings")
         return tuple(str(i) for i in items)
     if kind is float and isinstance(value, int | float) and not isinstance(value, bool):
+        if not math.isfinite(value):  # `.nan`, `.inf`: no setting means that
+            raise ConfigError(f"{path}:{line}: config: {key}: expected a finite number")
         return float(value)
+    if kind in (str, type(None)) and isinstance(value, str) and "\0" in value:
+        raise ConfigError(f"{path}:{line}: config: {key}: a NUL byte in a value")
     if kind is int and isinstance(value, int) and not isinstance(value, bool):
         return value
     if kind in (str, type(None)) and isinstance(value, str):
         return value
-    raise ConfigError(f"{path}:{line}: config: {key}: expected {kind.__name__}, got {value!r}")
+    raise ConfigError(
+        f"{path}:{line}: config: {key}: expected {kind.__name__}, got {_shown(value)}"
+    )

@@ -292,5 +292,6 @@ def test_a_bad_source_is_one_line_and_exit_2(tmp_path: Path) -> None:
     code, _, stderr = run_scan(scenario(), tmp_path, "--azure-source", "portal")
     assert code == 2
     assert stderr.strip().splitlines() == [
-        "gpu-audit: error: azure.source: 'portal' is not a source; choose among resource-graph, arm"
+        "gpu-audit: error: --azure-source 'portal' is not a source; "
+        "choose among resource-graph, arm"  # a flag's value is named by its flag
     ]

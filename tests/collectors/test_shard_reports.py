@@ -114,12 +114,52 @@ def test_merge_keeps_a_resource_two_shards_saw_once(tmp_path: Path) -> None:
 def test_missing_shards_name_their_items() -> None:
     gaps = missing_gaps(stamp(1), {1})
     shards = split(UNIVERSE, 3)
-    assert [g.scope for g in gaps] == [f"shard {k}/3" for k in (2, 3) if shards[k]]
-    for gap in gaps:
-        k = int(gap.scope.split()[1].split("/")[0])
-        assert gap.message.endswith(", ".join(shards[k])) and gap.error == "ShardMissing"
+    unread = sorted([*shards[2], *shards[3]])
+    (gap,) = gaps  # one gap per provider, however many shards are missing
+    assert (gap.provider, gap.scope, gap.error) == ("aws", "2 of 3 shards", "ShardMissing")
+    noun = "work item" if len(unread) == 1 else "work items"
+    assert gap.message == (
+        f"2 of 3 shards missing: 2/3, 3/3; {len(unread)} {noun} not read: {', '.join(unread)}"
+    )
+    (one,) = missing_gaps(stamp(1), {1, 3})
+    assert one.scope == "shard 2/3" and one.message.startswith("shard 2/3: report missing; ")
     empty = replace(stamp(1, 64), universe=UNIVERSE)
-    assert len(missing_gaps(empty, {1})) == 63  # a shard with no items is still named
+    (said,) = {g.message.split(";")[0] for g in missing_gaps(empty, {1})}
+    assert said == "63 of 64 shards missing: 2/64, 3/64, 4/64, 5/64, 6/64 and 58 more"
+    assert missing_gaps(stamp(1), {1, 2, 3}) == []
+
+
+def test_the_held_keys_find_what_hashing_finds() -> None:
+    """The linear path (the present shards' `held`) and the plain one (each item hashed) agree."""
+    universe = tuple(sorted(f"aws:{n:012d}:us-east-1" for n in range(300)))
+    for count, present in ((7, {2, 5}), (64, {1, 2, 3}), (5, {1, 2, 3, 4})):
+        base = replace(stamp(1, count), universe=universe)
+        held = {key for key in universe if shard_of(key, count) in present}
+        assert missing_gaps(base, present, held) == missing_gaps(base, present, None)
+
+
+def test_merge_of_3_of_100000_shards_says_it_in_a_few_lines(tmp_path: Path) -> None:
+    """Shards that name what they held: the missing items are the rest of the universe (no
+    item is hashed against 100,000 shards), said in one clipped line per provider."""
+    universe = tuple(sorted(f"{p}:{n:012d}" for p in ("aws", "gcp") for n in range(3000)))
+    held = {1: universe[:2], 2: universe[2:4], 3: universe[3000:3001]}
+    paths = []
+    for index in (1, 2, 3):
+        mine = replace(stamp(index, 100_000), universe=universe, held=held[index])
+        mine = replace(mine, universe_digest=universe_digest(universe))
+        scope = Scope(command="scan", providers=("aws",), shard=mine)
+        result = audit([], load_policy(None), NOW, scope)
+        paths.append(tmp_path / f"s{index}.json")
+        paths[-1].write_text(json_report.render(result))
+    run = CliRunner().invoke(main, ["merge", *map(str, paths), "--format", "json"])
+    assert run.exit_code == 3, run.output
+    lines = run.stderr.splitlines()
+    assert len(lines) == 2 and all(len(line) < 600 for line in lines), lines
+    assert "99,997 of 100,000 shards missing: 4/100000, 5/100000" in lines[0]
+    assert "2,996 work items not read: aws:000000000004" in lines[0]
+    assert "2,999 work items not read: gcp:000000000001" in lines[1]
+    gaps = json.loads(run.stdout)["coverage_gaps"]
+    assert [g["provider"] for g in gaps] == ["aws", "gcp"]
 
 
 def test_a_stranger_is_refused_on_one_line_whatever_its_run_id(tmp_path: Path) -> None:
@@ -148,11 +188,20 @@ def _hostile_shard(tmp_path: Path, edit: Any) -> tuple[str, str]:
     [
         (lambda d: d.__setitem__("generated_at", "\x1b[2J"), "generated_at: expected a time"),
         (lambda d: d.__setitem__("generated_at", 1700000000), "generated_at: expected a time"),
+        (
+            lambda d: d.__setitem__("generated_at", "0001-01-01T00:00:00+05:00"),
+            "generated_at: is out of range",
+        ),
         (lambda d: d["scope"]["shard"].__setitem__("index", "2"), "scope.shard.index: expected"),
         (lambda d: d["scope"]["shard"].pop("count"), "scope.shard.count: expected"),
         (lambda d: d["scope"]["shard"].__setitem__("universe", None), "scope.shard.universe"),
         (lambda d: d["scope"]["shard"].__setitem__("run_id", 7), "scope.shard.run_id"),
         (lambda d: d["scope"]["shard"].__setitem__("policy_digest", []), "policy_digest"),
+        (lambda d: d["scope"]["shard"].__setitem__("held", "aws:1"), "scope.shard.held: expected"),
+        (
+            lambda d: d["scope"]["shard"].__setitem__("held", ["aws:9:\x1b[2J" + "x" * 9000]),
+            "scope.shard.held: 'aws:9:\\x1b[2Jxxx",
+        ),
     ],
 )
 def test_a_malformed_stamp_or_time_is_one_located_line(
@@ -178,3 +227,14 @@ def test_a_naive_judging_time_merges_with_aware_ones(tmp_path: Path) -> None:
     done = CliRunner().invoke(main, ["merge", good, other, "--format", "json"])
     assert done.exception is None or isinstance(done.exception, SystemExit), done.exception
     assert done.exit_code == 3  # shard 3 is missing
+
+
+@pytest.mark.parametrize("field", ["policy_digest", "price_basis"])
+def test_a_strangers_digest_comes_back_clipped(tmp_path: Path, field: str) -> None:
+    """The merge's own policies and prices against the first shard's: one clipped line."""
+    huge = "sha256:" + "f" * 400_000 + "\x1b[2J"
+    _, bad = _hostile_shard(tmp_path, lambda d: d["scope"]["shard"].__setitem__(field, huge))
+    done = CliRunner().invoke(main, ["merge", bad, "--format", "json"])
+    assert done.exit_code == 2
+    (line,) = done.stderr.splitlines()
+    assert len(line) < 800 + len(bad) and "\x1b" not in line and "differ" in line

@@ -204,3 +204,49 @@ def test_check_says_a_file_name_that_is_not_utf8_and_judges_the_rest(repo: Repo)
             "gpu-audit: error: jobs/\\xff.yaml: file name is not UTF-8; not read"
         ]
         assert "eval" in out or fmt != "table"
+
+
+@pytest.mark.parametrize("target", [".git/HEAD", ".git/config", ".git/refs/heads/main"])
+def test_a_report_is_never_written_into_the_git_directory(repo: Repo, target: str) -> None:
+    repo.commit({"train.yaml": TRAIN_A100_SPOT})
+    repo.write({"train.yaml": TRAIN_H100_ON_DEMAND})
+    before = (repo.path / target).read_bytes()
+    code, out, err = cli("diff", "--base", "HEAD", "--format", "json", "-o", target)
+    assert code == 2 and not out
+    assert "cannot write report: it is inside" in _one_error(err) and ".git" in err
+    assert (repo.path / target).read_bytes() == before
+    assert repo.git("status", "--porcelain").strip() == "M train.yaml"
+
+
+def test_a_linked_worktrees_common_git_directory_is_an_input(repo: Repo, tmp_path: Path) -> None:
+    repo.commit({"train.yaml": TRAIN_A100_SPOT})
+    linked = tmp_path / "linked"
+    repo.git("worktree", "add", "-q", str(linked), "-b", "side")
+    os.chdir(linked)
+    head = repo.path / ".git" / "HEAD"
+    before = head.read_bytes()
+    code, _, err = cli("diff", "--base", "main", "--format", "json", "-o", str(head))
+    assert code == 2 and "an input of this run" in _one_error(err)
+    assert head.read_bytes() == before
+
+
+def test_a_report_never_replaces_the_diffs_policy_or_job(repo: Repo) -> None:
+    repo.commit({"train.yaml": TRAIN_A100_SPOT})
+    repo.write({"policy.json": '{"version": 1, "extends": "runbook"}\n'})
+    for args in (["--policy", "policy.json", "-o", "policy.json"], ["-o", "train.yaml"]):
+        victim = repo.path / args[-1]
+        before = victim.read_bytes()
+        code, _, err = cli("diff", "--base", "HEAD", "--format", "json", *args)
+        assert code == 2 and "an input of this run" in _one_error(err)
+        assert victim.read_bytes() == before
+
+
+@pytest.mark.parametrize("flag", ["--base", "--head"])
+def test_a_long_revision_comes_back_clipped(repo: Repo, flag: str) -> None:
+    repo.commit({"train.yaml": TRAIN_A100_SPOT})
+    name = "feature/" + "x" * 400_000 + "\x1b[2J"
+    args = ["--base", name] if flag == "--base" else ["--base", "HEAD", "--head", name]
+    code, out, err = cli("diff", "--format", "json", *args)
+    assert code == 2 and not out
+    line = _one_error(err)
+    assert len(line) < 400 and "\x1b" not in line and f"{flag} 'feature/xxx" in line

@@ -28,12 +28,17 @@ from tests.conftest import SARIF_SCHEMA
 
 EXIT_CODES = {0, 1, 2, 3}
 MAX_ERROR_LINES = 60  # per input file: the first errors and a count of the rest
-NOTES = ("gpu-audit: incomplete: ", "gpu-audit: wrote ", "gpu-audit: check: ")
+NOTES = (
+    "gpu-audit: incomplete: ",
+    "gpu-audit: wrote ",
+    "gpu-audit: check: ",
+    "gpu-audit: prices: ",
+)
 HANG_SECONDS = 30
 # Whole-file problems have no line to name: the file is the location.
 FILE_LEVEL = re.compile(
     r"(cannot read|file is larger than|binary content|not UTF-8 text|not a regular file"
-    r"|file name is not UTF-8)"
+    r"|file name is not UTF-8|cannot write report)"
 )
 # Messages about two input files at once (`merge` of shards of different runs, one given twice)
 # name both and no line: `merge: A and B are shards of different runs: …`.

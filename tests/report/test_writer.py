@@ -182,3 +182,55 @@ def test_sigterm_during_a_write_removes_the_temp_file(tmp_path: Path) -> None:
         assert child.wait(timeout=20) == -signal.SIGTERM  # still dies of the signal
     assert os.listdir(tmp_path) == ["report.json"]
     assert target.read_text(encoding="utf-8") == "old"
+
+
+@pytest.fixture
+def under_dev() -> Iterator[Path]:
+    """A folder of regular files under /dev (tmpfs at /dev/shm), where reports were appended."""
+    if not os.path.isdir("/dev/shm") or not os.access("/dev/shm", os.W_OK):
+        pytest.skip("no writable /dev/shm")
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="gpu-audit-test-", dir="/dev/shm"))
+    yield folder
+    import shutil
+
+    shutil.rmtree(folder)
+
+
+def test_a_regular_file_under_dev_is_replaced_whole(under_dev: Path) -> None:
+    target = under_dev / "report.json"
+    write_atomic(str(target), '{"first": 1}\n')
+    write_atomic(str(target), '{"second": 2}\n')
+    assert target.read_text(encoding="utf-8") == '{"second": 2}\n'
+    link = under_dev / "latest.json"  # a symlink to it, too: replaced, not appended
+    link.symlink_to(target)
+    write_atomic(str(link), '{"third": 3}\n')
+    assert target.read_text(encoding="utf-8") == '{"third": 3}\n' and link.is_symlink()
+    assert sorted(os.listdir(under_dev)) == ["latest.json", "report.json"]
+
+
+def test_a_scan_report_written_twice_under_dev_is_valid_json(under_dev: Path) -> None:
+    import json
+
+    demo = ROOT / "fixtures" / "inventory" / "demo.yaml"
+    target = under_dev / "audit.json"
+    command = [str(Path(sys.executable).parent / "gpu-audit"), "scan", "--inventory", str(demo),
+               "-o", str(target), "--format", "json", "--fail-on", "none", "-q"]  # fmt: skip
+    for _ in range(2):
+        run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        assert json.loads(target.read_text(encoding="utf-8"))["version"]
+
+
+def test_a_symlink_to_a_descriptor_is_still_a_stream(tmp_path: Path) -> None:
+    """`/dev/stdout` reached through a link of one's own is written through the descriptor."""
+    log = tmp_path / "log.txt"
+    log.write_text("before\n")
+    link = tmp_path / "out"
+    link.symlink_to("/dev/stdout")
+    script = "import sys; from gpu_audit.core.writer import write_atomic; write_atomic(sys.argv[1], 'report\\n')"
+    with log.open("a") as handle:
+        subprocess.run([sys.executable, "-c", script, str(link)], stdout=handle, check=True,
+                       cwd=ROOT, timeout=60)  # fmt: skip
+    assert log.read_text() == "before\nreport\n"

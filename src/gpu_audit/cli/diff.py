@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -44,14 +45,22 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
     `check` takes them) at --base with the working tree (or --head): per job, the GPUs,
     capacity, runtime cap and cost of one run before and after, and findings new and resolved.
     Reads git itself: no checkout, no network. Exit 1 when a gate trips, 2 on bad input."""
+    from gpu_audit.core.inputs import refuse_input
     from gpu_audit.diff.gate import Increase, verdict
+    from gpu_audit.diff.git import git_directories, repository
     from gpu_audit.diff.render import render
     from gpu_audit.diff.run import DiffRequest, run_diff
+    from gpu_audit.policy.loader import policy_path
     from gpu_audit.report import format_for
     from gpu_audit.report.escape import terminal_safe
     from gpu_audit.settings import load_settings
 
     settings = load_settings(options["config_path"])
+    policies = map(policy_path, options["policies"] or settings.policies)
+    read = [*paths, *filter(None, [settings.source]), *policies]
+    folders = git_directories(repository(os.getcwd())) if options["output"] else ()
+    if options["output"]:  # before any work: never over a file or the git directory it reads
+        refuse_input(options["output"], read, folders)
     threshold = options["fail_on_increase"]
     increase = Increase.parse(threshold) if threshold is not None else None
     fmt = options["fmt"] or format_for(options["output"], sys.stdout.isatty())
@@ -66,7 +75,7 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
     if options["output"]:
         from gpu_audit.core.writer import write_atomic
 
-        write_atomic(options["output"], text, inputs=(*paths, *result.read))  # never over an input
+        write_atomic(options["output"], text, inputs=(*read, *result.read), folders=folders)
     else:
         click.echo(text, nl=False)
     code, reasons = verdict(result, increase, options["fail_on"], options["fail_on_new"])

@@ -124,7 +124,7 @@ def history_show(
         warning = check_extension(output, fmt)
         if warning:
             click.echo(f"gpu-audit: warning: {one_line(warning)}", err=True)
-        write_atomic(output, text, inputs=[store.path])
+        write_atomic(output, text, inputs=[store.path, *filter(None, [config_path])])
         click.echo(f"gpu-audit: wrote the {fmt} report to {one_line(output)}", err=True)
     else:
         click.echo(text, nl=False)

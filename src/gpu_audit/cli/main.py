@@ -224,9 +224,26 @@ def run_settings(options: dict[str, Any]) -> Settings:
         check_extension(path, name)
     settings = load_settings(options["config_path"])
     flag = options.pop("prices")
+    price_file = flag or settings.prices
+    from gpu_audit.policy.loader import policy_path  # `check` loads policies anyway
+
+    policies = map(policy_path, options["policies"] or settings.policies)
+    read = (settings.source, price_file, options["baseline"], *policies)
+    options["inputs"] = [*options.get("inputs", ()), *filter(None, read)]
+    refuse_inputs(options)  # before any work: a run never replaces what it reads
     now = datetime.now(UTC)
-    options["prices"] = use_prices(flag or settings.prices, settings.prices_max_age_days, now)
+    options["prices"] = use_prices(price_file, settings.prices_max_age_days, now)
     return settings
+
+
+def refuse_inputs(options: dict[str, Any]) -> None:
+    """Every output path (`-o`, `--report`) checked against the run's inputs (`options["inputs"]`:
+    settings, price file, baseline, policies, and what a command adds: inventories, shards)."""
+    from gpu_audit.core.inputs import refuse_input
+
+    outputs = [path for _, path in options["reports"]]
+    for path in [*outputs, *filter(None, [options["output"]])]:
+        refuse_input(path, options["inputs"])
 
 
 def invocation() -> tuple[str, ...]:
@@ -237,7 +254,7 @@ def invocation() -> tuple[str, ...]:
 
 
 def _write_files(
-    result: ScanResult, outputs: list[tuple[str, str]], settings: Settings, options: dict[str, Any]
+    result: ScanResult, outputs: list[tuple[str, str]], options: dict[str, Any]
 ) -> None:
     """Each (format, path) written atomically, after every path's extension is checked (a
     refused one writes none), each said on stderr unless -q."""
@@ -251,8 +268,8 @@ def _write_files(
         if warning:
             click.echo(f"gpu-audit: warning: {one_line(warning)}", err=True)
     scope = result.scope  # a report never replaces a file the run read
-    read = [settings.source, options["baseline"], options.get("history")]
-    inputs = [*scope.files, *scope.policy_files, *filter(None, read)]
+    read = [options.get("history"), *scope.policy_files]  # the policies `extends:` named too
+    inputs = [*scope.files, *options["inputs"], *filter(None, read)]
     for name, path in outputs:
         write_atomic(path, partial(write_report, name, result), inputs=inputs)
         if not options["quiet"]:
@@ -268,7 +285,7 @@ def finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> N
     fmt = options["fmt"] or format_for(options["output"], sys.stdout.isatty())
     outputs = [*options["reports"], *([(fmt, options["output"])] if options["output"] else [])]
     if outputs:
-        _write_files(result, outputs, settings, options)
+        _write_files(result, outputs, options)
     if options["quiet"] and not options["output"]:
         from gpu_audit.report.summary import summary_line
 
@@ -319,8 +336,9 @@ def incomplete_notice(result: ScanResult) -> str:
 def now_from(text: str | None) -> datetime | None:
     if not text:
         return None
+    from gpu_audit.core.canonical import FieldProblem, parse_time
+
     try:
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise ConfigError(f"--now: expected an ISO 8601 time, got '{text}'") from exc
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        return parse_time("--now", text)
+    except FieldProblem as exc:
+        raise ConfigError(f"--now: {exc}") from None

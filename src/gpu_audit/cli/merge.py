@@ -33,6 +33,7 @@ def merge(
     summary is the union's. A missing shard makes the audit partial (exit 3)."""
     from gpu_audit.cli.merge_runner import MergeRequest, run_merge
 
+    options["inputs"] = list(shards)
     settings = run_settings(options)
     request = MergeRequest(
         shards=shards,

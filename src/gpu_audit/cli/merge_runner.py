@@ -44,12 +44,17 @@ def run_merge(request: MergeRequest, settings: Settings) -> ScanResult:
     regions: set[str] = set()
     judged: list[datetime] = []
     present: set[int] = set()
+    held: set[str] | None = set()  # None once a shard does not say what it held
     first = None
     for report in read_shards(request.shards):
         if first is None:
             first = report
             check_merger(report, policy_digest(policy), price_basis())
         present.add(report.stamp.index)
+        if held is not None and report.stamp.held is not None:
+            held.update(report.stamp.held)
+        else:
+            held = None
         for resource in report.inventory.resources:  # a resource two shards saw is kept once
             resources.setdefault((resource.provider, resource.id), resource)
         for gap in report.inventory.coverage_gaps:
@@ -61,7 +66,7 @@ def run_merge(request: MergeRequest, settings: Settings) -> ScanResult:
         if report.generated_at:
             judged.append(report.generated_at)
     assert first is not None
-    found = [*gaps.values(), *missing_gaps(first.stamp, present)]
+    found = [*gaps.values(), *missing_gaps(first.stamp, present, held)]
     union = join_nodes(sorted(resources.values(), key=_order))
     scope = Scope(
         command="scan",

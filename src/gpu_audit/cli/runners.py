@@ -268,6 +268,8 @@ def with_flags(settings: Settings, request: ScanRequest) -> Settings:
             values[option.setting] = value
             used[option.flag].update(value if option.multiple else (value,))
         section = replace(sections[name], **values)
+        if provider.values is not None:  # a flag's value: the file's were checked when read
+            _check_flags(provider, section, given)
         if provider.check is not None:
             provider.check(section)
         sections[name] = section
@@ -284,6 +286,20 @@ def with_flags(settings: Settings, request: ScanRequest) -> Settings:
                 + ", which this scan does not read"
             )
     return replace(settings, providers=sections)
+
+
+def _check_flags(provider: Provider, section: Any, given: dict[str, Any]) -> None:
+    """`provider.values` on the section with the flags laid over it; a refused value a flag
+    gave is named by its flag (`--timeout nan: ...`), not its setting."""
+    assert provider.values is not None
+    try:
+        provider.values(section)
+    except ConfigError as exc:
+        setting, _, rest = str(exc).partition(": ")
+        for option in provider.options:
+            if option.flag in given and setting == f"{provider.name}.{option.setting}":
+                raise ConfigError(f"{option.flag} {rest}") from None
+        raise
 
 
 def _knows(provider: Provider, flag: str, value: Any) -> bool:

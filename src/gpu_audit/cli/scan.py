@@ -92,6 +92,7 @@ def scan(
     """Enumerate running GPU capacity (or a saved inventory) and judge it."""
     from gpu_audit.cli.runners import ScanRequest, run_scan
 
+    options["inputs"] = list(inventories)
     settings = run_settings(options)
     flags = []
     for option in _provider_flags():

@@ -36,19 +36,19 @@ def estimate(files: tuple[str, ...], **options: Any) -> None:
     Exit 1 when a job's run costs more than the budget it declares."""
     from gpu_audit.estimate.run import EstimateRequest, run_estimate
 
-    _prices(options.pop("prices"))
     output = options.pop("output")
     fmt = options.pop("fmt") or format_for(output, sys.stdout.isatty())
     if fmt not in ESTIMATE_FORMATS:
         raise ConfigError(f"estimate: no {fmt} output; formats: {', '.join(ESTIMATE_FORMATS)}")
     warning = check_extension(output, fmt) if output else None  # refused before any work
+    inputs = [*files, *_prices(options.pop("prices"), output, files)]
     report = run_estimate(EstimateRequest(files=files, fmt=fmt, **options))
     if output:
         from gpu_audit.core.writer import write_atomic
 
         if warning:
             click.echo(f"gpu-audit: warning: {one_line(warning)}", err=True)
-        write_atomic(output, report.text, inputs=files)  # never over a job file
+        write_atomic(output, report.text, inputs=inputs)  # never over a file it read
         click.echo(f"gpu-audit: wrote the {fmt} estimate to {one_line(output)}", err=True)
     else:
         click.echo(report.text, nl=False)
@@ -97,14 +97,23 @@ def policies_list(paths: tuple[str, ...]) -> None:
     click.echo(tabulate(rows, headers=["id", "severity", "title", "targets"]))
 
 
-def _prices(flag: str | None) -> None:
-    """--prices, else the settings file's `prices:` (found as scan finds it)."""
+def _prices(flag: str | None, output: str | None = None, files: tuple[str, ...] = ()) -> list[str]:
+    """--prices, else the settings file's `prices:` (found as scan finds it), laid over the
+    catalog; the files read (settings, prices), after `output` is checked against them and
+    `files` (before any work)."""
     from datetime import UTC, datetime
 
     from gpu_audit.settings import load_settings
 
     settings = load_settings(None)
-    use_prices(flag or settings.prices, settings.prices_max_age_days, datetime.now(UTC))
+    path = flag or settings.prices
+    read = [p for p in (settings.source, path) if p]
+    if output:
+        from gpu_audit.core.inputs import refuse_input
+
+        refuse_input(output, [*read, *files])
+    use_prices(path, settings.prices_max_age_days, datetime.now(UTC))
+    return read
 
 
 @click.group(short_help="Look up instance types; refresh and compare prices.")

@@ -53,6 +53,10 @@ class Provider:
     permissions_heading: str = ""  # the section of docs/permissions.md for this provider
     # Checks a section after flags are applied (cross-field rules); raises ConfigError.
     check: Callable[[Any], None] | None = None
+    # Checks each value on its own (a timeout above 0, a known source): run where the settings
+    # file is read, so the error has its file:line, and again after flags. Its ConfigError
+    # starts `NAME.KEY: ` so the loader finds the key's line.
+    values: Callable[[Any], None] | None = None
 
     def create(self, section: Any, progress: Any = None) -> Any:
         """The collector for `section`, or a ConfigError naming the extra to install."""

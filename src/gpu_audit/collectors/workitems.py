@@ -33,6 +33,7 @@ import hashlib
 import os
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
 from gpu_audit.core.frozen import record
 from gpu_audit.errors import ConfigError
@@ -58,6 +59,7 @@ class Shard:
         return f"{self.index}/{self.count}"
 
 
+@lru_cache(maxsize=1 << 17)  # a shard's scan asks for each key, then its stamp lists them
 def shard_of(key: str, count: int) -> int:
     """The 1-based shard of `key` among `count` (rendezvous hashing; see the module docstring)."""
     encoded = key.encode("utf-8")

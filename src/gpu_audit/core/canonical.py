@@ -311,15 +311,34 @@ def shown(value: Any) -> str:
 
 
 def parse_time(key: str, value: Any) -> datetime:
+    """An ISO 8601 time (naive: UTC) that every writer can show, so one in UTC too."""
     if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-    if isinstance(value, date):
+        parsed = value
+    elif isinstance(value, date):
         return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    else:
+        try:
+            parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError:
+            message = f"expected an ISO 8601 time, got '{printable(value)}'"
+            raise FieldProblem(key, message) from None
+    parsed = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    if not in_utc_range(parsed):
+        raise FieldProblem(key, f"'{printable(value)}' {OUT_OF_RANGE}")
+    return parsed
+
+
+OUT_OF_RANGE = "is out of range: in UTC it falls before year 1 or after year 9999"
+
+
+def in_utc_range(when: datetime) -> bool:
+    """Whether `when` (aware) exists in UTC: `0001-01-01T00:00+05:00` does not, and the SARIF
+    run id, history rows and every other UTC rendering would overflow on it."""
     try:
-        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        raise FieldProblem(key, f"expected an ISO 8601 time, got '{printable(value)}'") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        when.astimezone(UTC)
+    except OverflowError:
+        return False
+    return True
 
 
 def _typed(spec: FieldSpec, value: Any) -> Any:

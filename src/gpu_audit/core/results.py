@@ -168,6 +168,9 @@ class ShardStamp:
     policy_digest: str
     price_basis: str
     run_id: str | None = None
+    # The keys this shard held (sorted), so `merge` finds a missing shard's items as the rest of
+    # the universe in linear time; None in a report from an earlier gpu-audit.
+    held: tuple[str, ...] | None = None
 
 
 @record(kw_only=True)

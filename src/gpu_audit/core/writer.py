@@ -1,5 +1,6 @@
 """Atomic report writing: a temp file in the target's folder, then rename over it; a character
-device or FIFO (`/dev/null`, `/dev/stdout`, a named pipe) is written in place."""
+device or FIFO (`/dev/null`, `/dev/stdout`, a named pipe) is written in place; an input of the
+run is never written (`core.inputs.refuse_input`, which any command writing a file calls)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from contextlib import contextmanager, suppress
 from types import FrameType
 from typing import TextIO
 
+from gpu_audit.core.inputs import refuse_input
+from gpu_audit.core.lazyre import lazy
 from gpu_audit.errors import ConfigError
 
 Content = str | Callable[[TextIO], None]
@@ -22,17 +25,28 @@ class _Terminated(BaseException):
     """SIGTERM arrived while a report was being written."""
 
 
-def write_atomic(path: str, content: Content, inputs: Collection[str] = ()) -> None:
+# A name for one of this process's open descriptors: `/dev/stdout` may stand for the file a
+# shell opened with `>> log`, which a rename would swap away and truncating would erase.
+_DESCRIPTOR = lazy(r"/dev/(?:std(?:in|out|err)|fd/\d+)|/proc/(?:self|thread-self|\d+)/fd/\d+")
+_MAX_HOPS = 40  # symlinks followed before giving up (the kernel's own limit)
+
+
+def write_atomic(
+    path: str, content: Content, inputs: Collection[str] = (), folders: Collection[str] = ()
+) -> None:
     """Write `content` (text, or a function writing to a text stream) to `path` so that a reader
     sees the old file or the new one, never half.
 
     A symlink is followed to its target. A character device or FIFO is a stream, not a file
     to replace: written in place (no temp file, no rename). A folder, block device or socket
-    is refused, as is any of `inputs` (the files this run read). An existing file keeps its
-    mode; a new one gets the user's umask. The temp file is removed on error and on SIGTERM.
+    is refused, as is any of `inputs` or a path inside `folders` (see `refuse_input`). Any
+    other regular file, wherever it lives (`/dev/shm` included), is replaced whole. An existing
+    file keeps its mode; a new one gets the user's umask. The temp file is removed on error and
+    on SIGTERM.
     """
     target = os.path.realpath(path)
-    mode = _check_target(path, target, inputs)
+    mode = _check_target(path, target)
+    refuse_input(path, inputs, folders)
     if mode is None:
         _write_stream(path, content)
         return
@@ -79,7 +93,21 @@ def _write_stream(path: str, content: Content) -> None:
         raise ConfigError(f"{path}: cannot write report: {exc.strerror or exc}") from exc
 
 
-def _check_target(path: str, target: str, inputs: Collection[str]) -> int | None:
+def _descriptor_name(path: str) -> bool:
+    """Whether `path`, or a symlink on the way to its file, names an open descriptor."""
+    current = os.path.abspath(path)
+    for _ in range(_MAX_HOPS):
+        if _DESCRIPTOR.fullmatch(current):
+            return True
+        try:
+            link = os.readlink(current)
+        except OSError:
+            return False
+        current = os.path.normpath(os.path.join(os.path.dirname(current), link))
+    return False
+
+
+def _check_target(path: str, target: str) -> int | None:
     """The mode the report gets (None: a stream, written in place); a `ConfigError` for a
     target that must not be written."""
     try:
@@ -90,22 +118,12 @@ def _check_target(path: str, target: str, inputs: Collection[str]) -> int | None
         raise ConfigError(f"{path}: cannot write report: {exc.strerror or exc}") from exc
     streamed = stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)
     # `/dev/stdout` or `/dev/fd/1` may resolve to the regular file the shell redirected into
-    # (`>> log`): a rename would swap the file under the shell; write through the descriptor
-    streamed = streamed or os.path.abspath(path).startswith(("/dev/", "/proc/"))
+    # (`>> log`): a rename would swap the file under the shell; write through the descriptor.
+    # Only a descriptor's name: any other regular file under /dev (`/dev/shm/x`) is replaced.
+    streamed = streamed or _descriptor_name(path)
     if not stat.S_ISREG(info.st_mode) and not streamed:
         raise ConfigError(f"{path}: cannot write report: {_kind(info.st_mode)}, not a regular file")
-    _not_an_input(path, target, inputs)
     return None if streamed else stat.S_IMODE(info.st_mode)
-
-
-def _not_an_input(path: str, target: str, inputs: Collection[str]) -> None:
-    for source in inputs:
-        try:
-            same = os.path.samefile(source, target)
-        except OSError:
-            same = os.path.realpath(source) == target
-        if same:
-            raise ConfigError(f"{path}: cannot write report: it is an input of this run")
 
 
 def _kind(mode: int) -> str:

@@ -9,14 +9,15 @@ import subprocess
 from collections.abc import Iterable, Sequence, Set
 
 from gpu_audit.core.frozen import record
+from gpu_audit.core.yamlguard import printable
 from gpu_audit.errors import InputError
-from gpu_audit.report.escape import terminal_safe
 
 TIMEOUT = 60.0  # seconds for any one git call; a repository that takes longer is reported
 # No prompt, no lazy fetch from a partial clone's promisor remote, no lock on the index.
 _ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_NO_LAZY_FETCH": "1", "GIT_OPTIONAL_LOCKS": "0"}
 _FILE_MODES = ("100644", "100755")  # regular files; submodules (commits) are not read
 _LINK_MODE = b"120000"
+_LONGEST_NAME = 4096  # a revision longer than this (PATH_MAX) names nothing git could hold
 
 
 _HASH = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -51,9 +52,12 @@ def _git(root: str, args: Sequence[str], stdin: bytes | None = None) -> bytes:
         raise InputError("diff: git is not installed (or not on PATH)") from exc
     except subprocess.TimeoutExpired as exc:
         raise InputError(f"diff: git {args[0]} did not finish in {TIMEOUT:g} s") from exc
+    except OSError as exc:  # an argument longer than the system takes (E2BIG), say
+        raise InputError(f"diff: git {args[0]}: {exc.strerror or exc}") from exc
     if done.returncode != 0:
         first = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise InputError(f"diff: git {args[0]}: {first[0] if first else 'failed'}")
+        said = printable(first[0], 200) if first else "failed"  # git may echo a long name
+        raise InputError(f"diff: git {args[0]}: {said}")
     return done.stdout
 
 
@@ -66,17 +70,25 @@ def repository(directory: str) -> str:
     return os.path.realpath(out.decode().strip())
 
 
+def git_directories(root: str) -> tuple[str, ...]:
+    """The repository's git directory and, for a linked worktree, the common one: what `diff`
+    reads, so no report is written inside them (`-o .git/HEAD`)."""
+    out = _git(root, ["rev-parse", "--git-dir", "--git-common-dir"]).decode()
+    found = (os.path.realpath(os.path.join(root, line)) for line in out.splitlines() if line)
+    return tuple(dict.fromkeys(found))
+
+
 def resolve(root: str, name: str, flag: str) -> Revision:
     """The commit `name` means; a missing one says whether a shallow clone is why."""
-    if name.startswith("-") or not name.strip():
-        raise InputError(f"diff: {flag} '{terminal_safe(name)}': not a revision")
+    if name.startswith("-") or not name.strip() or len(name) > _LONGEST_NAME:
+        raise InputError(f"diff: {flag} '{printable(name, 80)}': not a revision")
     try:
         out = _git(
             root, ["rev-parse", "--verify", "--quiet", "--end-of-options", name + "^{commit}"]
         )
     except InputError:
         shallow = _git(root, ["rev-parse", "--is-shallow-repository"]).strip() == b"true"
-        shown = terminal_safe(name)
+        shown = printable(name, 80)
         if shallow:
             raise InputError(
                 f"diff: {flag} '{shown}' is not in this shallow clone: fetch it first "

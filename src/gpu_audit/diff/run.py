@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from gpu_audit.core.frozen import record
+from gpu_audit.core.yamlguard import printable
 from gpu_audit.diff.model import DiffResult
 from gpu_audit.errors import InputError
-from gpu_audit.report.escape import terminal_safe
 from gpu_audit.settings import Settings
 
 WORKTREE = "working tree"
@@ -46,7 +46,7 @@ def run_diff(request: DiffRequest, settings: Settings) -> DiffResult:
     else:
         head_files, head_bytes, head_absent, head_refused = revision_files(paths, excludes, head)
     for argument in (a for a in base_absent if a in head_absent):
-        raise InputError(f"diff: {terminal_safe(argument)}: no such file on either side")
+        raise InputError(f"diff: {printable(argument, 200)}: no such file on either side")
     before = judge(abbreviated(base.name), base_files, base_bytes, policy, patterns, now)
     label = abbreviated(head.name) if head else WORKTREE
     after = judge(label, head_files, head_bytes, policy, patterns, now)

@@ -182,7 +182,7 @@ def _judge(rule: Rule) -> Judge:
 
 
 def waiver_state(waiver: Waiver, now: datetime) -> WaiverState:
-    if waiver.expires is None or waiver.expires >= now + EXPIRING_WITHIN:
+    if waiver.expires is None or waiver.expires - now >= EXPIRING_WITHIN:  # no overflow at 9999
         return WaiverState.ACTIVE
     return WaiverState.EXPIRING if waiver.expires >= now else WaiverState.EXPIRED
 

@@ -86,10 +86,17 @@ def builtin_pack_path(name: str) -> str:
     return os.path.normpath(checkout)
 
 
+def policy_path(given: str) -> str:
+    """The file a `--policy` or `policies:` entry names: a shipped pack by its name (`runbook`,
+    as `extends:` takes it), else the path as given."""
+    return builtin_pack_path(given) if given in BUILTIN_PACKS else given
+
+
 def load_policy(paths: list[str] | tuple[str, ...] | None) -> Policy:
-    """Load and layer policy files in order; with none given, the shipped runbook pack."""
+    """Load and layer policy files in order (a shipped pack by its name, as `extends:` takes
+    it); with none given, the shipped runbook pack."""
     layer = _Layer({}, [], [], [])
-    for path in paths or [builtin_pack_path("runbook")]:
+    for path in map(policy_path, paths or ["runbook"]):
         try:
             _apply_file(layer, path, stack=())
         except PolicyError as exc:  # a file that cannot be read at all: the others still are

@@ -143,6 +143,7 @@ def _shard(stamp: ShardStamp) -> dict[str, Any]:
         "universe": list(stamp.universe),
         "policy_digest": stamp.policy_digest,
         "price_basis": stamp.price_basis,
+        **({"held": list(stamp.held)} if stamp.held is not None else {}),
     }
 
 

@@ -7,12 +7,13 @@ resources, gaps and scope are kept, so `merge` holds one parsed file at a time.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence, Set
 from datetime import UTC, datetime
 from typing import Any
 
 from gpu_audit.collectors.inventory import Inventory, line_in_file, load_report
-from gpu_audit.collectors.workitems import MAX_SHARDS, Shard, split, universe_digest
+from gpu_audit.collectors.workitems import MAX_SHARDS, Shard, shard_of, universe_digest
+from gpu_audit.core.canonical import OUT_OF_RANGE, in_utc_range
 from gpu_audit.core.frozen import record
 from gpu_audit.core.results import CoverageGap, ShardStamp
 from gpu_audit.core.yamlguard import printable
@@ -20,6 +21,7 @@ from gpu_audit.errors import ConfigError, InputError
 from gpu_audit.policy.loader import Policy
 
 SHARD_GAP = "ShardMissing"
+FIRST = 5  # missing shards and unread items named in a gap; the rest are counted
 
 
 def check_shard_request(
@@ -49,6 +51,7 @@ def stamp(shard: Shard, universe: Sequence[str], policy: Policy, run_id: str | N
         policy_digest=policy_digest(policy),
         price_basis=price_basis(),
         run_id=run_id,
+        held=tuple(key for key in keys if shard.holds(key)),
     )
 
 
@@ -100,6 +103,14 @@ def _stamp(path: str, scope: Mapping[str, Any]) -> ShardStamp:
     run_id = raw.get("run_id")
     if run_id is not None and not isinstance(run_id, str):
         raise _bad(path, raw, "run_id", f"expected text, got {_shown(run_id)}")
+    held = raw.get("held")
+    if held is not None:
+        if not isinstance(held, list) or not all(isinstance(k, str) for k in held):
+            raise _bad(path, raw, "held", "expected a list of work items (text)")
+        known = set(universe)
+        stray = next((k for k in held if k not in known), None)
+        if stray is not None:
+            raise _bad(path, raw, "held", f"{_shown(stray)} is not in the universe")
     stamp = ShardStamp(
         index=index,
         count=count,
@@ -108,6 +119,7 @@ def _stamp(path: str, scope: Mapping[str, Any]) -> ShardStamp:
         policy_digest=text("policy_digest"),
         price_basis=text("price_basis"),
         run_id=run_id,
+        held=tuple(held) if held is not None else None,
     )
     if not 1 <= stamp.index <= stamp.count:
         raise _bad(path, raw, "index", f"{stamp.index} is not in 1..{stamp.count}")
@@ -139,12 +151,16 @@ def _judged(path: str, header: Mapping[str, Any]) -> datetime | None:
         return None
     try:
         when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        when = when if when.tzinfo else when.replace(tzinfo=UTC)
     except (AttributeError, TypeError, ValueError):
+        when = None
+    if when is None or not in_utc_range(when):
+        said = "expected a time" if when is None else OUT_OF_RANGE
         raise InputError(
-            f"{path}:{line_in_file(path, ('generated_at',))}: generated_at: expected a time, "
+            f"{path}:{line_in_file(path, ('generated_at',))}: generated_at: {said}, "
             f"got {_shown(value)}"
-        ) from None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
+        )
+    return when
 
 
 def _same_run(first: ShardReport, other: ShardReport) -> None:
@@ -169,37 +185,56 @@ def check_merger(first: ShardReport, policy_digest: str, price_basis: str) -> No
     if policy_digest != first.stamp.policy_digest:
         raise ConfigError(
             f"merge: the policies differ from those {first.path} was judged with "
-            f"({policy_digest} vs {first.stamp.policy_digest}): pass the scan's --policy files"
+            f"({policy_digest} vs {printable(first.stamp.policy_digest, 80)}): "
+            "pass the scan's --policy files"
         )
     if price_basis != first.stamp.price_basis:
         raise ConfigError(
             f"merge: the price basis differs from {first.path}'s "
-            f"({price_basis} vs {first.stamp.price_basis}): merge with the scan's prices"
+            f"({printable(price_basis, 200)} vs {printable(first.stamp.price_basis, 200)}): "
+            "merge with the scan's prices"
         )
 
 
-def missing_gaps(stamp: ShardStamp, present: set[int]) -> list[CoverageGap]:
-    """One gap per missing shard and provider, naming the shard and its work items."""
-    shards = split(stamp.universe, stamp.count)
+def missing_gaps(
+    stamp: ShardStamp, present: set[int], held: Set[str] | None = None
+) -> list[CoverageGap]:
+    """The missing shards, said in a few gaps: one per provider whose work items they held (one
+    `gpu-audit` gap when they held none), each with how many shards are missing, the first few
+    named, and how many of the provider's items were not read, the first few named.
+
+    `held`: the keys the present shards held (their stamps'); the items not read are the rest of
+    the universe, found in time linear in the items. None (a shard from an earlier gpu-audit,
+    without `held`): each item's shard is hashed again, items × shards hashes."""
+    missing = [index for index in range(1, stamp.count + 1) if index not in present]
+    if not missing:
+        return []
+    if held is not None:
+        unread = [key for key in stamp.universe if key not in held]
+    else:
+        lost = set(missing)
+        unread = [key for key in stamp.universe if shard_of(key, stamp.count) in lost]
+    by_provider: dict[str, list[str]] = {}
+    for key in unread:
+        by_provider.setdefault(key.split(":", 1)[0], []).append(key)
+    if len(missing) == 1:
+        label = f"shard {missing[0]}/{stamp.count}"
+        said = f"{label}: report missing"
+    else:
+        label = f"{len(missing):,} of {stamp.count:,} shards"
+        said = f"{label} missing: {_first([f'{i}/{stamp.count}' for i in missing])}"
+    if not by_provider:
+        return [CoverageGap(provider="gpu-audit", scope=label, error=SHARD_GAP, message=said)]
     gaps = []
-    for index in sorted(set(shards) - present):
-        by_provider: dict[str, list[str]] = {}
-        for key in shards[index]:
-            by_provider.setdefault(key.split(":", 1)[0], []).append(key)
-        label = f"shard {index}/{stamp.count}"
-        if not by_provider:
-            gaps.append(
-                CoverageGap(
-                    provider="gpu-audit",
-                    scope=label,
-                    error=SHARD_GAP,
-                    message=f"{label}: report missing",
-                )
-            )
-        for provider, keys in sorted(by_provider.items()):
-            noun = "work item" if len(keys) == 1 else "work items"
-            message = f"{label}: report missing; {len(keys)} {noun} not read: {', '.join(keys)}"
-            gaps.append(
-                CoverageGap(provider=provider, scope=label, error=SHARD_GAP, message=message)
-            )
+    for provider, keys in sorted(by_provider.items()):
+        noun = "work item" if len(keys) == 1 else "work items"
+        message = f"{said}; {len(keys):,} {noun} not read: {_first(keys)}"
+        gaps.append(CoverageGap(provider=provider, scope=label, error=SHARD_GAP, message=message))
     return gaps
+
+
+def _first(names: Sequence[str]) -> str:
+    """The first few names, each clipped, and how many more."""
+    shown = ", ".join(printable(name, 80) for name in names[:FIRST])
+    more = len(names) - FIRST
+    return f"{shown} and {more:,} more" if more > 0 else shown

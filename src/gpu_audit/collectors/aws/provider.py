@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpu_audit.collectors.aws.settings import AwsSettings
-from gpu_audit.collectors.options import CONCURRENCY, REGION, TIMEOUT, WINDOW
+from gpu_audit.collectors.options import CONCURRENCY, REGION, TIMEOUT, WINDOW, check_patience
 from gpu_audit.collectors.provider import Option, Provider
+from gpu_audit.core.yamlguard import printable
 from gpu_audit.errors import ConfigError
 
 _METRICS = (
@@ -19,15 +20,18 @@ _METRICS = (
 SERVICES = ("ec2", "sagemaker")
 
 
-def _check(aws: AwsSettings) -> None:
-    from gpu_audit.collectors.aws.regions import check_regions
-
+def _values(aws: AwsSettings) -> None:
     unknown = [s for s in aws.services if s not in SERVICES]
     if unknown or not aws.services:
         raise ConfigError(
-            f"aws.services: '{unknown[0] if unknown else ''}' is not a service; "
+            f"aws.services: '{printable(unknown[0], 80) if unknown else ''}' is not a service; "
             f"choose among {', '.join(SERVICES)}"
         )
+    check_patience("aws", aws, ("connect_timeout", "read_timeout"))
+
+
+def _check(aws: AwsSettings) -> None:
+    from gpu_audit.collectors.aws.regions import check_regions
 
     check_regions(aws.regions)
     if aws.accounts and not any("{account}" in arn for arn in aws.role_arns):
@@ -74,4 +78,5 @@ PROVIDER = Provider(
     },
     permissions_heading="## AWS",
     check=_check,
+    values=_values,
 )

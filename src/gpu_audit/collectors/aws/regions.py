@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from difflib import get_close_matches
 
+from gpu_audit.core.yamlguard import printable
 from gpu_audit.errors import ConfigError
 
 
@@ -31,6 +32,6 @@ def check_regions(regions: tuple[str, ...]) -> None:
     for region in regions:
         if region in known or any(p.match(region) for p in patterns):
             continue
-        close = get_close_matches(region, known, n=1, cutoff=0.75)
+        close = get_close_matches(region[:80], known, n=1, cutoff=0.75)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
-        raise ConfigError(f"--region: '{region}' is not an AWS region{hint}")
+        raise ConfigError(f"--region: '{printable(region, 80)}' is not an AWS region{hint}")

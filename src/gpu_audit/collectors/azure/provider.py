@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from gpu_audit.collectors.azure.settings import AzureSettings
-from gpu_audit.collectors.options import CONCURRENCY, REGION, TIMEOUT
+from gpu_audit.collectors.options import CONCURRENCY, REGION, TIMEOUT, check_patience
 from gpu_audit.collectors.provider import Option, Provider
+from gpu_audit.core.yamlguard import printable
 from gpu_audit.errors import ConfigError
 
 _METRICS = (
@@ -16,13 +17,13 @@ _METRICS = (
 SOURCES = ("resource-graph", "arm")
 
 
-def _check(azure: AzureSettings) -> None:
+def _values(azure: AzureSettings) -> None:
     if azure.source not in SOURCES:
         raise ConfigError(
-            f"azure.source: '{azure.source}' is not a source; choose among {', '.join(SOURCES)}"
+            f"azure.source: '{printable(azure.source, 80)}' is not a source; "
+            f"choose among {', '.join(SOURCES)}"
         )
-    if azure.max_attempts < 1:
-        raise ConfigError(f"azure.max_attempts: {azure.max_attempts} is below 1")
+    check_patience("azure", azure)
 
 
 PROVIDER = Provider(
@@ -54,5 +55,5 @@ PROVIDER = Provider(
         "utilization.window_hours": _METRICS,
     },
     permissions_heading="## Azure",
-    check=_check,
+    values=_values,
 )

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from gpu_audit.collectors.gcp.settings import GcpSettings
-from gpu_audit.collectors.options import CONCURRENCY, TIMEOUT, WINDOW
+from gpu_audit.collectors.options import CONCURRENCY, TIMEOUT, WINDOW, check_patience
 from gpu_audit.collectors.provider import Option, Provider
+from gpu_audit.core.yamlguard import printable
 from gpu_audit.errors import ConfigError
 
 _METRICS = (
@@ -16,13 +17,14 @@ _METRICS = (
 SERVICES = ("gce", "vertex")
 
 
-def _check(gcp: GcpSettings) -> None:
+def _values(gcp: GcpSettings) -> None:
     unknown = [s for s in gcp.services if s not in SERVICES]
     if unknown or not gcp.services:
         raise ConfigError(
-            f"gcp.services: '{unknown[0] if unknown else ''}' is not a service; "
+            f"gcp.services: '{printable(unknown[0], 80) if unknown else ''}' is not a service; "
             f"choose among {', '.join(SERVICES)}"
         )
+    check_patience("gcp", gcp)
 
 
 PROVIDER = Provider(
@@ -52,5 +54,5 @@ PROVIDER = Provider(
         "and allow `storage.buckets.get` on it",
     },
     permissions_heading="## GCP",
-    check=_check,
+    values=_values,
 )

@@ -14,6 +14,7 @@ from typing import Any
 from gpu_audit.collectors.interface import ProviderUnavailable
 from gpu_audit.collectors.kubernetes.settings import KubernetesSettings
 from gpu_audit.core.frozen import record
+from gpu_audit.core.yamlguard import printable
 from gpu_audit.errors import ConfigError
 
 IN_CLUSTER = "in-cluster"
@@ -75,7 +76,7 @@ def _kubeconfig_files(settings: KubernetesSettings) -> list[str]:
     if settings.kubeconfig:
         path = Path(settings.kubeconfig).expanduser()
         if not path.is_file():
-            raise ConfigError(f"--kubeconfig {settings.kubeconfig}: no such file")
+            raise ConfigError(f"--kubeconfig {printable(settings.kubeconfig, 200)}: no such file")
         return [str(path)]
     listed = [p for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p.strip()]
     if listed:

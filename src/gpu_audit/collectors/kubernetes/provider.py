@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from gpu_audit.collectors.kubernetes.settings import KubernetesSettings
-from gpu_audit.collectors.options import TIMEOUT, WINDOW
+from gpu_audit.collectors.options import TIMEOUT, WINDOW, check_patience
 from gpu_audit.collectors.provider import Option, Provider
+from gpu_audit.core.yamlguard import printable
 from gpu_audit.errors import ConfigError
 
 _METRICS = (
@@ -13,12 +14,15 @@ _METRICS = (
 )
 
 
-def _check(section: KubernetesSettings) -> None:
+def _values(section: KubernetesSettings) -> None:
     url = section.prometheus
     if url is not None and not url.startswith(("http://", "https://")):
-        raise ConfigError(f"--prometheus {url}: expected an http:// or https:// URL")
+        raise ConfigError(
+            f"kubernetes.prometheus: {printable(url, 80)}: expected an http:// or https:// URL"
+        )
     if section.page_size < 1:
         raise ConfigError(f"kubernetes.page_size: {section.page_size}: expected at least 1")
+    check_patience("kubernetes", section)
 
 
 PROVIDER = Provider(
@@ -59,5 +63,5 @@ PROVIDER = Provider(
         "gpu.allocated": "GPU requests are read from the pods on the node (`list pods`)",
     },
     permissions_heading="## Kubernetes",
-    check=_check,
+    values=_values,
 )
