@@ -132,3 +132,23 @@ def test_billed_rates_feed_estimate_through_prices(quarter: Quarter, tmp_path: P
         f"{row['usd_per_hour'] * 10:.2f}"[:-1] in estimate or str(row["usd_per_hour"]) in estimate
     )
     assert "billing export 2026-Q3" in estimate
+
+
+def test_a_report_never_replaces_what_the_run_reads(
+    quarter: Quarter, history: str, tmp_path: Path
+) -> None:
+    aws = quarter.root / "aws"
+    manifest = next(aws.rglob("*-Manifest.json"))
+    before = manifest.read_bytes()
+    cases = [
+        ["-o", str(manifest)],  # a file inside an export folder read as a whole
+        ["--write-prices", str(aws / "rates.json")],
+        ["--history", history, "-o", history],
+        ["-o", str(tmp_path / "same.json"), "--write-prices", str(tmp_path / "same.json")],
+    ]
+    for extra in cases:
+        code, _, err = invoke("billing", str(aws), "--period", "2026-Q3", *extra)
+        assert code == 2 and len(err.strip().splitlines()) == 1, (extra, err)
+        assert "cannot write report" in err or "name the same file" in err
+    assert manifest.read_bytes() == before and not (aws / "rates.json").exists()
+    assert not (tmp_path / "same.json").exists()

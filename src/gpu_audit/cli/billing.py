@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -115,6 +116,10 @@ def billing(
     from gpu_audit.policy.loader import load_policy
 
     policy = load_policy(list(policies) or None)
+    # Nothing this run reads is replaced: the export folders, the policies, the history
+    folders = [path for path in paths if "://" not in path]
+    inputs = [*policy.files, *([history] if history else [])]
+    _refuse_outputs(output, write_prices, inputs, folders)
     if engine == "duckdb":
         summary, groups = run.read_groups(paths, when, keys)
     else:
@@ -125,16 +130,7 @@ def billing(
         }
         summary, groups = run.read_remote(engine, table or "", when, keys, where)
     report = run.judge(summary, groups, policy, now, history, engine)
-    _write(
-        report,
-        groups,
-        when,
-        now,
-        fmt,
-        output,
-        write_prices,
-        [*paths, *policies, *([history] if history else [])],
-    )
+    _write(report, groups, when, now, fmt, output, write_prices, (inputs, folders))
     sys.exit(_exit_code(report, fail_on))
 
 
@@ -164,7 +160,7 @@ def _write(
     fmt: str | None,
     output: str | None,
     write_prices: str | None,
-    inputs: list[str],
+    read: tuple[list[str], list[str]],
 ) -> None:
     from gpu_audit.billing.render import RENDERERS
     from gpu_audit.core.writer import write_atomic
@@ -173,14 +169,26 @@ def _write(
         from gpu_audit.billing.rates import billed_rates
         from gpu_audit.prices.pricefile import dumps
 
-        write_atomic(write_prices, dumps(billed_rates(groups, when, now)), inputs=inputs)
+        write_atomic(write_prices, dumps(billed_rates(groups, when, now)), *read)
     chosen = fmt or ("table" if sys.stdout.isatty() and not output else "json")
     text = RENDERERS[chosen](report)
     if output:
-        write_atomic(output, text, inputs=inputs)
+        write_atomic(output, text, *read)
         click.echo(f"wrote the {chosen} billing report to {output}", err=True)
     else:
         click.echo(text, nl=False)
+
+
+def _refuse_outputs(
+    output: str | None, write_prices: str | None, inputs: list[str], folders: list[str]
+) -> None:
+    from gpu_audit.core.inputs import refuse_input
+
+    for path in (output, write_prices):
+        if path:
+            refuse_input(path, inputs, folders)
+    if output and write_prices and os.path.realpath(output) == os.path.realpath(write_prices):
+        raise ConfigError(f"{output}: -o and --write-prices name the same file; give two")
 
 
 def _exit_code(report: BillingReport, fail_on: str) -> ExitCode:
