@@ -172,3 +172,25 @@ def test_a_remote_prefix_without_its_extension_is_one_line_and_downloads_nothing
         )
     line = one_error(*run(prefix, "--period", "2026-Q3"))
     assert prefix in line and f"DuckDB's {extension} extension, which is not installed here" in line
+
+
+def test_a_parent_folder_of_an_aws_export_is_read_through_its_manifests(
+    bill: Path, pristine: Quarter
+) -> None:
+    parent = bill / "exports"
+    parent.mkdir()
+    shutil.move(str(bill / "aws"), str(parent / "gpu-focus"))
+    nested = CliRunner().invoke(
+        main, ["billing", str(parent), "--period", "2026-Q3", "--format", "json"]
+    )
+    direct = CliRunner().invoke(
+        main, ["billing", str(parent / "gpu-focus"), "--period", "2026-Q3", "--format", "json"]
+    )
+    assert nested.exit_code == direct.exit_code == 0
+    assert json.loads(nested.stdout)["totals"] == json.loads(direct.stdout)["totals"]
+
+
+def test_aws_data_files_without_their_manifests_are_refused_not_read_as_gcp(bill: Path) -> None:
+    shutil.rmtree(bill / "aws" / "metadata")
+    line = one_error(*run(str(bill / "aws"), "--period", "2026-Q3"))
+    assert "read as GCP's FOCUS export, but they say provider 'AWS'" in line

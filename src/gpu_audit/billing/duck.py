@@ -110,8 +110,29 @@ def sources(conn: Any, exports: Sequence[ExportFiles]) -> list[Source]:
                     f"{'are' if len(missing) > 1 else 'is'} missing: not a FOCUS 1.0–1.3 export "
                     f"(columns are read by name; {len(source.columns)} found)"
                 )
+            if export.cloud == "gcp":
+                _provider_is_google(conn, export.path, source)
             found.append(source)
     return found
+
+
+def _provider_is_google(conn: Any, path: str, source: Source) -> None:
+    """Parquet files with no manifest are read as GCP's export: files of another cloud's
+    export read that way would count superseded files and repeated runs, so they are refused."""
+    names = [n for n in ("ServiceProviderName", "ProviderName") if n in source.columns]
+    if not names:
+        return
+    column = f"COALESCE({', '.join(quote(n) for n in names)})"
+    rows = conn.execute(
+        f"SELECT DISTINCT {column} FROM {source.relation} WHERE {column} IS NOT NULL LIMIT 5"
+    ).fetchall()
+    others = sorted(str(r[0]) for r in rows if "google" not in str(r[0]).lower())
+    if others:
+        raise InputError(
+            f"{path}: Parquet files with no manifest are read as GCP's FOCUS export, but they "
+            f"say provider {others[0][:40]!r}: give the AWS export folder (holding metadata/ "
+            "and data/) or the Azure container (with its manifest.json files)"
+        )
 
 
 def run(
@@ -131,7 +152,9 @@ def run(
         fs = file_system(conn)
         exports = [discover(path, fs, period) for path in paths]
         found = sources(conn, exports)
-        relations = [query.summed_first(s, period) for s in found] if summed_first else found
+        relations = (
+            [query.summed_first(s, period, tag_keys) for s in found] if summed_first else found
+        )
         sql = aggregate(relations, period, tag_keys, gpu_types)
         try:
             rows = conn.execute(sql).fetchall()

@@ -66,9 +66,21 @@ def data_format(name: str) -> str:
 def discover(path: str, fs: FileSystem, period: Period) -> ExportFiles:
     """The current files of one cloud's export folder for `period`, by its layout."""
     root = path.rstrip("/") or "/"
-    aws = fs.glob(_join(root, "metadata/BILLING_PERIOD=*/*-Manifest.json"))
+    # `**` matches no folder too: PATH may be the export itself or a folder of exports
+    aws = fs.glob(_join(root, "**/metadata/BILLING_PERIOD=*/*-Manifest.json"))
     if aws:
-        return _aws(root, aws, fs, period)
+        exports: dict[str, list[str]] = {}
+        for manifest in aws:
+            exports.setdefault(manifest[: manifest.rfind("/metadata/BILLING_PERIOD=")], []).append(
+                manifest
+            )
+        parts = [_aws(export, found, fs, period) for export, found in sorted(exports.items())]
+        return ExportFiles(
+            path=root,
+            cloud="aws",
+            files=tuple(f for part in parts for f in part.files),
+            superseded=tuple(f for part in parts for f in part.superseded),
+        )
     azure = [name for name in fs.glob(_join(root, "**/manifest.json"))]
     if azure:
         return _azure(root, azure, fs, period)

@@ -131,7 +131,7 @@ _KEYED = (
 _SUMMED = ("EffectiveCost", "BilledCost", "ConsumedQuantity")
 
 
-def summed_first(source: Source, period: Period) -> Source:
+def summed_first(source: Source, period: Period, tag_keys: Sequence[str]) -> Source:
     """The fast path (DuckDB): the files' rows summed by the raw columns the query reads and by
     where their charge falls (before, in, after the period), so the per-row work (trimming,
     JSON, regular expressions, the catalog join, twenty group keys) runs once per distinct
@@ -142,8 +142,11 @@ def summed_first(source: Source, period: Period) -> Source:
     keys = [
         name
         for name in _KEYED
-        if name in source.columns and (name != "ChargeDescription" or source.cloud == "gcp")
+        if name in source.columns
+        and (name != "ChargeDescription" or source.cloud == "gcp")
+        and name not in ("Tags", "x_Labels")  # summed by the tags' values (a map hashes slowly)
     ]
+    tags = {f"tag:{key}": _tag(c, source.cloud, key) for key in tag_keys}
     start = c.time("ChargePeriodStart")
     first, last = _timestamp(period.start), _timestamp(period.end)
     flag = (
@@ -153,15 +156,17 @@ def summed_first(source: Source, period: Period) -> Source:
     sums = [f"SUM({c.money(name)}) AS {quote(name)}" for name in _SUMMED if name in source.columns]
     select = [
         *(quote(name) for name in keys),
+        *(f"{expr} AS {quote(name)}" for name, expr in tags.items()),
         f"{flag} AS period_flag",
         *sums,
         f"MIN({start}) AS {quote('ChargePeriodStart')}",
         f"MAX({c.time('ChargePeriodEnd')}) AS {quote('ChargePeriodEnd')}",
         "COUNT(*) AS row_count",
     ]
-    groups = ", ".join(str(i) for i in range(1, len(keys) + 2))
+    groups = ", ".join(str(i) for i in range(1, len(keys) + len(tags) + 2))
     relation = f"(SELECT {', '.join(select)} FROM {source.relation} GROUP BY {groups})"
     columns = {name: source.columns[name] for name in keys}
+    columns.update(dict.fromkeys(tags, "VARCHAR"))
     columns.update({name: "DECIMAL(38,10)" for name in _SUMMED if name in source.columns})
     columns.update(
         ChargePeriodStart="TIMESTAMP WITH TIME ZONE",
@@ -170,6 +175,21 @@ def summed_first(source: Source, period: Period) -> Source:
         row_count="BIGINT",
     )
     return Source(source.cloud, relation, columns)
+
+
+def _tag(c: _Columns, cloud: str, key: str) -> str:
+    """A tag's value: AWS `Tags` (a map; `user:` for user-defined keys), Azure `Tags` (JSON),
+    GCP `x_Labels` (a list of Key/Value) before `Tags`; already read when summed first."""
+    if c.has(f"tag:{key}"):
+        return quote(f"tag:{key}")
+    forms = (
+        [c.key("Tags", f"user:{key}"), c.key("Tags", key)]
+        if cloud == "aws"
+        else [c.key("Tags", key)]
+    )
+    if cloud == "gcp":
+        forms.insert(0, c.label(key))
+    return f"NULLIF(TRIM(CAST(COALESCE({', '.join(forms)}) AS VARCHAR)), '')"
 
 
 def normalised(source: Source, tag_keys: Sequence[str], dialect: str = "duckdb") -> str:
@@ -193,19 +213,7 @@ def normalised(source: Source, tag_keys: Sequence[str], dialect: str = "duckdb")
     else:
         itype = stated_type
     provider = f"COALESCE({c.text('ServiceProviderName')}, {c.text('ProviderName')})"
-    tags = []
-    for key in tag_keys:
-        forms = (
-            [c.key("Tags", f"user:{key}"), c.key("Tags", key)]
-            if cloud == "aws"
-            else [c.key("Tags", key)]
-        )
-        if cloud == "gcp":
-            forms.insert(0, c.label(key))
-        tags.append(
-            f"NULLIF(TRIM(CAST(COALESCE({', '.join(forms)}) AS VARCHAR)), '') "
-            f"AS {quote('tag:' + key)}"
-        )
+    tags = [f"{_tag(c, cloud, key)} AS {quote('tag:' + key)}" for key in tag_keys]
     unused = (
         f"(upper(COALESCE({c.text('CapacityReservationStatus')}, '')) = 'UNUSED' "
         f"OR upper(COALESCE({c.text('CommitmentDiscountStatus')}, '')) = 'UNUSED' "
