@@ -287,6 +287,15 @@ class Resource:
         "a node's part in a cluster job: `head` (a Ray head node, never a spot candidate)",
         sources="job parser",
     )
+    retired: str | None = canonical(
+        "what the resource asks for that is no longer sold on its cloud (a GPU, machine family "
+        "or platform) and since when; absent while it is still offered",
+        sources="catalog lifecycle table (derived when judged)",
+    )
+    retiring: str | None = canonical(
+        "what the resource asks for that stops being sold on a date still ahead, and that date",
+        sources="catalog lifecycle table (derived when judged)",
+    )
     launched_at: datetime | None = canonical("launch time (ISO 8601)", sources="API")
     uptime_hours: float | None = canonical(
         "hours since launch (derived when judged)", unit="hours", sources="derived", minimum=0

@@ -65,6 +65,10 @@ class JobFormat(ABC):
         """
 
 
+# Job formats that are a billing service of their own: the service a job of the format bills.
+BILLED_BY_PROVIDER = {"sagemaker": "sagemaker", "vertex": "vertex"}
+
+
 @record(frozen=False)
 class JobDraft:
     """A job being parsed: canonical fields set one at a time, each with the line it came from.
@@ -167,6 +171,10 @@ class JobDraft:
             suppressions=suppressions or {},
             note=self.note,
         )
+        # A managed ML service's job is billed on the service's own rate card, as `scan` prices
+        # the same job (a legacy AI Platform job says `ai-platform` itself).
+        if self.provider in BILLED_BY_PROVIDER:
+            values.setdefault("service", BILLED_BY_PROVIDER[self.provider])
         # No capacity default: a parser states the platform's own, where it documents one.
         for field, keys in LIMIT_TAGS.items():  # for formats with no field of their own
             for key in keys:
