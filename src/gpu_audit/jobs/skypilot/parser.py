@@ -16,8 +16,8 @@ from gpu_audit.jobs.evidence import Kind, Ran, infer
 from gpu_audit.jobs.gpus import (
     GpuAsk,
     alternatives_note,
+    cheapest,
     instance_ask,
-    largest,
     parse_name_count,
     whole,
 )
@@ -62,7 +62,7 @@ class SkyPilot(JobFormat):
         options = [(ask, cand) for cand in candidates for ask in _asks(cand)]
         if not options:
             return []
-        chosen = largest([ask for ask, _ in options])
+        chosen = cheapest([ask for ask, _ in options])
         assert chosen is not None
         candidate = next(cand for ask, cand in options if ask is chosen)
         nodes, _ = _nodes(data)
