@@ -7,12 +7,12 @@ from datetime import date
 from pathlib import Path
 
 from click.testing import CliRunner
+from tests.conftest import FIXTURES
 
 from gpu_audit.catalog.lifecycle import lifecycle, notices, retired_type
 from gpu_audit.catalog.shapes import gpu_shape_price
 from gpu_audit.cli.main import main
 from gpu_audit.estimate.compute import options
-from tests.conftest import FIXTURES
 
 BEFORE_P100 = date(2026, 9, 14)
 AFTER_P100 = date(2026, 9, 15)

@@ -12,7 +12,7 @@ import yaml
 from click.testing import CliRunner
 
 from gpu_audit.cli.main import main
-from tests.diff.conftest import Repo, diff_json, repo  # noqa: F401 (a fixture)
+from tests.diff.conftest import Repo, diff_json
 
 SAGEMAKER = {
     "TrainingJobName": "ranker-train",
@@ -58,7 +58,13 @@ def _write(folder: Path) -> None:
 
 
 @pytest.mark.parametrize("service", sorted(CASES))
-def test_check_estimate_and_diff_price_the_job_on_its_card(service: str, repo: Repo) -> None:
+def test_check_estimate_and_diff_price_the_job_on_its_card(
+    service: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    repo = Repo(tmp_path / "repo")
+    monkeypatch.chdir(repo.path)
     name, source, hourly = CASES[service]
     repo.commit({"jobs/.keep": ""}, "base")
     _write(repo.path / "jobs")
