@@ -49,7 +49,8 @@ def enrich(resource: Resource, now: datetime) -> Resource:
     if resource.kind is Kind.JOB:
         estimate = _estimate(estimate, resource.limits, gpu, quote, resource.hpo.max_trials)
     retired, retiring = resource.retired, resource.retiring
-    if gpu.model is not None or resource.service is not None:
+    # A job asks for hardware that may no longer be sold; live capacity runs on what it has.
+    if resource.kind is Kind.JOB and (gpu.model is not None or resource.service is not None):
         cloud = CLOUD_OF_SERVICE.get(resource.service or "") or _CLOUDS.get(resource.provider)
         retired, retiring = lifecycle(
             cloud, gpu.model, resource.instance_type, resource.service, now.date()

@@ -226,6 +226,9 @@ class SourceRef:
     key_lines: Mapping[str, int] = field(default_factory=dict)
     suppressions: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
     note: str | None = None
+    # fields the file sets with a value filled in at deploy time (`${VAR}`, `{{ .Values.x }}`):
+    # missing to a rule, but never "absent" (a presence check on one is not evaluated)
+    templated: frozenset[str] = frozenset()
 
 
 _API = "API, inventory"

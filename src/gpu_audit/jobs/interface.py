@@ -92,20 +92,30 @@ class JobDraft:
         self.anchor: int | None = None  # the resource's own line in a larger document
         # where a missing tag's finding points, in a file of several resources (a template)
         self.tags_anchor: int | None = None
+        self.templated: set[str] = set()  # fields set at deploy time: not absent, not known
 
-    def set(self, field: str, value: Any, line: int | None = None) -> None:
+    def set(self, field: str, value: Any, line: int | None = None, raw: Any = None) -> None:
+        """Set a field read from the file; `raw`, the value as written before it was converted
+        (`${DEADLINE}` before seconds became hours), says when a missing value is templated."""
         if line is not None and value is not None:  # an absent field has no line to point at
             self.lines[field] = line
-        if value is None or is_templated(value):
+        if (value is not None and is_templated(value)) or (value is None and is_templated(raw)):
+            self.templated.add(field)
+            if line is not None:
+                self.lines[field] = line
+            return
+        if value is None:
             return
         self.values[field] = value
 
-    def put(self, field: str, value: Any, line: int | None = None) -> None:
+    def put(self, field: str, value: Any, line: int | None = None, raw: Any = None) -> None:
         """`set`, but a key present with no usable value (None, templated) keeps its line."""
         if value is None and line is not None:
             self.lines[field] = line
+            if is_templated(raw):
+                self.templated.add(field)
         else:
-            self.set(field, value, line)
+            self.set(field, value, line, raw)
 
     def mark(self, field: str, line: int | None) -> None:
         """Point `field`'s findings at this line without giving it a value."""
@@ -128,7 +138,9 @@ class JobDraft:
             self.note = f"{self.note}; {note}" if self.note else note
 
     def tag(self, key: Any, value: Any) -> None:
-        if key is None or value is None or is_templated(key) or is_templated(value):
+        """A tag or label; one whose value is filled in at deploy time (`owner: ${NRP_USER}`) is
+        set, with the template as its value: present to a rule, its value not evaluated."""
+        if key is None or value is None or is_templated(key):
             return
         self.tags[str(key)] = str(value).lower() if isinstance(value, bool) else str(value)
 
@@ -170,6 +182,7 @@ class JobDraft:
             key_lines=lines,
             suppressions=suppressions or {},
             note=self.note,
+            templated=frozenset(f for f in self.templated if values.get(f) is None),
         )
         # A managed ML service's job is billed on the service's own rate card, as `scan` prices
         # the same job (a legacy AI Platform job says `ai-platform` itself).

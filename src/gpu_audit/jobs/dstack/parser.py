@@ -220,7 +220,7 @@ def _duration(draft: JobDraft, data: LineMap) -> None:
     if value is False or as_bool(value) is False or str(value).strip().lower() == "off":
         draft.set("limits.max_runtime_hours", None, line)  # explicitly uncapped
         return
-    draft.set("limits.max_runtime_hours", unit_hours(value), line)
+    draft.set("limits.max_runtime_hours", unit_hours(value), line, raw=value)
 
 
 def _workload(draft: JobDraft, data: LineMap) -> None:

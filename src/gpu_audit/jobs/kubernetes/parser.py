@@ -224,7 +224,8 @@ def _deadline(draft: JobDraft, work: Pods, metadata: LineMap) -> None:
                 deadline = (pod["activeDeadlineSeconds"], pod.line_of("activeDeadlineSeconds"))
                 break
     if deadline is not None:
-        draft.set("limits.max_runtime_hours", seconds_to_hours(deadline[0]), deadline[1])
+        hours = seconds_to_hours(deadline[0])
+        draft.set("limits.max_runtime_hours", hours, deadline[1], raw=deadline[0])
 
 
 _CSI_SCHEMES = {"gcsfuse.csi.storage.gke.io": "gs", "s3.csi.aws.com": "s3"}
