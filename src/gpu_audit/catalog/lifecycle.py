@@ -65,7 +65,7 @@ def notices() -> tuple[Notice, ...]:
 
 
 @cache
-def _families() -> tuple[tuple[re.Pattern[str], Notice], ...]:
+def _families() -> tuple[tuple[re.Pattern[str], Notice], ...]:  # compiled on first use
     return tuple((re.compile(n.item), n) for n in notices() if n.scope == "family")
 
 

@@ -178,6 +178,31 @@ class Hpo:
 
 
 @record
+class ServedModel:
+    """The model a serving config serves, its size and the memory its weights take per GPU."""
+
+    name: str | None = canonical(
+        "the model a serving config names (a Hugging Face id in `--model`, `vllm serve`, "
+        "`MODEL_ID`)",
+        sources="job config",
+    )
+    params_b: float | None = canonical(
+        "its parameters, in billions (the catalog's open-model table, or the size its name states)",
+        sources="catalog",
+        minimum=0,
+    )
+    precision: str | None = canonical(
+        "the precision its weights are served at: `32-bit`, `16-bit` (unstated), `8-bit`, `4-bit`",
+        sources="job config",
+    )
+    gib_per_gpu: float | None = canonical(
+        "GiB of weights per GPU at that precision, over the GPUs the job asks for",
+        sources="derived",
+        minimum=0,
+    )
+
+
+@record
 class Estimate:
     """What one run of a job costs, derived from its price and runtime cap."""
 
@@ -313,6 +338,7 @@ class Resource:
     checkpoint: Checkpoint = Checkpoint()
     limits: Limits = Limits()
     hpo: Hpo = Hpo()
+    served_model: ServedModel = ServedModel()
     price: Price = Price()
     estimate: Estimate = Estimate()
     monthly_cost_usd: float | None = canonical(

@@ -23,6 +23,7 @@ from gpu_audit.core.lazyre import lazy
 from gpu_audit.core.resource import Workload
 from gpu_audit.jobs.checkpoints import read_checkpoints
 from gpu_audit.jobs.interface import JobDraft
+from gpu_audit.jobs.models import read_served_model
 
 _I = Workload.INFERENCE
 _B = Workload.BATCH_INFERENCE
@@ -209,6 +210,8 @@ def infer(
     workload, evidence, line = chosen
     draft.set("workload", workload, line)
     draft.add_note(f"workload {workload.value}: {evidence}")
+    if workload is Workload.INFERENCE:  # what it serves decides whether a smaller GPU would do
+        read_served_model(draft, [(r.text, r.line) for r in ran])
 
 
 def _short(text: str, limit: int = 48) -> str:

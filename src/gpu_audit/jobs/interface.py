@@ -93,6 +93,7 @@ class JobDraft:
         # where a missing tag's finding points, in a file of several resources (a template)
         self.tags_anchor: int | None = None
         self.templated: set[str] = set()  # fields set at deploy time: not absent, not known
+        self.model_gpus: int | None = None  # GPUs one copy of a served model is split over
 
     def set(self, field: str, value: Any, line: int | None = None, raw: Any = None) -> None:
         """Set a field read from the file; `raw`, the value as written before it was converted
@@ -160,11 +161,25 @@ class JobDraft:
                 line = self.lines.get(name, self.document.line)
                 raise InputError(f"{self.path}:{line}: {name}: {problem}")
 
+    def _weights_per_gpu(self, values: dict[str, Any]) -> None:
+        """A served model's weights per GPU: over its tensor-parallel GPUs, else all the job's."""
+        from gpu_audit.catalog.models import weights_gib
+
+        params, precision = (
+            values.get("served_model.params_b"),
+            values.get("served_model.precision"),
+        )
+        count = values.get("gpu.count")
+        gpus = self.model_gpus or count
+        if params and precision and isinstance(gpus, int | float) and gpus >= 1:
+            values["served_model.gib_per_gpu"] = round(weights_gib(params, precision) / gpus, 1)
+
     def build(self, suppressions: dict[int, dict[str, str]] | None = None) -> Resource:
         values = dict(self.values)
         self._check_numbers(values)
         model = values.get("gpu.model")
         values["gpu.model"] = gpu_name(model) if isinstance(model, str) else None
+        self._weights_per_gpu(values)
         if values.get("data.uris"):
             values["data.uris"] = tuple(values["data.uris"])
         else:
