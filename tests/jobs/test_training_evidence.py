@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.conftest import NOW
 
 from gpu_audit.audit import audit
 from gpu_audit.core.resource import Workload
@@ -12,7 +13,6 @@ from gpu_audit.core.results import Scope
 from gpu_audit.jobs import load_jobs
 from gpu_audit.jobs.evidence import Ran, classify
 from gpu_audit.policy.loader import load_policy
-from tests.conftest import NOW
 
 
 @pytest.mark.parametrize(
