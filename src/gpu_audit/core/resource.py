@@ -167,6 +167,17 @@ class Limits:
         sources="job config",
         minimum=0,
     )
+    release_hours: float | None = canonical(
+        "time after the work ends, or after the capacity goes idle, at which its GPUs are "
+        "released (SkyPilot `autostop`, stop or down; 0 for a Kubernetes Job whose pods end with "
+        "the work)",
+        unit="hours",
+        sources="job config",
+        minimum=0,
+    )
+    max_retries: int | None = canonical(
+        "times a failed run is retried (Kubernetes `backoffLimit`)", sources="job config", minimum=0
+    )
 
 
 @record
