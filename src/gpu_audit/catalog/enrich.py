@@ -35,6 +35,15 @@ def enrich(resource: Resource, now: datetime) -> Resource:
         resource.price,
         resource.service in POOLED,
     )
+    retired, retiring = resource.retired, resource.retiring
+    # A job asks for hardware that may no longer be sold; live capacity runs on what it has.
+    if resource.kind is Kind.JOB and (gpu.model is not None or resource.service is not None):
+        cloud = CLOUD_OF_SERVICE.get(resource.service or "") or _CLOUDS.get(resource.provider)
+        retired, retiring = lifecycle(
+            cloud, gpu.model, resource.instance_type, resource.service, now.date()
+        )
+    if retired is not None:  # no longer sold: no price to run it at, or to save against
+        quote = resource.price
     uptime = resource.uptime_hours
     if resource.launched_at is not None and resource.state in (State.RUNNING, State.PENDING):
         uptime = round(max(0.0, (now - resource.launched_at).total_seconds() / 3600), 2)
@@ -48,13 +57,6 @@ def enrich(resource: Resource, now: datetime) -> Resource:
     estimate = resource.estimate
     if resource.kind is Kind.JOB:
         estimate = _estimate(estimate, resource.limits, gpu, quote, resource.hpo.max_trials)
-    retired, retiring = resource.retired, resource.retiring
-    # A job asks for hardware that may no longer be sold; live capacity runs on what it has.
-    if resource.kind is Kind.JOB and (gpu.model is not None or resource.service is not None):
-        cloud = CLOUD_OF_SERVICE.get(resource.service or "") or _CLOUDS.get(resource.provider)
-        retired, retiring = lifecycle(
-            cloud, gpu.model, resource.instance_type, resource.service, now.date()
-        )
     if (
         gpu is resource.gpu
         and retired == resource.retired
