@@ -36,8 +36,10 @@ def enrich(resource: Resource, now: datetime) -> Resource:
         resource.service in POOLED,
     )
     retired, retiring = resource.retired, resource.retiring
-    # A job asks for hardware that may no longer be sold; live capacity runs on what it has.
-    if resource.kind is Kind.JOB and (gpu.model is not None or resource.service is not None):
+    # A job file asks for hardware that may no longer be sold; live capacity (a running managed
+    # job too) runs on what it has.
+    asks = resource.kind is Kind.JOB and resource.state in (State.DEFINED, None)
+    if asks and (gpu.model is not None or resource.service is not None):
         cloud = CLOUD_OF_SERVICE.get(resource.service or "") or _CLOUDS.get(resource.provider)
         retired, retiring = lifecycle(
             cloud, gpu.model, resource.instance_type, resource.service, now.date()
