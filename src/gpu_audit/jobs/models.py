@@ -11,13 +11,16 @@ from gpu_audit.core.lazyre import lazy
 from gpu_audit.core.yamlsrc import is_templated
 from gpu_audit.jobs.interface import JobDraft
 
-# `--model X`, `--model-id=X`, `--model_name_or_path X`, `--model-path X`, `vllm serve X`
+# `--model X`, `--model-id=X`, `--model_name_or_path X`, `--model-path X`, `vllm serve X`, and
+# the download a setup script makes (`repo_id='X'`, `huggingface-cli download X`)
 _FLAG = lazy(
     r"(?:--(?:model|model[-_]id|model[-_]name[-_]or[-_]path|model[-_]path|served[-_]model)"
-    r"(?:=|\s+)|\bvllm\s+serve\s+)[\"']?([$\w{}][\w.{}$/:-]*)",
+    r"(?:=|\s+)|\bvllm\s+serve\s+|\brepo_id\s*=\s*|\b(?:huggingface-cli|hf)\s+download\s+)"
+    r"[\"']?([$\w{}][\w.{}$/:-]*)",
     re.IGNORECASE,
-    needs=("model", "vllm"),
+    needs=("model", "vllm", "repo_id", "download"),
 )
+_SETUP_KEYS = ("setup",)  # SkyPilot's setup downloads the weights the run serves
 _ID = lazy(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")  # org/name, not a path or a bucket
 _VAR = lazy(r"^\$\{?(\w+)\}?$")
 # Environment variables serving images read the model from (TGI MODEL_ID, SageMaker HF_MODEL_ID).
@@ -42,8 +45,14 @@ def read_served_model(draft: JobDraft, texts: Iterable[tuple[str, int | None]]) 
     the first Hugging Face id named, its size from the catalog, and the precision stated."""
     from gpu_audit.catalog.models import model_size
 
-    env = _environment(draft.document.data)
+    texts = list(texts)
+    data = draft.document.data
+    env = _environment(data)
     commands = [(text, line) for text, line in texts if text]
+    if isinstance(data, dict):
+        for key in _SETUP_KEYS:
+            if isinstance(data.get(key), str):
+                commands.append((data[key], getattr(data, "line_of", lambda _k: None)(key)))
     found: tuple[str, int | None] | None = None
     for text, line in commands:
         for match in _FLAG.finditer(text):
@@ -59,7 +68,7 @@ def read_served_model(draft: JobDraft, texts: Iterable[tuple[str, int | None]]) 
         )
         found = found if found and _ID.match(found[0]) else None
     if found is None:
-        found = _model_key(draft.document.data)
+        found = _model_key(data)
     if found is None:
         return
     model, line = found
@@ -68,7 +77,9 @@ def read_served_model(draft: JobDraft, texts: Iterable[tuple[str, int | None]]) 
     if size is None:
         draft.add_note(f"model {model}: its size is not known")
         return
-    said = " ".join([model, *(t for t, _ in commands), *(f"{k}={v}" for k, v, _ in env.values())])
+    # the precision the run states (a setup script's words about other formats do not count)
+    ran = [text for text, _ in texts if text]
+    said = " ".join([model, *ran, *(f"{k}={v}" for k, v, _ in env.values())])
     precision = next((name for name, p in _PRECISION_PATTERNS if p.search(said)), "16-bit")
     draft.set("served_model.params_b", size.params_b, line)
     draft.set("served_model.precision", precision, line)
