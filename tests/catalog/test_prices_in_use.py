@@ -214,10 +214,12 @@ def test_check_prices_a_job_from_the_price_file(price_server: FakePrices, tmp_pa
     (resource,) = json.loads(done.stdout)["resources"]
     price = resource["price"]
     assert resource["region"] == "us-east-1" and resource["capacity"] == "spot"
-    # a job file's resource has no `service`, so it is priced at EC2's rates (as before)
-    assert price["spot_hourly_usd"] == pytest.approx(SPOT_MEDIAN["p4d.24xlarge"] * 2)  # 2 nodes
-    assert price["on_demand_hourly_usd"] == pytest.approx(EC2["p4d.24xlarge"] * 2)
-    assert "DescribeSpotPriceHistory" in price["source"] and price["as_of"] == "2026-11-01"
+    # a SageMaker job file is billed by SageMaker: priced on the refreshed `sagemaker:` card, as
+    # `scan` prices the same training job (test above), × its 2 nodes
+    assert resource["service"] == "sagemaker"
+    assert price["spot_hourly_usd"] == pytest.approx(round(25.25 * 10.0 / 19.5, 5) * 2)
+    assert price["on_demand_hourly_usd"] == pytest.approx(25.25 * 2)
+    assert "AmazonSageMaker" in price["source"]
 
 
 def test_lookup_escapes_what_it_echoes() -> None:

@@ -203,7 +203,7 @@ def test_check_says_a_file_name_that_is_not_utf8_and_judges_the_rest(repo: Repo)
         assert err.splitlines() == [
             "gpu-audit: error: jobs/\\xff.yaml: file name is not UTF-8; not read"
         ]
-        assert "eval" in out or fmt != "table"
+        assert "eval" in out or (fmt == "table" and "1 job" in out)  # judged, nothing to say
 
 
 @pytest.mark.parametrize("target", [".git/HEAD", ".git/config", ".git/refs/heads/main"])

@@ -46,13 +46,17 @@ def test_fine_tuning_job_matches_the_hand_computation() -> None:
 
 def test_tuning_job_worst_case_is_trials_times_one_run() -> None:
     job = _estimates()["ranker-tune"]
-    # ml.g5.xlarge spot in us-east-1, 9000 s = 2.5 h per trial, 20 trials:
-    # spot 0.397 × 2.5 = 0.9925 → $0.99 a run; 20 × 0.9925 = $19.85 worst case.
-    # on-demand 1.006 × 2.5 = 2.515 → $2.52 (half up); 20 × 2.515 = $50.30.
+    # ml.g5.xlarge on the SageMaker rate card in us-east-1 (a SageMaker tuning job is billed
+    # there, not at the EC2 g5.xlarge rate), 9000 s = 2.5 h per trial, 20 trials:
+    # spot 0.5556 × 2.5 = 1.389 → $1.39 a run; 20 × 1.389 = $27.78 worst case.
+    # on-demand 1.408 × 2.5 = 3.52; 20 × 3.52 = $70.40.
     assert job.capacity == "spot" and job.trials == 20
     assert job.spot is not None and job.on_demand is not None
-    assert (job.spot.run_usd, job.on_demand.run_usd, job.run_usd) == (0.99, 2.52, 0.99)
-    assert (job.tuning_spot_usd, job.tuning_on_demand_usd) == (19.85, 50.30)
+    assert (job.spot.run_usd, job.on_demand.run_usd, job.run_usd) == (1.39, 3.52, 1.39)
+    assert (job.tuning_spot_usd, job.tuning_on_demand_usd) == (27.78, 70.40)
+    assert (
+        "SageMaker AI pricing page" in job.spot.source and "sagemaker rate card" in job.region_note
+    )
 
 
 def test_job_without_a_runtime_cap_needs_hours() -> None:
@@ -60,11 +64,11 @@ def test_job_without_a_runtime_cap_needs_hours() -> None:
     assert (job.hours, job.hours_from, job.gpu_hours, job.run_usd) == (None, "unknown", None, None)
     assert job.budget_usd == 1000.0 and not job.over_budget  # from the gpu-audit/budget-usd label
     three = _estimates(hours=3)["h100-sweep"]
-    # H100 × 8, no instance type: p5.48xlarge's GPU-hour, 55.04 / 8 = 6.88 $/h;
-    # 8 GPUs × 6.88 × 3 h = $165.12; spot 20.9934 / 8 = 2.624175 → 2.62418 × 8 × 3 = 62.98032.
+    # H100 × 8, no instance type: the one machine that holds them, p5.48xlarge at 55.04 $/h
+    # (as `check` prices it); × 3 h = $165.12; spot 20.9934 × 3 = 62.9802 → $62.98.
     assert three.on_demand is not None and three.spot is not None
     assert (three.hours_from, three.gpu_hours) == ("--hours", 24)
-    assert three.on_demand.instance_type == "p5.48xlarge per GPU"
+    assert three.on_demand.instance_type == "p5.48xlarge"
     assert (three.on_demand.run_usd, three.spot.run_usd) == (165.12, 62.98)
 
 
@@ -73,7 +77,7 @@ def test_enriched_fields_agree_with_the_estimate() -> None:
     fields = {r.name: enrich(r, NOW).estimate for r in loaded.resources}
     assert (fields["llm-finetune"].gpu_hours, fields["llm-finetune"].run_usd) == (96.0, 329.36)
     assert fields["llm-finetune"].tuning_usd is None
-    assert (fields["ranker-tune"].run_usd, fields["ranker-tune"].tuning_usd) == (0.99, 19.85)
+    assert (fields["ranker-tune"].run_usd, fields["ranker-tune"].tuning_usd) == (1.39, 27.78)
     assert fields["h100-sweep"].run_usd is None  # no runtime cap: missing, not zero
 
 

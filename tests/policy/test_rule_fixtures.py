@@ -51,7 +51,8 @@ def test_rule_case(path: Path, spec: dict[str, Any], case: dict[str, Any]) -> No
     rules = tuple(r for r in PACK.rules if r.info.id == spec["rule"])
     assert rules, f"{path.name}: no rule '{spec['rule']}' in the runbook pack"
     policy = Policy(rules, (), (), (), {})
-    now = parse_time("now", spec["now"]) if "now" in spec else NOW
+    when = case.get("now", spec.get("now"))  # a case may judge at its own date
+    now = parse_time("now", when) if when else NOW
     resource = enrich(_resource(spec, case), now)
     outcome, detail = _outcome(policy, resource, now)
     assert outcome == case["expect"], f"{case['name']}: got {outcome} ({detail})"

@@ -7,8 +7,9 @@ from datetime import datetime
 from functools import lru_cache
 from operator import attrgetter
 
-from gpu_audit.catalog import gpu_class, instance_spec, price, rate_cards
-from gpu_audit.catalog.shapes import gpu_shape_price, pinned_cloud
+from gpu_audit.catalog import PriceQuote, gpu_class, instance_spec, price, rate_cards
+from gpu_audit.catalog.lifecycle import lifecycle
+from gpu_audit.catalog.shapes import CLOUD_OF_SERVICE, gpu_shape_price, pinned_cloud
 from gpu_audit.core.resource import Capacity, Estimate, Gpu, Kind, Limits, Price, Resource, State
 
 HOURS_PER_MONTH = 730.0
@@ -17,7 +18,8 @@ _BILLED = (State.RUNNING, State.PENDING, State.DEFINED)
 _BILLED_STOPPED = frozenset({"azure"})
 # Services whose one resource is a pool of instances (a scale set, an Azure ML cluster): the
 # price is per instance, times the instances its GPU count makes.
-_POOLED = frozenset({"vmss", "azureml"})
+POOLED = frozenset({"vmss", "azureml"})
+_CLOUDS = {"aws": "aws", "gcp": "gcp", "azure": "azure"}  # collectors' providers are clouds
 
 
 def enrich(resource: Resource, now: datetime) -> Resource:
@@ -31,8 +33,19 @@ def enrich(resource: Resource, now: datetime) -> Resource:
         resource.capacity,
         resource.gpu,
         resource.price,
-        resource.service in _POOLED,
+        resource.service in POOLED,
     )
+    retired, retiring = resource.retired, resource.retiring
+    # A job file asks for hardware that may no longer be sold; live capacity (a running managed
+    # job too) runs on what it has.
+    asks = resource.kind is Kind.JOB and resource.state in (State.DEFINED, None)
+    if asks and (gpu.model is not None or resource.service is not None):
+        cloud = CLOUD_OF_SERVICE.get(resource.service or "") or _CLOUDS.get(resource.provider)
+        retired, retiring = lifecycle(
+            cloud, gpu.model, resource.instance_type, resource.service, now.date()
+        )
+    if retired is not None:  # no longer sold: no price to run it at, or to save against
+        quote = resource.price
     uptime = resource.uptime_hours
     if resource.launched_at is not None and resource.state in (State.RUNNING, State.PENDING):
         uptime = round(max(0.0, (now - resource.launched_at).total_seconds() / 3600), 2)
@@ -48,6 +61,8 @@ def enrich(resource: Resource, now: datetime) -> Resource:
         estimate = _estimate(estimate, resource.limits, gpu, quote, resource.hpo.max_trials)
     if (
         gpu is resource.gpu
+        and retired == resource.retired
+        and retiring == resource.retiring
         and uptime == resource.uptime_hours
         and quote is resource.price
         and monthly == resource.monthly_cost_usd
@@ -57,6 +72,8 @@ def enrich(resource: Resource, now: datetime) -> Resource:
     return _copy(
         resource,
         gpu=gpu,
+        retired=retired,
+        retiring=retiring,
         uptime_hours=uptime,
         price=quote,
         monthly_cost_usd=monthly,
@@ -143,6 +160,32 @@ def _gpu(gpu: Gpu, instance_type: str | None) -> Gpu:
     return Gpu(model, count, memory, gpu.allocated)
 
 
+def priced_quote(
+    cards: tuple[str, ...],
+    service: str | None,
+    kind: Kind,
+    instance_type: str | None,
+    region: str | None,
+    gpu: Gpu,
+    pooled: bool = False,
+) -> tuple[PriceQuote | None, int]:
+    """The quote a resource is priced on (its rate card first) and how many of the quoted item it
+    runs: what `check`, `scan`, `estimate` and `diff` all price a job with."""
+    spec = instance_spec(instance_type)
+    instances = 1
+    # A job, or a managed service's endpoint or cluster, may hold several instances.
+    if (kind is Kind.JOB or cards or pooled) and spec and gpu.count and spec.gpu_count:
+        instances = max(1, round(gpu.count / spec.gpu_count))  # nodes × replicas
+    job_gpus = kind is Kind.JOB and not instance_type  # GPUs named without a machine
+    quote = None if job_gpus else price(instance_type, region, gpu.model, gpu.count, cards)
+    if quote is None and kind is Kind.JOB and gpu.model and gpu.count:
+        # GPUs without a machine: the shapes the pinned cloud sells (none for RunPod, Lambda …)
+        cloud, priced = pinned_cloud(service)
+        quote = gpu_shape_price(gpu.model, gpu.count, cloud, region) if priced else None
+        instances = 1
+    return quote, instances
+
+
 def _price(
     cards: tuple[str, ...],
     service: str | None,
@@ -156,18 +199,7 @@ def _price(
 ) -> Price:
     if given.on_demand_hourly_usd is not None and given.hourly_usd is not None:
         return given
-    spec = instance_spec(instance_type)
-    instances = 1
-    # A job, or a managed service's endpoint or cluster, may hold several instances.
-    if (kind is Kind.JOB or cards or pooled) and spec and gpu.count and spec.gpu_count:
-        instances = max(1, round(gpu.count / spec.gpu_count))  # nodes × replicas
-    job_gpus = kind is Kind.JOB and not instance_type  # GPUs named without a machine
-    quote = None if job_gpus else price(instance_type, region, gpu.model, gpu.count, cards)
-    if quote is None and kind is Kind.JOB and gpu.model and gpu.count:
-        # GPUs without a machine: the shapes the pinned cloud sells (none for RunPod, Lambda …)
-        cloud, priced = pinned_cloud(service)
-        quote = gpu_shape_price(gpu.model, gpu.count, cloud, region) if priced else None
-        instances = 1
+    quote, instances = priced_quote(cards, service, kind, instance_type, region, gpu, pooled)
     if quote is None:
         return given
     on_demand = given.on_demand_hourly_usd

@@ -299,7 +299,9 @@ def _price_on(
         spot=_add(host.spot, attached.spot, gpu_count),
         region=host.region,
         as_of=min(host.as_of, attached.as_of),
-        source=f"{host.source}; {attached.source}",
+        source=host.source
+        if host.source == attached.source
+        else f"{host.source}; {attached.source}",
         exact_region=host.exact_region and attached.exact_region,
         item=f"{key} + {gpu_count}× {attached.item}",
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from datetime import date
 
 from gpu_audit.catalog import (
     REFERENCE_REGION,
@@ -23,6 +24,7 @@ from gpu_audit.catalog import (
     price,
     regional_prices,
 )
+from gpu_audit.catalog.lifecycle import lifecycle, retired_type
 
 # The cloud a billing service runs on; a service not listed is a provider the catalog does not
 # price (runpod, lambda, kubernetes, …).
@@ -47,25 +49,37 @@ def pinned_cloud(service: str | None) -> tuple[str | None, bool]:
 
 
 def gpu_shape_price(
-    model: str | None, count: int, cloud: str | None, region: str | None
+    model: str | None,
+    count: int,
+    cloud: str | None,
+    region: str | None,
+    today: date | None = None,
 ) -> PriceQuote | None:
     """The cheapest machine holding `count` GPUs of `model` (on `cloud`, if pinned); several
-    machines only where no one machine holds them all."""
+    machines only where no one machine holds them all. A machine no longer sold (the catalog's
+    lifecycle table, at `today`) is never a price; a machine with more GPUs than asked for is
+    priced whole, and its label says so."""
     name = canonical_gpu(model)
     if name is None or count <= 0:
         return None
+    today = today or date.today()
     options: list[tuple[bool, float, str, PriceQuote]] = []
     for spec in instance_types():
         if spec.gpu_model != name or spec.gpu_count <= 0 or cloud not in (None, spec.cloud):
+            continue
+        if retired_type(spec.instance_type, today):
             continue
         quote = price(spec.instance_type, region if cloud else None)
         if quote is None or quote.on_demand is None:
             continue
         machines = math.ceil(count / spec.gpu_count)
         label = f"{machines}× {spec.instance_type}" if machines > 1 else spec.instance_type
+        if machines * spec.gpu_count > count:  # rented whole: the ask is a share of it
+            label += f" (whole: {machines * spec.gpu_count} GPUs for {count} asked)"
         cost = quote.on_demand * machines
         options.append((machines > 1, cost, label, _times(quote, machines, label)))
-    if cloud in (None, "gcp") and name in N1_ATTACHABLE:  # N1 hosts, GPUs billed per GPU
+    attachable = name in N1_ATTACHABLE and not lifecycle("gcp", name, None, None, today)[0]
+    if cloud in (None, "gcp") and attachable:  # N1 hosts, GPUs billed per GPU
         quote = _attached(name, region if cloud else None)
         if quote is not None and quote.on_demand is not None:
             label = f"{count}× {quote.item}"

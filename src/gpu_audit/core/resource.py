@@ -174,6 +174,17 @@ class Limits:
         sources="job config",
         minimum=0,
     )
+    release_hours: float | None = canonical(
+        "time after the work ends, or after the capacity goes idle, at which its GPUs are "
+        "released (SkyPilot `autostop`, stop or down; 0 for a Kubernetes Job whose pods end with "
+        "the work)",
+        unit="hours",
+        sources="job config",
+        minimum=0,
+    )
+    max_retries: int | None = canonical(
+        "times a failed run is retried (Kubernetes `backoffLimit`)", sources="job config", minimum=0
+    )
 
 
 @record
@@ -185,6 +196,31 @@ class Hpo:
     )
     early_stopping: bool | None = canonical(
         "tuning-job early stopping", sources="job config", anchored=True
+    )
+
+
+@record
+class ServedModel:
+    """The model a serving config serves, its size and the memory its weights take per GPU."""
+
+    name: str | None = canonical(
+        "the model a serving config names (a Hugging Face id in `--model`, `vllm serve`, "
+        "`MODEL_ID`)",
+        sources="job config",
+    )
+    params_b: float | None = canonical(
+        "its parameters, in billions (the catalog's open-model table, or the size its name states)",
+        sources="catalog",
+        minimum=0,
+    )
+    precision: str | None = canonical(
+        "the precision its weights are served at: `32-bit`, `16-bit` (unstated), `8-bit`, `4-bit`",
+        sources="job config",
+    )
+    gib_per_gpu: float | None = canonical(
+        "GiB of weights per GPU at that precision, over the GPUs the job asks for",
+        sources="derived",
+        minimum=0,
     )
 
 
@@ -277,6 +313,9 @@ class SourceRef:
     key_lines: Mapping[str, int] = field(default_factory=dict)
     suppressions: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
     note: str | None = None
+    # fields the file sets with a value filled in at deploy time (`${VAR}`, `{{ .Values.x }}`):
+    # missing to a rule, but never "absent" (a presence check on one is not evaluated)
+    templated: frozenset[str] = frozenset()
 
 
 _API = "API, inventory"
@@ -340,6 +379,15 @@ class Resource:
         "a node's part in a cluster job: `head` (a Ray head node, never a spot candidate)",
         sources="job parser",
     )
+    retired: str | None = canonical(
+        "what the resource asks for that is no longer sold on its cloud (a GPU, machine family "
+        "or platform) and since when; absent while it is still offered",
+        sources="catalog lifecycle table (derived when judged)",
+    )
+    retiring: str | None = canonical(
+        "what the resource asks for that stops being sold on a date still ahead, and that date",
+        sources="catalog lifecycle table (derived when judged)",
+    )
     launched_at: datetime | None = canonical("launch time (ISO 8601)", sources="API")
     uptime_hours: float | None = canonical(
         "hours since launch (derived when judged)", unit="hours", sources="derived", minimum=0
@@ -354,6 +402,7 @@ class Resource:
     checkpoint: Checkpoint = Checkpoint()
     limits: Limits = Limits()
     hpo: Hpo = Hpo()
+    served_model: ServedModel = ServedModel()
     price: Price = Price()
     estimate: Estimate = Estimate()
     billing: Billing = Billing()

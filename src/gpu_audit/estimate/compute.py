@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-from gpu_audit.catalog import (
-    PriceQuote,
-    gpu_hour_price,
-    instance_spec,
-    price,
-    regional_prices,
-)
-from gpu_audit.catalog.enrich import cents
-from gpu_audit.catalog.options import offers, unpriced
+from gpu_audit.catalog import PriceQuote, instance_spec, rate_cards
+from gpu_audit.catalog.enrich import POOLED, cents, priced_quote
+from gpu_audit.catalog.options import offers, unpriced, withdrawn
 from gpu_audit.core.resource import Capacity, Resource
 from gpu_audit.errors import InputError
 from gpu_audit.estimate.model import JobEstimate, Option, OptionTable, Rate
@@ -29,7 +23,7 @@ def estimate_job(resource: Resource, hours: float | None = None) -> JobEstimate:
         per_node = spec.gpu_count
         nodes = max(1, round(count / spec.gpu_count))
     spot_job = resource.capacity is Capacity.SPOT
-    quote, units, label, region_note = _job_quote(resource, spot_job, nodes)
+    quote, units, label, region_note = _job_quote(resource)
     on_demand = _rate("on-demand", quote, units, runtime, label)
     spot = _rate("spot", quote, units, runtime, label)
     own = spot if spot_job else on_demand
@@ -54,47 +48,45 @@ def estimate_job(resource: Resource, hours: float | None = None) -> JobEstimate:
         trials=trials,
         tuning_on_demand_usd=_times(trials, on_demand, runtime),
         tuning_spot_usd=_times(trials, spot, runtime),
-        note=None if quote else "no price: the catalog does not know this GPU or instance type",
+        note=_no_price(resource) if quote is None else None,
     )
 
 
-def _job_quote(
-    resource: Resource, spot_job: bool, nodes: int | None
-) -> tuple[PriceQuote | None, int, str, str]:
-    """The quote, how many priced units the job runs (nodes, or GPUs), its label and region note."""
+def _job_quote(resource: Resource) -> tuple[PriceQuote | None, int, str, str]:
+    """The quote, how many priced units the job runs, its label and region note: the quote
+    `check` prices the job with (catalog.enrich.priced_quote), on the job's own rate card."""
     itype = resource.instance_type
+    if resource.retired:  # hardware or a platform no longer sold is not priced as an option
+        return None, 1, itype or "-", "unpriced"
+    cards = rate_cards(resource.service, resource.workload.value)
+    quote, units = priced_quote(
+        cards,
+        resource.service,
+        resource.kind,
+        itype,
+        resource.region,
+        resource.gpu,
+        resource.service in POOLED,
+    )
+    if quote is None:
+        return None, 1, itype or "-", "unpriced"
     spec = instance_spec(itype)
-    if itype and spec is not None:
-        name = spec.instance_type  # the catalog's spelling: `ml.p4d.24xlarge` → `p4d.24xlarge`
-        if resource.region:
-            quote = price(itype, resource.region)
-            if quote is None:
-                return None, 1, name, "unpriced"
-            if quote.exact_region:
-                return quote, nodes or 1, name, f"the job's region {quote.region}"
-            note = f"{resource.region} is not priced; {quote.region} (reference region)"
-            return quote, nodes or 1, name, note
-        regional = regional_prices(itype)
-        if not regional:
-            return None, 1, name, "unpriced"
-        cheapest = min(regional, key=lambda q: _sort_price(q, spot_job))
-        return cheapest, nodes or 1, name, f"cheapest region the job allows ({cheapest.region})"
-    if itype:  # a host billed with attached GPUs (GCP N1), or a type the catalog lacks
-        quote = price(itype, resource.region, resource.gpu.model, resource.gpu.count)
-        if quote is not None:
-            return quote, 1, quote.item or itype, f"region {quote.region}"
-    if resource.gpu.model and resource.gpu.count:
-        per_gpu = gpu_hour_price(resource.gpu.model)
-        if per_gpu is not None:
-            label = f"{per_gpu.item} per GPU" if per_gpu.item else "per GPU"
-            note = f"no instance type: per-GPU price of {per_gpu.item} in {per_gpu.region}"
-            return per_gpu, resource.gpu.count, label, note
-    return None, 1, itype or "-", "unpriced"
+    label = spec.instance_type if spec is not None else (quote.item or itype or "-")
+    card = next((c for c in cards if f"{c}:" in (quote.item or "")), None)
+    on_card = f" on the {card} rate card" if card else ""
+    if not resource.region:
+        where = f"the job states no region: {quote.region} (reference region){on_card}"
+    elif quote.exact_region:
+        where = f"the job's region {quote.region}{on_card}"
+    else:
+        where = f"{resource.region} is not priced; {quote.region} (reference region){on_card}"
+    return quote, units, label, where
 
 
-def _sort_price(quote: PriceQuote, spot: bool) -> tuple[float, str]:
-    value = quote.spot if spot and quote.spot is not None else quote.on_demand
-    return (value if value is not None else float("inf"), quote.region)
+def _no_price(resource: Resource) -> str:
+    if resource.retired:
+        return f"not priced: no longer offered ({resource.retired}); it cannot run as written"
+    return "no price: the catalog does not know this GPU or instance type"
 
 
 def _rate(
@@ -178,6 +170,7 @@ def options(
         options=tuple(found),
         unpriced=unpriced(gpu_model, gpus_per_node, cloud),
         asked=asked,
+        withdrawn=withdrawn(gpu_model, gpus_per_node, cloud, asked=asked),
     )
 
 

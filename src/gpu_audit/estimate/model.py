@@ -84,3 +84,4 @@ class OptionTable:
     options: tuple[Option, ...]
     unpriced: tuple[str, ...]
     asked: str | None = None  # the instance type asked for: listed first, the rest substitutes
+    withdrawn: tuple[str, ...] = ()  # machines no longer sold, with why: never an option

@@ -170,6 +170,8 @@ def _option_footer(table: OptionTable) -> list[str]:
     lines = []
     if table.unpriced:
         lines.append(f"Not priced by the catalog: {', '.join(table.unpriced)}.")
+    if table.withdrawn:
+        lines.append(f"Not offered, no longer sold: {'; '.join(table.withdrawn)}.")
     dates = sorted({o.as_of for o in table.options})
     if dates:
         lines.append(f"Prices as of {dates[0]} to {dates[-1]}; sources per row: --format json.")

@@ -23,6 +23,7 @@ from gpu_audit.core.lazyre import lazy
 from gpu_audit.core.resource import Workload
 from gpu_audit.jobs.checkpoints import read_checkpoints
 from gpu_audit.jobs.interface import JobDraft
+from gpu_audit.jobs.models import read_served_model
 
 _I = Workload.INFERENCE
 _B = Workload.BATCH_INFERENCE
@@ -42,10 +43,14 @@ _TABLE: tuple[tuple[Workload, str, str, tuple[str, ...]], ...] = (
      r"|\bgpu[-_]burn\b|\bmlperf\b|\bnvbandwidth\b|\bdcgmi\s+diag\b|\bib_write_bw\b"
      r"|\bsglang\.bench_\w+|--benchmark\b",
      ("bench", "burn", "mlperf", "nvbandwidth", "dcgmi", "ib_write_bw")),
+    # the evaluation stage of a pipeline: `--do_eval` with no `--do_train` in the same command
+    (_B, "an evaluation run", r"(?s)\A(?!.*--do_train\b).*?(--do_eval)\b", ("do_eval",)),
     (_T, "a training script", r"[\w./-]*train[\w-]*\.(?:py|sh)\b|--do_train\b"
      r"|--num_train_epochs\b|\bllamafactory-cli\s+train\b|\baxolotl(?:\.cli)?\.?\s*train\b"
      r"|\btune\s+run\b|\btrl\s+(?:sft|dpo|grpo|kto|ppo|reward)\b|\bfairseq-train\b"
-     r"|\bverl\.trainer\b|\bmain_ppo\b|\./train\w*", ("train", "tune", "trl", "ppo")),
+     r"|\bverl\.trainer\b|\bmain_ppo\b|\./train\w*"
+     r"|--mode[= ]train\b|\btrain_steps\b|\btrainer\.(?:max_)?epochs\b|\btrainer\.task\b"
+     r"|\b[\w.]+\.trainer\b|\b\w+_train\.\w+", ("train", "tune", "trl", "ppo")),
     (_I, "a vLLM server", r"\bvllm\s+serve\b|vllm\.entrypoints\.(?:openai\.)?api_server"
      r"|vllm/vllm-openai", ("vllm",)),
     (_I, "a TGI server", r"\btext-generation-launcher\b|text-generation-inference",
@@ -167,8 +172,9 @@ def classify(ran: Iterable[Ran]) -> tuple[Workload, str, int | None] | None:
         # match, and a hook run with one job need not compile the 14 patterns (~2 ms).
         for item in items:
             match = pattern.search(item.text)
-            if match:
-                return workload, f"{label} (`{_short(match.group(0))}` in {item.where})", item.line
+            if match:  # a pattern with a group names its evidence by it (`--do_eval`)
+                said = match.group(1) if match.re.groups else match.group(0)
+                return workload, f"{label} (`{_short(said)}` in {item.where})", item.line
     for item in items:
         ide = dev_only(item.text)
         if ide is not None:
@@ -209,6 +215,8 @@ def infer(
     workload, evidence, line = chosen
     draft.set("workload", workload, line)
     draft.add_note(f"workload {workload.value}: {evidence}")
+    if workload is Workload.INFERENCE:  # what it serves decides whether a smaller GPU would do
+        read_served_model(draft, [(r.text, r.line) for r in ran])
 
 
 def _short(text: str, limit: int = 48) -> str:

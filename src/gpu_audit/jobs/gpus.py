@@ -1,7 +1,8 @@
 """What GPUs a job asks for: one ask per alternative, the largest of them, and instance-type GPUs.
 
-Formats that allow alternatives (SkyPilot `any_of`, a set of accelerators, dstack ranges) are
-judged by the largest GPU class and count they allow: that is the most the job can cost.
+Formats that allow alternatives (SkyPilot `any_of`, a set of accelerators, dstack GPU names, a
+Kubernetes `In` affinity) are judged and priced on the cheapest they accept (the lowest GPU class):
+the launcher picks the cheapest that is available, so that is what the job costs as written.
 """
 
 from __future__ import annotations
@@ -43,11 +44,19 @@ def largest(asks: list[GpuAsk]) -> GpuAsk | None:
     return max(asks, key=rank_key) if asks else None
 
 
+def cheapest(asks: list[GpuAsk]) -> GpuAsk | None:
+    """Of the alternatives a job accepts (`H100` or `H200`, SkyPilot `any_of`), the one it is
+    judged and priced on: the lowest GPU class, then the fewest GPUs; an ask that names its GPU
+    before one that names none (which says nothing about cost)."""
+    named = [ask for ask in asks if ask.model is not None]
+    return min(named or asks, key=rank_key) if asks else None
+
+
 def alternatives_note(asks: list[GpuAsk], chosen: GpuAsk) -> str | None:
     labels = list(dict.fromkeys(a.label for a in asks if a.label))
     if len(labels) < 2:
         return None
-    return f"alternatives {', '.join(labels)}; judged by the largest, {chosen.label}"
+    return f"alternatives {', '.join(labels)}; judged by the cheapest it accepts, {chosen.label}"
 
 
 def whole(count: float | None) -> int | None:

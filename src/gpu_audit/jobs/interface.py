@@ -58,6 +58,10 @@ class JobFormat(ABC):
         """
 
 
+# Job formats that are a billing service of their own: the service a job of the format bills.
+BILLED_BY_PROVIDER = {"sagemaker": "sagemaker", "vertex": "vertex"}
+
+
 @record(frozen=False)
 class JobDraft:
     """A job being parsed: canonical fields set one at a time, each with the line it came from.
@@ -81,20 +85,31 @@ class JobDraft:
         self.anchor: int | None = None  # the resource's own line in a larger document
         # where a missing tag's finding points, in a file of several resources (a template)
         self.tags_anchor: int | None = None
+        self.templated: set[str] = set()  # fields set at deploy time: not absent, not known
+        self.model_gpus: int | None = None  # GPUs one copy of a served model is split over
 
-    def set(self, field: str, value: Any, line: int | None = None) -> None:
+    def set(self, field: str, value: Any, line: int | None = None, raw: Any = None) -> None:
+        """Set a field read from the file; `raw`, the value as written before it was converted
+        (`${DEADLINE}` before seconds became hours), says when a missing value is templated."""
         if line is not None and value is not None:  # an absent field has no line to point at
             self.lines[field] = line
-        if value is None or is_templated(value):
+        if (value is not None and is_templated(value)) or (value is None and is_templated(raw)):
+            self.templated.add(field)
+            if line is not None:
+                self.lines[field] = line
+            return
+        if value is None:
             return
         self.values[field] = value
 
-    def put(self, field: str, value: Any, line: int | None = None) -> None:
+    def put(self, field: str, value: Any, line: int | None = None, raw: Any = None) -> None:
         """`set`, but a key present with no usable value (None, templated) keeps its line."""
         if value is None and line is not None:
             self.lines[field] = line
+            if is_templated(raw):
+                self.templated.add(field)
         else:
-            self.set(field, value, line)
+            self.set(field, value, line, raw)
 
     def mark(self, field: str, line: int | None) -> None:
         """Point `field`'s findings at this line without giving it a value."""
@@ -117,7 +132,9 @@ class JobDraft:
             self.note = f"{self.note}; {note}" if self.note else note
 
     def tag(self, key: Any, value: Any) -> None:
-        if key is None or value is None or is_templated(key) or is_templated(value):
+        """A tag or label; one whose value is filled in at deploy time (`owner: ${NRP_USER}`) is
+        set, with the template as its value: present to a rule, its value not evaluated."""
+        if key is None or value is None or is_templated(key):
             return
         self.tags[str(key)] = str(value).lower() if isinstance(value, bool) else str(value)
 
@@ -152,11 +169,25 @@ class JobDraft:
             if spec.integer and isinstance(value, float):
                 values[name] = int(value)
 
+    def _weights_per_gpu(self, values: dict[str, Any]) -> None:
+        """A served model's weights per GPU: over its tensor-parallel GPUs, else all the job's."""
+        from gpu_audit.catalog.models import weights_gib
+
+        params, precision = (
+            values.get("served_model.params_b"),
+            values.get("served_model.precision"),
+        )
+        count = values.get("gpu.count")
+        gpus = self.model_gpus or count
+        if params and precision and isinstance(gpus, int | float) and gpus >= 1:
+            values["served_model.gib_per_gpu"] = round(weights_gib(params, precision) / gpus, 1)
+
     def build(self, suppressions: dict[int, dict[str, str]] | None = None) -> Resource:
         values = dict(self.values)
         self._check_numbers(values)
         model = values.get("gpu.model")
         values["gpu.model"] = gpu_name(model) if isinstance(model, str) else None
+        self._weights_per_gpu(values)
         if values.get("data.uris"):
             values["data.uris"] = tuple(values["data.uris"])
         else:
@@ -174,7 +205,12 @@ class JobDraft:
             key_lines=lines,
             suppressions=suppressions or {},
             note=self.note,
+            templated=frozenset(f for f in self.templated if values.get(f) is None),
         )
+        # A managed ML service's job is billed on the service's own rate card, as `scan` prices
+        # the same job (a legacy AI Platform job says `ai-platform` itself).
+        if self.provider in BILLED_BY_PROVIDER:
+            values.setdefault("service", BILLED_BY_PROVIDER[self.provider])
         # No capacity default: a parser states the platform's own, where it documents one.
         for field, keys in LIMIT_TAGS.items():  # for formats with no field of their own
             for key in keys:

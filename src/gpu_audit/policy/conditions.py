@@ -16,6 +16,7 @@ from gpu_audit.catalog import canonical_gpu
 from gpu_audit.core.fields import FieldSpec, field_spec
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Resource
+from gpu_audit.core.yamlsrc import is_templated
 from gpu_audit.errors import PolicyError
 from gpu_audit.policy.operators import OPERATORS, SHORTHANDS, Test, Verdict
 
@@ -256,7 +257,10 @@ def _leaf(spec: FieldSpec, op: str, operand: Any, at: tuple[Any, Any], where: Lo
         want_present = operand if op == "present" else not operand
 
         def presence(resource: Resource) -> Verdict:
-            return (get(resource) is not None) is want_present
+            value = get(resource)
+            if value is None and name in resource.source.templated:
+                return name  # set at deploy time: neither present nor absent here
+            return (value is not None) is want_present
 
         return Leaf(presence, spec, op, "present" if want_present else "absent", None)
 
@@ -301,7 +305,10 @@ def _leaf(spec: FieldSpec, op: str, operand: Any, at: tuple[Any, Any], where: Lo
     if spec.type == "tag":  # a tag map is complete: an unset tag is absent, a known state
 
         def tag(resource: Resource) -> Verdict:
-            return check(get(resource), None)
+            value = get(resource)
+            if value is not None and is_templated(value):
+                return name  # `owner: ${NRP_USER}`: set, its value known only at deploy time
+            return check(value, None)
 
         return Leaf(tag, spec, op, text, None)
 

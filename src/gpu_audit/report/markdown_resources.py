@@ -8,7 +8,7 @@ from typing import Any
 from gpu_audit.core.resource import Kind, Resource
 from gpu_audit.core.results import Finding, ScanResult
 from gpu_audit.report.markdown_text import inline, money, shown_path, table
-from gpu_audit.report.summary import saving_rank, saving_text, short_id
+from gpu_audit.report.summary import price_dates, saving_rank, saving_text, short_id
 
 ROWS = 100  # a runbook page stays readable; the CSV and JSON reports list every finding
 HEADERS = ["Resource", "Where", "GPU", "Cost / month", "Saving / month", "Rules"]
@@ -147,6 +147,10 @@ def findings_by_resource(result: ScanResult, best: list[Finding]) -> list[str]:
         lines += table(JOB_HEADERS, rows, align="llrrl")
     else:
         lines += table(HEADERS, rows, align="lllrrl")
+    priced = price_dates([f for f in result.findings if f.is_open], result.generated_at)
+    if priced:  # every dollar figure above, with the date and source of its price
+        lines += ["", "Prices behind these figures:", ""]
+        lines += [f"- {inline(phrase, 80)}: {inline(source, 300)}" for phrase, source in priced]
     if listed > ROWS:
         lines += [
             "",

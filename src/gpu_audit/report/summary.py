@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from datetime import date, datetime
+
 from gpu_audit.core.resource import Kind, Resource
 from gpu_audit.core.results import Finding
 from gpu_audit.core.savings import Summary
@@ -136,3 +139,36 @@ def summary_line(summary: Summary) -> str:
     if summary.input_errors:
         parts.append(plural(summary.input_errors, "unreadable input"))
     return "; ".join(parts)
+
+
+# A price older than this when the report is made is marked beside the figure it makes (the
+# `prices_max_age_days` default, docs/settings.md).
+PRICE_MAX_AGE_DAYS = 90
+
+
+def price_date(resource: Resource, now: datetime | None) -> str | None:
+    """The date a resource's dollar figures are priced at (`price as of 2026-07-20`), marked
+    when older than `PRICE_MAX_AGE_DAYS` at `now`; None when it has no dated price."""
+    as_of = resource.price.as_of
+    if not as_of:
+        return None
+    text = f"price as of {as_of}"
+    try:
+        day = date.fromisoformat(as_of[:10])
+    except ValueError:
+        return text
+    if now is not None and (now.date() - day).days > PRICE_MAX_AGE_DAYS:
+        text += f", older than {PRICE_MAX_AGE_DAYS} days"
+    return text
+
+
+def price_dates(findings: Iterable[Finding], now: datetime | None) -> list[tuple[str, str]]:
+    """The distinct (date phrase, source) pairs the priced findings' figures come from."""
+    seen: dict[tuple[str, str], None] = {}
+    for finding in findings:
+        if not finding.saving_usd:
+            continue
+        phrase = price_date(finding.resource, now)
+        if phrase:
+            seen.setdefault((phrase, finding.resource.price.source or "-"), None)
+    return sorted(seen)

@@ -18,7 +18,14 @@ from gpu_audit.core.results import Finding, ScanResult
 from gpu_audit.core.savings import best_savings, nothing_scanned, summarize
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.since import counts_line, new_findings
-from gpu_audit.report.summary import saving_rank, saving_text, short_id, summary_line, usd
+from gpu_audit.report.summary import (
+    price_dates,
+    saving_rank,
+    saving_text,
+    short_id,
+    summary_line,
+    usd,
+)
 
 HEADERS = ["rule", "name", "resource", "type", "GPU", "$/month", "saving", "found"]
 # A check of job files: nothing runs, so a job's cost is its hourly rate, never a month of it
@@ -222,6 +229,10 @@ def _set_aside(result: ScanResult) -> list[str]:
     if result.not_evaluated:
         missing = Counter(n.missing.split(" ", 1)[0] for n in result.not_evaluated)
         lines.append("not evaluated (missing data): " + _counts(missing))
+    opened = [f for f in result.findings if f.is_open]
+    dates = sorted({phrase for phrase, _ in price_dates(opened, result.generated_at)})
+    if dates:  # the date every saving above is priced at (sources: --format markdown or json)
+        lines.append("savings priced at: " + "; ".join(clean(d) for d in dates))
     return [*lines, ""] if lines else []
 
 

@@ -9,6 +9,7 @@ stderr (the CLI prints them), not into the report.
 from __future__ import annotations
 
 import io
+from datetime import datetime
 from typing import TextIO
 
 from gpu_audit.core.resource import Kind, Resource, Severity
@@ -16,7 +17,7 @@ from gpu_audit.core.results import Finding, ScanResult
 from gpu_audit.core.savings import summarize
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.since import counts_line, new_findings
-from gpu_audit.report.summary import saving_text, summary_line
+from gpu_audit.report.summary import price_date, saving_text, summary_line
 
 # Control and bidi characters would let a tag value repaint a terminal or forge a line.
 clean = terminal_safe
@@ -29,7 +30,7 @@ def render(result: ScanResult) -> str:
 
 
 def write(result: ScanResult, stream: TextIO) -> None:
-    lines = _Lines()
+    lines = _Lines(result.generated_at)
     ordered = lines.ordered([f for f in result.findings if f.is_open])
     new = new_findings(result)
     for start in range(0, len(ordered), 4096):
@@ -52,7 +53,9 @@ class _Lines:
     resources has about 200k findings, most sharing their rule's and resource's texts.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, now: datetime | None = None) -> None:
+        self.now = now  # when the report is made: a price older than the limit is marked
+        self.dates: dict[int, str | None] = {}  # id(resource) → its price's date phrase
         self.places: dict[int, tuple[str, str]] = {}  # id(resource) → (path or "", location)
         self.rules: dict[tuple[Severity, str], str] = {}
         self.messages: dict[str, str] = {}
@@ -81,8 +84,16 @@ class _Lines:
             rule = f"{finding.severity.label} {clean(finding.rule_id)}"
             self.rules[(finding.severity, finding.rule_id)] = rule
         saving = saving_text(finding) if finding.saving_usd else None
-        money = f" (saves {saving})" if saving else ""
+        money = f" (saves {saving}{self.dated(resource)})" if saving else ""
         return f"{where}: {rule}: {self.cleaned(finding.message)}{money}"
+
+    def dated(self, resource: Resource) -> str:
+        """`; price as of 2026-07-20` beside a dollar figure (and when it is too old)."""
+        key = id(resource)
+        if key not in self.dates:
+            self.dates[key] = price_date(resource, self.now)
+        phrase = self.dates[key]
+        return f"; {clean(phrase)}" if phrase else ""
 
     def cleaned(self, text: str) -> str:
         known = self.messages.get(text)

@@ -127,6 +127,7 @@ def _job(
                 "limits.max_runtime_hours",
                 seconds_to_hours(limits["timeout"]),
                 limits.line_of("timeout"),
+                raw=limits["timeout"],
             )
         if "max_total_trials" in limits:
             draft.put(  # the draft refuses an impossible count at its line

@@ -141,7 +141,8 @@ def _job_definition(document: Document, path: str, found: Found, body: Any) -> l
     timeout, _ = lookup(body, "timeout")
     seconds, line = lookup(timeout, "attemptDurationSeconds")
     if line is not None:
-        draft.put("limits.max_runtime_hours", seconds_to_hours(refs.resolve(seconds)), line)
+        resolved = refs.resolve(seconds)
+        draft.put("limits.max_runtime_hours", seconds_to_hours(resolved), line, raw=resolved)
     retry, _ = lookup(body, "retryStrategy")
     attempts = as_number(lookup(retry, "attempts")[0])
     if attempts is not None and attempts > 1:
@@ -177,7 +178,8 @@ def _submit_job(document: Document, path: str, found: Found, body: Any) -> list[
     timeout, _ = lookup(body, "timeout")
     seconds, line = lookup(timeout, "attemptDurationSeconds")
     if line is not None:
-        draft.put("limits.max_runtime_hours", seconds_to_hours(refs.resolve(seconds)), line)
+        resolved = refs.resolve(seconds)
+        draft.put("limits.max_runtime_hours", seconds_to_hours(resolved), line, raw=resolved)
     _tags(draft, lookup(body, "tags")[0])
     draft.unknown("capacity")
     infer(draft, runs_in(body))

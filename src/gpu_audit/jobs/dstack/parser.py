@@ -19,7 +19,7 @@ from gpu_audit.core.resource import Capacity, Resource, Workload
 from gpu_audit.core.yamlsrc import Document, LineList, LineMap, is_templated
 from gpu_audit.jobs.dstack.markers import MARKERS
 from gpu_audit.jobs.evidence import Kind, Ran, infer
-from gpu_audit.jobs.gpus import GpuAsk, alternatives_note, largest
+from gpu_audit.jobs.gpus import GpuAsk, alternatives_note, cheapest
 from gpu_audit.jobs.interface import JobDraft, JobFormat, billing_service
 from gpu_audit.jobs.scripts import commands, says_checkpoint, under, written_paths
 from gpu_audit.jobs.values import as_bool, unit_hours
@@ -79,7 +79,7 @@ class Dstack(JobFormat):
         asks = [_ask(name_, spec, per_node, line) for name_ in spec.names] or [
             GpuAsk(None, per_node, line, "")
         ]
-        chosen = largest(asks)
+        chosen = cheapest(asks)
         assert chosen is not None
         draft.set("gpu.model", chosen.model, line)
         if len(asks) > 1:
@@ -220,7 +220,7 @@ def _duration(draft: JobDraft, data: LineMap) -> None:
     if value is False or as_bool(value) is False or str(value).strip().lower() == "off":
         draft.set("limits.max_runtime_hours", None, line)  # explicitly uncapped
         return
-    draft.set("limits.max_runtime_hours", unit_hours(value), line)
+    draft.set("limits.max_runtime_hours", unit_hours(value), line, raw=value)
 
 
 def _workload(draft: JobDraft, data: LineMap) -> None:

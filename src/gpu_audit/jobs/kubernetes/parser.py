@@ -21,7 +21,7 @@ from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.kubernetes.checkpoint import checkpoint_evidence
 from gpu_audit.jobs.kubernetes.placement import placement
 from gpu_audit.jobs.kubernetes.workloads import Group, Pods, items, map_of, workload
-from gpu_audit.jobs.values import as_number, seconds_to_hours
+from gpu_audit.jobs.values import as_bool, as_number, seconds_to_hours
 
 _GPU_RESOURCES = (
     "nvidia.com/gpu",
@@ -79,6 +79,7 @@ class Kubernetes(JobFormat):
         _count(draft, gpu_groups)
         placement(draft, [(g.pod, g.line or data.line_of("spec")) for g, _ in gpu_groups])
         _deadline(draft, work, metadata)
+        _release(draft, kind, spec)
         _serve_accelerator(draft, spec)
         if experiment:
             _experiment(draft, spec)
@@ -224,7 +225,35 @@ def _deadline(draft: JobDraft, work: Pods, metadata: LineMap) -> None:
                 deadline = (pod["activeDeadlineSeconds"], pod.line_of("activeDeadlineSeconds"))
                 break
     if deadline is not None:
-        draft.set("limits.max_runtime_hours", seconds_to_hours(deadline[0]), deadline[1])
+        hours = seconds_to_hours(deadline[0])
+        draft.set("limits.max_runtime_hours", hours, deadline[1], raw=deadline[0])
+
+
+# Kinds whose pods end with the work (their GPUs go back to the cluster); an MPIJob only when its
+# `cleanPodPolicy` removes the workers, which otherwise wait on after the launcher finishes.
+_ENDS = frozenset(
+    {"Job", "CronJob", "JobSet", "TrainJob", "PyTorchJob", "TFJob", "XGBoostJob", "PaddleJob",
+     "JAXJob", "MXJob", "Experiment", "RayJob"}
+)  # fmt: skip
+
+
+def _release(draft: JobDraft, kind: str, spec: LineMap) -> None:
+    """Whether the GPUs are released when the work ends, and how often a failed run is retried."""
+    run_policy = map_of(spec.get("runPolicy"))
+    ends = kind in _ENDS
+    if kind == "RayJob":
+        ends = as_bool(spec.get("shutdownAfterJobFinishes")) is True
+    if kind == "MPIJob":
+        policy = run_policy.get("cleanPodPolicy") if run_policy else spec.get("cleanPodPolicy")
+        ends = str(policy) in ("Running", "All")
+    if ends:
+        draft.set("limits.release_hours", 0.0, draft.anchor)
+    for holder in (spec, run_policy):
+        if holder is not None and "backoffLimit" in holder:
+            raw = holder["backoffLimit"]
+            retries = as_number(raw)
+            draft.set("limits.max_retries", None if retries is None else int(retries),
+                      holder.line_of("backoffLimit"), raw=raw)  # fmt: skip
 
 
 _CSI_SCHEMES = {"gcsfuse.csi.storage.gke.io": "gs", "s3.csi.aws.com": "s3"}

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpu_audit.catalog import instance_spec
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Capacity
 from gpu_audit.core.yamlsrc import LineMap, is_templated
-from gpu_audit.jobs.gpus import GpuAsk, alternatives_note, instance_ask, largest
-from gpu_audit.jobs.interface import JobDraft
+from gpu_audit.jobs.gpus import GpuAsk, alternatives_note, cheapest, instance_ask
+from gpu_audit.jobs.interface import JobDraft, billing_service
 
 _MODEL_LABELS = (
     "cloud.google.com/gke-accelerator",
@@ -42,6 +43,15 @@ _CAPACITY_LABELS: dict[str, dict[str, Capacity]] = {
     },
     "kubernetes.azure.com/scalesetpriority": {"spot": Capacity.SPOT, "regular": Capacity.ON_DEMAND},
 }
+# Node-label prefixes that only one cloud's nodes carry: the cloud that bills the pods' nodes. A
+# manifest with none of them (and no instance type the catalog knows) names no cloud, and is not
+# priced as any cloud's (docs/pre-commit.md).
+_CLOUD_PREFIXES = (
+    ("cloud.google.com/", "gcp"),
+    ("karpenter.k8s.aws/", "aws"),
+    ("eks.amazonaws.com/", "aws"),
+    ("kubernetes.azure.com/", "azure"),
+)
 # GKE consumes a specific reservation through these node labels.
 _RESERVATION_LABELS = ("cloud.google.com/reservation-name", "cloud.google.com/reservation-affinity")
 
@@ -140,11 +150,28 @@ def placement(draft: JobDraft, pods: list[tuple[LineMap | None, int | None]]) ->
             line = _tolerated_spot(pod)
             capacity = (Capacity.SPOT, line) if line is not None else None
         stated.append(capacity)
-    chosen = largest(asks)
+    _set_cloud(draft, [c for pod, _ in pods if pod is not None for c in constraints(pod)])
+    chosen = cheapest(asks)
     if chosen is not None:
         draft.set("gpu.model", chosen.model, chosen.line)
         draft.add_note(alternatives_note(asks, chosen))
     _set_capacity(draft, stated, [line for _, line in pods])
+
+
+def _set_cloud(draft: JobDraft, found: list[Constraint]) -> None:
+    """The billing service of the cloud the node labels (or an instance type) name; `kubernetes`
+    (a cluster the catalog does not price) when they name none."""
+    for constraint in found:
+        cloud = next((c for p, c in _CLOUD_PREFIXES if constraint.key.startswith(p)), None)
+        if cloud is None and constraint.key in _TYPE_LABELS:
+            spec = next(
+                (s for v in constraint.values if (s := instance_spec(str(v))) is not None), None
+            )
+            cloud = spec.cloud if spec is not None else None
+        if cloud is not None:
+            draft.set("service", billing_service(cloud), constraint.line)
+            return
+    draft.set("service", "kubernetes")
 
 
 def _set_capacity(draft: JobDraft, stated: list[Stated | None], anchors: list[int | None]) -> None:

@@ -115,7 +115,7 @@ def set_stopping(draft: JobDraft, body: Any, refs: Refs) -> None:
         draft.add_note("no MaxRuntimeInSeconds: SageMaker's default 1-day cap")
         return
     hours = seconds_to_hours(refs.resolve(seconds))
-    draft.put("limits.max_runtime_hours", hours, line or condition_line)
+    draft.put("limits.max_runtime_hours", hours, line or condition_line, raw=refs.resolve(seconds))
     wait = as_number(refs.resolve(lookup(condition, "MaxWaitTimeInSeconds")[0]))
     if wait is not None:
         draft.add_note(f"MaxWaitTimeInSeconds {int(wait)}")

@@ -16,8 +16,8 @@ from gpu_audit.jobs.evidence import Kind, Ran, infer
 from gpu_audit.jobs.gpus import (
     GpuAsk,
     alternatives_note,
+    cheapest,
     instance_ask,
-    largest,
     parse_name_count,
     whole,
 )
@@ -62,7 +62,7 @@ class SkyPilot(JobFormat):
         options = [(ask, cand) for cand in candidates for ask in _asks(cand)]
         if not options:
             return []
-        chosen = largest([ask for ask, _ in options])
+        chosen = cheapest([ask for ask, _ in options])
         assert chosen is not None
         candidate = next(cand for ask, cand in options if ask is chosen)
         nodes, _ = _nodes(data)
@@ -129,6 +129,7 @@ def _autostop(draft: JobDraft, candidate: _Candidate) -> None:
     costs once its work is done. Without `down: true` the cluster is only stopped (its disks
     stay), which the runbook does not credit."""
     value, line = candidate.get("autostop")
+    _releases(draft, value, line)
     if not isinstance(value, LineMap) or as_bool(value.get("down")) is not True:
         return
     minutes = value.get("idle_minutes", 5)  # SkyPilot's default idle time for autostop
@@ -137,6 +138,20 @@ def _autostop(draft: JobDraft, candidate: _Candidate) -> None:
     if hours is not None:
         draft.set("limits.idle_stop_hours", round(hours, 4), line)
         draft.add_note(f"autostop tears the cluster down after {hours * 60:g} idle minutes")
+
+
+def _releases(draft: JobDraft, value: Any, line: int | None) -> None:
+    """Any `autostop` (true, minutes, `10m`, a mapping, with or without `down`) releases the
+    cluster's GPUs once it is idle: a stopped cluster keeps only its disks."""
+    said = as_bool(value) if isinstance(value, bool | str) else None
+    if value is None or said is False:
+        return
+    minutes: Any = value.get("idle_minutes", 5) if isinstance(value, LineMap) else value
+    if said is True:
+        minutes = 5  # `autostop: true`: SkyPilot's default idle time
+    number = as_number(minutes) if not isinstance(minutes, str) else None
+    hours = number / 60 if number is not None else unit_hours(minutes)
+    draft.set("limits.release_hours", None if hours is None else round(hours, 4), line, raw=value)
 
 
 def _text(value: Any) -> str | None:

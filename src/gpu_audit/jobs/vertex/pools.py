@@ -151,7 +151,7 @@ def set_strategy(draft: JobDraft, value: Any, line: int) -> None:
 def set_timeout(draft: JobDraft, value: Any, line: int) -> None:
     if value is None:
         return
-    draft.put("limits.max_runtime_hours", duration_hours(value), line)
+    draft.put("limits.max_runtime_hours", duration_hours(value), line, raw=value)
 
 
 def set_outputs(draft: JobDraft, spec: LineMap, pools: Pools) -> None:

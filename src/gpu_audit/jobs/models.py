@@ -1,0 +1,166 @@
+"""The model a serving config serves and the precision it states: what `inference-small-gpu`
+needs to judge whether the weights fit the smaller GPU it would recommend."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from gpu_audit.core.lazyre import lazy
+from gpu_audit.core.yamlsrc import is_templated
+from gpu_audit.jobs.interface import JobDraft
+
+# `--model X`, `--model-id=X`, `--model_name_or_path X`, `--model-path X`, `vllm serve X`, and
+# the download a setup script makes (`repo_id='X'`, `huggingface-cli download X`)
+_FLAG = lazy(
+    r"(?:--(?:model|model[-_]id|model[-_]name[-_]or[-_]path|model[-_]path|served[-_]model)"
+    r"(?:=|\s+)|\bvllm\s+serve\s+|\brepo_id\s*=\s*|\b(?:huggingface-cli|hf)\s+download\s+)"
+    r"[\"']?([$\w{}][\w.{}$/:-]*)",
+    re.IGNORECASE,
+    needs=("model", "vllm", "repo_id", "download"),
+)
+_SETUP_KEYS = ("setup",)  # SkyPilot's setup downloads the weights the run serves
+_ID = lazy(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")  # org/name, not a path or a bucket
+_VAR = lazy(r"^\$\{?(\w+)\}?$")
+# Environment variables serving images read the model from (TGI MODEL_ID, SageMaker HF_MODEL_ID).
+_MODEL_ENV = lazy(r"^(?:HF_)?MODEL(?:_ID|_NAME|_PATH|_REPO)?$", re.IGNORECASE)
+_MODEL_KEYS = frozenset({"model_id", "model_source", "model", "model_name_or_path"})
+_ENV_KEYS = frozenset({"env", "envs", "environment", "Environment", "variables"})
+# (precision, pattern) in order: a stated precision in the command or environment, or the id's.
+_PRECISIONS = (
+    ("4-bit", r"--quantiz\w*[= ]\s*[\"']?(?:awq|gptq|marlin|bitsandbytes|bnb|nf4|squeezellm|"
+     r"gguf|aqlm|exl2)|--load[-_]in[-_]4bit|\bQUANTIZE=(?:awq|gptq|bitsandbytes-nf4|"
+     r"bitsandbytes-fp4)|[-_](?:awq|gptq|int4|4bit|bnb-4bit|q4\w*|gguf)\b"),
+    ("8-bit", r"--quantiz\w*[= ]\s*[\"']?(?:fp8|int8|eetq|bitsandbytes-8bit|bitsandbytes\b)|"
+     r"--load[-_]in[-_]8bit|--dtype[= ]\s*(?:fp8|int8)|\bQUANTIZE=(?:fp8|eetq|bitsandbytes)\b|"
+     r"[-_](?:fp8|int8|8bit|w8a8)\b"),
+    ("32-bit", r"--dtype[= ]\s*[\"']?(?:float32|fp32|float)\b"),
+)  # fmt: skip
+_PRECISION_PATTERNS = tuple((name, lazy(p, re.IGNORECASE)) for name, p in _PRECISIONS)
+
+
+def read_served_model(draft: JobDraft, texts: Iterable[tuple[str, int | None]]) -> None:
+    """Set `served_model.*` from the run commands and the document's environment and model keys:
+    the first Hugging Face id named, its size from the catalog, and the precision stated."""
+    from gpu_audit.catalog.models import model_size
+
+    texts = list(texts)
+    data = draft.document.data
+    env = _environment(data)
+    commands = [(text, line) for text, line in texts if text]
+    if isinstance(data, dict):
+        for key in _SETUP_KEYS:
+            if isinstance(data.get(key), str):
+                commands.append((data[key], getattr(data, "line_of", lambda _k: None)(key)))
+    found: tuple[str, int | None] | None = None
+    for text, line in commands:
+        for match in _FLAG.finditer(text):
+            model = _resolve(match.group(1), env)
+            if model is not None:
+                found = (model, line)
+                break
+        if found:
+            break
+    if found is None:
+        found = next(
+            ((value, line) for key, value, line in env.values() if _MODEL_ENV.match(key)), None
+        )
+        found = found if found and _ID.match(found[0]) else None
+    if found is None:
+        found = _model_key(data)
+    if found is None:
+        return
+    model, line = found
+    draft.set("served_model.name", model, line)
+    size = model_size(model)
+    if size is None:
+        draft.add_note(f"model {model}: its size is not known")
+        return
+    # the precision the run states (a setup script's words about other formats do not count)
+    ran = [text for text, _ in texts if text]
+    said = " ".join([model, *ran, *(f"{k}={v}" for k, v, _ in env.values())])
+    precision = next((name for name, p in _PRECISION_PATTERNS if p.search(said)), "16-bit")
+    draft.set("served_model.params_b", size.params_b, line)
+    draft.set("served_model.precision", precision, line)
+    draft.model_gpus = _gpus_per_copy(said)
+    draft.add_note(f"model {model}: {size.params_b:g}B parameters ({size.source}), {precision}")
+
+
+_SHARDS = lazy(
+    r"(?:--tensor[-_]parallel[-_]size|--tp(?:[-_]size)?|-tp|--num[-_]shard|\bNUM_SHARD)"
+    r"(?:=|\s+)[\"']?(\d+)",
+    re.IGNORECASE,
+)
+
+
+def _gpus_per_copy(said: str) -> int | None:
+    """The GPUs one copy of the model is split over: the tensor-parallel size stated; vLLM's
+    default of one GPU; None (every GPU the job asks for) where neither says."""
+    found = _SHARDS.search(said)
+    if found:
+        return max(1, int(found.group(1)))
+    if "vllm" in said.lower():
+        return 1
+    return None
+
+
+def _resolve(value: str, env: dict[str, tuple[str, str, int | None]]) -> str | None:
+    variable = _VAR.match(value)
+    if variable:
+        entry = env.get(variable.group(1).upper())
+        value = entry[1] if entry else value
+    if is_templated(value) or not _ID.match(value):
+        return None
+    return value
+
+
+def _environment(data: Any, budget: int = 400) -> dict[str, tuple[str, str, int | None]]:
+    """Environment variables the document sets anywhere: {NAME: (name, value, line)}; a map,
+    `NAME=value` strings, or Kubernetes `{name, value}` entries."""
+    found: dict[str, tuple[str, str, int | None]] = {}
+    stack: list[Any] = [data]
+    while stack and budget > 0:
+        budget -= 1
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in _ENV_KEYS:
+                    _put_env(found, value, getattr(node, "line_of", lambda _k: None)(key))
+                if isinstance(value, dict | list):
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
+def _put_env(found: dict[str, tuple[str, str, int | None]], value: Any, line: int | None) -> None:
+    items: list[tuple[Any, Any]] = []
+    if isinstance(value, dict):
+        items = list(value.items())
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, str) and "=" in item:
+                items.append(tuple(item.split("=", 1)))  # type: ignore[arg-type]
+            elif isinstance(item, dict) and "name" in item:
+                items.append((item.get("name"), item.get("value")))
+    for key, item in items:
+        if isinstance(key, str) and isinstance(item, str | int | float):
+            found.setdefault(key.upper(), (key, str(item), line))
+
+
+def _model_key(data: Any, budget: int = 400) -> tuple[str, int | None] | None:
+    """A model id under a key that names one (Ray Serve LLM `model_id`, `model_source`)."""
+    stack: list[Any] = [data]
+    while stack and budget > 0:
+        budget -= 1
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in _MODEL_KEYS and isinstance(value, str) and _ID.match(value):
+                    return value, getattr(node, "line_of", lambda _k: None)(key)
+                if isinstance(value, dict | list):
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return None

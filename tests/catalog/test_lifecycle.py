@@ -1,0 +1,87 @@
+"""Hardware has dates: the lifecycle table, verdicts only after a date, no retired machine offered."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+from click.testing import CliRunner
+from tests.conftest import FIXTURES
+
+from gpu_audit.catalog.lifecycle import lifecycle, notices, retired_type
+from gpu_audit.catalog.shapes import gpu_shape_price
+from gpu_audit.cli.main import main
+from gpu_audit.estimate.compute import options
+
+BEFORE_P100 = date(2026, 9, 14)
+AFTER_P100 = date(2026, 9, 15)
+
+
+def test_every_row_names_its_source_and_the_date_it_was_read() -> None:
+    rows = notices()
+    assert len(rows) >= 10
+    for row in rows:
+        assert row.source and date.fromisoformat(row.checked), row
+        assert row.cloud in {"aws", "gcp", "azure"} and row.scope in {"gpu", "family", "service"}
+        if row.ends is None:  # an undated row says why it makes no verdict
+            assert "no verdict" in row.source, row
+    dated = {(r.cloud, r.item): r.ends for r in rows if r.scope != "family"}
+    assert dated[("gcp", "K80")] == date(2024, 5, 1)
+    assert dated[("gcp", "P100")] == date(2026, 9, 15)
+    assert dated[("gcp", "T4")] == dated[("gcp", "P4")] == date(2027, 8, 1)
+    assert dated[("gcp", "ai-platform")] == date(2025, 1, 31)
+
+
+def test_a_gpu_is_retired_only_once_its_date_has_passed() -> None:
+    assert lifecycle("gcp", "P100", None, "vertex", BEFORE_P100) == (
+        None,
+        "NVIDIA P100 on Compute Engine, retires 2026-09-15",
+    )
+    retired, retiring = lifecycle("gcp", "P100", None, "vertex", AFTER_P100)
+    assert retired == "NVIDIA P100 on Compute Engine, retired 2026-09-15" and retiring is None
+    # announced for 2027: still offered
+    assert lifecycle("gcp", "T4", None, "vertex", AFTER_P100)[0] is None
+    # an undated row (AWS P2) makes no verdict, and a GPU still sold on one cloud is offered
+    assert lifecycle("aws", "K80", "p2.xlarge", None, AFTER_P100) == (None, None)
+    assert lifecycle(None, "K80", None, None, AFTER_P100) == (None, None)
+
+
+def test_a_platform_that_no_longer_runs_is_named() -> None:
+    retired, _ = lifecycle("gcp", "T4", "n1-standard-8", "ai-platform", date(2026, 11, 20))
+    assert retired == "AI Platform Training (legacy), shut down 2025-01-31"
+    assert lifecycle("gcp", "T4", "n1-standard-8", "ai-platform", date(2025, 1, 30))[0] is None
+
+
+def test_estimate_never_offers_a_machine_no_longer_sold() -> None:
+    assert retired_type("Standard_NC6s_v3", date.today())  # Azure NCv3, retired 2025-09-30
+    table = options("V100", 1, hours=None, cloud="azure")
+    assert all(o.instance_type != "Standard_NC6s_v3" for o in table.options)
+    assert any(w.startswith("Standard_NC6s_v3 (Azure NCv3-series") for w in table.withdrawn)
+    everywhere = options("V100", 1, hours=None)
+    assert not any(retired_type(o.instance_type, date.today()) for o in everywhere.options)
+    code = CliRunner().invoke(main, ["estimate", "--instance-type", "Standard_NC6s_v3"])
+    assert "Not offered, no longer sold: Standard_NC6s_v3" in code.stdout
+
+
+def test_a_gpu_ask_is_never_priced_on_a_retired_machine() -> None:
+    # V100 on Azure is sold only as NCv3 in the catalog: no price rather than a retired one
+    assert gpu_shape_price("V100", 1, "azure", "eastus") is None
+    quote = gpu_shape_price("V100", 1, None, None)
+    assert quote is not None and "NC6s_v3" not in (quote.item or "")
+
+
+def test_a_retired_config_is_not_priced_as_an_option_by_estimate() -> None:
+    path = FIXTURES / "precision" / "vertex-legacy-k80.yaml"
+    result = CliRunner().invoke(main, ["estimate", str(path), "--format", "json"])
+    job = json.loads(result.stdout)["jobs"][0]
+    assert job["on_demand"] is None and job["spot"] is None
+    assert "no longer offered" in job["note"] and "K80 on Compute Engine" in job["note"]
+
+
+def test_check_names_the_shut_down_platform(tmp_path: Path) -> None:
+    path = FIXTURES / "precision" / "vertex-legacy-t4.yaml"
+    result = CliRunner().invoke(main, ["check", str(path), "--format", "json"])
+    findings = json.loads(result.stdout)["findings"]
+    assert [f["rule_id"] for f in findings] == ["retired-gpu"]
+    assert "AI Platform Training (legacy), shut down 2025-01-31" in findings[0]["actual"]

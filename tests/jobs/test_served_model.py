@@ -1,0 +1,99 @@
+"""A model must fit the advice: the served model, its size and precision, judged against 24 GB."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.conftest import NOW
+
+from gpu_audit.audit import audit
+from gpu_audit.catalog.models import model_size, weights_gib
+from gpu_audit.core.resource import Resource
+from gpu_audit.core.results import Scope
+from gpu_audit.jobs import load_jobs
+from gpu_audit.policy.loader import load_policy
+
+SKY = """\
+name: chat
+service:
+  readiness_probe: /v1/models
+  replicas: 1
+resources:
+  accelerators: {GPU}
+  ports: 8000
+envs:
+  MODEL: {MODEL}
+run: |
+  vllm serve $MODEL --port 8000 {FLAGS}
+"""
+
+
+def _load(tmp_path: Path, gpu: str, model: str, flags: str = "") -> Resource:
+    path = tmp_path / "serve.yaml"
+    path.write_text(SKY.replace("{GPU}", gpu).replace("{MODEL}", model).replace("{FLAGS}", flags))
+    (resource,) = load_jobs([str(path)]).resources
+    return resource
+
+
+def _rules(resource: Resource) -> set[str]:
+    result = audit([resource], load_policy(None), NOW, Scope(command="check"))
+    return {f.rule_id for f in result.findings}
+
+
+def test_the_table_and_the_name_give_sizes() -> None:
+    size = model_size("meta-llama/Llama-3.1-70B-Instruct")
+    assert size is not None and size.params_b == 70.6 and "model card" in size.source
+    distill = model_size("deepseek-ai/DeepSeek-R1-Distill-Qwen-14B")  # not DeepSeek-R1's 671B
+    assert distill is not None and distill.params_b == 14.0 and "name" in distill.source
+    assert model_size("acme/house-model") is None
+    assert weights_gib(8.03, "16-bit") == 15.0 and weights_gib(70.6, "4-bit") == 32.9
+
+
+@pytest.mark.parametrize(
+    ("gpu", "model", "flags", "fits", "rules"),
+    [
+        # an 8B model at 16-bit fits one 24 GB card: the H100 is advice it can follow
+        ("H100:1", "meta-llama/Llama-3.1-8B-Instruct", "", 15.0, {"inference-small-gpu"}),
+        # 70B at 16-bit over 4 GPUs (tensor parallel) is 32.9 GiB a GPU: no small-GPU advice;
+        # the class cap judges the H100s once
+        ("H100:4", "meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size 4", 32.9,
+         {"gpu-class-cap"}),
+        # the same model quantized to 4 bits fits 24 GB cards over the same 4 GPUs
+        ("H100:4", "meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size 4 --quantization awq",
+         8.2, {"inference-small-gpu"}),
+        # an A100-80GB within the cap, a model that cannot fit 24 GB: nothing to say
+        ("A100-80GB:1", "Qwen/Qwen2.5-32B-Instruct", "", 61.1, set()),
+    ],
+)  # fmt: skip
+def test_the_serving_rule_only_advises_what_the_model_fits(
+    tmp_path: Path, gpu: str, model: str, flags: str, fits: float, rules: set[str]
+) -> None:
+    resource = _load(tmp_path, gpu, model, flags)
+    assert resource.served_model.name == model
+    assert resource.served_model.gib_per_gpu == fits
+    found = _rules(resource) & {"inference-small-gpu", "gpu-class-cap"}
+    assert found == rules
+    assert model in (resource.source.note or "")
+
+
+def test_an_unknown_model_keeps_the_advice(tmp_path: Path) -> None:
+    resource = _load(tmp_path, "A100:1", "acme/house-model")
+    assert resource.served_model.name == "acme/house-model"
+    assert resource.served_model.gib_per_gpu is None
+    assert "inference-small-gpu" in _rules(resource)
+
+
+def test_kubernetes_args_and_tgi_environment_name_the_model(tmp_path: Path) -> None:
+    path = tmp_path / "tgi.yaml"
+    path.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: tgi}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n        - name: tgi\n"
+        "          image: ghcr.io/huggingface/text-generation-inference:2.0\n"
+        "          env:\n            - {name: MODEL_ID, value: mistralai/Mistral-7B-Instruct-v0.3}\n"
+        "            - {name: QUANTIZE, value: awq}\n"
+        "          resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    (resource,) = load_jobs([str(path)]).resources
+    assert resource.served_model.name == "mistralai/Mistral-7B-Instruct-v0.3"
+    assert resource.served_model.precision == "4-bit"
