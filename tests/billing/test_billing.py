@@ -294,3 +294,32 @@ def test_every_dollar_sign_in_the_markdown_is_escaped(quarter: Quarter) -> None:
     assert code == 0 and "-\\$" in markdown
     for line in markdown.splitlines():
         assert "$" not in line.replace("\\$", ""), line
+
+
+def test_a_waiver_applies_to_a_finding_from_the_bill(quarter: Quarter, tmp_path: Path) -> None:
+    policy = tmp_path / "team.yaml"
+    policy.write_text(
+        "version: 1\nextends: runbook\nwaivers:\n  - rule: unused-reserved-capacity\n"
+        "    where: {provider: aws}\n    reason: Capacity Block for the Q4 launch, FIN-2211\n"
+        "    owner: ml-platform@example.com\n    expires: 2027-03-31\n"
+    )
+    code, out, _ = run("billing", *paths(quarter), "--period", "2026-Q3", "--policy", str(policy),
+                       "--format", "json", "--now", NOW)  # fmt: skip
+    assert code == 0
+    unused = {
+        f["provider"]: f["status"]
+        for f in json.loads(out)["findings"]
+        if f["rule_id"] == "unused-reserved-capacity"
+    }
+    assert unused == {"aws": "waived", "azure": "open", "gcp": "open"}
+    code, markdown, _ = run(
+        "billing",
+        *paths(quarter),
+        "--period",
+        "2026-Q3",
+        "--policy",
+        str(policy),
+        "--format",
+        "markdown",
+    )
+    assert ", 1 waived)" in markdown

@@ -82,7 +82,7 @@ def render_markdown(report: BillingReport) -> str:
         )
         lines.append("")
     opened = report.open_findings
-    lines += [f"### Findings from the bill ({len(opened)} open)", ""]
+    lines += [f"### Findings from the bill ({len(opened)} open{_waived(report)})", ""]
     if opened:
         lines += table(
             ["severity", "rule", "resource", "hours", "effective", "saving"],
@@ -250,7 +250,7 @@ def render_table(report: BillingReport) -> str:
             )
         )
     opened = report.open_findings
-    out += ["", f"findings: {len(opened)} open"]
+    out += ["", f"findings: {len(opened)} open{_waived(report)}"]
     for f in opened:
         b = f.resource.billing
         saving = f", {usd(f.saving_usd)} over the period" if f.saving_usd else ""
@@ -282,3 +282,8 @@ def _table_cells(figures: Figures) -> list[str]:
         hours(figures.gpu_hours),
         f"{figures.rows:,}",
     ]
+
+
+def _waived(report: BillingReport) -> str:
+    waived = sum(1 for f in report.findings if f.waiver is not None)
+    return f", {waived} waived" if waived else ""
