@@ -233,6 +233,7 @@ import duckdb
 files = json.loads(open(sys.argv[2]).read())
 start = time.perf_counter()
 conn = duckdb.connect()
+conn.execute("SET enable_progress_bar = false")
 rows = conn.execute(
     "SELECT SubAccountId, RegionId, PricingCategory, SUM(EffectiveCost), SUM(BilledCost), "
     "SUM(ConsumedQuantity) FROM read_parquet(?) GROUP BY ALL", [files]
@@ -240,7 +241,41 @@ rows = conn.execute(
 print(json.dumps({"query": time.perf_counter() - start, "groups": len(rows),
                   "effective": str(sum(r[3] for r in rows))}))
 """
-# The engine's own SQL (built as `duck.run` builds it), run with one change at a time.
+# DuckDB's own aggregate keeping apart what the report keeps apart: the raw columns the engine's
+# query reads (resource ids, usage types, tags, ...), summed exactly, written by hand.
+FLOOR_WIDE = """
+import json, sys, time
+import duckdb
+files = json.loads(open(sys.argv[2]).read())
+KEYS = ("BillingCurrency", "ChargeCategory", "ChargeClass", "PricingCategory", "SubAccountId",
+        "RegionId", "ResourceId", "CapacityReservationId", "CommitmentDiscountId", "ServiceName",
+        "SkuMeter", "x_UsageType", "SkuPriceDetails", "CapacityReservationStatus",
+        "CommitmentDiscountStatus", "Tags", "ProviderName")
+start = time.perf_counter()
+conn = duckdb.connect()
+conn.execute("SET enable_progress_bar = false")
+present = {r[0] for r in conn.execute("DESCRIBE SELECT * FROM read_parquet(?)", [files]).fetchall()}
+keys = ", ".join(f'"{k}"' for k in KEYS if k in present)
+rows = conn.execute(
+    f"SELECT {keys}, SUM(CAST(EffectiveCost AS DECIMAL(38, 10))), SUM(CAST(BilledCost AS "
+    "DECIMAL(38, 10))), SUM(CAST(ConsumedQuantity AS DECIMAL(38, 10))), MIN(ChargePeriodStart), "
+    "MAX(ChargePeriodEnd), COUNT(*) FROM read_parquet(?) GROUP BY ALL", [files]
+).fetchall()
+print(json.dumps({"query": time.perf_counter() - start, "groups": len(rows), "effective": "-"}))
+"""
+# The plain twin of the engine (`duck.run(..., summed_first=False)`): every row classified.
+ENGINE_PLAIN = ENGINE.replace(
+    "read_groups([sys.argv[1]]", "read_groups_plain([sys.argv[1]]"
+).replace(
+    "from gpu_audit.billing.report import DEFAULT_TAGS, read_groups",
+    "from gpu_audit.billing.report import DEFAULT_TAGS, WORKLOAD_TAG, gpu_types\n"
+    "from gpu_audit.billing import duck\n"
+    "def read_groups_plain(paths, period, tags):\n"
+    "    exports, groups = duck.run(paths, period, (*tags, WORKLOAD_TAG), gpu_types(), summed_first=False)\n"
+    "    return None, groups",
+)
+# The engine's plain query (summed_first=False, as built by `query.aggregate`), run with one change
+# at a time: how the time was found before alike rows were summed first.
 VARIANT = r"""
 import json, re, sys, time
 import duckdb
@@ -360,6 +395,7 @@ def main() -> None:
     parser.add_argument("--variants", action="store_true", help="time the engine's SQL variants")
     parser.add_argument("--variant", action="append", choices=VARIANTS, help="only these variants")
     parser.add_argument("--no-compare", action="store_true", help="only the variants")
+    parser.add_argument("--plain", action="store_true", help="also time the engine's plain twin")
     args = parser.parse_args()
     sizes = args.rows or ([1_000_000] if args.quick else [10_000_000])
     repeat = 1 if args.quick and args.repeat == 3 else args.repeat
@@ -381,10 +417,17 @@ def main() -> None:
             print(f"{rows:,} rows, load before: {load()}", flush=True)
             engine: list[dict[str, float]] = []
             floor: list[dict[str, float]] = []
+            wide: list[dict[str, float]] = []
+            plain: list[dict[str, float]] = []
             for n in range(repeat if not args.no_compare else 0):
                 floor.append(measure([python, "-c", FLOOR, str(root), str(listing)]))
+                wide.append(measure([python, "-c", FLOOR_WIDE, str(root), str(listing)]))
                 engine.append(measure([python, "-c", ENGINE, str(root)]))
-                for side, run in (("floor", floor[-1]), ("engine", engine[-1])):
+                sides = [("floor", floor[-1]), ("wide", wide[-1]), ("engine", engine[-1])]
+                if args.plain:
+                    plain.append(measure([python, "-c", ENGINE_PLAIN, str(root)]))
+                    sides.append(("plain", plain[-1]))
+                for side, run in sides:
                     print(
                         f"  run {n + 1} {side:6}: wall {run['wall']:6.2f} s, query {run['query']:6.2f} s, "
                         f"CPU {run['cpu']:6.2f} s, peak {run['rss']:6.0f} MiB, {run['groups']} groups",
@@ -401,6 +444,21 @@ def main() -> None:
                     f"{row[6]:.0f} MiB: {row[7]:.2f}x wall, {row[8]:.2f}x CPU; load after {row[9]}",
                     flush=True,
                 )
+                w_w, c_w = median(wide, "wall"), median(wide, "cpu")
+                print(
+                    f"  median: wide floor {w_w:.2f} s wall, {c_w:.2f} s CPU, "
+                    f"{median(wide, 'rss'):.0f} MiB: engine {w_e / w_w:.2f}x wall, "
+                    f"{c_e / c_w:.2f}x CPU of it",
+                    flush=True,
+                )
+                if plain:
+                    w_p, c_p = median(plain, "wall"), median(plain, "cpu")
+                    print(
+                        f"  median: plain twin {w_p:.2f} s wall, {c_p:.2f} s CPU, "
+                        f"{median(plain, 'rss'):.0f} MiB: the fast path takes {w_e / w_p:.2f} "
+                        "of its wall time",
+                        flush=True,
+                    )
             if args.variants or args.variant:
                 chosen = [
                     v for v in VARIANTS if v == "engine SQL" or v in (args.variant or VARIANTS)

@@ -38,6 +38,8 @@ def connect() -> Any:
         ) from None
     conn = duckdb.connect(":memory:")
     conn.execute("SET TimeZone = 'UTC'")
+    # DuckDB draws a progress bar on stdout for a query of over two seconds: the report is there
+    conn.execute("SET enable_progress_bar = false")
     conn.execute("SET preserve_insertion_order = false")  # streams; order is not needed
     # An extension (httpfs for s3:// and gs://, azure for az://) is loaded where installed, never
     # downloaded by a report: a machine without it gets one line saying so.
