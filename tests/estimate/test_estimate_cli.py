@@ -196,3 +196,36 @@ def test_b200_options_include_a4_and_h200_names_the_unpriced_azure_type() -> Non
     assert rows[("a4-highgpu-8g", "us-central1", "spot")]["run_usd"] == 396.34  # 39.6336 × 10
     _, text, _ = run("estimate", "--gpu", "H200:8", "--hours", "1", "--format", "text")
     assert "Not priced by the catalog: Standard_ND96isr_H200_v5." in text
+
+
+@pytest.mark.parametrize("fmt", ["table", "text", "json", "markdown"])
+def test_a_budget_is_never_ok_for_a_run_with_no_end(fmt: str) -> None:
+    """Issue 38.1: a budget and no runtime cap is `not evaluated`, as `check` leaves
+    run-within-budget, and the budget gate fails with one line saying why."""
+    no_cap = str(FIXTURES / "estimate" / "skypilot-no-cap.yaml")
+    code, out, err = run("estimate", no_cap, "--format", fmt)
+    assert code == 1
+    assert "not evaluated" in out and " ok" not in out
+    if fmt == "json":
+        [job] = json.loads(out)["jobs"]
+        assert (job["budget_state"], job["over_budget"]) == ("not evaluated", False)
+    [line] = err.strip().splitlines()
+    assert "skypilot-no-cap.yaml:" in line and "h100-sweep" in line
+    assert "budget $1,000" in line and "no runtime cap" in line
+    _, json_out, _ = run("check", no_cap, "--format", "json")
+    skipped = [
+        n for n in json.loads(json_out)["not_evaluated"] if n["rule_id"] == "run-within-budget"
+    ]
+    assert skipped  # the same verdict as check's
+    code, out, err = run("estimate", no_cap, "--hours", "1", "--format", "text")
+    assert code == 0 and "budget: $1,000 ok" in out and not err  # 8 × 6.88 × 1 h = $55.04
+
+
+def test_max_usd_without_hours_marks_no_option_ok() -> None:
+    code, out, err = run("estimate", "--gpu", "H100:8", "--max-usd", "300", "--format", "text")
+    assert code == 0, err  # options are choices, not a gate: the footer warns
+    rows = [line for line in out.splitlines() if "/h (" in line]
+    assert rows and all(line.endswith(" not evaluated") for line in rows)
+    assert "Budget $300.00 not evaluated: without --hours a run has no end" in out
+    _, out, _ = run("estimate", "--gpu", "H100:8", "--max-usd", "300", "--hours", "1")
+    assert " ok" in out and "not evaluated" not in out

@@ -26,14 +26,17 @@ ESTIMATE_FORMATS = FORMATS
 @click.option("--hours", type=float, help="Runtime (overrides a job's runtime cap).")
 @click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--cloud", type=click.Choice(["aws", "gcp", "azure"]), help="Only this cloud.")
-@click.option("--max-usd", type=float, metavar="USD", help="Mark options over this budget.")
+@click.option(
+    "--max-usd", type=float, metavar="USD", help="Mark options over this budget (needs --hours)."
+)
 @click.option("--format", "fmt", type=click.Choice(ESTIMATE_FORMATS), default=None)
 @click.option("--output", "-o", metavar="PATH", help="Write the estimate here (atomically).")
 @prices_option
 def estimate(files: tuple[str, ...], **options: Any) -> None:
     """Cost of one run of each job (on-demand and spot, with the price's source and date), or
     every instance type offering --gpu / --instance-type, cheapest run first. No network.
-    Exit 1 when a job's run costs more than the budget it declares."""
+    Exit 1 when a job's run costs more than the budget it declares, or when the run has no end
+    (no runtime cap, no --hours) so its budget is not evaluated."""
     from gpu_audit.estimate.run import EstimateRequest, run_estimate
 
     _prices(options.pop("prices"))
@@ -52,9 +55,12 @@ def estimate(files: tuple[str, ...], **options: Any) -> None:
         click.echo(f"gpu-audit: wrote the {fmt} estimate to {one_line(output)}", err=True)
     else:
         click.echo(report.text, nl=False)
+    for line in report.unbounded:  # the budget gate cannot pass a run with no end
+        click.echo(f"gpu-audit: budget: {one_line(line)}", err=True)
     for error in report.errors:
         click.echo(f"gpu-audit: error: {redact_urls(error)}", err=True)
-    sys.exit(ExitCode.ERROR if report.errors else ExitCode(int(report.over_budget > 0)))
+    gate = report.over_budget > 0 or bool(report.unbounded)
+    sys.exit(ExitCode.ERROR if report.errors else ExitCode(int(gate)))
 
 
 @click.group()

@@ -49,10 +49,13 @@ def _hours(e: JobEstimate) -> str:
     return "unknown" if e.hours is None else f"{e.hours:g} h ({e.hours_from})"
 
 
+_BUDGET_WORDS = {"over": "OVER", "within": "ok", "not evaluated": "not evaluated"}
+
+
 def _budget(e: JobEstimate) -> str:
-    if e.budget_usd is None:
+    if e.budget_state is None:
         return "-"
-    return f"{money(e.budget_usd)} {'OVER' if e.over_budget else 'ok'}"
+    return f"{money(e.budget_usd)} {_BUDGET_WORDS[e.budget_state]}"
 
 
 def _job_row(e: JobEstimate) -> list[str]:
@@ -74,6 +77,8 @@ def _notes(e: JobEstimate) -> list[str]:
         lines.append(f"  source: {_clean(rate.source)}")
     if e.hours is None:
         lines.append("  runtime unknown: the job sets no runtime cap; give --hours to cost a run")
+    if e.budget_reason:
+        lines.append(f"  budget {money(e.budget_usd)} not evaluated ({e.budget_reason})")
     if e.trials is not None:
         lines.append(
             f"  tuning worst case, {e.trials} trials × one run: on-demand "
@@ -125,6 +130,7 @@ def _capacity_line(capacity: str, rate: Rate | None) -> str:
 def _job_json(e: JobEstimate) -> dict[str, Any]:
     data = asdict(e)
     data["over_budget"] = e.over_budget
+    data["budget_state"] = e.budget_state
     return data
 
 
@@ -138,10 +144,17 @@ def _option_rows(table: OptionTable) -> list[list[str]]:
     return [
         [name(o), o.cloud, o.region, o.gpu_model, str(o.gpus_per_node),
          f"{o.memory_gib_per_gpu:g}", str(o.nodes), o.capacity, _rate(o.hourly_usd),
-         money(o.run_usd),
-         "-" if table.max_usd is None else ("OVER" if o.over_budget else "ok")]
+         money(o.run_usd), _option_budget(table, o)]
         for o in table.options
     ]  # fmt: skip
+
+
+def _option_budget(table: OptionTable, option: Option) -> str:
+    if table.max_usd is None:
+        return "-"
+    if option.run_usd is None:  # an hourly rate has no end: never "ok" against a budget
+        return "not evaluated"
+    return "OVER" if option.over_budget else "ok"
 
 
 def _option_title(table: OptionTable) -> str:
@@ -168,6 +181,11 @@ def _option_title(table: OptionTable) -> str:
 
 def _option_footer(table: OptionTable) -> list[str]:
     lines = []
+    if table.max_usd is not None and table.hours is None:
+        lines.append(
+            f"Budget {money(table.max_usd)} not evaluated: without --hours a run has no end, so no "
+            "option can be shown within it; give --hours to price a run."
+        )
     if table.unpriced:
         lines.append(f"Not priced by the catalog: {', '.join(table.unpriced)}.")
     dates = sorted({o.as_of for o in table.options})

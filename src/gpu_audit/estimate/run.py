@@ -27,6 +27,7 @@ class EstimateReport:
     text: str
     over_budget: int  # jobs whose run costs more than their declared budget
     errors: tuple[str, ...]  # files that could not be read, one located line each
+    unbounded: tuple[str, ...] = ()  # jobs with a budget whose run has no end or no price
 
 
 def run_estimate(request: EstimateRequest) -> EstimateReport:
@@ -64,10 +65,16 @@ def _jobs(request: EstimateRequest) -> EstimateReport:
     from gpu_audit.estimate.compute import estimate_job
     from gpu_audit.estimate.render import render_jobs
     from gpu_audit.jobs import load_jobs
+    from gpu_audit.report.summary import usd
 
     loaded = load_jobs(request.files)
     now = datetime.now(UTC)
     estimates = [estimate_job(enrich(r, now), request.hours) for r in loaded.resources]
     errors = tuple(s.reason for s in loaded.skipped if s.error)
     over = sum(1 for e in estimates if e.over_budget)
-    return EstimateReport(render_jobs(estimates, request.fmt), over, errors)
+    unbounded = tuple(
+        f"{e.location}: {e.job}: budget {usd(e.budget_usd or 0)} not evaluated ({e.budget_reason})"
+        for e in estimates
+        if e.budget_reason
+    )
+    return EstimateReport(render_jobs(estimates, request.fmt), over, errors, unbounded)
