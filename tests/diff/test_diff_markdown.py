@@ -83,6 +83,7 @@ def test_new_findings_are_in_a_collapsed_section(repo: Repo) -> None:
     opened = text.index("new findings</summary>")
     closed = text.index("</details>", opened)
     assert "spot-for-training at jobs/train.yaml:4" in text[opened:closed]
+    assert "fix: set \\`resources.use\\_spot: true\\`" in text[opened:closed]  # the file's key
     resolved = text.index("resolved finding</summary>")
     assert "checkpoint-on-spot at HEAD\\~1:jobs/eval.yaml:1" in text[resolved:]
 

@@ -74,6 +74,7 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
             rows = [["new" if id(f) in new else "", *r] for f, r in zip(ordered, rows, strict=True)]
             headers = ["change", *headers]
         lines += _simple(headers, rows)
+        lines += _fixes(ordered, width)
         if len(group) > ROWS:
             more = f"{len(group) - ROWS:,} more {severity.label} findings with smaller savings"
             lines.append(f"… {more} (every finding: --format text, csv or json)")
@@ -88,6 +89,18 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
         lines.append(counts_line(result.since, result.scope.command == "check"))
     lines.append(summary_line(summarize(result)))
     return "\n".join(lines) + "\n"
+
+
+def _fixes(findings: list[Finding], width: int) -> list[str]:
+    """Under a job table, each rule's fix once per job format, in the key the file uses."""
+    import textwrap
+
+    seen = dict.fromkeys((f.rule_id, f.resource.provider, f.fix) for f in findings if f.fix)
+    lines: list[str] = []
+    for rule_id, provider, fix in seen:
+        text = f"fix {terminal_safe(rule_id)} ({provider}): {fix}"
+        lines += textwrap.wrap(text, max(width, 40), subsequent_indent="  ", break_on_hyphens=False)
+    return lines
 
 
 COUNTED_ONCE = (
