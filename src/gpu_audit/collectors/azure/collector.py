@@ -70,10 +70,14 @@ class AzureCollector(Collector[AzureSettings]):
         except AzureError as exc:
             if not credential_failure(exc):
                 raise
+            # The SDK's message lists every credential of its chain over a dozen lines: its first
+            # line says what failed, and the hint after it is ours, whole.
+            first = one_line(str(exc).strip().splitlines()[0] if str(exc).strip() else exc)
             raise ProviderUnavailable(
                 "NoCredentials",
-                f"azure: no credential: {one_line(exc)}; run `az login`, or set AZURE_CLIENT_ID, "
-                "AZURE_TENANT_ID and AZURE_CLIENT_SECRET (or a managed or workload identity)",
+                f"azure: no credential: {first.rstrip('.')}; run `az login`, or set "
+                "AZURE_CLIENT_ID, AZURE_TENANT_ID and AZURE_CLIENT_SECRET (or a managed or "
+                "workload identity)",
             ) from exc
 
     def _collect(self, arm: Arm) -> Iterator[Resource | CoverageGap]:
