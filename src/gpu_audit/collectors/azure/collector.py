@@ -72,7 +72,7 @@ class AzureCollector(Collector[AzureSettings]):
                 raise
             # The SDK's message lists every credential of its chain over a dozen lines: its first
             # line says what failed, and the hint after it is ours, whole.
-            first = one_line(str(exc).strip().splitlines()[0] if str(exc).strip() else exc)
+            first = one_line((str(exc).strip().splitlines() or [type(exc).__name__])[0])
             raise ProviderUnavailable(
                 "NoCredentials",
                 f"azure: no credential: {first.rstrip('.')}; run `az login`, or set "
