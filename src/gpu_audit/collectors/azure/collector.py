@@ -71,8 +71,8 @@ class AzureCollector(Collector[AzureSettings]):
             if not credential_failure(exc):
                 raise
             # The SDK's message lists every credential of its chain over a dozen lines: its first
-            # line says what failed, and the hint after it is ours, whole.
-            first = one_line((str(exc).strip().splitlines() or [type(exc).__name__])[0])
+            # line (one_line) says what failed, and the hint after it is ours, whole.
+            first = one_line(exc)
             raise ProviderUnavailable(
                 "NoCredentials",
                 f"azure: no credential: {first.rstrip('.')}; run `az login`, or set "
