@@ -246,9 +246,15 @@ def test_azure_with_no_credential_says_one_line_with_its_whole_hint(tmp_path: Pa
     assert done.returncode == 3, done.stderr
     said = [ln for ln in (done.stdout + done.stderr).splitlines() if ln.strip()]
     gap = [ln for ln in said if "NoCredentials" in ln]
-    assert len(gap) == 1 and gap[0].endswith("(or a managed or workload identity)")
+    assert len(gap) == 1 and gap[0].endswith("AZURE_TENANT_ID and AZURE_CLIENT_SECRET")
     assert "Attempted credentials" not in done.stderr and "EnvironmentCredential" not in done.stderr
     assert len(done.stderr.strip().splitlines()) <= 1
+    table = subprocess.run(
+        [sys.executable, "-m", "gpu_audit", "scan", "--provider", "azure", "--format", "table"],
+        capture_output=True, text=True, timeout=120, env=_bare_env(tmp_path), cwd=tmp_path,
+    )  # fmt: skip
+    [line] = [ln for ln in table.stdout.splitlines() if "NoCredentials" in ln]
+    assert line.endswith("AZURE_CLIENT_SECRET")  # the hint whole, not clipped
 
 
 def test_catalog_refresh_with_no_aws_credentials_says_one_line(tmp_path: Path) -> None:
