@@ -229,3 +229,24 @@ def test_max_usd_without_hours_marks_no_option_ok() -> None:
     assert "Budget $300.00 not evaluated: without --hours a run has no end" in out
     _, out, _ = run("estimate", "--gpu", "H100:8", "--max-usd", "300", "--hours", "1")
     assert " ok" in out and "not evaluated" not in out
+
+
+def test_at_80_columns_the_budget_column_a_flag_asked_for_stays(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 38.4: --max-usd's column, and a declared budget's verdict, are never dropped."""
+    monkeypatch.setenv("COLUMNS", "80")
+    _, out, _ = run(
+        "estimate", "--gpu", "A100-80GB:8", "--hours", "12", "--max-usd", "300", "--format", "table"
+    )
+    lines = out.splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.startswith("instance type"))
+    assert lines[head].split()[-1] == "budget"
+    assert all(len(ln) <= 80 for ln in lines)
+    rows = lines[head + 2 : head + 6]
+    assert all(r.endswith((" ok", " OVER")) and "…" not in r.split()[0] for r in rows)
+    _, out, _ = run("estimate", *JOBS, "--format", "table")
+    table = out.split("\n\n")[0].splitlines()
+    assert table[0].split()[-1] == "budget" and all(len(ln) <= 80 for ln in table)
+    assert any(ln.endswith("$300.00 OVER") for ln in table)
+    assert any(ln.endswith("$1,000 not evaluated") for ln in table)

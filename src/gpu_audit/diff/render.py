@@ -35,18 +35,22 @@ def render(result: DiffResult, fmt: str) -> str:
 
 
 def render_table(result: DiffResult) -> str:
-    from tabulate import tabulate
+    """The table fits the terminal as `check`'s does: the capacity, cap and GPU columns go
+    first, then the widest is clipped; the change and the costs never are."""
+    from gpu_audit.report.fit import fitted, terminal_width
 
     safe = terminal_safe
     lines = [safe(f"gpu-audit diff: {headline(result)}. {summary(result)}")]
     changed = result.changed
     if changed:
         rows = [
-            [safe(j.file), safe(j.name), j.change, safe(across(j, gpus)), safe(across(j, capacity)),
-             across(j, cap), across(j, run), delta(j)]
+            [j.file, j.name, j.change, across(j, gpus), across(j, capacity), across(j, cap),
+             across(j, run), delta(j)]
             for j in changed
         ]  # fmt: skip
-        lines += ["", tabulate(rows, headers=TABLE_HEADERS, disable_numparse=True)]
+        drop = ("runtime cap", "capacity", "GPUs")
+        keep = ("change", "per run", "delta")
+        lines += ["", fitted(TABLE_HEADERS, rows, terminal_width(), drop, keep=keep)]
     for job in changed:
         extra = [f"  note: {n}" for n in job.notes]
         extra += [

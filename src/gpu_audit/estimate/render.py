@@ -104,7 +104,9 @@ def render_jobs(estimates: Sequence[JobEstimate], fmt: str) -> str:
         return "\n".join([*_markdown(MARKDOWN_JOB_HEADERS, grouped), "", *bullets]) + "\n"
     if fmt == "text":
         return "\n".join(_text_job(e) for e in estimates)
-    drop = ("GPU-h", "rate on-demand", "rate spot", "budget")  # the runs stay
+    drop = ["GPU-h", "rate on-demand", "rate spot", "runtime"]  # the runs stay, and a budget
+    if all(row[-1] == "-" for row in rows):
+        drop.append("budget")
     return "\n".join([_tabulate(JOB_HEADERS, rows, drop), "", *notes]) + "\n"
 
 
@@ -213,8 +215,21 @@ def render_options(table: OptionTable, fmt: str) -> str:
             for r in rows
         ]
         return "\n".join([_option_title(table), *lines, *_option_footer(table)]) + "\n"
-    drawn = _tabulate(OPTION_HEADERS, rows, ("nodes", "GPUs/node", "cloud", "GiB/GPU", "budget"))
-    return "\n".join([_option_title(table), drawn, *_option_footer(table)]) + "\n"
+    drop = ["nodes", "GPUs/node", "cloud", "GiB/GPU", "GPU"]  # the instance type names its GPU
+    if table.max_usd is None:  # --max-usd asked for the budget column: it stays
+        drop.append("budget")
+    drawn = _tabulate(OPTION_HEADERS, rows, drop)
+    footer = [line for note in _option_footer(table) for line in _wrapped(note)]
+    return "\n".join([*_wrapped(_option_title(table)), drawn, *footer]) + "\n"
+
+
+def _wrapped(text: str) -> list[str]:
+    """A title or note as lines that fit the terminal, as its table does."""
+    import textwrap
+
+    from gpu_audit.report.fit import terminal_width
+
+    return textwrap.wrap(text, max(terminal_width(), 40), break_on_hyphens=False) or [text]
 
 
 def _nodes(count: str) -> str:
@@ -223,10 +238,11 @@ def _nodes(count: str) -> str:
 
 def _tabulate(headers: Sequence[str], rows: Sequence[Sequence[str]], drop: Sequence[str]) -> str:
     """A table that fits the terminal as the scan table does (`drop`: the columns that go
-    first when it is too wide)."""
+    first when it is too wide); a budget verdict and a run's cost are never clipped."""
     from gpu_audit.report.fit import fitted, terminal_width
 
-    return fitted(headers, rows, terminal_width(), drop)
+    keep = ("instance type", "budget", "run", "run on-demand", "run spot", "$/hour")
+    return fitted(headers, rows, terminal_width(), drop, keep=keep)
 
 
 def _markdown(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
