@@ -182,7 +182,8 @@ def _fit(
         for row in rows:
             if len(row[column]) > size:  # cells are clean already (`_row`): only clip
                 row[column] = clean(row[column], size, tail=tail)
-        _distinct(rows, column, originals, size)
+        if tail:  # a location: `file:line`, a provider path
+            _distinct(rows, column, originals, size)
     return headers, rows
 
 
