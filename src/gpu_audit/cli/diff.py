@@ -7,15 +7,16 @@ from typing import Any
 
 import click
 
+from gpu_audit.diff.render import FORMATS as _FORMATS
 from gpu_audit.errors import ConfigError
 from gpu_audit.settings import FAIL_ON
-
-_FORMATS = ("table", "markdown", "json")
 
 
 @click.command("diff", short_help="Cost of a change to job configs, for code review.")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--base", required=True, metavar="REF", help="The revision to compare with.")
+@click.option(
+    "--base", required=True, metavar="REF", help="The revision to compare with (main, HEAD~1)."
+)
 @click.option("--head", metavar="REF", help="Compare this revision (default: the working tree).")
 @click.option(
     "--exclude",
@@ -24,9 +25,28 @@ _FORMATS = ("table", "markdown", "json")
     metavar="GLOB",
     help="Skip files matching this .gitignore-style pattern, as `check` does (repeatable).",
 )
-@click.option("--policy", "policies", multiple=True, metavar="FILE", help="Policy file.")
-@click.option("--config", "config_path", metavar="FILE", help="Settings file.")
-@click.option("--format", "fmt", type=click.Choice(_FORMATS), default=None)
+@click.option(
+    "--policy",
+    "policies",
+    multiple=True,
+    metavar="FILE",
+    help="Policy file (repeatable; layered in order). Default: the runbook pack.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    metavar="FILE",
+    help="Settings file (default: .gpu-audit.yaml found upwards).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(_FORMATS),
+    default=None,
+    help="Output format (default: from the --output extension, else table on a terminal and "
+    "text otherwise; markdown is the pull-request comment, sarif the new findings for code "
+    "scanning).",
+)
 @click.option("--output", "-o", metavar="PATH", help="Write the report here (atomically).")
 @click.option(
     "--fail-on-increase",
@@ -55,7 +75,6 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
     threshold = options["fail_on_increase"]
     increase = Increase.parse(threshold) if threshold is not None else None
     fmt = options["fmt"] or format_for(options["output"], sys.stdout.isatty())
-    fmt = "table" if fmt == "text" else fmt  # piped: the table reads as well as any text
     if fmt not in _FORMATS:
         raise ConfigError(f"diff: no {fmt} output; formats: {', '.join(_FORMATS)}")
     request = DiffRequest(
@@ -67,6 +86,8 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
         from gpu_audit.core.writer import write_atomic
 
         write_atomic(options["output"], text, inputs=(*paths, *result.read))  # never over an input
+        shown = terminal_safe(options["output"])
+        click.echo(f"gpu-audit: wrote the {fmt} report to {shown}", err=True)
     else:
         click.echo(text, nl=False)
     code, reasons = verdict(result, increase, options["fail_on"], options["fail_on_new"])

@@ -19,7 +19,7 @@ from gpu_audit.diff.cells import (
 from gpu_audit.diff.model import DiffResult, JobChange
 from gpu_audit.report.escape import terminal_safe
 
-FORMATS = ("table", "json", "markdown")
+FORMATS = ("table", "text", "markdown", "json", "csv", "sarif")
 JSON_VERSION = 1
 TABLE_HEADERS = ["file", "job", "change", "GPUs", "capacity", "runtime cap", "per run", "delta"]
 
@@ -31,6 +31,14 @@ def render(result: DiffResult, fmt: str) -> str:
         from gpu_audit.diff.markdown import render_markdown
 
         return render_markdown(result)
+    if fmt in ("text", "csv"):
+        from gpu_audit.diff.plain import render_csv, render_text
+
+        return render_text(result) if fmt == "text" else render_csv(result)
+    if fmt == "sarif":
+        from gpu_audit.diff.sarif import render_sarif
+
+        return render_sarif(result)
     return render_table(result)
 
 
