@@ -13,7 +13,7 @@ from gpu_audit.core.frozen import record
 from gpu_audit.core.redact import redact_urls
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import CoverageGap, ScanResult, Scope, Skipped
-from gpu_audit.errors import ConfigError, InputError, InputErrors
+from gpu_audit.errors import ConfigError, GpuAuditError, InputError, InputErrors
 from gpu_audit.node_join import join_nodes
 from gpu_audit.settings import Settings
 
@@ -83,6 +83,7 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
             inventory = load_inventory(path)
         except InputError as exc:  # judged without it, reported, and the run exits 2
             messages = exc.messages if isinstance(exc, InputErrors) else (str(exc),)
+            messages = _job_config(path) or messages
             shown = redact_urls(path)  # a URL given as a path keeps no secret in any report
             unreadable.extend(
                 Skipped(path=shown, reason=redact_urls(m), error=True, line=_line_in(m, path))
@@ -360,3 +361,20 @@ def _quote(quote: Any) -> list[str]:
     region = quote.region + ("" if quote.exact_region else " (reference)")
     on_demand, spot = (("-" if p is None else usd(p)) for p in (quote.on_demand, quote.spot))
     return [region, on_demand, spot, quote.as_of, quote.source]
+
+
+def _job_config(path: str) -> tuple[str, ...]:
+    """One line for a job config given as an inventory (`scan --inventory train.yaml`): it is
+    `check`'s to judge; () for anything else, whose own errors are said instead."""
+    from gpu_audit.jobs import load_jobs
+
+    try:
+        loaded = load_jobs([path])
+    except GpuAuditError:
+        return ()
+    if not loaded.resources:
+        return ()
+    what = loaded.resources[0].provider
+    return (
+        f"{path}: a {what} job config, not an inventory: judge it with `gpu-audit check {path}`",
+    )
