@@ -68,9 +68,9 @@ def test_a_kubeconfig_pointing_nowhere_is_one_clear_line(
 def test_a_job_file_given_as_an_inventory_says_to_use_check() -> None:
     """Issue 38.10: one line naming `check`, not the inventory's key errors."""
     from click.testing import CliRunner
+    from tests.conftest import FIXTURES
 
     from gpu_audit.cli.main import main
-    from tests.conftest import FIXTURES
 
     job = str(FIXTURES / "estimate" / "skypilot-no-cap.yaml")
     result = CliRunner().invoke(main, ["scan", "--inventory", job, "-q"])
