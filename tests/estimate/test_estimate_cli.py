@@ -67,6 +67,11 @@ def test_instance_type_request_with_nodes_and_cloud() -> None:
         (("--gpu", "A100:8", "--instance-type", "p4d.24xlarge", "--hours", "1"), "not both"),
         (("--instance-type", "m5.large", "--hours", "1"), "not in the catalog"),
         (("--gpu", "A100:8", "--hours", "-1"), "positive"),
+        # issue 38.12: a did-you-mean for instance types and GPU requests
+        (("--instance-type", "p5.48xl", "--hours", "1"), "(did you mean 'p5.48xlarge'?)"),
+        (("--instance-type", "p4d.24xlrage", "--hours", "1"), "(did you mean 'p4d.24xlarge'?)"),
+        (("--gpu", "H100x8", "--hours", "1"), "unknown GPU 'H100x8' (did you mean 'H100:8'?)"),
+        (("--gpu", "H100 × 8", "--hours", "1"), "(did you mean 'H100:8'?)"),
     ],
 )
 def test_bad_requests_are_one_line_errors(args: tuple[str, ...], message: str) -> None:
