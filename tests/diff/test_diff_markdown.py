@@ -108,3 +108,17 @@ def test_a_full_hash_base_is_shown_abbreviated(repo: Repo) -> None:
     code, out, _ = cli("diff", "--base", base, "--head", "HEAD", "--format", "markdown")
     assert code == 0
     assert f"between {base[:12]} and HEAD:" in out and base not in out
+
+
+def test_a_decrease_is_signed_and_a_resolved_finding_says_was(repo: Repo) -> None:
+    """Issue 38.12: `−$1,270.03` (a minus sign, not a hyphen) and `was:` for the old state."""
+    from tests.diff.conftest import TRAIN_A100_SPOT, TRAIN_H100_ON_DEMAND, cli
+
+    repo.commit({"jobs/train.yaml": TRAIN_H100_ON_DEMAND}, "base")
+    repo.write({"jobs/train.yaml": TRAIN_A100_SPOT})
+    code, out, _ = cli("diff", "--base", "HEAD", "--format", "markdown")
+    assert code == 0
+    title = out.splitlines()[1]
+    assert "\u2212\\$1,270.03 per run (\u221296.1%)" in title, title
+    resolved = out[out.index("resolved finding") :]
+    assert "spot-for-training at HEAD:jobs/train.yaml:4: was: Fault-tolerant" in resolved
