@@ -176,7 +176,9 @@ def test_diff_lists_what_changed(price_server: FakePrices, tmp_path: Path) -> No
         c for c in exact["changes"] if c["type"] == "p4d.24xlarge" and c["capacity"] == "on-demand"
     ]
     assert (row["old_usd_per_hour"], row["new_usd_per_hour"], row["change_percent"]) == (
-        21.957642, 19.5, -11.2
+        21.957642,
+        19.5,
+        -11.2,
     )
 
 
