@@ -63,7 +63,13 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
     """Compare the GPU jobs of PATHS (default: the repository; files, directories and globs, as
     `check` takes them) at --base with the working tree (or --head): per job, the GPUs,
     capacity, runtime cap and cost of one run before and after, and findings new and resolved.
-    Reads git itself: no checkout, no network. Exit 1 when a gate trips, 2 on bad input."""
+    Reads git itself: no checkout, no network. Exit 1 when a gate trips, 2 on bad input.
+
+    \b
+    Examples:
+      gpu-audit diff --base main --format markdown -o gpu-cost.md
+      gpu-audit diff --base HEAD~1 jobs/ --fail-on-increase 20%
+    """
     from gpu_audit.diff.gate import Increase, verdict
     from gpu_audit.diff.render import render
     from gpu_audit.diff.run import DiffRequest, run_diff

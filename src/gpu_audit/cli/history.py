@@ -132,7 +132,12 @@ def history_list(path: str | None, config_path: str | None, fmt: str) -> None:
 def history_show(
     audit_id: int, path: str | None, config_path: str | None, fmt: str, output: str | None
 ) -> None:
-    """Render a recorded audit again, in any format, with what had changed."""
+    """Render a recorded audit again, in any format, with what had changed.
+
+    \b
+    Example:
+      gpu-audit history show 2 --history audits.db --format markdown -o audit.md
+    """
     from gpu_audit.audit import source_hints
     from gpu_audit.history.load import load_audit
     from gpu_audit.report import render
@@ -226,7 +231,12 @@ def _point_json(point: Any) -> dict[str, Any]:
 @_CONFIG
 @click.option("--keep", type=click.IntRange(1), required=True, help="Audits to keep per scope.")
 def history_prune(path: str | None, config_path: str | None, keep: int) -> None:
-    """Delete all but the latest N audits of each scope."""
+    """Delete all but the latest N audits of each scope.
+
+    \b
+    Example:
+      gpu-audit history prune --history audits.db --keep 8
+    """
     store = _open(path, config_path)
     try:
         removed = store.prune(keep)

@@ -47,7 +47,12 @@ def refresh(provider: str, regions: tuple[str, ...], output: str) -> None:
     """Read the cloud's own price API for the instance types the catalog knows and write them,
     dated and sourced, into PRICES.json (atomically; other providers' rows are kept). Nothing
     is written when any request fails. AWS: pricing:GetProducts and
-    ec2:DescribeSpotPriceHistory; GCP: the Cloud Billing Catalog; Azure: the Retail Prices API."""
+    ec2:DescribeSpotPriceHistory; GCP: the Cloud Billing Catalog; Azure: the Retail Prices API.
+
+    \b
+    Example:
+      gpu-audit catalog refresh --provider aws --region us-east-1 -o prices.json
+    """
     from gpu_audit.prices.run import refresh as run_refresh
     from gpu_audit.report.escape import terminal_safe
 

@@ -36,7 +36,13 @@ def estimate(files: tuple[str, ...], **options: Any) -> None:
     """Cost of one run of each job (on-demand and spot, with the price's source and date), or
     every instance type offering --gpu / --instance-type, cheapest run first. No network.
     Exit 1 when a job's run costs more than the budget it declares, or when the run has no end
-    (no runtime cap, no --hours) so its budget is not evaluated."""
+    (no runtime cap, no --hours) so its budget is not evaluated.
+
+    \b
+    Examples:
+      gpu-audit estimate train/finetune.json
+      gpu-audit estimate --gpu A100-80GB:8 --hours 12 --max-usd 300
+    """
     from gpu_audit.estimate.run import EstimateRequest, run_estimate
 
     _prices(options.pop("prices"))
@@ -71,7 +77,12 @@ def policies() -> None:
 @policies.command("validate", short_help="Validate policy files.")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 def policies_validate(files: tuple[str, ...]) -> None:
-    """Validate policy files: schema, then fields, operators, GPU classes and ids."""
+    """Validate policy files: schema, then fields, operators, GPU classes and ids.
+
+    \b
+    Example:
+      gpu-audit policies validate team.yaml
+    """
     from gpu_audit.policy.loader import load_policy
 
     failed = False
@@ -90,7 +101,12 @@ def policies_validate(files: tuple[str, ...]) -> None:
 @policies.command("list")
 @click.option("--policy", "paths", multiple=True, metavar="FILE", help="Policy file (repeatable).")
 def policies_list(paths: tuple[str, ...]) -> None:
-    """List rules: id, severity, title and targets."""
+    """List rules: id, severity, title and targets.
+
+    \b
+    Example:
+      gpu-audit policies list --policy team.yaml
+    """
     from tabulate import tabulate
 
     from gpu_audit.policy.loader import load_policy
@@ -123,7 +139,13 @@ def catalog() -> None:
 @click.option("--region", help="Price in this region (default: the cloud's reference region).")
 @prices_option
 def catalog_lookup(names: tuple[str, ...], region: str | None, prices: str | None) -> None:
-    """GPU, count, memory, class and prices of instance types (or GPU names)."""
+    """GPU, count, memory, class and prices of instance types (or GPU names).
+
+    \b
+    Examples:
+      gpu-audit catalog lookup p4d.24xlarge a2-ultragpu-8g --region us-east-1
+      gpu-audit catalog lookup H100
+    """
     _prices(prices)
     from gpu_audit.cli.runners import lookup_rows
     from gpu_audit.report.escape import terminal_safe
