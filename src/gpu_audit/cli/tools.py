@@ -137,8 +137,18 @@ def catalog() -> None:
 @catalog.command("lookup", short_help="GPU, memory, class and prices of instance types.")
 @click.argument("names", nargs=-1, required=True)
 @click.option("--region", help="Price in this region (default: the cloud's reference region).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="A table, or JSON for scripts (prices as numbers, with their date and source).",
+)
 @prices_option
-def catalog_lookup(names: tuple[str, ...], region: str | None, prices: str | None) -> None:
+def catalog_lookup(
+    names: tuple[str, ...], region: str | None, prices: str | None, fmt: str
+) -> None:
     """GPU, count, memory, class and prices of instance types (or GPU names).
 
     \b
@@ -151,6 +161,15 @@ def catalog_lookup(names: tuple[str, ...], region: str | None, prices: str | Non
     from gpu_audit.report.escape import terminal_safe
     from gpu_audit.report.fit import fitted, terminal_width
 
+    if fmt == "json":
+        import json
+
+        from gpu_audit.cli.runners import lookup_entries
+
+        entries, unknown = lookup_entries(names, region)
+        data = {"version": 1, "kind": "catalog-lookup", "items": entries, "unknown": unknown}
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        sys.exit(ExitCode.ERROR if unknown else ExitCode.OK)
     rows, unknown = lookup_rows(names, region)
     if rows:
         headers = [
