@@ -72,7 +72,7 @@ def test_a_pull_request_comment_with_six_columns(repo: Repo) -> None:
     assert all(len(row[5]) <= 64 for row in rows), rows
     train = next(row for row in rows if "train-llm" in row[0])
     assert train[1:5] == ["modified", "A100-40GB × 8 → H100 × 8", "spot → on-demand", "10 h → 24 h"]
-    assert "$50.93 → $1,321" in train[5] and "+$1,270.03 (+2,493.7%)" in train[5]
+    assert "$50.93 → $1,320.96" in train[5] and "+$1,270.03 (+2,493.7%)" in train[5]
     assert "Prices as of 2026-" in text
 
 

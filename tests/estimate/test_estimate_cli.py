@@ -216,14 +216,14 @@ def test_a_budget_is_never_ok_for_a_run_with_no_end(fmt: str) -> None:
         assert (job["budget_state"], job["over_budget"]) == ("not evaluated", False)
     [line] = err.strip().splitlines()
     assert "skypilot-no-cap.yaml:" in line and "h100-sweep" in line
-    assert "budget $1,000" in line and "no runtime cap" in line
+    assert "budget $1,000.00" in line and "no runtime cap" in line
     _, json_out, _ = run("check", no_cap, "--format", "json")
     skipped = [
         n for n in json.loads(json_out)["not_evaluated"] if n["rule_id"] == "run-within-budget"
     ]
     assert skipped  # the same verdict as check's
     code, out, err = run("estimate", no_cap, "--hours", "1", "--format", "text")
-    assert code == 0 and "budget: $1,000 ok" in out and not err  # 8 × 6.88 × 1 h = $55.04
+    assert code == 0 and "budget: $1,000.00 ok" in out and not err  # 8 × 6.88 × 1 h = $55.04
 
 
 def test_max_usd_without_hours_marks_no_option_ok() -> None:
@@ -254,4 +254,14 @@ def test_at_80_columns_the_budget_column_a_flag_asked_for_stays(
     table = out.split("\n\n")[0].splitlines()
     assert table[0].split()[-1] == "budget" and all(len(ln) <= 80 for ln in table)
     assert any(ln.endswith("$300.00 OVER") for ln in table)
-    assert any(ln.endswith("$1,000 not evaluated") for ln in table)
+    assert any(ln.endswith("$1,000.00 not evaluated") for ln in table)
+
+
+def test_amounts_rounded_to_the_cent_keep_two_decimals() -> None:
+    """Issue 38.12: a column of runs and budgets reads alike: `$1,000.00`, `$0.99`, never
+    `$1,000` beside `$300.00` or a cent-rounded run as `$0.9900`."""
+    code, out, _ = run("estimate", *JOBS, "--format", "text")
+    assert code == 1
+    assert "budget: $300.00 OVER" in out and "budget: $1,000.00 not evaluated" in out
+    assert "spot: $0.3970/h, one run $0.99" in out  # a rate keeps its precision, a run its cents
+    assert "$0.9900" not in out

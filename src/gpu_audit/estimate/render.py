@@ -25,7 +25,9 @@ MARKDOWN_OPTION_HEADERS = ["instance type", "where", "GPUs", "capacity", "$/hour
 
 
 def money(value: float | None) -> str:
-    return "-" if value is None else usd(value)
+    """An amount rounded to the cent (a run, a budget, a tuning worst case) with its two
+    decimals whatever its size, so a column reads alike: `$1,709.21`, `$329.36`, `$0.99`."""
+    return "-" if value is None else f"${value:,.2f}"
 
 
 def _rate(value: float | None) -> str:

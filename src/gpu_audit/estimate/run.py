@@ -63,9 +63,8 @@ def run_estimate(request: EstimateRequest) -> EstimateReport:
 def _jobs(request: EstimateRequest) -> EstimateReport:
     from gpu_audit.catalog.enrich import enrich
     from gpu_audit.estimate.compute import estimate_job
-    from gpu_audit.estimate.render import render_jobs
+    from gpu_audit.estimate.render import money, render_jobs
     from gpu_audit.jobs import load_jobs
-    from gpu_audit.report.summary import usd
 
     loaded = load_jobs(request.files)
     now = datetime.now(UTC)
@@ -73,7 +72,7 @@ def _jobs(request: EstimateRequest) -> EstimateReport:
     errors = tuple(s.reason for s in loaded.skipped if s.error)
     over = sum(1 for e in estimates if e.over_budget)
     unbounded = tuple(
-        f"{e.location}: {e.job}: budget {usd(e.budget_usd or 0)} not evaluated ({e.budget_reason})"
+        f"{e.location}: {e.job}: budget {money(e.budget_usd)} not evaluated ({e.budget_reason})"
         for e in estimates
         if e.budget_reason
     )

@@ -53,10 +53,10 @@ def fitted(
         sizes = _sizes(heads, body)
         clippable = [i for i, head in enumerate(heads) if head not in keep] or [0]
         widest = max(clippable, key=sizes.__getitem__)
-        if sizes[widest] <= 10:
+        if sizes[widest] <= 8:
             break  # nothing left to narrow sensibly: a wide line beats an unreadable one
-        # the widest as far as needed, to ten at least; then the next widest, in turn
-        limit = max(sizes[widest] - (_width(heads, body) - width), 10)
+        # the widest as far as needed, to eight at least; then the next widest, in turn
+        limit = max(sizes[widest] - (_width(heads, body) - width), 8)
         for row in body:
             if len(row[widest]) > limit:
                 row[widest] = row[widest][: limit - 1] + "…"
