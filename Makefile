@@ -14,10 +14,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-# The quarterly audit: last quarter's snapshot is recorded into a throw-away history database,
-# then this quarter's is judged against it (new, persisting, resolved, savings realised).
+# The quarterly audit: last quarter's snapshot is recorded into a history database (kept, made
+# anew each run, for `gpu-audit history`), then this quarter's is judged against it.
+DEMO_HISTORY := .gpu-audit-demo/audits.db
 demo: $(STAMP)
-	@history=$$(mktemp -d) && trap 'rm -rf "$$history"' EXIT && \
+	@history=.gpu-audit-demo && rm -rf "$$history" && mkdir -p "$$history" && \
+	echo "gpu-audit demo: last quarter's fleet recorded, this quarter's judged against it (new, persisting, resolved); also in gpu-audit-demo.md; history: $(DEMO_HISTORY)" && \
 	$(BIN)/gpu-audit scan --inventory fixtures/inventory/demo.yaml \
 		--policy fixtures/inventory/demo-policy.yaml --history "$$history/audits.db" -q \
 		--fail-on none >/dev/null && \

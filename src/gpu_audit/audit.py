@@ -10,7 +10,14 @@ from gpu_audit.catalog.enrich import enrich
 from gpu_audit.core.fingerprint import fingerprints
 from gpu_audit.core.gcpause import paused_gc
 from gpu_audit.core.resource import Kind, Resource
-from gpu_audit.core.results import CoverageGap, NotEvaluated, ScanResult, Scope, Skipped
+from gpu_audit.core.results import (
+    CoverageGap,
+    Finding,
+    NotEvaluated,
+    ScanResult,
+    Scope,
+    Skipped,
+)
 from gpu_audit.core.workload import DEFAULT_PATTERNS, infer_workloads
 from gpu_audit.policy.engine import evaluate
 from gpu_audit.policy.loader import Policy
@@ -30,19 +37,37 @@ def audit(
         enriched = tuple(enrich(r, now) for r in infer_workloads(resources, workload_patterns))
     evaluation = evaluate(enriched, policy, now)
     scope = replace(scope, policy_files=policy.files, policy_versions=policy.versions)
+    findings = with_fixes(evaluation.findings)
     return ScanResult(
         generated_at=now,
         scope=scope,
         rules=tuple(rule.info for rule in policy.rules),
         resources=enriched,
-        findings=evaluation.findings,
+        findings=findings,
         not_evaluated=evaluation.not_evaluated,
         skipped=tuple(skipped),
         coverage_gaps=tuple(coverage_gaps),
         waivers=evaluation.waivers,
-        fingerprints=fingerprints(evaluation.findings),
+        fingerprints=fingerprints(findings),
         hints=source_hints(evaluation.not_evaluated),
     )
+
+
+def with_fixes(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    """Each job finding with its fix in the key its format uses (`resources.use_spot: true`);
+    instances, and fields the format names no key for, as they are."""
+    if not any(f.resource.kind is Kind.JOB for f in findings):
+        return findings  # a fleet scan: the job formats' registry is never imported
+    from gpu_audit.jobs import format_fix
+
+    fixed: list[Finding] = []
+    for finding in findings:
+        resource = finding.resource
+        fix = None
+        if resource.kind is Kind.JOB and finding.field is not None:
+            fix = format_fix(resource.provider, finding.field)
+        fixed.append(finding if fix is None else replace(finding, fix=fix))
+    return tuple(fixed)
 
 
 def source_hints(records: Iterable[NotEvaluated]) -> dict[tuple[str, str], Mapping[str, str]]:

@@ -282,3 +282,23 @@ def test_types_without_a_dated_list_price_stay_unpriced(instance_type: str) -> N
     assert price(instance_type, "eastus") is None
     p5e = price("p5e.48xlarge", "us-east-2")  # capacity blocks only: spot, no on-demand
     assert p5e is not None and p5e.on_demand is None and p5e.spot is not None
+
+
+def test_lookup_as_json_gives_prices_as_numbers_with_date_and_source() -> None:
+    """Issue 38.12: `catalog lookup --format json`, the unknown names listed and exit 2."""
+    import json
+
+    from click.testing import CliRunner
+
+    from gpu_audit.cli.main import main
+
+    result = CliRunner().invoke(
+        main, ["catalog", "lookup", "p4d.24xlarge", "H100", "p5.48xl", "--format", "json"]
+    )
+    assert result.exit_code == 2
+    data = json.loads(result.stdout)
+    assert data["kind"] == "catalog-lookup" and data["unknown"] == ["p5.48xl"]
+    p4d, h100 = data["items"]
+    assert (p4d["gpu_model"], p4d["gpu_count"], p4d["on_demand_usd"]) == ("A100-40GB", 8, 21.957642)
+    assert p4d["region"] == "us-east-1" and p4d["as_of"] and p4d["source"]
+    assert h100["name"] == "H100 (p5.48xlarge per GPU)" and h100["on_demand_usd"] == 6.88

@@ -166,10 +166,20 @@ def test_diff_lists_what_changed(price_server: FakePrices, tmp_path: Path) -> No
     p4d = next(
         line.split() for line in lines if line.startswith("p4d.24xlarge ") and "on-demand" in line
     )
-    assert p4d == ["p4d.24xlarge", "us-east-1", "on-demand", "21.95764", "19.5", "-11.2%"]
+    # issue 38.12: prices rounded as every report writes them
+    assert p4d == ["p4d.24xlarge", "us-east-1", "on-demand", "$21.96", "$19.50", "-11.2%"]
     h200 = next(line.split() for line in lines if "H200" in line and "on-demand" in line)
-    assert h200[3:] == ["–", "110.24", "new"]
+    assert h200[3:] == ["–", "$110.24", "new"]
     assert lines[-1].endswith("unchanged")
+    exact = json.loads(cli("catalog", "diff", str(prices), "--format", "json").stdout)
+    [row] = [
+        c for c in exact["changes"] if c["type"] == "p4d.24xlarge" and c["capacity"] == "on-demand"
+    ]
+    assert (row["old_usd_per_hour"], row["new_usd_per_hour"], row["change_percent"]) == (
+        21.957642,
+        19.5,
+        -11.2,
+    )
 
 
 def test_a_bad_price_file_is_one_located_line(tmp_path: Path) -> None:

@@ -77,6 +77,12 @@ def test_preparation_makes_the_models_and_classes_once_a_request_is_sent(
     frozen = gc.get_freeze_count()
     preparation.start(sessions, SERVICES, sts=True)
     sessions.client(sessions.base, "sts", HOME_REGION).get_caller_identity()  # the first request
+    # The request began the work; let it run to its end before `finish`, which leaves what is
+    # not yet begun (a scan may end early): under load the thread may still be on its first model.
+    thread = preparation._thread
+    assert thread is not None
+    thread.join(timeout=120)
+    assert not thread.is_alive()
     preparation.finish()
     assert {service for service, _ in memo.models} == {"sts", *SERVICES}
     assert {service for service, _ in memo.classes} == {"sts", *SERVICES}

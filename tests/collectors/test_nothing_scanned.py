@@ -63,3 +63,18 @@ def test_a_kubeconfig_pointing_nowhere_is_one_clear_line(
     )
     assert "MaxRetryError" not in err + out and "HTTPSConnectionPool" not in err + out
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_job_file_given_as_an_inventory_says_to_use_check() -> None:
+    """Issue 38.10: one line naming `check`, not the inventory's key errors."""
+    from click.testing import CliRunner
+    from tests.conftest import FIXTURES
+
+    from gpu_audit.cli.main import main
+
+    job = str(FIXTURES / "estimate" / "skypilot-no-cap.yaml")
+    result = CliRunner().invoke(main, ["scan", "--inventory", job, "-q"])
+    assert result.exit_code == 2
+    [line] = [ln for ln in result.stderr.splitlines() if ln.startswith("gpu-audit: error:")]
+    assert line.endswith(f"{job}: a skypilot job config, not an inventory: judge it with "
+                         f"`gpu-audit check {job}`")  # fmt: skip

@@ -199,7 +199,10 @@ def test_unbounded_jobs_show_the_hourly_rate_and_stay_out_of_the_run_total(repo:
     assert "not in the per-run total" in out
 
 
-def test_the_table_lists_changed_jobs_with_their_findings(changed: Repo) -> None:
+def test_the_table_lists_changed_jobs_with_their_findings(
+    changed: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # every column fits
     code, out, _ = cli("diff", "--base", "HEAD~1", "--format", "table")
     assert code == 0
     assert out.startswith("gpu-audit diff: +$")
@@ -255,3 +258,19 @@ def test_other_formats_are_priced_as_estimate_prices_them(
         assert job["before"]["run_usd"] == before[job["name"]]["run_usd"]
         assert job["after"]["run_usd"] == after[job["name"]]["run_usd"]
         assert job["before"]["run_usd"] != job["after"]["run_usd"]
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_the_table_fits_the_terminal_as_checks_does(
+    changed: Repo, monkeypatch: pytest.MonkeyPatch, columns: int
+) -> None:
+    """Issue 38.4: capacity, cap and GPUs go first, then the widest is clipped; the change and
+    the costs stay whole."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    _, out, _ = cli("diff", "--base", "HEAD~1", "--format", "table")
+    lines = out.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("file "))
+    table = lines[start : lines.index("", start)]
+    assert all(len(line) <= columns for line in table), table
+    assert "change" in table[0] and "per run" in table[0] and "delta" in table[0]
+    assert any("modified" in line and "+$1,2" in line for line in table)

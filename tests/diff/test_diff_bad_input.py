@@ -127,10 +127,12 @@ def test_an_explicit_file_on_neither_revision(repo: Repo) -> None:
     assert code == 0 and report["jobs"][0]["change"] == "removed"
 
 
-def test_an_unsupported_output_extension(repo: Repo) -> None:
+def test_the_output_extension_picks_the_format(repo: Repo) -> None:
+    """Issue 38.7: `.sarif` (refused before) is the SARIF of the new findings."""
     repo.commit({"jobs/eval.yaml": EVAL_L4}, "base")
     code, _, err = cli("diff", "--base", "HEAD", "-o", "../diff.sarif")
-    assert code == 2 and "diff: no sarif output" in _one_error(err)
+    assert code == 0 and "wrote the sarif report to ../diff.sarif" in err
+    assert '"version": "2.1.0"' in (repo.path.parent / "diff.sarif").read_text()
 
 
 def test_the_report_never_replaces_a_job_file_it_read(repo: Repo) -> None:

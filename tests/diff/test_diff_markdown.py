@@ -72,7 +72,7 @@ def test_a_pull_request_comment_with_six_columns(repo: Repo) -> None:
     assert all(len(row[5]) <= 64 for row in rows), rows
     train = next(row for row in rows if "train-llm" in row[0])
     assert train[1:5] == ["modified", "A100-40GB × 8 → H100 × 8", "spot → on-demand", "10 h → 24 h"]
-    assert "$50.93 → $1,321" in train[5] and "+$1,270.03 (+2,493.7%)" in train[5]
+    assert "$50.93 → $1,320.96" in train[5] and "+$1,270.03 (+2,493.7%)" in train[5]
     assert "Prices as of 2026-" in text
 
 
@@ -83,6 +83,7 @@ def test_new_findings_are_in_a_collapsed_section(repo: Repo) -> None:
     opened = text.index("new findings</summary>")
     closed = text.index("</details>", opened)
     assert "spot-for-training at jobs/train.yaml:4" in text[opened:closed]
+    assert "fix: set \\`resources.use\\_spot: true\\`" in text[opened:closed]  # the file's key
     resolved = text.index("resolved finding</summary>")
     assert "checkpoint-on-spot at HEAD\\~1:jobs/eval.yaml:1" in text[resolved:]
 
@@ -107,3 +108,17 @@ def test_a_full_hash_base_is_shown_abbreviated(repo: Repo) -> None:
     code, out, _ = cli("diff", "--base", base, "--head", "HEAD", "--format", "markdown")
     assert code == 0
     assert f"between {base[:12]} and HEAD:" in out and base not in out
+
+
+def test_a_decrease_is_signed_and_a_resolved_finding_says_was(repo: Repo) -> None:
+    """Issue 38.12: `−$1,270.03` (a minus sign, not a hyphen) and `was:` for the old state."""
+    from tests.diff.conftest import TRAIN_A100_SPOT, TRAIN_H100_ON_DEMAND, cli
+
+    repo.commit({"jobs/train.yaml": TRAIN_H100_ON_DEMAND}, "base")
+    repo.write({"jobs/train.yaml": TRAIN_A100_SPOT})
+    code, out, _ = cli("diff", "--base", "HEAD", "--format", "markdown")
+    assert code == 0
+    title = out.splitlines()[1]
+    assert "\u2212\\$1,270.03 per run (\u221296.1%)" in title, title
+    resolved = out[out.index("resolved finding") :]
+    assert "spot-for-training at HEAD:jobs/train.yaml:4: was: Fault-tolerant" in resolved

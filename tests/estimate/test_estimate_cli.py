@@ -67,6 +67,11 @@ def test_instance_type_request_with_nodes_and_cloud() -> None:
         (("--gpu", "A100:8", "--instance-type", "p4d.24xlarge", "--hours", "1"), "not both"),
         (("--instance-type", "m5.large", "--hours", "1"), "not in the catalog"),
         (("--gpu", "A100:8", "--hours", "-1"), "positive"),
+        # issue 38.12: a did-you-mean for instance types and GPU requests
+        (("--instance-type", "p5.48xl", "--hours", "1"), "(did you mean 'p5.48xlarge'?)"),
+        (("--instance-type", "p4d.24xlrage", "--hours", "1"), "(did you mean 'p4d.24xlarge'?)"),
+        (("--gpu", "H100x8", "--hours", "1"), "unknown GPU 'H100x8' (did you mean 'H100:8'?)"),
+        (("--gpu", "H100 × 8", "--hours", "1"), "(did you mean 'H100:8'?)"),
     ],
 )
 def test_bad_requests_are_one_line_errors(args: tuple[str, ...], message: str) -> None:
@@ -196,3 +201,67 @@ def test_b200_options_include_a4_and_h200_names_the_unpriced_azure_type() -> Non
     assert rows[("a4-highgpu-8g", "us-central1", "spot")]["run_usd"] == 396.34  # 39.6336 × 10
     _, text, _ = run("estimate", "--gpu", "H200:8", "--hours", "1", "--format", "text")
     assert "Not priced by the catalog: Standard_ND96isr_H200_v5." in text
+
+
+@pytest.mark.parametrize("fmt", ["table", "text", "json", "markdown"])
+def test_a_budget_is_never_ok_for_a_run_with_no_end(fmt: str) -> None:
+    """Issue 38.1: a budget and no runtime cap is `not evaluated`, as `check` leaves
+    run-within-budget, and the budget gate fails with one line saying why."""
+    no_cap = str(FIXTURES / "estimate" / "skypilot-no-cap.yaml")
+    code, out, err = run("estimate", no_cap, "--format", fmt)
+    assert code == 1
+    assert "not evaluated" in out and " ok" not in out
+    if fmt == "json":
+        [job] = json.loads(out)["jobs"]
+        assert (job["budget_state"], job["over_budget"]) == ("not evaluated", False)
+    [line] = err.strip().splitlines()
+    assert "skypilot-no-cap.yaml:" in line and "h100-sweep" in line
+    assert "budget $1,000.00" in line and "no runtime cap" in line
+    _, json_out, _ = run("check", no_cap, "--format", "json")
+    skipped = [
+        n for n in json.loads(json_out)["not_evaluated"] if n["rule_id"] == "run-within-budget"
+    ]
+    assert skipped  # the same verdict as check's
+    code, out, err = run("estimate", no_cap, "--hours", "1", "--format", "text")
+    assert code == 0 and "budget: $1,000.00 ok" in out and not err  # 8 × 6.88 × 1 h = $55.04
+
+
+def test_max_usd_without_hours_marks_no_option_ok() -> None:
+    code, out, err = run("estimate", "--gpu", "H100:8", "--max-usd", "300", "--format", "text")
+    assert code == 0, err  # options are choices, not a gate: the footer warns
+    rows = [line for line in out.splitlines() if "/h (" in line]
+    assert rows and all(line.endswith(" not evaluated") for line in rows)
+    assert "Budget $300.00 not evaluated: without --hours a run has no end" in out
+    _, out, _ = run("estimate", "--gpu", "H100:8", "--max-usd", "300", "--hours", "1")
+    assert " ok" in out and "not evaluated" not in out
+
+
+def test_at_80_columns_the_budget_column_a_flag_asked_for_stays(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 38.4: --max-usd's column, and a declared budget's verdict, are never dropped."""
+    monkeypatch.setenv("COLUMNS", "80")
+    _, out, _ = run(
+        "estimate", "--gpu", "A100-80GB:8", "--hours", "12", "--max-usd", "300", "--format", "table"
+    )
+    lines = out.splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.startswith("instance type"))
+    assert lines[head].split()[-1] == "budget"
+    assert all(len(ln) <= 80 for ln in lines)
+    rows = lines[head + 2 : head + 6]
+    assert all(r.endswith((" ok", " OVER")) and "…" not in r.split()[0] for r in rows)
+    _, out, _ = run("estimate", *JOBS, "--format", "table")
+    table = out.split("\n\n")[0].splitlines()
+    assert table[0].split()[-1] == "budget" and all(len(ln) <= 80 for ln in table)
+    assert any(ln.endswith("$300.00 OVER") for ln in table)
+    assert any(ln.endswith("$1,000.00 not evaluated") for ln in table)
+
+
+def test_amounts_rounded_to_the_cent_keep_two_decimals() -> None:
+    """Issue 38.12: a column of runs and budgets reads alike: `$1,000.00`, `$0.99`, never
+    `$1,000` beside `$300.00` or a cent-rounded run as `$0.9900`."""
+    code, out, _ = run("estimate", *JOBS, "--format", "text")
+    assert code == 1
+    assert "budget: $300.00 OVER" in out and "budget: $1,000.00 not evaluated" in out
+    assert "spot: $0.5556/h, one run $1.39" in out  # a rate keeps its precision, a run its cents
+    assert "$0.9900" not in out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -81,6 +82,14 @@ def test_three_audits_new_persisting_resolved(
     assert code == 0 and [line.split()[0] for line in out.splitlines()[2:]] == [
         d[:10] for d in DATES
     ]
+    assert all(line.split()[1].startswith("$") for line in out.splitlines()[2:])  # issue 38.12
+    code, out, _ = run("history", "trend", "--history", db, "--format", "json")
+    points = json.loads(out)["points"]
+    assert [p["monthly_cost_usd"] for p in points] == [p.monthly_cost_usd for p in trend]
+    code, out, _ = run("history", "list", "--history", db, "--format", "json")
+    listed = json.loads(out)["audits"]
+    assert [a["id"] for a in listed] == [a.id for a in audits]
+    assert [a["savings_realised_usd"] for a in listed] == [a.savings_realised_usd for a in audits]
     store.close()
 
 

@@ -105,3 +105,58 @@ def test_a_huge_value_is_clipped(tmp_path: Path) -> None:
     code, lines = _validate(tmp_path, body)
     assert code == 2 and len(lines) == 1
     assert len(lines[0]) < 400 and "(50,000 chars)" in lines[0]
+
+
+EIGHT_TYPOS = """\
+version: 1
+rules:
+  - id: my-spot
+    severity: hihg
+    targets: [job]
+    where: {workload: training}
+    require: {capacty: spot}
+  - id: my-cap
+    severity: medium
+    require: {gpu.model: {at-mots: A100-80GB}}
+  - id: my-hours
+    severity: low
+    require: {all: [{uptime_hour: {gte: 24h}}, {gpu.cuont: {gte: 1}}]}
+  - id: my-tags
+    severity: low
+    require: {tags.owner: {presnt: true}}
+    savings: spto
+waivers:
+  - rule: my-spot
+    reason: ok
+    owner: me@example.com
+    expires: 2027-13-45
+  - rule: my-capp
+    reason: ok
+    owner: me@example.com
+    expires: 2027-01-01
+"""
+
+
+def test_eight_typos_are_eight_lines_of_one_run_in_line_order(tmp_path: Path) -> None:
+    """Issue 38.9: a bad date hid the rest, and fields and operators came one per run."""
+    code, lines = _validate(tmp_path, EIGHT_TYPOS)
+    assert code == 2
+    where = [int(line.split(":")[3]) for line in lines]  # gpu-audit: error: PATH:LINE: …
+    assert where == [4, 7, 10, 13, 13, 16, 17, 22, 23]  # every mistake, in line order
+    text = "\n".join(lines)
+    for said in (
+        "severity: 'hihg' is not one of info, low, medium, high, critical (did you mean 'high'?)",
+        "capacty: unknown field 'capacty' (did you mean 'capacity'?)",
+        "at-mots: unknown operator 'at-mots' (did you mean 'at-most'?)",
+        "uptime_hour: unknown field 'uptime_hour' (did you mean 'uptime_hours'?)",
+        "gpu.cuont: unknown field 'gpu.cuont' (did you mean 'gpu.count'?)",
+        "presnt: unknown operator 'presnt' (did you mean 'present'?)",
+        "savings: unknown saving 'spto'",
+        "waiver #1: expires: expected a date (YYYY-MM-DD), got '2027-13-45'",
+        "waiver: rule: unknown rule 'my-capp' (did you mean 'my-cap'?)",
+    ):
+        assert said in text
+    check = CliRunner().invoke(
+        main, ["check", "fixtures/estimate", "--policy", f"{tmp_path}/p.yaml"]
+    )
+    assert check.exit_code == 2 and check.stderr.splitlines() == lines  # check says the same

@@ -8,8 +8,9 @@ past the right edge. A cell is padded 6 px 13 px with a 1 px border. Glyph width
 AFM advance widths (1/1000 em; Arial's metrics are the same), bold ×1.07; other characters are
 taken as a digit's width (556) and a no-break space as a space.
 
-A column's narrowest width is its widest unbreakable run (split at spaces only: hyphens and
-slashes are treated as unbreakable, which is how a date or a path should stay) plus padding;
+A column's narrowest width is its widest unbreakable run (split at spaces and `<wbr>`s only:
+hyphens and slashes are treated as unbreakable, which is how a date or a path should stay) plus
+padding;
 a table fits when those add up to at most the content width. `one_line_width` is the width with
 no wrapping at all, for tables whose cells must not wrap (dates).
 """
@@ -33,6 +34,7 @@ _AFM = dict(zip(
     strict=True,
 ))  # fmt: skip
 _AFM["\u00a0"] = 278
+_AFM["\u200b"] = 0  # a `<wbr>`: a break opportunity, no glyph
 
 
 def text_px(text: str, bold: bool = False, code: bool = False) -> float:
@@ -43,7 +45,7 @@ def text_px(text: str, bold: bool = False, code: bool = False) -> float:
 
 
 def cell_min_px(text: str, bold: bool = False) -> float:
-    runs = text.split(" ") or [""]
+    runs = text.replace("\u200b", " ").split(" ") or [""]
     return max(text_px(run, bold) for run in runs) + CELL_PAD_PX
 
 

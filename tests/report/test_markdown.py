@@ -72,7 +72,9 @@ def source_rows(text: str) -> list[list[str]]:
 def assert_well_formed(text: str, result: ScanResult) -> list[Token]:
     tokens = parse(text)
     every = list(walk(tokens))
-    assert not [t for t in every if t.type in ("html_block", "html_inline")], "raw HTML leaked"
+    ours = ("<wbr>",)  # the break opportunity our own code writes in long names
+    leaked = [t for t in every if t.type in ("html_block", "html_inline") and t.content not in ours]
+    assert not leaked, "raw HTML leaked"
     assert not [t for t in every if t.type in ("link_open", "image")], "a value became a link"
     found = headings(tokens)
     assert found[0] == ("h1", "GPU audit report")

@@ -49,9 +49,15 @@ def _report(cwd: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def _text(inline: Token) -> str:
+    """A cell's rendered text; a `<wbr>` is a zero-width break opportunity (github_width)."""
     return "".join(
-        t.content for t in walk(inline.children or []) if t.type in ("text", "code_inline")
+        t.content if t.type in ("text", "code_inline") else WBR
+        for t in walk(inline.children or [])
+        if t.type in ("text", "code_inline") or (t.type == "html_inline" and t.content == "<wbr>")
     )
+
+
+WBR = "\u200b"  # what a `<wbr>` leaves: a place to wrap, no width
 
 
 def _tables(tokens: list[Token]) -> list[list[list[str]]]:

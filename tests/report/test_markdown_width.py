@@ -79,3 +79,19 @@ def test_the_trend_chart_has_a_dark_line_dollar_axis_and_a_legend(tmp_path: Path
     assert 0.2126 * red + 0.7152 * green + 0.0722 * blue < 80  # dark on a light page
     assert 'y-axis "$ per month"' in chart
     assert "_Legend: dark line: GPU spend" in text
+
+
+def test_check_over_real_repositories_job_files_fits_the_page(tmp_path: Path) -> None:
+    """Issue 38.4: the corpus's file names (`owner__repo_path.cfn.yml`, no space) and job names
+    wrap at the `<wbr>` after each `_`, `-` and `.` instead of pushing the table off the page."""
+    from tests.conftest import SHARED, need_shared
+
+    corpus = SHARED / "corpus"
+    need_shared(corpus)
+    text = _markdown(tmp_path, "check", corpus, "--fail-on", "none")
+    tables = _tables(parse(text))
+    assert any(row[0] == "Job (GPUs)" for rows in tables for row in rows[:1])
+    for rows in tables:
+        width = min_width(rows)
+        assert width <= CONTENT_PX, f"{rows[0]}: {width:.0f} px > {CONTENT_PX} px"
+    assert "<wbr>" in text and "\\_<wbr>" in text  # a break after an escaped `_` too

@@ -104,3 +104,20 @@ def test_history_list_fits_and_the_new_column_has_a_header(tmp_path: Path) -> No
     listed = _out(80, "history", "list", "--history", db)
     assert max(map(len, listed.splitlines())) <= 80
     assert "spend/mo" in listed.splitlines()[0] and "$600,020" in listed
+
+
+def test_two_files_never_show_the_same_clipped_name(tmp_path: Path) -> None:
+    """Issue 38.4: `…/skypilot-no-cap-long-name.yaml:2` for two folders read the same."""
+    job = (ROOT / "fixtures" / "estimate" / "skypilot-no-cap.yaml").read_text()
+    paths = []
+    for team in ("alpha", "bravo"):
+        path = tmp_path / f"team-{team}" / "training" / "skypilot-no-cap-long-name.yaml"
+        path.parent.mkdir(parents=True)
+        path.write_text(job.replace("name: h100-sweep", f"name: sweep-{team}"))
+        paths.append(str(path))
+    out = _out(80, "check", *paths, "--format", "table")
+    [high, *_] = _tables(out)
+    shown = [row.split()[2] for row in high[2:] if row.startswith("spot-for-training")]
+    assert len(shown) == 2 and shown[0] != shown[1], shown
+    assert all("…" in cell and cell.endswith("name.yaml:2") for cell in shown)
+    assert all(len(line) <= 80 for line in high)

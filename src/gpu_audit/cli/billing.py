@@ -93,6 +93,7 @@ def billing(
     spend, GPU-hours, capacity mix, tags and unused reservations, with findings from the bill.
 
     \b
+    Examples:
     gpu-audit billing exports/aws exports/azure exports/gcp --period 2026-Q3
     gpu-audit billing exports/aws --period 2026-08 --format markdown -o aug-bill.md
     gpu-audit billing exports/aws --period 2026-Q3 --history audits.db --write-prices billed.json

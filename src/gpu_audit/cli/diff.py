@@ -8,15 +8,16 @@ from typing import Any
 
 import click
 
+from gpu_audit.diff.render import FORMATS as _FORMATS
 from gpu_audit.errors import ConfigError
 from gpu_audit.settings import FAIL_ON
-
-_FORMATS = ("table", "markdown", "json")
 
 
 @click.command("diff", short_help="Cost of a change to job configs, for code review.")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--base", required=True, metavar="REF", help="The revision to compare with.")
+@click.option(
+    "--base", required=True, metavar="REF", help="The revision to compare with (main, HEAD~1)."
+)
 @click.option("--head", metavar="REF", help="Compare this revision (default: the working tree).")
 @click.option(
     "--exclude",
@@ -25,9 +26,28 @@ _FORMATS = ("table", "markdown", "json")
     metavar="GLOB",
     help="Skip files matching this .gitignore-style pattern, as `check` does (repeatable).",
 )
-@click.option("--policy", "policies", multiple=True, metavar="FILE", help="Policy file.")
-@click.option("--config", "config_path", metavar="FILE", help="Settings file.")
-@click.option("--format", "fmt", type=click.Choice(_FORMATS), default=None)
+@click.option(
+    "--policy",
+    "policies",
+    multiple=True,
+    metavar="FILE",
+    help="Policy file (repeatable; layered in order). Default: the runbook pack.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    metavar="FILE",
+    help="Settings file (default: .gpu-audit.yaml found upwards).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(_FORMATS),
+    default=None,
+    help="Output format (default: from the --output extension, else table on a terminal and "
+    "text otherwise; markdown is the pull-request comment, sarif the new findings for code "
+    "scanning).",
+)
 @click.option("--output", "-o", metavar="PATH", help="Write the report here (atomically).")
 @click.option(
     "--fail-on-increase",
@@ -44,7 +64,13 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
     """Compare the GPU jobs of PATHS (default: the repository; files, directories and globs, as
     `check` takes them) at --base with the working tree (or --head): per job, the GPUs,
     capacity, runtime cap and cost of one run before and after, and findings new and resolved.
-    Reads git itself: no checkout, no network. Exit 1 when a gate trips, 2 on bad input."""
+    Reads git itself: no checkout, no network. Exit 1 when a gate trips, 2 on bad input.
+
+    \b
+    Examples:
+      gpu-audit diff --base main --format markdown -o gpu-cost.md
+      gpu-audit diff --base HEAD~1 jobs/ --fail-on-increase 20%
+    """
     from gpu_audit.core.inputs import refuse_input
     from gpu_audit.diff.gate import Increase, verdict
     from gpu_audit.diff.git import git_directories, repository
@@ -64,7 +90,6 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
     threshold = options["fail_on_increase"]
     increase = Increase.parse(threshold) if threshold is not None else None
     fmt = options["fmt"] or format_for(options["output"], sys.stdout.isatty())
-    fmt = "table" if fmt == "text" else fmt  # piped: the table reads as well as any text
     if fmt not in _FORMATS:
         raise ConfigError(f"diff: no {fmt} output; formats: {', '.join(_FORMATS)}")
     request = DiffRequest(
@@ -76,6 +101,8 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
         from gpu_audit.core.writer import write_atomic
 
         write_atomic(options["output"], text, inputs=(*read, *result.read), folders=folders)
+        shown = terminal_safe(options["output"])
+        click.echo(f"gpu-audit: wrote the {fmt} report to {shown}", err=True)
     else:
         click.echo(text, nl=False)
     code, reasons = verdict(result, increase, options["fail_on"], options["fail_on_new"])

@@ -64,15 +64,42 @@ def history_group() -> None:
     """Recorded audits: list them, show one again, the trend, prune old ones."""
 
 
+_LISTED = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="A table, or JSON for scripts (amounts as numbers).",
+)
+
+
+def _json(kind: str, key: str, items: list[dict[str, Any]]) -> None:
+    import json
+
+    click.echo(json.dumps({"version": 1, "kind": kind, key: items}, indent=2, ensure_ascii=False))
+
+
 @history_group.command("list", short_help="The audits recorded.")
 @_DATABASE
 @_CONFIG
-def history_list(path: str | None, config_path: str | None) -> None:
-    """Audits: when, scope, counts, spend and savings."""
+@_LISTED
+def history_list(path: str | None, config_path: str | None, fmt: str) -> None:
+    """Audits: when, scope, counts, spend and savings.
+
+    \b
+    Example:
+      gpu-audit history list --history audits.db
+    """
     from gpu_audit.report.fit import fitted, terminal_width
     from gpu_audit.report.summary import usd
 
     store = _open(path, config_path)
+    if fmt == "json":
+        audits = store.audits()
+        store.close()
+        _json("audits", "audits", [_audit_json(a) for a in audits])
+        return
     rows = [
         (
             a.id,
@@ -105,7 +132,12 @@ def history_list(path: str | None, config_path: str | None) -> None:
 def history_show(
     audit_id: int, path: str | None, config_path: str | None, fmt: str, output: str | None
 ) -> None:
-    """Render a recorded audit again, in any format, with what had changed."""
+    """Render a recorded audit again, in any format, with what had changed.
+
+    \b
+    Example:
+      gpu-audit history show 2 --history audits.db --format markdown -o audit.md
+    """
     from gpu_audit.audit import source_hints
     from gpu_audit.history.load import load_audit
     from gpu_audit.report import render
@@ -134,25 +166,64 @@ def history_show(
 @_DATABASE
 @_CONFIG
 @click.option("--audit", "audit_id", type=int, help="The trend up to this audit (default: latest).")
-def history_trend(path: str | None, config_path: str | None, audit_id: int | None) -> None:
-    """Spend, savings found and savings realised over the audits of one scope."""
-    from tabulate import tabulate
+@_LISTED
+def history_trend(
+    path: str | None, config_path: str | None, audit_id: int | None, fmt: str
+) -> None:
+    """Spend, savings found and savings realised over the audits of one scope.
+
+    \b
+    Example:
+      gpu-audit history trend --history audits.db --format json
+    """
+    from gpu_audit.report.fit import fitted, terminal_width
+    from gpu_audit.report.summary import usd
 
     store = _open(path, config_path)
     points = store.trend(audit_id)
     store.close()
+    if fmt == "json":
+        _json("trend", "points", [_point_json(p) for p in points])
+        return
     rows = [
-        (
+        [
             p.generated_at.strftime("%Y-%m-%d"),
-            f"{p.monthly_cost_usd:,.2f}",
-            f"{p.monthly_savings_usd:,.2f}",
-            f"{p.savings_realised_usd:,.2f}",
-            p.findings_open,
-        )
+            usd(p.monthly_cost_usd),
+            usd(p.monthly_savings_usd),
+            usd(p.savings_realised_usd),
+            str(p.findings_open),
+        ]
         for p in points
-    ]
-    headers = ["audit", "spend $/mo", "savings found $/mo", "savings realised $/mo", "open"]
-    click.echo(tabulate(rows, headers=headers, disable_numparse=True))
+    ]  # the same money as `history list` and the reports: `$600,020`, `$734.38`
+    headers = ["audit", "spend/mo", "found/mo", "realised/mo", "open"]  # savings found, realised
+    click.echo(fitted(headers, rows, terminal_width()))
+
+
+def _audit_json(audit: Any) -> dict[str, Any]:
+    return {
+        "id": audit.id,
+        "generated_at": audit.generated_at.isoformat(),
+        "command": audit.scope.command,
+        "providers": list(audit.scope.providers),
+        "resources": audit.resources,
+        "findings_open": audit.findings_open,
+        "new": audit.new,
+        "persisting": audit.persisting,
+        "resolved": audit.resolved,
+        "monthly_cost_usd": audit.monthly_cost_usd,
+        "monthly_savings_usd": audit.monthly_savings_usd,
+        "savings_realised_usd": audit.savings_realised_usd,
+    }
+
+
+def _point_json(point: Any) -> dict[str, Any]:
+    return {
+        "generated_at": point.generated_at.isoformat(),
+        "monthly_cost_usd": point.monthly_cost_usd,
+        "monthly_savings_usd": point.monthly_savings_usd,
+        "savings_realised_usd": point.savings_realised_usd,
+        "findings_open": point.findings_open,
+    }
 
 
 @history_group.command("prune", short_help="Keep the latest N audits.")
@@ -160,7 +231,12 @@ def history_trend(path: str | None, config_path: str | None, audit_id: int | Non
 @_CONFIG
 @click.option("--keep", type=click.IntRange(1), required=True, help="Audits to keep per scope.")
 def history_prune(path: str | None, config_path: str | None, keep: int) -> None:
-    """Delete all but the latest N audits of each scope."""
+    """Delete all but the latest N audits of each scope.
+
+    \b
+    Example:
+      gpu-audit history prune --history audits.db --keep 8
+    """
     store = _open(path, config_path)
     try:
         removed = store.prune(keep)

@@ -197,6 +197,11 @@ def check(files: tuple[str, ...], excludes: tuple[str, ...], **options: Any) -> 
 
     FILES may be files (always read), directories (walked for .yaml/.yml/.json files, honouring
     .gitignore) and quoted globs ('jobs/**/*.yaml').
+
+    \b
+    Examples:
+      gpu-audit check jobs/
+      gpu-audit check 'jobs/**/*.yaml' --format markdown -o check.md
     """
     from gpu_audit.cli.runners import CheckRequest, run_check
 

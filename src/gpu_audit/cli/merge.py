@@ -30,7 +30,12 @@ def merge(
     """Combine shard reports into the audit the unsharded scan would have produced.
 
     Findings are judged again on the union of the shards' resources (each kept once), so the
-    summary is the union's. A missing shard makes the audit partial (exit 3)."""
+    summary is the union's. A missing shard makes the audit partial (exit 3).
+
+    \b
+    Example:
+      gpu-audit merge shards/shard-*.json --history audits.db -o audit.md
+    """
     from gpu_audit.cli.merge_runner import MergeRequest, run_merge
 
     options["inputs"] = list(shards)

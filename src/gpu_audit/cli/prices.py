@@ -47,7 +47,12 @@ def refresh(provider: str, regions: tuple[str, ...], output: str) -> None:
     """Read the cloud's own price API for the instance types the catalog knows and write them,
     dated and sourced, into PRICES.json (atomically; other providers' rows are kept). Nothing
     is written when any request fails. AWS: pricing:GetProducts and
-    ec2:DescribeSpotPriceHistory; GCP: the Cloud Billing Catalog; Azure: the Retail Prices API."""
+    ec2:DescribeSpotPriceHistory; GCP: the Cloud Billing Catalog; Azure: the Retail Prices API.
+
+    \b
+    Example:
+      gpu-audit catalog refresh --provider aws --region us-east-1 -o prices.json
+    """
     from gpu_audit.prices.run import refresh as run_refresh
     from gpu_audit.report.escape import terminal_safe
 
@@ -68,19 +73,42 @@ def refresh(provider: str, regions: tuple[str, ...], output: str) -> None:
 
 @click.command("diff", short_help="What a price file changes against the bundled prices.")
 @click.argument("path", metavar="PRICES.json", type=click.Path(dir_okay=False))
-def diff(path: str) -> None:
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="A table (prices as the reports write them), or JSON (exact numbers).",
+)
+def diff(path: str, fmt: str) -> None:
     """Type, region, capacity, bundled price, new price and the change in percent, largest
-    change first; prices the bundled catalog lacks are marked new."""
-    from tabulate import tabulate
+    change first; prices the bundled catalog lacks are marked new.
 
-    from gpu_audit.prices.diff import changes, table_rows
+    \b
+    Example:
+      gpu-audit catalog diff prices.json
+    """
+    from gpu_audit.prices.diff import changes, ordered, table_rows
     from gpu_audit.prices.pricefile import read_prices
-    from gpu_audit.report.escape import terminal_safe
+    from gpu_audit.report.fit import fitted, terminal_width
+    from gpu_audit.report.summary import usd
 
     found, same = changes(read_prices(path))
+    if fmt == "json":
+        import json
+
+        items = [
+            {"type": c.type, "region": c.region, "capacity": c.capacity, "old_usd_per_hour": c.old,
+             "new_usd_per_hour": c.new, "change_percent": c.percent}
+            for c in ordered(found)
+        ]  # fmt: skip
+        data = {"version": 1, "kind": "price-changes", "changes": items, "unchanged": same}
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        sys.exit(ExitCode.OK)
     headers = ["type", "region", "capacity", "old $/h", "new $/h", "change"]
     if found:
-        rows = [[terminal_safe(cell) for cell in row] for row in table_rows(found)]
-        click.echo(tabulate(rows, headers=headers, disable_numparse=True))
+        rows = [list(row) for row in table_rows(found, usd)]
+        click.echo(fitted(headers, rows, terminal_width(), keep=("old $/h", "new $/h", "change")))
     click.echo(f"{len(found)} prices changed or new, {same} unchanged")
     sys.exit(ExitCode.OK)

@@ -13,7 +13,7 @@ from gpu_audit.core.frozen import record
 from gpu_audit.core.redact import redact_urls
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import CoverageGap, ScanResult, Scope, Skipped
-from gpu_audit.errors import ConfigError, InputError, InputErrors
+from gpu_audit.errors import ConfigError, GpuAuditError, InputError, InputErrors
 from gpu_audit.node_join import join_nodes
 from gpu_audit.settings import Settings
 
@@ -83,6 +83,7 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
             inventory = load_inventory(path)
         except InputError as exc:  # judged without it, reported, and the run exits 2
             messages = exc.messages if isinstance(exc, InputErrors) else (str(exc),)
+            messages = _job_config(path) or messages
             shown = redact_urls(path)  # a URL given as a path keeps no secret in any report
             unreadable.extend(
                 Skipped(path=shown, reason=redact_urls(m), error=True, line=_line_in(m, path))
@@ -325,30 +326,45 @@ def _progress(provider: str) -> Any:
 
 
 def lookup_rows(names: tuple[str, ...], region: str | None) -> tuple[list[list[str]], list[str]]:
+    """`catalog lookup`'s table rows (money as the reports write it) and the unknown names."""
+    from gpu_audit.report.summary import usd
+
+    entries, unknown = lookup_entries(names, region)
+    rows = []
+    for e in entries:
+        priced = e["region"] is not None
+        where = f"{e['region']}{'' if e['exact_region'] else ' (reference)'}" if priced else "-"
+        rows.append(
+            [
+                e["name"], e["cloud"] or "-", e["gpu_model"], str(e["gpu_count"]),
+                _text(e["gpu_memory_gib"]), _text(e["class_rank"]), where,
+                *("-" if p is None else usd(p) for p in (e["on_demand_usd"], e["spot_usd"])),
+                e["as_of"] or "-", e["source"] or "unpriced",
+            ]
+        )  # fmt: skip
+    return rows, unknown
+
+
+def lookup_entries(
+    names: tuple[str, ...], region: str | None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Each name's GPU, memory, class and prices as plain values (`--format json`)."""
     from gpu_audit.catalog import gpu_class, gpu_hour_price, instance_spec, price
     from gpu_audit.catalog.regions import check_region
 
-    rows: list[list[str]] = []
+    entries: list[dict[str, Any]] = []
     unknown: list[str] = []
     for name in names:
         spec = instance_spec(name)
         if spec is not None:
             if region:
                 check_region(region, (spec.cloud,))
-            quote = price(name, region)
             cls = gpu_class(spec.gpu_model)
-            rank = cls.rank if cls else None
-            rows.append(
-                [
-                    name,
-                    spec.cloud,
-                    spec.gpu_model,
-                    str(spec.gpu_count),
-                    f"{spec.gpu_memory_gib:g}",
-                    _text(rank),
-                    *_quote(quote),
-                ]
-            )
+            entries.append(
+                {"name": name, "cloud": spec.cloud, "gpu_model": spec.gpu_model,
+                 "gpu_count": spec.gpu_count, "gpu_memory_gib": spec.gpu_memory_gib,
+                 "class_rank": cls.rank if cls else None, **_priced(price(name, region))}
+            )  # fmt: skip
             continue
         cls = gpu_class(name)
         if cls is not None:
@@ -356,23 +372,42 @@ def lookup_rows(names: tuple[str, ...], region: str | None) -> tuple[list[list[s
                 check_region(region, ("aws", "gcp", "azure"))
             quote = gpu_hour_price(cls.name)
             label = f"{name} ({quote.item} per GPU)" if quote and quote.item else name
-            rows.append(
-                [label, "-", cls.name, "1", _text(cls.memory_gib), _text(cls.rank), *_quote(quote)]
-            )
+            entries.append(
+                {"name": label, "cloud": None, "gpu_model": cls.name, "gpu_count": 1,
+                 "gpu_memory_gib": cls.memory_gib, "class_rank": cls.rank, **_priced(quote)}
+            )  # fmt: skip
             continue
         unknown.append(name)
-    return rows, unknown
+    return entries, unknown
+
+
+def _priced(quote: Any) -> dict[str, Any]:
+    if quote is None:
+        keys = ("region", "on_demand_usd", "spot_usd", "as_of", "source")
+        return {**dict.fromkeys(keys), "exact_region": None}
+    return {
+        "region": quote.region, "exact_region": quote.exact_region,
+        "on_demand_usd": quote.on_demand, "spot_usd": quote.spot,
+        "as_of": quote.as_of, "source": quote.source,
+    }  # fmt: skip
 
 
 def _text(value: Any) -> str:
     return "-" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def _quote(quote: Any) -> list[str]:
-    if quote is None:
-        return ["-", "-", "-", "-", "unpriced"]
-    from gpu_audit.report.summary import usd
+def _job_config(path: str) -> tuple[str, ...]:
+    """One line for a job config given as an inventory (`scan --inventory train.yaml`): it is
+    `check`'s to judge; () for anything else, whose own errors are said instead."""
+    from gpu_audit.jobs import load_jobs
 
-    region = quote.region + ("" if quote.exact_region else " (reference)")
-    on_demand, spot = (("-" if p is None else usd(p)) for p in (quote.on_demand, quote.spot))
-    return [region, on_demand, spot, quote.as_of, quote.source]
+    try:
+        loaded = load_jobs([path])
+    except GpuAuditError:
+        return ()
+    if not loaded.resources:
+        return ()
+    what = loaded.resources[0].provider
+    return (
+        f"{path}: a {what} job config, not an inventory: judge it with `gpu-audit check {path}`",
+    )

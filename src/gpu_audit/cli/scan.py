@@ -89,7 +89,13 @@ def scan(
     run_id: str | None,
     **options: Any,
 ) -> None:
-    """Enumerate running GPU capacity (or a saved inventory) and judge it."""
+    """Enumerate running GPU capacity (or a saved inventory) and judge it.
+
+    \b
+    Examples:
+      gpu-audit scan --provider aws --region us-east-1 -o audit.md
+      gpu-audit scan --inventory fleet.yaml --history audits.db
+    """
     from gpu_audit.cli.runners import ScanRequest, run_scan
 
     options["inputs"] = list(inventories)

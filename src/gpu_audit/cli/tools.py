@@ -26,14 +26,23 @@ ESTIMATE_FORMATS = FORMATS
 @click.option("--hours", type=float, help="Runtime (overrides a job's runtime cap).")
 @click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--cloud", type=click.Choice(["aws", "gcp", "azure"]), help="Only this cloud.")
-@click.option("--max-usd", type=float, metavar="USD", help="Mark options over this budget.")
+@click.option(
+    "--max-usd", type=float, metavar="USD", help="Mark options over this budget (needs --hours)."
+)
 @click.option("--format", "fmt", type=click.Choice(ESTIMATE_FORMATS), default=None)
 @click.option("--output", "-o", metavar="PATH", help="Write the estimate here (atomically).")
 @prices_option
 def estimate(files: tuple[str, ...], **options: Any) -> None:
     """Cost of one run of each job (on-demand and spot, with the price's source and date), or
     every instance type offering --gpu / --instance-type, cheapest run first. No network.
-    Exit 1 when a job's run costs more than the budget it declares."""
+    Exit 1 when a job's run costs more than the budget it declares, or when the run has no end
+    (no runtime cap, no --hours) so its budget is not evaluated.
+
+    \b
+    Examples:
+      gpu-audit estimate train/finetune.json
+      gpu-audit estimate --gpu A100-80GB:8 --hours 12 --max-usd 300
+    """
     from gpu_audit.estimate.run import EstimateRequest, run_estimate
 
     output = options.pop("output")
@@ -52,9 +61,12 @@ def estimate(files: tuple[str, ...], **options: Any) -> None:
         click.echo(f"gpu-audit: wrote the {fmt} estimate to {one_line(output)}", err=True)
     else:
         click.echo(report.text, nl=False)
+    for line in report.unbounded:  # the budget gate cannot pass a run with no end
+        click.echo(f"gpu-audit: budget: {one_line(line)}", err=True)
     for error in report.errors:
         click.echo(f"gpu-audit: error: {redact_urls(error)}", err=True)
-    sys.exit(ExitCode.ERROR if report.errors else ExitCode(int(report.over_budget > 0)))
+    gate = report.over_budget > 0 or bool(report.unbounded)
+    sys.exit(ExitCode.ERROR if report.errors else ExitCode(int(gate)))
 
 
 @click.group()
@@ -65,7 +77,12 @@ def policies() -> None:
 @policies.command("validate", short_help="Validate policy files.")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 def policies_validate(files: tuple[str, ...]) -> None:
-    """Validate policy files: schema, then fields, operators, GPU classes and ids."""
+    """Validate policy files: schema, then fields, operators, GPU classes and ids.
+
+    \b
+    Example:
+      gpu-audit policies validate team.yaml
+    """
     from gpu_audit.policy.loader import load_policy
 
     failed = False
@@ -84,7 +101,12 @@ def policies_validate(files: tuple[str, ...]) -> None:
 @policies.command("list")
 @click.option("--policy", "paths", multiple=True, metavar="FILE", help="Policy file (repeatable).")
 def policies_list(paths: tuple[str, ...]) -> None:
-    """List rules: id, severity, title and targets."""
+    """List rules: id, severity, title and targets.
+
+    \b
+    Example:
+      gpu-audit policies list --policy team.yaml
+    """
     from tabulate import tabulate
 
     from gpu_audit.policy.loader import load_policy
@@ -124,14 +146,39 @@ def catalog() -> None:
 @catalog.command("lookup", short_help="GPU, memory, class and prices of instance types.")
 @click.argument("names", nargs=-1, required=True)
 @click.option("--region", help="Price in this region (default: the cloud's reference region).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="A table, or JSON for scripts (prices as numbers, with their date and source).",
+)
 @prices_option
-def catalog_lookup(names: tuple[str, ...], region: str | None, prices: str | None) -> None:
-    """GPU, count, memory, class and prices of instance types (or GPU names)."""
+def catalog_lookup(
+    names: tuple[str, ...], region: str | None, prices: str | None, fmt: str
+) -> None:
+    """GPU, count, memory, class and prices of instance types (or GPU names).
+
+    \b
+    Examples:
+      gpu-audit catalog lookup p4d.24xlarge a2-ultragpu-8g --region us-east-1
+      gpu-audit catalog lookup H100
+    """
     _prices(prices)
     from gpu_audit.cli.runners import lookup_rows
     from gpu_audit.report.escape import terminal_safe
     from gpu_audit.report.fit import fitted, terminal_width
 
+    if fmt == "json":
+        import json
+
+        from gpu_audit.cli.runners import lookup_entries
+
+        entries, unknown = lookup_entries(names, region)
+        data = {"version": 1, "kind": "catalog-lookup", "items": entries, "unknown": unknown}
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        sys.exit(ExitCode.ERROR if unknown else ExitCode.OK)
     rows, unknown = lookup_rows(names, region)
     if rows:
         headers = [

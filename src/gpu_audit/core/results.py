@@ -86,6 +86,9 @@ class Finding:
     # are never added together.
     saving_usd: float | None = None
     saving_unit: str | None = None
+    # What to change, in the key the job's own format uses (`resources.use_spot: true`):
+    # set by `audit` from the job format's `fixes`; None for instances and unknown fields.
+    fix: str | None = None
 
     @property
     def is_open(self) -> bool:
@@ -94,7 +97,12 @@ class Finding:
 
     @property
     def message(self) -> str:
-        return f"{self.title}: expected {self.expected}; found {self.actual}"
+        expected, actual = str(self.expected), str(self.actual)  # as an f-string shows them
+        if expected.endswith(" present") and actual == expected[: -len("present")] + "absent":
+            text = f"{self.title}: {actual}"  # the keys named once: `tags.team, tags.owner absent`
+        else:
+            text = f"{self.title}: expected {expected}; found {actual}"
+        return text if self.fix is None else f"{text}; fix: {self.fix}"
 
     @property
     def saving_per(self) -> str | None:

@@ -35,6 +35,10 @@ class Summary:
     # each job's largest per-run saving, and how many jobs that covers.
     run_savings_usd: float = 0.0
     jobs_with_run_savings: int = 0
+    # Jobs with no runtime cap save per GPU-hour: per job its largest saving × its GPUs, summed
+    # per hour (as `diff` totals an unbounded job's hourly change); never added to a run figure.
+    hourly_savings_usd: float = 0.0
+    jobs_with_hourly_savings: int = 0
     # GPUs of the unpriced resources by model, most first (`(("H200", 8), ("B200", 8))`); a
     # resource whose model is unknown counts under "unknown", one whose count is unknown as 0.
     unpriced_gpus: tuple[tuple[str, int], ...] = ()
@@ -69,6 +73,7 @@ def summarize(result: ScanResult) -> Summary:
         severities[finding.severity] += 1
         rules[finding.rule_id] += 1
     monthly, per_run = _best_per_resource(opened)  # jobs: a saving per run, never /month
+    per_hour = _best_per_hour(opened)
     by_severity = {s.label: severities[s] for s in sorted(Severity, reverse=True)}
     by_rule = dict(rules.most_common())
     # A pod's GPUs are part of its node's cost: spend counts nodes and instances, never both.
@@ -98,6 +103,8 @@ def summarize(result: ScanResult) -> Summary:
         partial=result.partial,
         run_savings_usd=round(sum(per_run.values()), 2),
         jobs_with_run_savings=len(per_run),
+        hourly_savings_usd=round(sum(per_hour.values()), 2),
+        jobs_with_hourly_savings=len(per_hour),
         unpriced_gpus=tuple(sorted(unpriced.items(), key=lambda item: (-item[1], item[0]))),
         jobs=result.scope.command == "check",
         hourly_cost_usd=round(sum(hourly), 2),
@@ -149,6 +156,18 @@ def _best_per_resource(findings: list[Finding]) -> tuple[dict[int, float], dict[
             key = id(finding.resource)
             per_run[key] = max(per_run.get(key, 0.0), saving)
     return monthly, per_run
+
+
+def _best_per_hour(findings: list[Finding]) -> dict[int, float]:
+    """Per job with no runtime cap, its largest saving per GPU-hour times its GPUs: $ per hour."""
+    per_hour: dict[int, float] = {}
+    for finding in findings:
+        saving, gpus = finding.saving_usd, finding.resource.gpu.count
+        if finding.saving_unit != "gpu-hour" or saving is None or not _usable(saving) or not gpus:
+            continue
+        key = id(finding.resource)
+        per_hour[key] = max(per_hour.get(key, 0.0), saving * gpus)
+    return per_hour
 
 
 def _run_saving(finding: Finding) -> float | None:

@@ -143,6 +143,21 @@ for _tag, _construct in _CONSTRUCTORS.items():
 _LineLoader.add_multi_constructor("!", _tagged)
 
 
+class _LenientLoader(_LineLoader):
+    """A plain scalar that looks like a date but is none (`2027-13-45`) stays text: a policy or
+    settings file reports it among its other errors, located by its own checks, not alone."""
+
+
+def _date_or_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    try:
+        return loader.construct_yaml_timestamp(node)
+    except Exception:  # any failure of the date parse: the text, judged by the caller
+        return str(node.value)
+
+
+_LenientLoader.add_constructor("tag:yaml.org,2002:timestamp", _date_or_text)
+
+
 _STR, _NULL = "tag:yaml.org,2002:str", "tag:yaml.org,2002:null"
 _MAP, _SEQ = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
 _FLATTENED = ("tag:yaml.org,2002:merge", "tag:yaml.org,2002:value")  # `<<` and `=` keys
@@ -230,17 +245,20 @@ def _read_regular(path: str, limit: int) -> bytes:
         return handle.read(limit + 1)
 
 
-def load_documents(path: str, text: str, depth_known: bool = False) -> list[Document]:
+def load_documents(
+    path: str, text: str, depth_known: bool = False, lenient_dates: bool = False
+) -> list[Document]:
     """Every document of a YAML stream (or one JSON document), with line numbers.
     `depth_known`: the text is one this version ships (a policy pack), its nesting known to be
-    shallow: the depth scan before parsing is skipped (~0.8 ms for the runbook pack)."""
+    shallow: the depth scan before parsing is skipped (~0.8 ms for the runbook pack).
+    `lenient_dates`: a date that is none stays text, for the caller to report with the rest."""
     if _is_json(path, text):
         # JSON is YAML save for tab indentation, which JSON allows only between tokens.
         text = text.replace("\t", " ")
     try:
         if not depth_known:
             yamlguard.check_yaml_depth(path, text, _Loader)
-        loader = _LineLoader(text)
+        loader = (_LenientLoader if lenient_dates else _LineLoader)(text)
         try:
             documents: list[Document] = []
             plain = "&" not in text  # no anchor, so no alias: no node is shared or recursive

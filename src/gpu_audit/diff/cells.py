@@ -8,9 +8,11 @@ from gpu_audit.diff.git import abbreviated
 from gpu_audit.diff.model import Cost, DiffResult, JobChange, Total
 from gpu_audit.estimate.render import money
 
+MINUS = "\u2212"  # a decrease reads as one: `−$12.00`, not a hyphen a reader may miss
+
 
 def signed(value: float) -> str:
-    return f"{'+' if value >= 0 else '-'}${abs(value):,.2f}"
+    return f"{'+' if value >= 0 else MINUS}${abs(value):,.2f}"
 
 
 def hourly(value: float | None) -> str:
@@ -49,7 +51,7 @@ def across(job: JobChange, show: Callable[[Cost], str]) -> str:
 
 def delta(job: JobChange) -> str:
     if job.delta_usd is not None:
-        percent = "" if job.delta_percent is None else f" ({job.delta_percent:+,.1f}%)"
+        percent = "" if job.delta_percent is None else f" ({_percent(job.delta_percent)})"
         return signed(job.delta_usd) + percent
     if job.unpriced:
         return "unpriced"
@@ -57,12 +59,16 @@ def delta(job: JobChange) -> str:
     return f"{signed(hourly_delta)}/h, unbounded"
 
 
+def _percent(value: float) -> str:
+    return f"{value:+,.1f}%".replace("-", MINUS)
+
+
 def headline(result: DiffResult) -> str:
     """The total delta per run, in a few words (the title of a pull-request comment)."""
     total = result.total
     if not total.changed_jobs:
         return "no change to any GPU job"
-    percent = "" if total.delta_percent is None else f" ({total.delta_percent:+,.1f}%)"
+    percent = "" if total.delta_percent is None else f" ({_percent(total.delta_percent)})"
     text = f"{signed(total.delta_usd)} per run{percent}"
     if total.unbounded_hourly_delta_usd:
         text += f", {signed(total.unbounded_hourly_delta_usd)}/h with no runtime cap"

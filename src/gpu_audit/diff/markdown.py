@@ -18,10 +18,12 @@ def _row(job: JobChange) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _finding(note: FindingNote) -> str:
+def _finding(note: FindingNote, resolved: bool = False) -> str:
+    """A new finding as it reads now; a resolved one says what it `was` at base."""
+    was = "was: " if resolved else ""
     return (
         f"- **{inline(note.severity)}** {inline(note.rule_id)} at {inline(note.location)}: "
-        f"{inline(note.message, 400)}"
+        f"{was}{inline(note.message, 400)}"
     )
 
 
@@ -41,7 +43,7 @@ def render_markdown(result: DiffResult) -> str:
     if resolved:
         noun = "finding" if len(resolved) == 1 else "findings"
         lines += ["", f"<details><summary>{len(resolved)} resolved {noun}</summary>", ""]
-        lines += [_finding(f) for f in resolved] + ["", "</details>"]
+        lines += [_finding(f, resolved=True) for f in resolved] + ["", "</details>"]
     notes = [f"{inline(j.name)}: {inline(n)}" for j in changed for n in j.notes]
     notes += [f"not compared: {inline(e, 400)}" for e in result.errors]
     if notes:

@@ -19,7 +19,7 @@ from gpu_audit.diff.cells import (
 from gpu_audit.diff.model import DiffResult, JobChange
 from gpu_audit.report.escape import terminal_safe
 
-FORMATS = ("table", "json", "markdown")
+FORMATS = ("table", "text", "markdown", "json", "csv", "sarif")
 JSON_VERSION = 1
 TABLE_HEADERS = ["file", "job", "change", "GPUs", "capacity", "runtime cap", "per run", "delta"]
 
@@ -31,22 +31,34 @@ def render(result: DiffResult, fmt: str) -> str:
         from gpu_audit.diff.markdown import render_markdown
 
         return render_markdown(result)
+    if fmt in ("text", "csv"):
+        from gpu_audit.diff.plain import render_csv, render_text
+
+        return render_text(result) if fmt == "text" else render_csv(result)
+    if fmt == "sarif":
+        from gpu_audit.diff.sarif import render_sarif
+
+        return render_sarif(result)
     return render_table(result)
 
 
 def render_table(result: DiffResult) -> str:
-    from tabulate import tabulate
+    """The table fits the terminal as `check`'s does: the capacity, cap and GPU columns go
+    first, then the widest is clipped; the change and the costs never are."""
+    from gpu_audit.report.fit import fitted, terminal_width
 
     safe = terminal_safe
     lines = [safe(f"gpu-audit diff: {headline(result)}. {summary(result)}")]
     changed = result.changed
     if changed:
         rows = [
-            [safe(j.file), safe(j.name), j.change, safe(across(j, gpus)), safe(across(j, capacity)),
-             across(j, cap), across(j, run), delta(j)]
+            [j.file, j.name, j.change, across(j, gpus), across(j, capacity), across(j, cap),
+             across(j, run), delta(j)]
             for j in changed
         ]  # fmt: skip
-        lines += ["", tabulate(rows, headers=TABLE_HEADERS, disable_numparse=True)]
+        drop = ("runtime cap", "capacity", "GPUs")
+        keep = ("change", "per run", "delta")
+        lines += ["", fitted(TABLE_HEADERS, rows, terminal_width(), drop, keep=keep)]
     for job in changed:
         extra = [f"  note: {n}" for n in job.notes]
         extra += [

@@ -178,8 +178,40 @@ def instance_request(instance_type: str) -> tuple[str, int]:
     """`--instance-type p4d.24xlarge` as a GPU request: (A100-40GB, 8)."""
     spec = instance_spec(instance_type)
     if spec is None:
-        raise InputError(f"estimate: instance type '{instance_type}' is not in the catalog")
+        hint = _close_type(instance_type)
+        raise InputError(f"estimate: instance type '{instance_type}' is not in the catalog{hint}")
     return spec.gpu_model, spec.gpu_count
+
+
+def _close_type(text: str) -> str:
+    """` (did you mean 'p5.48xlarge'?)` for `p5.48xl`: a type it begins, else a close one."""
+    from difflib import get_close_matches  # an error's hint only
+
+    from gpu_audit.catalog import instance_types
+
+    names = sorted({spec.instance_type for spec in instance_types()})
+    folded = text.strip().lower().removeprefix("ml.")
+    begun = [name for name in names if name.lower().startswith(folded)] if folded else []
+    close = begun[:1] if len(begun) == 1 else get_close_matches(folded, names, n=1, cutoff=0.75)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _close_gpu(name: str, count: str) -> str:
+    """` (did you mean 'H100:8'?)` for `H100x8` or `H100 x 8`; a close GPU name otherwise."""
+    import re
+    from difflib import get_close_matches  # an error's hint only
+
+    from gpu_audit.catalog import canonical_gpu, ladder
+
+    times = re.fullmatch(r"(.+?)\s*[x×*]\s*(\d+)", name.strip(), re.IGNORECASE)
+    if times and not count and (model := canonical_gpu(times.group(1))) is not None:
+        return f" (did you mean '{model}:{times.group(2)}'?)"
+    names = sorted({gpu.name for gpu in ladder()})
+    close = get_close_matches(name.strip().upper(), [n.upper() for n in names], n=1, cutoff=0.7)
+    if not close:
+        return ""
+    model = next(n for n in names if n.upper() == close[0])
+    return f" (did you mean '{model}{':' + count if count else ''}'?)"
 
 
 def parse_gpu_request(text: str) -> tuple[str, int]:
@@ -189,7 +221,8 @@ def parse_gpu_request(text: str) -> tuple[str, int]:
     name, _, count = text.partition(":")
     model = canonical_gpu(name.strip())
     if model is None:
-        raise InputError(f"estimate: --gpu '{text}': unknown GPU '{name.strip()}'")
+        hint = _close_gpu(name, count)
+        raise InputError(f"estimate: --gpu '{text}': unknown GPU '{name.strip()}'{hint}")
     try:
         number = int(count) if count else 1
     except ValueError:

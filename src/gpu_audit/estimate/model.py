@@ -51,6 +51,26 @@ class JobEstimate:
             and (self.run_usd > self.budget_usd)
         )
 
+    @property
+    def budget_state(self) -> str | None:
+        """`over`, `within`, or `not evaluated`: a run with no end (no runtime cap, no --hours)
+        or no price cannot be shown within a budget, as `check` leaves `run-within-budget`.
+        None when the job declares no budget."""
+        if self.budget_usd is None:
+            return None
+        if self.run_usd is None:
+            return "not evaluated"
+        return "over" if self.over_budget else "within"
+
+    @property
+    def budget_reason(self) -> str | None:
+        """Why a declared budget is not evaluated, in one phrase."""
+        if self.budget_state != "not evaluated":
+            return None
+        if self.hours is None:
+            return "no runtime cap: a run with no end cannot be shown within a budget"
+        return "no price: the run cannot be costed"
+
 
 @record
 class Option:

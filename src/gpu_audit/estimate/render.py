@@ -25,7 +25,9 @@ MARKDOWN_OPTION_HEADERS = ["instance type", "where", "GPUs", "capacity", "$/hour
 
 
 def money(value: float | None) -> str:
-    return "-" if value is None else usd(value)
+    """An amount rounded to the cent (a run, a budget, a tuning worst case) with its two
+    decimals whatever its size, so a column reads alike: `$1,709.21`, `$329.36`, `$0.99`."""
+    return "-" if value is None else f"${value:,.2f}"
 
 
 def _rate(value: float | None) -> str:
@@ -49,10 +51,13 @@ def _hours(e: JobEstimate) -> str:
     return "unknown" if e.hours is None else f"{e.hours:g} h ({e.hours_from})"
 
 
+_BUDGET_WORDS = {"over": "OVER", "within": "ok", "not evaluated": "not evaluated"}
+
+
 def _budget(e: JobEstimate) -> str:
-    if e.budget_usd is None:
+    if e.budget_state is None:
         return "-"
-    return f"{money(e.budget_usd)} {'OVER' if e.over_budget else 'ok'}"
+    return f"{money(e.budget_usd)} {_BUDGET_WORDS[e.budget_state]}"
 
 
 def _job_row(e: JobEstimate) -> list[str]:
@@ -74,6 +79,8 @@ def _notes(e: JobEstimate) -> list[str]:
         lines.append(f"  source: {_clean(rate.source)}")
     if e.hours is None:
         lines.append("  runtime unknown: the job sets no runtime cap; give --hours to cost a run")
+    if e.budget_reason:
+        lines.append(f"  budget {money(e.budget_usd)} not evaluated ({e.budget_reason})")
     if e.trials is not None:
         lines.append(
             f"  tuning worst case, {e.trials} trials × one run: on-demand "
@@ -99,7 +106,9 @@ def render_jobs(estimates: Sequence[JobEstimate], fmt: str) -> str:
         return "\n".join([*_markdown(MARKDOWN_JOB_HEADERS, grouped), "", *bullets]) + "\n"
     if fmt == "text":
         return "\n".join(_text_job(e) for e in estimates)
-    drop = ("GPU-h", "rate on-demand", "rate spot", "budget")  # the runs stay
+    drop = ["GPU-h", "rate on-demand", "rate spot", "runtime"]  # the runs stay, and a budget
+    if all(row[-1] == "-" for row in rows):
+        drop.append("budget")
     return "\n".join([_tabulate(JOB_HEADERS, rows, drop), "", *notes]) + "\n"
 
 
@@ -125,6 +134,7 @@ def _capacity_line(capacity: str, rate: Rate | None) -> str:
 def _job_json(e: JobEstimate) -> dict[str, Any]:
     data = asdict(e)
     data["over_budget"] = e.over_budget
+    data["budget_state"] = e.budget_state
     return data
 
 
@@ -138,10 +148,17 @@ def _option_rows(table: OptionTable) -> list[list[str]]:
     return [
         [name(o), o.cloud, o.region, o.gpu_model, str(o.gpus_per_node),
          f"{o.memory_gib_per_gpu:g}", str(o.nodes), o.capacity, _rate(o.hourly_usd),
-         money(o.run_usd),
-         "-" if table.max_usd is None else ("OVER" if o.over_budget else "ok")]
+         money(o.run_usd), _option_budget(table, o)]
         for o in table.options
     ]  # fmt: skip
+
+
+def _option_budget(table: OptionTable, option: Option) -> str:
+    if table.max_usd is None:
+        return "-"
+    if option.run_usd is None:  # an hourly rate has no end: never "ok" against a budget
+        return "not evaluated"
+    return "OVER" if option.over_budget else "ok"
 
 
 def _option_title(table: OptionTable) -> str:
@@ -168,6 +185,11 @@ def _option_title(table: OptionTable) -> str:
 
 def _option_footer(table: OptionTable) -> list[str]:
     lines = []
+    if table.max_usd is not None and table.hours is None:
+        lines.append(
+            f"Budget {money(table.max_usd)} not evaluated: without --hours a run has no end, so no "
+            "option can be shown within it; give --hours to price a run."
+        )
     if table.unpriced:
         lines.append(f"Not priced by the catalog: {', '.join(table.unpriced)}.")
     if table.withdrawn:
@@ -197,8 +219,21 @@ def render_options(table: OptionTable, fmt: str) -> str:
             for r in rows
         ]
         return "\n".join([_option_title(table), *lines, *_option_footer(table)]) + "\n"
-    drawn = _tabulate(OPTION_HEADERS, rows, ("nodes", "GPUs/node", "cloud", "GiB/GPU", "budget"))
-    return "\n".join([_option_title(table), drawn, *_option_footer(table)]) + "\n"
+    drop = ["nodes", "GPUs/node", "cloud", "GiB/GPU", "GPU"]  # the instance type names its GPU
+    if table.max_usd is None:  # --max-usd asked for the budget column: it stays
+        drop.append("budget")
+    drawn = _tabulate(OPTION_HEADERS, rows, drop)
+    footer = [line for note in _option_footer(table) for line in _wrapped(note)]
+    return "\n".join([*_wrapped(_option_title(table)), drawn, *footer]) + "\n"
+
+
+def _wrapped(text: str) -> list[str]:
+    """A title or note as lines that fit the terminal, as its table does."""
+    import textwrap
+
+    from gpu_audit.report.fit import terminal_width
+
+    return textwrap.wrap(text, max(terminal_width(), 40), break_on_hyphens=False) or [text]
 
 
 def _nodes(count: str) -> str:
@@ -207,10 +242,11 @@ def _nodes(count: str) -> str:
 
 def _tabulate(headers: Sequence[str], rows: Sequence[Sequence[str]], drop: Sequence[str]) -> str:
     """A table that fits the terminal as the scan table does (`drop`: the columns that go
-    first when it is too wide)."""
+    first when it is too wide); a budget verdict and a run's cost are never clipped."""
     from gpu_audit.report.fit import fitted, terminal_width
 
-    return fitted(headers, rows, terminal_width(), drop)
+    keep = ("instance type", "budget", "run", "run on-demand", "run spot", "$/hour")
+    return fitted(headers, rows, terminal_width(), drop, keep=keep)
 
 
 def _markdown(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:

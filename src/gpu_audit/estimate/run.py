@@ -27,6 +27,7 @@ class EstimateReport:
     text: str
     over_budget: int  # jobs whose run costs more than their declared budget
     errors: tuple[str, ...]  # files that could not be read, one located line each
+    unbounded: tuple[str, ...] = ()  # jobs with a budget whose run has no end or no price
 
 
 def run_estimate(request: EstimateRequest) -> EstimateReport:
@@ -62,7 +63,7 @@ def run_estimate(request: EstimateRequest) -> EstimateReport:
 def _jobs(request: EstimateRequest) -> EstimateReport:
     from gpu_audit.catalog.enrich import enrich
     from gpu_audit.estimate.compute import estimate_job
-    from gpu_audit.estimate.render import render_jobs
+    from gpu_audit.estimate.render import money, render_jobs
     from gpu_audit.jobs import load_jobs
 
     loaded = load_jobs(request.files)
@@ -70,4 +71,9 @@ def _jobs(request: EstimateRequest) -> EstimateReport:
     estimates = [estimate_job(enrich(r, now), request.hours) for r in loaded.resources]
     errors = tuple(s.reason for s in loaded.skipped if s.error)
     over = sum(1 for e in estimates if e.over_budget)
-    return EstimateReport(render_jobs(estimates, request.fmt), over, errors)
+    unbounded = tuple(
+        f"{e.location}: {e.job}: budget {money(e.budget_usd)} not evaluated ({e.budget_reason})"
+        for e in estimates
+        if e.budget_reason
+    )
+    return EstimateReport(render_jobs(estimates, request.fmt), over, errors, unbounded)

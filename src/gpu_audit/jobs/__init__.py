@@ -3,6 +3,7 @@
 from gpu_audit.jobs.registry import (
     FORMATS,
     JobLoad,
+    format_fix,
     format_hints,
     load_jobs,
     parser_failure,
@@ -11,6 +12,7 @@ from gpu_audit.jobs.registry import (
 __all__ = [
     "FORMATS",
     "JobLoad",
+    "format_fix",
     "format_hints",
     "load_jobs",
     "parser_failure",

@@ -44,11 +44,14 @@ class JobFormat(ABC):
     """One job-config format: `parse` both recognises a document and maps it to the model.
 
     `hints` says, per canonical field, how to state it in this format when a rule found it
-    missing (the not-evaluated section of a report shows it).
+    missing (the not-evaluated section of a report shows it). `fixes` says, per canonical field
+    (`tags.*` for any tag), which key of this format to change when a rule finds its value wrong:
+    a finding's fix, in the file's own words.
     """
 
     name: ClassVar[str]
     hints: ClassVar[dict[str, str]] = {}
+    fixes: ClassVar[dict[str, str]] = {}
 
     @abstractmethod
     def parse(self, document: Document, path: str) -> list[Resource] | None:

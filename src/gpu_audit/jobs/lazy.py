@@ -45,6 +45,10 @@ class LazyFormat:
     def hints(self) -> dict[str, str]:
         return self.format.hints
 
+    @property
+    def fixes(self) -> dict[str, str]:
+        return self.format.fixes
+
     def parse(self, document: Document, path: str) -> list[Resource] | None:
         """The parser's answer (`JobFormat.parse`); None, unimported, when the markers say no."""
         data = document.data

@@ -34,7 +34,7 @@ from gpu_audit.jobs.suppress import parse_suppressions
 from gpu_audit.jobs.values import NotWhole
 from gpu_audit.jobs.vertex import markers as vertex
 
-__all__ = ["FORMATS", "JobLoad", "format_hints", "load_jobs"]
+__all__ = ["FORMATS", "JobLoad", "format_fix", "format_hints", "load_jobs"]
 
 # Detection order: the most specific markers first. SageMaker before Kubernetes (it claims the
 # SageMaker operator's CRDs); SkyPilot, recognised by its closed set of plain keys, last. Each
@@ -65,6 +65,15 @@ def format_hints(name: str) -> dict[str, str]:
     """How to state a missing field in this job format (empty for any other provider)."""
     fmt = FORMATS.get(name)
     return fmt.hints if fmt is not None else {}
+
+
+def format_fix(name: str, field: str) -> str | None:
+    """Which key of this job format states `field` (a finding's fix); None when it says none."""
+    fmt = FORMATS.get(name)
+    if fmt is None:
+        return None
+    fixes = fmt.fixes
+    return fixes.get(field) or (fixes.get("tags.*") if field.startswith("tags.") else None)
 
 
 @record

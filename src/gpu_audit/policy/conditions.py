@@ -17,7 +17,7 @@ from gpu_audit.core.fields import FieldSpec, field_spec
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.yamlsrc import is_templated
-from gpu_audit.errors import PolicyError
+from gpu_audit.errors import PolicyError, PolicyErrors
 from gpu_audit.policy.operators import OPERATORS, SHORTHANDS, Test, Verdict
 
 COMBINATORS = ("all", "any", "not")
@@ -198,26 +198,46 @@ def compile_condition(
         at = node if parent is None else parent
         raise where.error(at, key, "must be a non-empty mapping of field: value")
     parts: list[Condition] = []
+    errors: list[str] = []  # every field's and operator's problem, not the first alone
     for key, value in node.items():
-        if not isinstance(key, str):
-            raise where.error(node, key, f"a field name must be text, got {key!r}")
-        if key in ("all", "any"):
-            if not isinstance(value, list) or not value:
-                raise where.error(node, key, "takes a non-empty list of conditions")
-            subs = tuple(
-                compile_condition(item, where, value, index) for index, item in enumerate(value)
-            )
-            test = _all(subs) if key == "all" else _any(subs)
-            parts.append(Group(test, key, subs))
-        elif key == "not":
-            sub = compile_condition(value, where, node, key)
-            parts.append(Group(_not(sub), "not", (sub,)))
-        else:
-            parts.append(_compile_field(node, str(key), value, where))
+        try:
+            parts.append(_compile_key(node, key, value, where))
+        except PolicyError as exc:
+            errors += messages_of(exc)
+    if errors:
+        raise PolicyErrors(errors) if len(errors) > 1 else PolicyError(errors[0])
     if len(parts) == 1:
         return parts[0]
     group = tuple(parts)
     return Group(_all(group), "all", group)
+
+
+def messages_of(exc: PolicyError) -> list[str]:
+    """The located lines of one error, or of every error it gathers."""
+    return list(getattr(exc, "messages", None) or (str(exc),))
+
+
+def _compile_key(node: Any, key: Any, value: Any, where: Located) -> Condition:
+    if not isinstance(key, str):
+        raise where.error(node, key, f"a field name must be text, got {key!r}")
+    if key in ("all", "any"):
+        if not isinstance(value, list) or not value:
+            raise where.error(node, key, "takes a non-empty list of conditions")
+        subs: list[Condition] = []
+        errors: list[str] = []
+        for index, item in enumerate(value):
+            try:
+                subs.append(compile_condition(item, where, value, index))
+            except PolicyError as exc:
+                errors += messages_of(exc)
+        if errors:
+            raise PolicyErrors(errors) if len(errors) > 1 else PolicyError(errors[0])
+        test = _all(tuple(subs)) if key == "all" else _any(tuple(subs))
+        return Group(test, key, tuple(subs))
+    if key == "not":
+        sub = compile_condition(value, where, node, key)
+        return Group(_not(sub), "not", (sub,))
+    return _compile_field(node, key, value, where)
 
 
 def _compile_field(node: Any, name: str, operand: Any, where: Located) -> Condition:
@@ -228,10 +248,17 @@ def _compile_field(node: Any, name: str, operand: Any, where: Located) -> Condit
         if not operand:
             raise where.error(node, name, "empty operator mapping")
         leaves = []
+        errors: list[str] = []
         for op, value in operand.items():
-            if op not in OPERATORS:
-                raise where.error(operand, op, f"unknown operator '{op}'{_suggest_op(str(op))}")
-            leaves.append(_leaf(spec, str(op), value, (operand, op), where))
+            try:
+                if op not in OPERATORS:
+                    message = f"unknown operator '{op}'{_suggest_op(str(op))}"
+                    raise where.error(operand, op, message)
+                leaves.append(_leaf(spec, str(op), value, (operand, op), where))
+            except PolicyError as exc:
+                errors += messages_of(exc)
+        if errors:
+            raise PolicyErrors(errors) if len(errors) > 1 else PolicyError(errors[0])
         if len(leaves) == 1:
             return leaves[0]
         group = tuple(leaves)

@@ -150,6 +150,11 @@ def _judge(rule: Rule) -> Judge:
         if leaf is not None:  # most rules require one thing: it is known to fail
             return leaf(resource)
         failures = require.failures(resource)
+        if len(failures) > 1 and all(
+            f[1:] == (f"{f[0]} present", f"{f[0]} absent") for f in failures
+        ):
+            names = ", ".join(f[0] for f in failures)  # the missing keys (tags), named once each
+            return (failures[0][0], f"{names} present", f"{names} absent")
         return (
             failures[0][0] if failures else None,
             "; ".join(f[1] for f in failures) or require.describe(),

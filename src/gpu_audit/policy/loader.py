@@ -19,7 +19,7 @@ from gpu_audit.core.resource import Kind, Severity
 from gpu_audit.core.results import RuleInfo, Waiver
 from gpu_audit.core.yamlsrc import LineMap, load_documents, read_text
 from gpu_audit.errors import InputError, PolicyError, PolicyErrors
-from gpu_audit.policy.conditions import Condition, Located, compile_condition
+from gpu_audit.policy.conditions import Condition, Located, compile_condition, messages_of
 from gpu_audit.policy.structure import (
     did_you_mean,
     key_problems,
@@ -114,7 +114,7 @@ def load_policy(paths: list[str] | tuple[str, ...] | None) -> Policy:
                 f"{did_you_mean(name, declared)}"
             )
     if layer.errors:
-        raise PolicyErrors(layer.errors)
+        raise PolicyErrors(in_line_order(layer.errors))
     waivers = tuple(
         CompiledWaiver(w.waiver, frozenset(aliases.get(r, r) for r in w.rules), w.where)
         for w in layer.waivers
@@ -122,6 +122,28 @@ def load_policy(paths: list[str] | tuple[str, ...] | None) -> Policy:
     return Policy(
         tuple(layer.rules.values()), waivers, tuple(layer.files), tuple(layer.versions), aliases
     )
+
+
+def in_line_order(errors: list[str]) -> list[str]:
+    """Each file's errors by line (files in the order first named); unlocated ones keep their
+    place after their file's."""
+    files: dict[str, int] = {}
+    keyed = []
+    for index, message in enumerate(errors):
+        path, line = _located(message)
+        rank = files.setdefault(path, len(files))
+        keyed.append((rank, line, index, message))
+    return [message for *_, message in sorted(keyed)]
+
+
+def _located(message: str) -> tuple[str, int]:
+    """(`path`, line) of `path:line: …` or `path:line:col: …`; unlocated: after the rest."""
+    import re  # an error's path only
+
+    found = re.match(r"(.*?):(\d+)(?::\d+)?: ", message)
+    if found is None:
+        return message.partition(": ")[0], 1 << 30
+    return found[1], int(found[2])
 
 
 def _resolve(base: str, relative_to: str) -> str:
@@ -154,12 +176,14 @@ def _apply_file(layer: _Layer, path: str, stack: tuple[str, ...]) -> None:
     for index, raw in enumerate(data.get("rules") or [] if ("rules",) not in bad else []):
         if isinstance(raw, dict) and isinstance(raw.get("id"), str):
             layer.declared.add(raw["id"])
-        if ("rules", index) in bad:
+        if ("rules", index) in bad:  # its keys the schema named are not said twice
+            said = {_key_of(m) for m in layer.errors}
+            layer.errors += [m for m in _condition_problems(path, raw) if _key_of(m) not in said]
             continue
         try:
             rule = _compile_rule(path, raw)
         except PolicyError as exc:
-            layer.errors.append(str(exc))
+            layer.errors += messages_of(exc)
             continue
         if rule.info.id in seen:
             layer.errors.append(
@@ -175,7 +199,7 @@ def _apply_file(layer: _Layer, path: str, stack: tuple[str, ...]) -> None:
         try:
             layer.waivers.append(_compile_waiver(path, index, raw))
         except PolicyError as exc:
-            layer.errors.append(str(exc))
+            layer.errors += messages_of(exc)
     layer.files.append(path)
     revision = data.get("revision")
     layer.versions.append(f"{os.path.basename(path)}@{revision if revision else digest}")
@@ -229,7 +253,7 @@ def _read_policy(path: str) -> tuple[LineMap, str, list[tuple[tuple[Any, ...], s
 
 def _parse(path: str, text: str, shipped: bool = False) -> LineMap:
     try:
-        documents = load_documents(path, text, depth_known=shipped)
+        documents = load_documents(path, text, depth_known=shipped, lenient_dates=True)
     except InputError as exc:
         raise PolicyError(str(exc)) from exc
     if len(documents) != 1 or not isinstance(documents[0].data, LineMap):
@@ -282,8 +306,41 @@ def _compile_rule(path: str, raw: LineMap) -> Rule:
         source=f"{path}:{raw.line}",
         aliases=aliases,
     )
-    scope = compile_condition(raw["where"], where, raw, "where") if "where" in raw else None
-    return Rule(info, scope, compile_condition(raw["require"], where, raw, "require"), downsize_to)
+    scope, require = _conditions(raw, where)
+    return Rule(info, scope, require, downsize_to)
+
+
+def _conditions(raw: LineMap, where: Located) -> tuple[Condition | None, Condition]:
+    """The rule's `where` and `require`; the problems of both, every one, when either has any."""
+    compiled: dict[str, Condition] = {}
+    errors: list[str] = []
+    for key in ("where", "require"):
+        if key in raw:
+            try:
+                compiled[key] = compile_condition(raw[key], where, raw, key)
+            except PolicyError as exc:
+                errors += messages_of(exc)
+    if errors:
+        raise PolicyErrors(errors) if len(errors) > 1 else PolicyError(errors[0])
+    return compiled.get("where"), compiled["require"]
+
+
+def _key_of(message: str) -> str:
+    """`path:line: rule 'x': key` of a located message: what it is about."""
+    return ": ".join(message.split(": ", 3)[:3]).lower()  # YAML `true`, Python `True`
+
+
+def _condition_problems(path: str, raw: Any) -> list[str]:
+    """A rule the schema refused (a misspelt severity, say) still has its fields and operators
+    checked, so one run reports them too."""
+    if not isinstance(raw, LineMap) or not isinstance(raw.get("require"), dict):
+        return []
+    located = Located(path, f"rule '{shown(raw.get('id'))}'")
+    try:
+        _conditions(raw, located)
+    except PolicyError as exc:
+        return messages_of(exc)
+    return []
 
 
 def _compile_waiver(path: str, index: int, raw: LineMap) -> CompiledWaiver:

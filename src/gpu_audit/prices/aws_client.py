@@ -49,6 +49,11 @@ def client(service: str, region: str, counter: Counter) -> Any:
 
 def failure(exc: Exception, where: str) -> CollectorError:
     """One located line for a failed AWS call (never the credentials or the signed request)."""
+    if type(exc).__name__ == "NoCredentialsError":  # no call was made: no API or region to name
+        return CollectorError(
+            "aws: no credentials found; set AWS_PROFILE or AWS_ACCESS_KEY_ID (the refresh calls "
+            "pricing:GetProducts and ec2:DescribeSpotPriceHistory)"
+        )
     response = getattr(exc, "response", None)
     if isinstance(response, dict):
         error = response.get("Error", {})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from gpu_audit.catalog import bundled_prices
 from gpu_audit.core.frozen import record
 from gpu_audit.prices.pricefile import PriceFile
@@ -37,14 +39,20 @@ def changes(prices: PriceFile) -> tuple[list[Change], int]:
     return found, same
 
 
-def table_rows(found: list[Change]) -> list[tuple[str, str, str, str, str, str]]:
+def ordered(found: list[Change]) -> list[Change]:
+    """Largest change first; prices the catalog lacks last."""
+    return sorted(found, key=lambda c: (c.percent is None, -abs(c.percent or 0), c.type))
+
+
+def table_rows(
+    found: list[Change], money: Callable[[float], str]
+) -> list[tuple[str, str, str, str, str, str]]:
+    """`money` writes a price as every report does (`$21.96`, `$0.6090`)."""
+
     def usd(value: float | None) -> str:
-        return "–" if value is None else f"{value:.5f}".rstrip("0").rstrip(".")
+        return "–" if value is None else money(value)
 
     def pct(change: Change) -> str:
         return "new" if change.percent is None else f"{change.percent:+.1f}%"
 
-    return [
-        (c.type, c.region, c.capacity, usd(c.old), usd(c.new), pct(c))
-        for c in sorted(found, key=lambda c: (c.percent is None, -abs(c.percent or 0), c.type))
-    ]
+    return [(c.type, c.region, c.capacity, usd(c.old), usd(c.new), pct(c)) for c in ordered(found)]

@@ -25,10 +25,11 @@ def fitted(
     width: int,
     drop: Sequence[str] = (),
     footnotes: str | None = None,
+    keep: Sequence[str] = (),
 ) -> str:
     """`headers` and `rows` as a simple table no wider than `width`: the `footnotes` column
     becomes `[n]` marks with its texts listed under the table; the `drop` columns go, in
-    order, while it is too wide; then the widest column is clipped (`…`)."""
+    order, while it is too wide; then the widest column is clipped (`…`), never a `keep` one."""
     heads = list(headers)
     body = [[terminal_safe(" ".join(str(c).split())) for c in row] for row in rows]
     notes: list[str] = []
@@ -50,10 +51,12 @@ def fitted(
                 del row[at]
     while _width(heads, body) > width:
         sizes = _sizes(heads, body)
-        widest = max(range(len(sizes)), key=sizes.__getitem__)
-        limit = sizes[widest] - (_width(heads, body) - width)
-        if limit < 6 or sizes[widest] <= 6:
+        clippable = [i for i, head in enumerate(heads) if head not in keep] or [0]
+        widest = max(clippable, key=sizes.__getitem__)
+        if sizes[widest] <= 8:
             break  # nothing left to narrow sensibly: a wide line beats an unreadable one
+        # the widest as far as needed, to eight at least; then the next widest, in turn
+        limit = max(sizes[widest] - (_width(heads, body) - width), 8)
         for row in body:
             if len(row[widest]) > limit:
                 row[widest] = row[widest][: limit - 1] + "…"

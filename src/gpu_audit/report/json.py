@@ -122,6 +122,8 @@ def _summary(summary: Summary, since: dict[str, Any] | None) -> dict[str, Any]:
                 "hourly_cost_usd": summary.hourly_cost_usd,
                 "run_cost_usd": summary.run_cost_usd,
                 "jobs_with_run_cost": summary.jobs_with_run_cost,
+                "hourly_savings_usd": summary.hourly_savings_usd,
+                "jobs_with_hourly_savings": summary.jobs_with_hourly_savings,
             }
         ),
         "run_savings_usd": summary.run_savings_usd,

@@ -20,7 +20,7 @@ from gpu_audit.report.markdown_resources import findings_by_resource
 from gpu_audit.report.markdown_since import since_section
 from gpu_audit.report.markdown_text import inline, money, shown_path, table
 from gpu_audit.report.prices import prices_text
-from gpu_audit.report.summary import unpriced_text
+from gpu_audit.report.summary import hourly_savings_text, plural, unpriced_text
 
 LIST_LIMIT = 12  # scope lists longer than this are clipped with "and N more"
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d\d)-(\d\d)\b")
@@ -126,10 +126,13 @@ def _job_figures(summary: Summary, unpriced: str) -> list[list[str]]:
     saving = "none priced"
     if summary.jobs_with_run_savings:
         saving = (
-            f"{money(summary.run_savings_usd)} per run over {summary.jobs_with_run_savings} "
-            "jobs (at each job's runtime cap)"
+            f"{money(summary.run_savings_usd)} per run over "
+            f"{plural(summary.jobs_with_run_savings, 'job')} (at each job's runtime cap)"
         )
-    return [*rows, ["Estimated savings per run", saving]]
+    rows.append(["Estimated savings per run", saving])
+    if summary.jobs_with_hourly_savings:  # jobs with no cap: per hour, never part of a run
+        rows.append(["Estimated savings per hour", inline(hourly_savings_text(summary) or "")])
+    return rows
 
 
 def executive_summary(summary: Summary, since: list[str] | None = None) -> list[str]:

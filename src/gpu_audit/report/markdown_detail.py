@@ -73,6 +73,10 @@ def _rule_section(
     lines += ["", saving]
     if remediation:
         lines += ["", f"**Remediation:** {prose(remediation)}"]
+    fixes = dict.fromkeys((f.resource.provider, f.fix) for f in opened if f.fix)
+    if fixes:  # our own text, in the key each job format uses
+        said = "; ".join(f"{inline(provider, 40)}: {prose(fix)}" for provider, fix in fixes)
+        lines += ["", f"**Fix in the file:** {said}."]
     if opened:
         lines += ["", _open_on(opened)]
     suppressed = [f for f in findings if f.suppressed is not None][:OPEN_ON]

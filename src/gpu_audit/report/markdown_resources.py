@@ -7,7 +7,7 @@ from typing import Any
 
 from gpu_audit.core.resource import Kind, Resource
 from gpu_audit.core.results import Finding, ScanResult
-from gpu_audit.report.markdown_text import inline, money, shown_path, table
+from gpu_audit.report.markdown_text import breakable, inline, money, shown_path, table
 from gpu_audit.report.summary import price_dates, saving_rank, saving_text, short_id
 
 ROWS = 100  # a runbook page stays readable; the CSV and JSON reports list every finding
@@ -130,8 +130,9 @@ def findings_by_resource(result: ScanResult, best: list[Finding]) -> list[str]:
         if jobs:
             name = resource.name or f"document {resource.source.document + 1}"
             costs = f"{money(resource.price.hourly_usd)} / h · {money(resource.estimate.run_usd)}"
-            rows.append([f"{inline(name, 60)} ({gpu(resource)})", inline(where(resource), 64),
-                         costs, _saving(top), rules_text])  # fmt: skip
+            rows.append([f"{breakable(inline(name, 60))} ({gpu(resource)})",
+                         breakable(inline(where(resource), 64)), costs, _saving(top),
+                         rules_text])  # fmt: skip
             continue
         rows.append(
             [

@@ -99,6 +99,25 @@ def money(value: float | None) -> str:
     return "–" if value is None else "\\" + usd(value)
 
 
+def breakable(markdown: str, longer_than: int = 20) -> str:
+    """A long file or job name with no space (`team__train-llm_a100.cfn.yml`), as Markdown
+    `inline` wrote it, given a break opportunity (`<wbr>`, which copies as nothing) after each
+    `_`, `-` and `.`: GitHub's table can then wrap it instead of scrolling off the page."""
+    if len(markdown) <= longer_than or " " in markdown:
+        return markdown
+    out: list[str] = []
+    index = 0
+    while index < len(markdown):
+        if markdown.startswith("\\_", index):
+            out.append("\\_<wbr>")
+            index += 2
+            continue
+        char = markdown[index]
+        out.append(char + "<wbr>" if char in "-." and index + 1 < len(markdown) else char)
+        index += 1
+    return "".join(out)
+
+
 def shown_path(path: str) -> str:
     """A path fit to publish: a built-in pack by name (`runbook`), a path under the working
     directory relative to it, any other absolute path by its file name only."""

@@ -27,7 +27,11 @@ _HINTS: dict[tuple[str, str | None], str] = {
     ("data.uris", None): "record the buckets the resource reads (`data-bucket` tag or label)",
     ("region", "job"): "pin a region in the job config (for example SkyPilot `resources.region`)",
     ("region", None): "record the region the resource runs in",
-    ("gpu.model", None): "this accelerator sits outside the NVIDIA GPU class ladder; "
+    ("gpu.model", "job"): "name the GPU model in the job config (an instance type, or the "
+    "accelerator's name, e.g. `A100:8`)",
+    ("gpu.model", None): "name the GPU model (an instance type the catalog knows, "
+    "`gpu-audit catalog lookup`)",
+    ("gpu.model", "ladder"): "this accelerator sits outside the NVIDIA GPU class ladder; "
     "waive the rule for it or scope the rule with `where`",
     ("gpu.count", "job"): "give the GPU count literally, not through a template variable",
     ("gpu.count", None): "use an instance type the catalog knows (`gpu-audit catalog lookup`)",
@@ -76,6 +80,8 @@ def hint(missing: str, own: Mapping[str, str], kind: str = Kind.INSTANCE.value) 
     """How to supply a missing field, the source's `own` hints first; Markdown written by the
     project (providers, job formats, this module): no input is interpolated."""
     field = missing.split(" ", 1)[0]
+    if "(no class rank for " in missing:  # a model named, outside the ladder: not the source's
+        return _HINTS[(field, "ladder")]
     if field in own:
         return own[field]
     for key in ((field, kind), (field, None)):

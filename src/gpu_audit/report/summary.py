@@ -47,14 +47,14 @@ def saving_text(finding: Finding, short: bool = False) -> str | None:
 
 
 def saving_rank(finding: Finding) -> tuple[int, float]:
-    """Where a finding's saving ranks, smallest first, units never compared with each other:
-    per month (live capacity), then per run (a job at its runtime cap), then per GPU-hour times
-    the job's GPUs (an hour of a job with no cap); unpriced last."""
+    """Where a finding's saving ranks, smallest first, by the figure a report shows, units never
+    compared with each other: per month (live capacity), then per run (a job at its runtime
+    cap), then per GPU-hour (a job with no cap); unpriced last."""
     amount, unit = finding.saving_usd or 0.0, finding.saving_unit
     if amount <= 0 or unit is None:
         return (3, 0.0)
     if unit == "gpu-hour":
-        return (2, -amount * (finding.resource.gpu.count or 1))
+        return (2, -amount)
     return (0 if unit == "month" else 1, -amount)
 
 
@@ -96,12 +96,24 @@ def _job_figures(summary: Summary) -> list[str]:
     if summary.jobs_with_run_cost:
         capped = plural(summary.jobs_with_run_cost, "job")
         parts.append(f"{usd(summary.run_cost_usd)} per run over {capped} with a runtime cap")
+    hourly = hourly_savings_text(summary)
     if summary.jobs_with_run_savings:
         jobs = plural(summary.jobs_with_run_savings, "job")
         parts.append(f"savings {usd(summary.run_savings_usd)} per run over {jobs}")
+        parts += [hourly] if hourly else []
+    elif hourly:
+        parts.append(f"savings {hourly}")
     else:
         parts.append("savings per run: none priced")
     return parts
+
+
+def hourly_savings_text(summary: Summary) -> str | None:
+    """`$33.76/hour over 2 jobs with no runtime cap` (their savings per GPU-hour × GPUs)."""
+    if not summary.jobs_with_hourly_savings:
+        return None
+    jobs = plural(summary.jobs_with_hourly_savings, "job")
+    return f"{usd(summary.hourly_savings_usd)}/hour over {jobs} with no runtime cap"
 
 
 def summary_line(summary: Summary) -> str:

@@ -81,6 +81,7 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
             rows = [["new" if id(f) in new else "", *r] for f, r in zip(ordered, rows, strict=True)]
             headers = ["change", *headers]
         lines += _simple(headers, rows)
+        lines += _fixes(ordered, width)
         if len(group) > ROWS:
             more = f"{len(group) - ROWS:,} more {severity.label} findings with smaller savings"
             lines.append(f"… {more} (every finding: --format text, csv or json)")
@@ -95,6 +96,18 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
         lines.append(counts_line(result.since, result.scope.command == "check"))
     lines.append(summary_line(summarize(result)))
     return "\n".join(lines) + "\n"
+
+
+def _fixes(findings: list[Finding], width: int) -> list[str]:
+    """Under a job table, each rule's fix once per job format, in the key the file uses."""
+    import textwrap
+
+    seen = dict.fromkeys((f.rule_id, f.resource.provider, f.fix) for f in findings if f.fix)
+    lines: list[str] = []
+    for rule_id, provider, fix in seen:
+        text = f"fix {terminal_safe(rule_id)} ({provider}): {fix}"
+        lines += textwrap.wrap(text, max(width, 40), subsequent_indent="  ", break_on_hyphens=False)
+    return lines
 
 
 COUNTED_ONCE = (
@@ -172,10 +185,42 @@ def _fit(
             continue
         column = headers.index(name)
         size, tail = sizes[column], name == "resource"
+        originals = [row[column] for row in rows]
         for row in rows:
             if len(row[column]) > size:  # cells are clean already (`_row`): only clip
                 row[column] = clean(row[column], size, tail=tail)
+        if tail:  # a location: `file:line`, a provider path
+            _distinct(rows, column, originals, size)
     return headers, rows
+
+
+def _distinct(rows: list[list[str]], column: int, originals: list[str], size: int) -> None:
+    """Two different names never read the same once clipped (`…/train.yaml:2` for two folders):
+    such cells show where they differ (`…team-a…ame.yaml:2`) and as much of their end."""
+    groups: dict[str, set[str]] = {}
+    for row, original in zip(rows, originals, strict=True):
+        groups.setdefault(row[column], set()).add(original)
+    for row, original in zip(rows, originals, strict=True):
+        same = groups[row[column]]
+        if len(same) < 2:
+            continue
+        differ = min(_common(original, other) for other in same - {original})
+        start = max(differ - 5, 0)
+        window = ("…" if start else "") + original[start : differ + 1] + "…"
+        room = size - len(window)
+        if room < 4:
+            continue  # too narrow to show both: left as clipped
+        row[column] = window + original[len(original) - room :]
+
+
+def _common(one: str, other: str) -> int:
+    """How many characters two texts share at their start."""
+    count = 0
+    for mine, theirs in zip(one, other, strict=False):
+        if mine != theirs:
+            break
+        count += 1
+    return count
 
 
 def _to_floors(headers: list[str], sizes: list[int], excess: int) -> int:

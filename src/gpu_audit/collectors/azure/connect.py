@@ -112,5 +112,13 @@ def _default_credential() -> Any:
         raise ProviderUnavailable(
             "NoCredentials", "azure: install the extra: pip install 'gpu-audit[azure]'"
         ) from exc
+    # azure-identity logs each credential of the chain it tried as a warning: with no logging
+    # configured, Python's last-resort handler printed them all to stderr before our one line.
+    # A handler of its own keeps them off stderr; a program that configures logging still sees them.
+    import logging
+
+    quiet = logging.getLogger("azure.identity")
+    if not quiet.handlers:
+        quiet.addHandler(logging.NullHandler())
     # Interactive browser login stays off: a scan runs unattended.
     return DefaultAzureCredential(exclude_interactive_browser_credential=True)

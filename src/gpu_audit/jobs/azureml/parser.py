@@ -41,6 +41,16 @@ class AzureML(JobFormat):
         "`tier` decides (check the cluster's file)",
         "gpu.count": "name the GPUs with `resources.instance_type`, or check the cluster's `size`",
     }
+    fixes: ClassVar[dict[str, str]] = {
+        "capacity": "set `queue_settings.job_tier: spot` (serverless), or the compute cluster's "
+        "`tier: low_priority`",
+        "limits.max_runtime_hours": "set `limits.timeout` (seconds)",
+        "gpu.model": "choose a smaller GPU size (`resources.instance_type`, or the cluster's "
+        "`size`)",
+        "hpo.max_trials": "set `limits.max_total_trials` on the sweep",
+        "hpo.early_stopping": "set `early_termination` on the sweep",
+        "tags.*": "add the keys to `tags`",
+    }
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:
         data = document.data

@@ -82,6 +82,12 @@ class Batch(JobFormat):
         "capacity": "the job queue's compute environment sets it (`computeResources.type`); "
         "check that file with the job definitions",
     }
+    fixes: ClassVar[dict[str, str]] = {
+        "capacity": "set the compute environment's `computeResources.type: SPOT`",
+        "limits.max_runtime_hours": "set `timeout.attemptDurationSeconds` on the job definition",
+        "gpu.model": "choose a smaller GPU type in `computeResources.instanceTypes`",
+        "tags.*": "add the keys to `tags`",
+    }
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:
         found = _bodies(document, path)

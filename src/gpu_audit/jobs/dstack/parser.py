@@ -53,6 +53,13 @@ class Dstack(JobFormat):
     name: ClassVar[str] = "dstack"
     hints: ClassVar[dict[str, str]] = {
         "capacity": "set `spot_policy` to `spot`, `on-demand` or `auto` (not a template)",
+        "gpu.model": "name the GPU in `resources.gpu`, e.g. `gpu: A100:8`",
+    }
+    fixes: ClassVar[dict[str, str]] = {
+        "capacity": "set `spot_policy: spot` (or `auto`)",
+        "limits.max_runtime_hours": "set `max_duration`, e.g. `max_duration: 12h`",
+        "gpu.model": "ask for a smaller GPU in `resources.gpu`",
+        "tags.*": "add the keys to `tags`",
     }
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:

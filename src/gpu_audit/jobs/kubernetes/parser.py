@@ -52,6 +52,19 @@ class Kubernetes(JobFormat):
         "(or `cloud.google.com/gke-spot`, `eks.amazonaws.com/capacityType`, "
         "`kubernetes.azure.com/scalesetpriority`), or a toleration of the spot nodes' taint",
         "limits.max_runtime_hours": "set `activeDeadlineSeconds` on the job (or its `runPolicy`)",
+        "gpu.model": "name the GPU model with a `nvidia.com/gpu.product` or "
+        "`node.kubernetes.io/instance-type` nodeSelector (or node affinity) in the pod template",
+    }
+    fixes: ClassVar[dict[str, str]] = {
+        "capacity": "select spot nodes in the pod template: nodeSelector "
+        '`karpenter.sh/capacity-type: spot` (GKE `cloud.google.com/gke-spot: "true"`, EKS '
+        "`eks.amazonaws.com/capacityType: SPOT`)",
+        "limits.max_runtime_hours": "set `activeDeadlineSeconds` on the Job (or its `runPolicy`)",
+        "gpu.model": "select a smaller GPU with the `nvidia.com/gpu.product` or "
+        "`node.kubernetes.io/instance-type` nodeSelector",
+        "hpo.max_trials": "set `maxTrialCount` on the Katib Experiment",
+        "hpo.early_stopping": "set `earlyStopping` on the Katib Experiment",
+        "tags.*": "add the keys to `metadata.labels`",
     }
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:

@@ -43,6 +43,14 @@ class RayCluster(JobFormat):
         "capacity": "set the node type's market (`InstanceMarketOptions`, GCP `scheduling`, "
         "Anyscale `market_type`); on Kubernetes, in the pod templates",
     }
+    fixes: ClassVar[dict[str, str]] = {
+        "capacity": "set the worker node type's `node_config.InstanceMarketOptions.MarketType: "
+        "spot` (GCP `scheduling.provisioningModel: SPOT`, Anyscale `market_type: SPOT`)",
+        "limits.max_runtime_hours": "tag the node config `gpu-audit/max-runtime-hours` "
+        "(a Ray cluster has no runtime cap)",
+        "gpu.model": "choose a smaller GPU instance type in the node type's `node_config`",
+        "tags.*": "add the keys to the node config's tags (`TagSpecifications`, GCP `labels`)",
+    }
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:
         data = document.data

@@ -16,7 +16,7 @@ GPUs come from the catalog for the instance type, × `InstanceCount` (and summed
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from gpu_audit.core.resource import Resource, Workload
 from gpu_audit.core.yamlsrc import Document, LineMap, is_templated
@@ -81,6 +81,15 @@ def _matches(node: Any) -> bool:
 
 class SageMaker(JobFormat):
     name = "sagemaker"
+    fixes: ClassVar[dict[str, str]] = {
+        "capacity": "set `EnableManagedSpotTraining: true` (with "
+        "`StoppingCondition.MaxWaitTimeInSeconds` and a `CheckpointConfig`)",
+        "limits.max_runtime_hours": "set `StoppingCondition.MaxRuntimeInSeconds`",
+        "gpu.model": "choose a smaller GPU type in `ResourceConfig.InstanceType`",
+        "hpo.max_trials": "set `ResourceLimits.MaxNumberOfTrainingJobs`",
+        "hpo.early_stopping": "set `TrainingJobEarlyStoppingType: Auto`",
+        "tags.*": "add the keys to `Tags`",
+    }
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:
         remote = _remote_function(document.data)

@@ -47,6 +47,15 @@ class SkyPilot(JobFormat):
     name: ClassVar[str] = "skypilot"
     hints: ClassVar[dict[str, str]] = {
         "capacity": "set `resources.use_spot` to true or false (not a template)",
+        "gpu.model": "name the GPUs in `resources.accelerators`, e.g. `accelerators: A100:8`",
+    }
+    fixes: ClassVar[dict[str, str]] = {
+        "capacity": "set `resources.use_spot: true`",
+        "limits.max_runtime_hours": "label `resources.labels` with `gpu-audit/max-runtime-hours` "
+        "(SkyPilot has no runtime cap), or tear the cluster down with `resources.autostop` "
+        "`down: true`",
+        "gpu.model": "ask for a smaller GPU in `resources.accelerators`",
+        "tags.*": "add the keys to `resources.labels`",
     }
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:

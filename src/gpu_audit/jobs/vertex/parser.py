@@ -22,7 +22,7 @@ only with an automated stopping spec. `baseOutputDirectory` is where Vertex poin
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from gpu_audit.catalog import canonical_gpu, instance_spec
 from gpu_audit.core.resource import Capacity, Resource, Workload
@@ -82,6 +82,15 @@ def _is_launcher(data: dict[Any, Any]) -> bool:
 
 class Vertex(JobFormat):
     name = "vertex"
+    fixes: ClassVar[dict[str, str]] = {
+        "capacity": "set `scheduling.strategy: SPOT`",
+        "limits.max_runtime_hours": "set `scheduling.timeout` (in `trialJobSpec` for a tuning job)",
+        "gpu.model": "choose a smaller GPU in `machineSpec.acceleratorType`",
+        "hpo.max_trials": "set `maxTrialCount`",
+        "hpo.early_stopping": "set an automated stopping spec in `studySpec` "
+        "(`decayCurveStoppingSpec`, `medianAutomatedStoppingSpec`)",
+        "tags.*": "add the keys to `labels`",
+    }
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:
         data = document.data
