@@ -18,7 +18,8 @@ pytestmark = pytest.mark.slow
 def test_make_demo_keeps_its_history_and_says_what_it_shows(tmp_path: Path) -> None:
     if shutil.which("make") is None:
         pytest.skip("no make on this machine")
-    shutil.copytree(ROOT / "fixtures" / "inventory", tmp_path / "fixtures" / "inventory")
+    for inputs in ("inventory", "billing"):  # the fleet's two quarters, and the quarter's bill
+        shutil.copytree(ROOT / "fixtures" / inputs, tmp_path / "fixtures" / inputs)
     (tmp_path / "pyproject.toml").write_text("")
     stamp = tmp_path / "stamp"
     stamp.write_text("")  # the venv is this one: newer than pyproject.toml, nothing to install
@@ -34,6 +35,12 @@ def test_make_demo_keeps_its_history_and_says_what_it_shows(tmp_path: Path) -> N
     assert first.startswith("gpu-audit demo: ") and "history" in first and len(first) <= 200
     database = tmp_path / ".gpu-audit-demo" / "audits.db"
     assert database.is_file() and (tmp_path / "gpu-audit-demo.md").is_file()
+    bill = (tmp_path / "gpu-audit-demo-bill.md").read_text()
+    assert (
+        bill.startswith("## GPU spend from the bill: 2026-Q3")
+        and "unused-reserved-capacity" in bill
+    )
+    assert "The quarter from the bill" in done.stdout
     again = subprocess.run(
         [*make, "demo", f"BIN={bin_dir}", f"STAMP={stamp}"],
         capture_output=True, text=True, timeout=300,

@@ -77,9 +77,19 @@ class PolicyErrors(PolicyError):
     """Every problem of the policy files, each a complete located line (`messages`), printed
     as `InputErrors` are: one `gpu-audit: error: file:line: …` line each."""
 
+    LIMIT = 50  # lines a run prints: a generated or mangled file may hold thousands of mistakes
+
     def __init__(self, messages: list[str]) -> None:
         super().__init__(messages[0])
-        self.messages = tuple(clipped(one_line(message)) for message in messages)
+        shown = [clipped(one_line(message)) for message in messages[: self.LIMIT]]
+        if len(messages) > self.LIMIT:
+            place = re.match(r"(.+?:\d+):", messages[self.LIMIT])
+            where = place.group(1) if place else "policy"
+            shown.append(
+                f"{where}: and {len(messages) - self.LIMIT:,} more errors in the policy files, "
+                f"the next one here (the first {self.LIMIT} are shown)"
+            )
+        self.messages = tuple(shown)
 
     def __str__(self) -> str:
         return "\ngpu-audit: error: ".join(self.messages)
