@@ -28,57 +28,25 @@ _TEXT = "VARCHAR"
 # The tables' columns as each cloud documents them (FOCUS 1.2 names; types as the engine holds
 # them). Athena: the AWS Data Exports FOCUS 1.2 table with AWS columns (Glue crawler types);
 # BigQuery: the FOCUS usage cost export table.
+# FOCUS columns both tables hold as text, and what each adds (Athena: AWS's usage type and tags
+# as a map; BigQuery: FOCUS 1.3's provider name, tags as JSON and GCP's labels).
+_SHARED_TEXT = (
+    "BillingCurrency", "ChargeCategory", "ChargeClass", "ChargeDescription", "PricingCategory",
+    "SubAccountId", "RegionId", "ResourceId", "CapacityReservationId",
+    "CapacityReservationStatus", "CommitmentDiscountId", "CommitmentDiscountStatus",
+    "ServiceName", "SkuPriceDetails",
+)  # fmt: skip
+_MONEY = dict.fromkeys(("BilledCost", "EffectiveCost", "ConsumedQuantity"), "DECIMAL(38,10)")
 SCHEMAS: dict[str, dict[str, str]] = {
     "athena": {
-        **dict.fromkeys(
-            (
-                "BillingCurrency",
-                "ChargeCategory",
-                "ChargeClass",
-                "ChargeDescription",
-                "PricingCategory",
-                "ProviderName",
-                "SubAccountId",
-                "RegionId",
-                "ResourceId",
-                "CapacityReservationId",
-                "CapacityReservationStatus",
-                "CommitmentDiscountId",
-                "CommitmentDiscountStatus",
-                "ServiceName",
-                "SkuMeter",
-                "SkuPriceDetails",
-                "x_UsageType",
-            ),
-            _TEXT,
-        ),
-        **dict.fromkeys(("BilledCost", "EffectiveCost", "ConsumedQuantity"), "DECIMAL(38,10)"),
+        **dict.fromkeys((*_SHARED_TEXT, "ProviderName", "SkuMeter", "x_UsageType"), _TEXT),
+        **_MONEY,
         **dict.fromkeys(("ChargePeriodStart", "ChargePeriodEnd"), "TIMESTAMP"),
         "Tags": "MAP(VARCHAR, VARCHAR)",
     },
     "bigquery": {
-        **dict.fromkeys(
-            (
-                "BillingCurrency",
-                "ChargeCategory",
-                "ChargeClass",
-                "ChargeDescription",
-                "PricingCategory",
-                "ServiceProviderName",
-                "SubAccountId",
-                "RegionId",
-                "ResourceId",
-                "CapacityReservationId",
-                "CapacityReservationStatus",
-                "CommitmentDiscountId",
-                "CommitmentDiscountStatus",
-                "ServiceName",
-                "SkuPriceDetails",
-                "Tags",
-            ),
-            _TEXT,
-        ),
-        **dict.fromkeys(("BilledCost", "EffectiveCost", "ConsumedQuantity"), "DECIMAL(38,10)"),
+        **dict.fromkeys((*_SHARED_TEXT, "ServiceProviderName", "Tags"), _TEXT),
+        **_MONEY,
         **dict.fromkeys(("ChargePeriodStart", "ChargePeriodEnd"), "TIMESTAMP WITH TIME ZONE"),
         "x_Labels": "STRUCT(Key VARCHAR, Value VARCHAR)[]",
     },

@@ -128,9 +128,14 @@ def render_markdown(report: BillingReport) -> str:
 
 
 def _md_cells(figures: Figures) -> list[str]:
+    return _cells(figures, md_usd)
+
+
+def _cells(figures: Figures, money: Callable[[Decimal], str]) -> list[str]:
+    """Effective, billed, GPU-hours and rows, the dollars spelled for the output."""
     return [
-        md_usd(figures.effective),
-        md_usd(figures.billed),
+        money(figures.effective),
+        money(figures.billed),
         hours(figures.gpu_hours),
         f"{figures.rows:,}",
     ]
@@ -276,12 +281,7 @@ def render_table(report: BillingReport) -> str:
 
 
 def _table_cells(figures: Figures) -> list[str]:
-    return [
-        usd(figures.effective),
-        usd(figures.billed),
-        hours(figures.gpu_hours),
-        f"{figures.rows:,}",
-    ]
+    return _cells(figures, usd)
 
 
 def _waived(report: BillingReport) -> str:
