@@ -24,4 +24,5 @@ def test_a_thousand_mistakes_print_fifty_lines_and_a_count(tmp_path: Path) -> No
     assert lines[-1].endswith(
         f"and 950 more errors in the policy files, the next one here (the first {PolicyErrors.LIMIT} are shown)"
     )
-    assert f"{policy}:155:" in lines[-1]  # the 51st mistake: rule r50 (lines 3 + 3 × 50), its require
+    # the 51st mistake: rule r50, its require on line 3 + 3 × 50 + 2
+    assert f"{policy}:155:" in lines[-1]
