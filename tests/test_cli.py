@@ -245,8 +245,14 @@ def test_the_output_extension_chooses_the_format(tmp_path: Path, name: str, star
         assert "findings" in json.loads(text)
 
 
-def test_an_explicit_format_wins_over_the_extension(tmp_path: Path) -> None:
+def test_an_explicit_format_and_an_extension_that_names_another_are_refused(tmp_path: Path) -> None:
+    """Issue 38.5: the refusal stays only where the extension names a different format."""
     out = tmp_path / "audit.md"
+    code, _, err = run(
+        "scan", "--inventory", DEMO, "-o", str(out), "--format", "json", "--fail-on", "none"
+    )
+    assert code == 2 and not out.exists() and "names the markdown format, not json" in err
+    out = tmp_path / "audit.out"
     run("scan", "--inventory", DEMO, "-o", str(out), "--format", "json", "--fail-on", "none")
     assert json.loads(out.read_text())["findings"]
 

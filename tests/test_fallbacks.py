@@ -3,6 +3,7 @@ format writes, where a report went, and a check of nothing."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -68,17 +69,32 @@ def test_an_extension_no_format_writes_is_refused_before_the_scan(tmp_path: Path
     code, stdout, err = _run("scan", "--inventory", DEMO, "-o", out)
     assert code == 2 and not out.exists() and stdout == ""
     assert err.startswith(f"gpu-audit: error: {out}: no format writes '.html' files")
-    code, _, err = _run("scan", "--inventory", DEMO, "--report", f"json={tmp_path / 'r.htm'}")
-    assert code == 2 and "no format writes '.htm' files" in err
 
 
-def test_a_format_the_extension_does_not_name_warns_and_every_file_is_said(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["report.out", "scan.log", "r.table", "r.text", "r.htm"])
+def test_with_a_format_given_any_file_name_is_the_users(tmp_path: Path, name: str) -> None:
+    """Issue 38.5: `--format json -o report.out` writes JSON there."""
+    out = tmp_path / name
+    code, _, err = _run(
+        "scan", "--inventory", DEMO, "--format", "json", "-o", out, "--fail-on", "none"
+    )
+    assert code == 0 and json.loads(out.read_text())["version"] == 3, err
+    code, _, err = _run("scan", "--inventory", DEMO, "--report", f"csv={out}", "--fail-on", "none")
+    assert code == 0 and out.read_text().startswith("rule_id,"), err
+
+
+def test_an_extension_that_names_another_format_is_refused_and_every_file_is_said(
+    tmp_path: Path,
+) -> None:
     out = tmp_path / "r.json"
     code, stdout, err = _run("scan", "--inventory", DEMO, "--format", "markdown", "-o", out,
                              "--fail-on", "none")  # fmt: skip
-    assert code == 0 and stdout == "" and out.read_text().startswith("# GPU audit report")
-    assert f"gpu-audit: warning: {out}: writing the markdown format into a '.json' file" in err
-    assert f"gpu-audit: wrote the markdown report to {out}\n" in err
+    assert code == 2 and stdout == "" and not out.exists()
+    assert err == (f"gpu-audit: error: {out}: the '.json' extension names the json format, not "
+                   "markdown: give --format json, or a name that says markdown\n")  # fmt: skip
+    code, _, err = _run("scan", "--inventory", DEMO, "--format", "markdown", "-o", tmp_path / "r.md",
+                        "--fail-on", "none")  # fmt: skip
+    assert f"gpu-audit: wrote the markdown report to {tmp_path / 'r.md'}\n" in err
     code, _, err = _run("scan", "--inventory", DEMO, "-o", tmp_path / "r.md", "-q",
                         "--fail-on", "none")  # fmt: skip
     assert code == 0 and err == ""

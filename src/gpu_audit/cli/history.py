@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from typing import Any
 
@@ -127,10 +128,13 @@ def history_list(path: str | None, config_path: str | None, fmt: str) -> None:
 @click.argument("audit_id", type=int)
 @_DATABASE
 @_CONFIG
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(FORMATS),
+    help="Report format (default: the one -o's extension names, else text).",
+)  # fmt: skip
 @click.option("--output", "-o", metavar="PATH", help="Write the report here (atomically).")
 def history_show(
-    audit_id: int, path: str | None, config_path: str | None, fmt: str, output: str | None
+    audit_id: int, path: str | None, config_path: str | None, fmt: str | None, output: str | None
 ) -> None:
     """Render a recorded audit again, in any format, with what had changed.
 
@@ -140,8 +144,11 @@ def history_show(
     """
     from gpu_audit.audit import source_hints
     from gpu_audit.history.load import load_audit
-    from gpu_audit.report import render
+    from gpu_audit.report import OUTPUT_EXTENSIONS, check_extension, render
 
+    if output:  # before any work: a name no format writes, or one that names another format
+        check_extension(output, fmt or "")
+    fmt = fmt or OUTPUT_EXTENSIONS.get(os.path.splitext(output or "")[1].lower(), "text")
     store = _open(path, config_path)
     try:
         result = load_audit(store, audit_id)
@@ -151,11 +158,7 @@ def history_show(
     if output:
         from gpu_audit.core.writer import write_atomic
         from gpu_audit.errors import one_line
-        from gpu_audit.report import check_extension
 
-        warning = check_extension(output, fmt)
-        if warning:
-            click.echo(f"gpu-audit: warning: {one_line(warning)}", err=True)
         write_atomic(output, text, inputs=[store.path, *filter(None, [config_path])])
         click.echo(f"gpu-audit: wrote the {fmt} report to {one_line(output)}", err=True)
     else:

@@ -46,10 +46,11 @@ def estimate(files: tuple[str, ...], **options: Any) -> None:
     from gpu_audit.estimate.run import EstimateRequest, run_estimate
 
     output = options.pop("output")
-    fmt = options.pop("fmt") or format_for(output, sys.stdout.isatty())
+    given = options.pop("fmt")
+    fmt = given or format_for(output, sys.stdout.isatty())
     if fmt not in ESTIMATE_FORMATS:
         raise ConfigError(f"estimate: no {fmt} output; formats: {', '.join(ESTIMATE_FORMATS)}")
-    warning = check_extension(output, fmt) if output else None  # refused before any work
+    warning = check_extension(output, given or "") if output else None  # before any work
     inputs = [*files, *_prices(options.pop("prices"), output, files)]
     report = run_estimate(EstimateRequest(files=files, fmt=fmt, **options))
     if output:

@@ -34,24 +34,32 @@ OUTPUT_EXTENSIONS = {
 
 
 def check_extension(path: str, format_name: str) -> str | None:
-    """Refuse an output path whose extension no format writes (`r.html`); a warning when the
-    format and the extension disagree (`--format markdown -o r.json`), else None. A path with
-    no extension (`report`, `/dev/stdout`) takes any format."""
+    """Refuse an output path whose extension names another format than the one given
+    (`--format markdown -o r.json`), or, with no format given (`format_name` empty), an
+    extension no format writes (`-o r.html`: which format would it be?). With a format given,
+    any other name is the user's business (`--format json -o report.out`); a path with no
+    extension (`report`, `/dev/stdout`) takes any format. None, or raises ConfigError (the
+    `str` return is kept for callers that print a warning)."""
     from gpu_audit.errors import ConfigError
 
     extension = os.path.splitext(path)[1].lower()
     if not extension:
         return None
     named = OUTPUT_EXTENSIONS.get(extension)
+    if named is None and format_name:
+        return None
     if named is None:
         known = ", ".join(OUTPUT_EXTENSIONS)
         raise ConfigError(
             f"{path}: no format writes '{extension}' files (the extensions: {known}; "
-            "or give no extension and --format)"
+            "or name the format with --format)"
         )
-    if named == format_name or (named == "text" and format_name == "table"):
+    if not format_name or named == format_name or (named == "text" and format_name == "table"):
         return None
-    return f"{path}: writing the {format_name} format into a '{extension}' file ({named} expected)"
+    raise ConfigError(
+        f"{path}: the '{extension}' extension names the {named} format, not {format_name}: "
+        f"give --format {named}, or a name that says {format_name}"
+    )
 
 
 def format_for(output: str | None, terminal: bool) -> str:
