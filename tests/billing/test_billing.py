@@ -323,3 +323,20 @@ def test_a_waiver_applies_to_a_finding_from_the_bill(quarter: Quarter, tmp_path:
         "markdown",
     )
     assert ", 1 waived)" in markdown
+
+
+def test_the_shipped_pack_by_name(quarter: Quarter) -> None:
+    code, out, err = run(
+        "billing",
+        *paths(quarter),
+        "--period",
+        "2026-Q3",
+        "--policy",
+        "runbook",
+        "--format",
+        "json",
+        "--now",
+        NOW,
+    )
+    assert code == 0, err
+    assert any(f["rule_id"] == "billed-untagged-long-running" for f in json.loads(out)["findings"])

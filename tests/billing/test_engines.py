@@ -276,3 +276,13 @@ def test_summing_alike_rows_first_gives_the_plain_querys_answer(quarter: Quarter
     _, plain = duck.run(paths, PERIOD, KEYS, gpu_types(), summed_first=False)
     assert sorted(map(repr, fast)) == sorted(map(repr, plain))
     assert sum(g.rows for g in fast if g.in_period) == len(quarter.in_period())
+
+
+def test_sql_prints_the_query_duckdb_runs(quarter: Quarter) -> None:
+    paths = [str(quarter.root / cloud) for cloud in ("aws", "azure", "gcp")]
+    printed = CliRunner().invoke(main, ["billing", *paths, "--period", "2026-Q3", "--sql"])
+    assert printed.exit_code == 0 and "period_flag" in printed.stdout  # the fast path's query
+    conn = duck.connect()
+    rows = conn.execute(printed.stdout).fetchall()
+    _, groups = duck.run(paths, PERIOD, KEYS, gpu_types())
+    assert sorted(map(repr, (duck.group(row, KEYS) for row in rows))) == sorted(map(repr, groups))

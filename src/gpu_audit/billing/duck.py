@@ -228,7 +228,9 @@ _CHECKS = (
 
 
 def locate_bad_value(conn: Any, found: Sequence[Source], exc: Exception) -> str:
-    """A value that does not convert: find its file, row and column (a second, rare pass)."""
+    """A value that does not convert: find its file, row and column (a second, rare pass; rows
+    are numbered in file order, so the files are read in order here)."""
+    conn.execute("SET preserve_insertion_order = true")
     for source in found:
         for column, target in _CHECKS:
             if column not in source.columns or not source.columns[column].startswith("VARCHAR"):

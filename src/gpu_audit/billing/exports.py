@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import posixpath
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from gpu_audit.billing.period import Period
@@ -161,8 +161,7 @@ def _below_export(root: str, uri: str) -> str | None:
 
 
 def _azure(root: str, manifests: Sequence[str], fs: FileSystem, period: Period) -> ExportFiles:
-    months = set(period.months())
-    first, last = min(months), max(months)
+    first = min(period.months())
     runs: dict[tuple[str, str], tuple[datetime, str, list[str]]] = {}
     versions: set[str] = set()
     every: list[str] = []
@@ -188,13 +187,11 @@ def _azure(root: str, manifests: Sequence[str], fs: FileSystem, period: Period) 
         blobs = body.get("blobs")
         if not isinstance(blobs, list):
             raise InputError(f"{manifest}: key 'blobs': expected a list")
+        month = f"{start.year:04d}-{start.month:02d}"
+        if month < first:  # before the period (a later month's run may still correct it: kept)
+            continue
         files = [_blob(root, manifest, blob, fs) for blob in blobs]
         every.extend(files)
-        month = f"{start.year:04d}-{start.month:02d}"
-        if month < first:
-            continue
-        if month > last:  # a run after the period may still hold rows of it: kept, filtered
-            pass
         key = (str(config.get("exportName", "")), start.isoformat())
         if key not in runs or submitted > runs[key][0]:
             runs[key] = (submitted, manifest, files)
@@ -217,8 +214,6 @@ def _section(manifest: str, body: Any, key: str) -> dict[str, Any]:
 
 
 def _time(manifest: str, key: str, value: Any) -> datetime:
-    from gpu_audit.billing.period import UTC
-
     try:
         parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except ValueError:

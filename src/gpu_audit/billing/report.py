@@ -46,6 +46,12 @@ class BillingReport:
         return round(sum(best.values()), 2)
 
 
+def query_keys(tag_keys: Sequence[str]) -> tuple[str, ...]:
+    """The tags the query reads: the report's, and `workload` (it says training or serving
+    where the usage type does not)."""
+    return (*tag_keys, *(() if WORKLOAD_TAG in tag_keys else (WORKLOAD_TAG,)))
+
+
 def gpu_types() -> list[tuple[str, str, str, int]]:
     """The catalog's GPU instance types as (cloud, lower-case type, GPU model, GPUs)."""
     from gpu_audit.catalog import instance_types, normalise_type
@@ -62,8 +68,7 @@ def read_groups(
 ) -> tuple[BillingSummary, list[BilledGroup]]:
     from gpu_audit.billing import duck
 
-    # the `workload` tag is read too: it says training or serving where the usage type does not
-    keys = (*tag_keys, *(() if WORKLOAD_TAG in tag_keys else (WORKLOAD_TAG,)))
+    keys = query_keys(tag_keys)
     exports, groups = duck.run(paths, period, keys, gpu_types())
     return summarize(period, exports, groups, tag_keys), groups
 
@@ -79,7 +84,7 @@ def read_remote(
     from gpu_audit.billing import remote
     from gpu_audit.billing.exports import ExportFiles
 
-    keys = (*tag_keys, *(() if WORKLOAD_TAG in tag_keys else (WORKLOAD_TAG,)))
+    keys = query_keys(tag_keys)
     sql = remote.remote_sql(engine, table, period, keys, gpu_types())
     if engine == "athena":
         groups = remote.run_athena(sql, keys, where.get("workgroup"), where.get("output"))

@@ -114,9 +114,9 @@ def billing(
         click.echo(_sql(engine, table, paths, when, keys))
         return
     now = now_from(now_text) or datetime.now(UTC)
-    from gpu_audit.policy.loader import load_policy
+    from gpu_audit.policy.loader import load_policy, policy_path
 
-    policy = load_policy(list(policies) or None)
+    policy = load_policy([policy_path(name) for name in policies] or None)  # `runbook` by name
     # Nothing this run reads is replaced: the export folders, the policies, the history
     folders = [path for path in paths if "://" not in path]
     inputs = [*policy.files, *([history] if history else [])]
@@ -138,16 +138,19 @@ def billing(
 def _sql(
     engine: str, table: str | None, paths: tuple[str, ...], when: Period, keys: tuple[str, ...]
 ) -> str:
-    from gpu_audit.billing.report import gpu_types
+    from gpu_audit.billing.report import gpu_types, query_keys
+
+    keys = query_keys(keys)
 
     if engine == "duckdb":
         from gpu_audit.billing import duck
         from gpu_audit.billing.exports import discover
-        from gpu_audit.billing.query import aggregate
+        from gpu_audit.billing.query import aggregate, summed_first
 
         conn = duck.connect()
         exports = [discover(path, duck.file_system(conn), when) for path in paths]
-        return aggregate(duck.sources(conn, exports), when, keys, gpu_types())
+        found = [summed_first(s, when, keys) for s in duck.sources(conn, exports)]
+        return aggregate(found, when, keys, gpu_types())  # as `duck.run` runs it
     from gpu_audit.billing.remote import remote_sql
 
     return remote_sql(engine, table or "", when, keys, gpu_types())
