@@ -340,3 +340,27 @@ def test_the_shipped_pack_by_name(quarter: Quarter) -> None:
     )
     assert code == 0, err
     assert any(f["rule_id"] == "billed-untagged-long-running" for f in json.loads(out)["findings"])
+
+
+def test_a_long_list_of_findings_is_capped_where_people_read_it(quarter: Quarter) -> None:
+    """The runbook's table shows 100 findings and the terminal 30, each saying how many more;
+    JSON and CSV list every one."""
+    from dataclasses import replace
+    from datetime import UTC, datetime
+
+    from gpu_audit.billing.period import parse_period
+    from gpu_audit.billing.render_text import ROWS, TERMINAL_ROWS, render_markdown, render_table
+    from gpu_audit.billing.report import judge, read_groups
+    from gpu_audit.policy.loader import load_policy
+
+    summary, groups = read_groups(
+        paths(quarter), parse_period("2026-Q3"), ("team", "project", "owner")
+    )
+    report = judge(summary, groups, load_policy(None), datetime(2026, 10, 5, tzinfo=UTC))
+    many = replace(report, findings=report.findings * 10)
+    total = len(many.open_findings)
+    assert total > ROWS
+    markdown = render_markdown(many)
+    assert f"… and {total - ROWS:,} more (the JSON and CSV reports list every one)." in markdown
+    table = render_table(many)
+    assert f"  … and {total - TERMINAL_ROWS:,} more (--format json or csv lists every one)" in table

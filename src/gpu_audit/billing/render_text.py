@@ -10,6 +10,9 @@ from gpu_audit.billing.report import BillingReport
 from gpu_audit.billing.spelling import dimension_title, hours, key_label, md_usd, share, usd
 from gpu_audit.billing.summary import Figures, cents
 
+ROWS = 100  # findings in the runbook's table: a page stays readable; JSON and CSV list them all
+TERMINAL_ROWS = 30
+
 # --- Markdown (the runbook's section) ---------------------------------------------------------
 
 
@@ -95,11 +98,16 @@ def render_markdown(report: BillingReport) -> str:
                     md_usd(f.resource.billing.effective_usd),
                     md_usd(f.saving_usd) if f.saving_usd is not None else "–",
                 ]
-                for f in opened
+                for f in opened[:ROWS]
             ],
             "lllrrr",
         )
         lines.append("")
+        if len(opened) > ROWS:
+            lines += [
+                f"… and {len(opened) - ROWS:,} more (the JSON and CSV reports list every one).",
+                "",
+            ]
         for rule_id in dict.fromkeys(f.rule_id for f in opened):
             first = next(f for f in opened if f.rule_id == rule_id)
             lines.append(f"- **{inline(rule_id)}**: {prose(first.remediation or first.title)}")
@@ -256,7 +264,7 @@ def render_table(report: BillingReport) -> str:
         )
     opened = report.open_findings
     out += ["", f"findings: {len(opened)} open{_waived(report)}"]
-    for f in opened:
+    for f in opened[:TERMINAL_ROWS]:
         b = f.resource.billing
         saving = f", {usd(f.saving_usd)} over the period" if f.saving_usd else ""
         out.append(
@@ -264,6 +272,10 @@ def render_table(report: BillingReport) -> str:
                 f"  {f.severity.label:<8} {f.rule_id}: {f.resource.provider} {f.resource.id} "
                 f"({b.hours or 0:,.0f} h, {usd(b.effective_usd)}{saving})"
             )
+        )
+    if len(opened) > TERMINAL_ROWS:
+        out.append(
+            f"  … and {len(opened) - TERMINAL_ROWS:,} more (--format json or csv lists every one)"
         )
     if report.coverage is not None:
         c = report.coverage
