@@ -246,7 +246,7 @@ def test_csv_markdown_and_table_render_the_same_totals(
     html = MarkdownIt("commonmark").enable("table").render(markdown)
     effective = report["totals"]["gpu"]["effective_usd"]
     assert f"${effective:,.2f}" in html and html.count("<table>") >= 4
-    assert "forgotten" not in markdown or "billed-untagged-long-running" in markdown
+    assert "billed-untagged-long-running" in markdown and "unused-reserved-capacity" in markdown
     code, table, _ = run(*args, "--format", "table")
     assert f"${effective:,.2f}" in table
 

@@ -180,9 +180,10 @@ class BigQueryServer:
     """jobs.query answers 'not done yet'; jobs.getQueryResults then pages the rows, two a page,
     with BigQuery's own value encoding (every cell a string; TIMESTAMP as epoch seconds)."""
 
-    def __init__(self, rows: list[tuple[Any, ...]]) -> None:
+    def __init__(self, rows: list[tuple[Any, ...]], raw: bytes | None = None) -> None:
         self.pages = [rows[i : i + 2] for i in range(0, len(rows), 2)] or [[]]
         self.requests: list[str] = []
+        self.raw = raw  # answer the pages with these bytes instead (a broken answer)
 
     @staticmethod
     def cell(value: Any) -> dict[str, Any]:
@@ -202,7 +203,11 @@ class BigQueryServer:
                 pass
 
             def _reply(self, body: dict[str, Any]) -> None:
-                data = json.dumps(body).encode()
+                data = (
+                    json.dumps(body).encode()
+                    if server.raw is None or "jobReference" in body
+                    else server.raw
+                )
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -286,3 +291,38 @@ def test_sql_prints_the_query_duckdb_runs(quarter: Quarter) -> None:
     rows = conn.execute(printed.stdout).fetchall()
     _, groups = duck.run(paths, PERIOD, KEYS, gpu_types())
     assert sorted(map(repr, (duck.group(row, KEYS) for row in rows))) == sorted(map(repr, groups))
+
+
+@pytest.mark.parametrize(
+    ("rows", "raw", "message"),
+    [
+        ([("aws", "USD")], None, "billing query: an answer row has 2 columns where the query has"),
+        (
+            [tuple(["x"] * 28)],
+            None,
+            "billing query: a value of the answer is not of its column's type",
+        ),
+        ([], b"<html>proxy error</html>", "bigquery: the answer is not JSON"),
+    ],
+)
+def test_a_bigquery_answer_of_another_shape_is_one_line(
+    rows: list[tuple[Any, ...]], raw: bytes | None, message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = BigQueryServer(rows, raw)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), fake.handler())
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        monkeypatch.setenv(
+            "GPU_AUDIT_BIGQUERY_ENDPOINT", f"http://127.0.0.1:{httpd.server_address[1]}"
+        )
+        result = CliRunner().invoke(main, ["billing", "--engine", "bigquery", "--table", BQ_TABLE,
+                                           "--bigquery-project", "acme-billing", "--period", "2026-Q3"])  # fmt: skip
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert result.exit_code == 2 and not isinstance(
+        result.exception, (ValueError, AttributeError, IndexError)
+    )
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"gpu-audit: error: {message}"), result.stderr

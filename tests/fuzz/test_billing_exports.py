@@ -119,3 +119,26 @@ def test_any_aws_manifest_value_replaced(
     body[key] = value
     manifest.write_text(json.dumps(body))
     _holds_its_promises(_run(folder))
+
+
+@settings(max_examples=EXAMPLES // 8 or 10)
+@given(
+    path=st.sampled_from(
+        [("exportConfig", "dataVersion"), ("exportConfig", "type"), ("runInfo", "startDate"),
+         ("runInfo", "submittedTime"), ("blobs",), ("exportConfig",), ("runInfo",)]
+    ),
+    value=st.one_of(HOSTILE, st.none(), st.integers(), st.lists(HOSTILE, max_size=3)),
+)  # fmt: skip
+def test_any_azure_manifest_value_replaced(
+    tmp_path_factory: pytest.TempPathFactory, path: tuple[str, ...], value: Any
+) -> None:
+    folder = tmp_path_factory.mktemp("azure") / "azure"
+    shutil.copytree(DEMO / "azure", folder)
+    manifest = sorted(folder.rglob("manifest.json"))[0]
+    body = json.loads(manifest.read_text())
+    inner = body
+    for key in path[:-1]:
+        inner = inner[key]
+    inner[path[-1]] = value
+    manifest.write_text(json.dumps(body))
+    _holds_its_promises(_run(folder))

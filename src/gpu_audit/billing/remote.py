@@ -77,30 +77,35 @@ def remote_sql(
 
 
 def typed_row(values: Sequence[str | None], tag_keys: Sequence[str]) -> tuple[Any, ...]:
-    """An aggregate row as text (both engines answer in strings) typed as DuckDB returns it."""
-    out: list[Any] = []
-    tags_end = len(GROUP_COLUMNS) + len(tag_keys)
-    for index, value in enumerate(values):
-        if value is None or value == "":
-            out.append(None)
-            continue
-        name = GROUP_COLUMNS[index] if index < len(GROUP_COLUMNS) else None
-        if name == "in_period":
-            out.append(value.lower() == "true")
-        elif name == "gpus" or index == tags_end + 5:  # the row count
-            out.append(int(float(value)))
-        elif index >= tags_end + 6:  # first and last charge
-            out.append(_time(value))
-        elif index >= tags_end:
-            try:
-                out.append(Decimal(value))
-            except InvalidOperation:
-                raise CollectorError(
-                    f"billing query: not a number in the answer: {value[:40]!r}"
-                ) from None
-        else:
-            out.append(value)
-    return tuple(out)
+    """An aggregate row as text (both engines answer in strings) typed as DuckDB returns it;
+    an answer of another shape is one CollectorError, never a traceback."""
+    width = len(GROUP_COLUMNS) + len(tag_keys) + 8  # the keys, the tags, the eight sums
+    if len(values) != width:
+        raise CollectorError(
+            f"billing query: an answer row has {len(values)} columns where the query has {width}"
+        )
+    try:
+        return tuple(_typed(index, value, len(tag_keys)) for index, value in enumerate(values))
+    except (ValueError, InvalidOperation):
+        raise CollectorError(
+            f"billing query: a value of the answer is not of its column's type: {values!r:.200}"
+        ) from None
+
+
+def _typed(index: int, value: str | None, tags: int) -> Any:
+    if value is None or value == "":
+        return None
+    tags_end = len(GROUP_COLUMNS) + tags
+    name = GROUP_COLUMNS[index] if index < len(GROUP_COLUMNS) else None
+    if name == "in_period":
+        return value.lower() == "true"
+    if name == "gpus" or index == tags_end + 5:  # the row count
+        return int(float(value))
+    if index >= tags_end + 6:  # first and last charge
+        return _time(value)
+    if index >= tags_end:  # the money and quantity sums
+        return Decimal(value)
+    return value
 
 
 def _time(value: str) -> datetime:
@@ -193,8 +198,9 @@ def _pages(
     while True:
         token = None
         if answer.get("jobComplete"):
-            for row in answer.get("rows", []):
-                cells = [cell.get("v") for cell in row.get("f", [])]
+            for row in answer.get("rows") or []:
+                found = row.get("f") if isinstance(row, dict) else None
+                cells = [c.get("v") if isinstance(c, dict) else None for c in found or []]
                 rows.append(group(typed_row(cells, tag_keys), tag_keys))
             token = answer.get("pageToken")
             if not token:
@@ -248,5 +254,10 @@ def _answer(response: Any) -> dict[str, Any]:
         except (ValueError, KeyError, TypeError):
             message = response.reason
         raise CollectorError(f"bigquery: HTTP {response.status_code}: {str(message)[:200]}")
-    body: dict[str, Any] = response.json()
+    try:
+        body = response.json()
+    except ValueError:
+        raise CollectorError("bigquery: the answer is not JSON") from None
+    if not isinstance(body, dict):
+        raise CollectorError("bigquery: the answer is not a JSON object")
     return body
