@@ -21,6 +21,7 @@ from tests.diff.conftest import (
     Repo,
     cli,
 )
+from tests.report.sarif_rules import AGENT, problems
 
 KEEP = SWEEP_A10G.replace("name: sweep", "name: keep")
 
@@ -106,3 +107,35 @@ def test_every_option_has_help() -> None:
     result = CliRunner().invoke(main, ["diff", "--help"])
     for fmt in ("text", "table", "markdown", "json", "csv", "sarif"):
         assert fmt in result.output
+
+
+def test_diff_sarif_passes_both_services_rules(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: the diff's rules had no description or help (GH2012) and a new finding with no
+    line had no region (GH1003)."""
+    for name in AGENT:
+        monkeypatch.delenv(name, raising=False)
+    repo.commit({"jobs/train.yaml": TRAIN_A100_SPOT}, "base")
+    repo.commit(
+        {"jobs/train.yaml": TRAIN_H100_ON_DEMAND, "jobs/my train.yaml": TRAIN_H100_ON_DEMAND}
+    )
+    code, out, _ = cli("diff", "--base", "HEAD~1", "--format", "sarif")
+    log = json.loads(out)
+    assert code == 0 and problems(log, "GH") == []
+    run = log["runs"][0]
+    spot = next(r for r in run["tool"]["driver"]["rules"] if r["id"] == "spot-for-training")
+    assert spot["shortDescription"]["text"] != "spot-for-training" and spot["help"]["text"]
+    uris = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]
+    }
+    assert "jobs/my%20train.yaml" in uris
+    for name, value in AGENT.items():
+        monkeypatch.setenv(name, value)
+    code, out, _ = cli("diff", "--base", "HEAD~1", "--format", "sarif")
+    log = json.loads(out)
+    assert problems(log, "GHAzDO") == [] and problems(log, "GH") == []
+    assert (
+        log["runs"][0]["automationDetails"]["properties"]["gpuAudit/category"] == "gpu-audit/diff"
+    )
+    monkeypatch.setenv("BUILD_BUILDID", "")
+    code, out, err = cli("diff", "--base", "HEAD~1", "--format", "sarif")
+    assert code == 2 and out == "" and "BUILD_BUILDID is not set" in err

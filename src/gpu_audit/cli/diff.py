@@ -92,6 +92,10 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
     fmt = options["fmt"] or format_for(options["output"], sys.stdout.isatty())
     if fmt not in _FORMATS:
         raise ConfigError(f"diff: no {fmt} output; formats: {', '.join(_FORMATS)}")
+    if fmt == "sarif":  # before any work: a half-set Azure Pipelines identity is refused
+        from gpu_audit.report.pipeline import detect
+
+        detect(os.environ)
     request = DiffRequest(
         options["base"], options["head"], paths, options["excludes"], options["policies"]
     )

@@ -225,8 +225,13 @@ def run_settings(options: dict[str, Any]) -> Settings:
     """The settings file, read (and every error in it raised) before any work starts, as is an
     output path no format writes; then the price file (--prices, else the file's `prices:`) laid
     over the catalog."""
-    for name, path in [*options["reports"], (options["fmt"] or "", options["output"] or "")]:
+    outputs = [*options["reports"], (options["fmt"] or "", options["output"] or "")]
+    for name, path in outputs:
         check_extension(path, name)
+    if any((name or format_for(path, False)) == "sarif" for name, path in outputs):
+        from gpu_audit.report.pipeline import detect
+
+        detect(os.environ)  # a half-set Azure Pipelines identity: refused before any work
     settings = load_settings(options["config_path"])
     flag = options.pop("prices")
     price_file = flag or settings.prices

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpu_audit.core.frozen import record
+from gpu_audit.core.results import RuleInfo
 
 
 @record
@@ -92,6 +93,7 @@ class DiffResult:
     prices_as_of: tuple[str, ...]  # every price date used, oldest first
     errors: tuple[str, ...] = ()  # located lines: files not compared, the reason each
     read: tuple[str, ...] = ()  # worktree files read (a report never replaces one)
+    rules: tuple[RuleInfo, ...] = ()  # the policies judged by: titles and help for SARIF
 
     @property
     def changed(self) -> tuple[JobChange, ...]:

@@ -65,4 +65,5 @@ def run_diff(request: DiffRequest, settings: Settings) -> DiffResult:
         prices_as_of=tuple(sorted(dates)),
         errors=tuple(f"{e}; this file's jobs are not compared" for e in errors),
         read=tuple(head_files) if head is None else (),
+        rules=tuple(rule.info for rule in policy.rules),
     )

@@ -1,15 +1,19 @@
 """SARIF 2.1.0 for code scanning: rules from the policies, one result per finding.
 
 Job findings point at the offending key (`physicalLocation`, a URI relative to `%SRCROOT%`,
-the working directory); instance findings name the resource (`logicalLocations`). Waived and
-inline-suppressed findings stay in the log with a `suppressions` entry, as SARIF intends.
+the working directory; the file's first line when no key is to blame); instance findings name the
+resource (`logicalLocations`) and point at the rule they break, in its policy file, for code
+scanning wants a file and a line for every result (Microsoft's SARIF Multitool rules GH1001,
+GH1003 and GHAzDO1016/1017). Waived and inline-suppressed findings stay in the log with a
+`suppressions` entry, as SARIF intends. In an Azure Pipelines run the log carries the pipeline's
+identity (`report.pipeline`).
 """
 
 from __future__ import annotations
 
 import io
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import UTC
 from pathlib import Path, PurePath
 from typing import Any, TextIO
@@ -45,12 +49,31 @@ def write(result: ScanResult, stream: TextIO) -> None:
     jsonstream.dump(log(result, Path.cwd(), lazy=True), stream)
 
 
-def log(result: ScanResult, root: Path, lazy: bool = False) -> dict[str, Any]:
-    """The SARIF log; job paths are made relative to `root` where they lie under it.
+def log(
+    result: ScanResult,
+    root: Path,
+    lazy: bool = False,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The SARIF log; job paths are made relative to `root` where they lie under it; `environ`
+    (default: this process's) tells whether it runs in an Azure Pipeline.
 
     With `lazy`, the results are a generator (for `jsonstream.dump`), not a list."""
+    from gpu_audit.report.pipeline import detect
+
     rules = list(result.rules)
     index = {rule.id: i for i, rule in enumerate(rules)}
+    bases: dict[str, Any] = {SRCROOT: {"description": {"text": "The directory gpu-audit ran in."}}}
+    places = _rule_places(rules, root, bases)
+    category = f"gpu-audit/{result.scope.command}"
+    pipeline = detect(os.environ if environ is None else environ)
+    # `category/run`: GitHub keys a run's alerts by the category (the part before the last `/`);
+    # Advanced Security for Azure DevOps wants the pipeline's id, and rejects a run without one
+    automation = (
+        pipeline.automation_details(category)
+        if pipeline
+        else {"id": f"{category}/{_run_id(result)}"}
+    )
     run: dict[str, Any] = {
         "tool": {
             "driver": {
@@ -62,22 +85,42 @@ def log(result: ScanResult, root: Path, lazy: bool = False) -> dict[str, Any]:
                 "rules": [_rule(rule) for rule in rules],
             }
         },
-        # `category/run`: GitHub keys a run's alerts by the category (the part before the last
-        # `/`), and Advanced Security for Azure DevOps rejects a run without an id
-        "automationDetails": {"id": f"gpu-audit/{result.scope.command}/{_run_id(result)}"},
-        "originalUriBaseIds": {
-            SRCROOT: {"description": {"text": "The directory gpu-audit ran in."}}
-        },
+        "automationDetails": automation,
+        "originalUriBaseIds": bases,
         "invocations": [_invocation(result, root)],
-        "results": _results(result, index, root)
+        "results": _results(result, index, root, places)
         if lazy
         else [
-            _result(f, index.get(f.rule_id), root, fingerprint)
+            _result(f, index.get(f.rule_id), root, fingerprint, places.get(f.rule_id))
             for f, fingerprint in zip(result.findings, _fingerprints(result), strict=True)
         ],
         "columnKind": "unicodeCodePoints",
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def _rule_places(
+    rules: list[RuleInfo], root: Path, bases: dict[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """Each rule's `physicalLocation`: its line in its policy file. A policy file under `root` is
+    a `%SRCROOT%` URI; one elsewhere (the shipped pack, installed) is named relative to its own
+    folder, which `bases` gains as a base id: code scanning refuses an absolute path outside the
+    checkout (GH1006)."""
+    places: dict[str, dict[str, Any]] = {}
+    folders: dict[str, str] = {}
+    for rule in rules:
+        path, colon, line = (rule.source or "").rpartition(":")
+        if not (colon and path and line.isdigit() and int(line) >= 1):
+            continue
+        location = artifact(path, root)
+        if "uriBaseId" not in location:
+            folder = Path(path).resolve().parent
+            base = folders.setdefault(str(folder), f"POLICIES{len(folders) + 1}")
+            description = "The folder of a policy file outside the directory gpu-audit ran in."
+            bases[base] = {"uri": folder.as_uri() + "/", "description": {"text": description}}
+            location = {"uri": _uri(PurePath(Path(path).name)), "uriBaseId": base}
+        places[rule.id] = {"artifactLocation": location, "region": {"startLine": int(line)}}
+    return places
 
 
 def _run_id(result: ScanResult) -> str:
@@ -119,7 +162,12 @@ _PAD = "        "  # the depth of the items of `runs[0].results`
 _RULE_KEYS = frozenset(("ruleId", "level", "ruleIndex"))
 
 
-def _results(result: ScanResult, index: dict[str, int], root: Path) -> Iterator[jsonstream.Raw]:
+def _results(
+    result: ScanResult,
+    index: dict[str, int],
+    root: Path,
+    places: dict[str, dict[str, Any]],
+) -> Iterator[jsonstream.Raw]:
     """The `results` array's items as `jsonstream` writes `_result` (a test holds the two to the
     same text), encoded in batches: a finding on a job, waived or suppressed inline takes the
     plain path; the others (all of a 100k-instance scan's) fill a template per rule."""
@@ -134,9 +182,11 @@ def _results(result: ScanResult, index: dict[str, int], root: Path) -> Iterator[
             return None
         rule_id, severity = finding.rule_id, finding.severity
         rule_index = index.get(rule_id)
+        place = places.get(rule_id)
         gpu = resource.gpu
         values = [
             finding.message,
+            *(_place_values(place) if place else ()),
             resource.id,
             resource.location,
             "resource",
@@ -155,7 +205,7 @@ def _results(result: ScanResult, index: dict[str, int], root: Path) -> Iterator[
         ]
         template = templates.get(
             (rule_id, severity, rule_index),
-            lambda: _result(finding, rule_index, root, fingerprint),
+            lambda: _result(finding, rule_index, root, fingerprint, place),
             values,
         )
         if template is not None:
@@ -164,9 +214,9 @@ def _results(result: ScanResult, index: dict[str, int], root: Path) -> Iterator[
 
     def slow(item: tuple[Finding, str]) -> str:
         finding, fingerprint = item
-        return jsonstream.text(
-            _result(finding, index.get(finding.rule_id), root, fingerprint), _PAD
-        )
+        rule_id = finding.rule_id
+        text = _result(finding, index.get(rule_id), root, fingerprint, places.get(rule_id))
+        return jsonstream.text(text, _PAD)
 
     findings = zip(result.findings, _fingerprints(result), strict=True)
     return jsonflat.items(findings, _PAD, fast, slow)
@@ -175,8 +225,17 @@ def _results(result: ScanResult, index: dict[str, int], root: Path) -> Iterator[
 _LABELS = {severity: severity.label for severity in Severity}
 
 
+def _place_values(place: dict[str, Any]) -> list[Any]:
+    """A rule's `physicalLocation` scalars in text order (uri, its base, the line)."""
+    return [*place["artifactLocation"].values(), place["region"]["startLine"]]
+
+
 def _result(
-    finding: Finding, rule_index: int | None, root: Path, fingerprint: str
+    finding: Finding,
+    rule_index: int | None,
+    root: Path,
+    fingerprint: str,
+    place: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     resource = finding.resource
     field = finding.field  # worked out on demand from the requirement: ask once
@@ -184,7 +243,7 @@ def _result(
         "ruleId": finding.rule_id,
         "level": _LEVELS[finding.severity],
         "message": {"text": finding.message},
-        "locations": [_location(finding, root)],
+        "locations": [_location(finding, root, place)],
         "partialFingerprints": {FINGERPRINT_KEY: fingerprint},
         "properties": {
             "severity": finding.severity.label,
@@ -207,21 +266,21 @@ def _result(
     return out
 
 
-def _location(finding: Finding, root: Path) -> dict[str, Any]:
+def _location(finding: Finding, root: Path, place: dict[str, Any] | None) -> dict[str, Any]:
+    """A job finding's file and line (the first line when no key is to blame: code scanning
+    wants a region); an instance's name, and its rule's place in the policy file."""
     resource = finding.resource
     if resource.kind is Kind.JOB and resource.source.path:
         physical: dict[str, Any] = {"artifactLocation": artifact(resource.source.path, root)}
         line = finding.line or resource.source.line
-        if line and line >= 1:
-            physical["region"] = {"startLine": line}
+        physical["region"] = {"startLine": line if line and line >= 1 else 1}
         logical = {"name": resource.name or resource.id, "kind": "object"}
         logical["fullyQualifiedName"] = f"{resource.provider}/{logical['name']}"
         return {"physicalLocation": physical, "logicalLocations": [logical]}
-    return {
-        "logicalLocations": [
-            {"name": resource.id, "fullyQualifiedName": resource.location, "kind": "resource"}
-        ]
-    }
+    logical = {"name": resource.id, "fullyQualifiedName": resource.location, "kind": "resource"}
+    if place is None:  # a result built by hand, its rules with no source
+        return {"logicalLocations": [logical]}
+    return {"physicalLocation": place, "logicalLocations": [logical]}
 
 
 def artifact(path: str, root: Path) -> dict[str, Any]:
