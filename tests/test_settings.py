@@ -88,7 +88,7 @@ def test_policies_must_be_paths(tmp_path: Path) -> None:
 def test_tests_keep_out_of_the_real_cache() -> None:
     from gpu_audit.policy.loader import load_policy
 
-    load_policy([])
+    load_policy([str(FIXTURES / "inventory" / "demo-policy.yaml")])  # not the shipped pack: cached
     real = os.path.join(os.path.expanduser("~"), ".cache")
     cache = os.environ["XDG_CACHE_HOME"]
     assert not os.path.realpath(cache).startswith(os.path.realpath(real))
@@ -190,3 +190,42 @@ def test_a_huge_settings_value_comes_back_clipped(tmp_path: Path) -> None:
         with pytest.raises(ConfigError) as caught:
             load_settings(str(config))
         assert len(str(caught.value)) < 600 + len(str(config)), str(caught.value)[:300]
+
+
+def test_every_settings_mistake_comes_in_one_run_in_line_order(tmp_path: Path) -> None:
+    """Issue 38.9: eight typos took eight runs (the first error hid the rest); now each is one
+    located line, in line order, with its did-you-mean, and nothing is run."""
+    path = tmp_path / ".gpu-audit.yaml"
+    path.write_text(
+        "polices: [a.yaml]\n"  # 1
+        "fail_on: hihg\n"  # 2
+        "aws:\n"
+        "  regions: [us-east-1]\n"
+        "  max_atempts: 3\n"  # 5
+        "  read_timeout: .nan\n"  # 6
+        "gpc:\n"  # 7
+        "  project: x\n"
+        "workload_patterns:\n"
+        "  trainig: ['*train*']\n"  # 10
+        "exclude: 7\n"  # 11
+        "prices_max_age_days: -3\n"  # 12
+        "kubernetes:\n"
+        "  context: dev\n"  # 14
+        "  max-attempts: 2\n"
+        "  max_attempts: 3\n",  # 16: the same key twice
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError) as raised:
+        load_settings(str(path))
+    lines = str(raised.value).split("\ngpu-audit: error: ")
+    where = [int(line.split(":")[1]) for line in lines]
+    assert where == [1, 2, 5, 6, 7, 10, 11, 12, 14, 16], lines
+    hints = ["policies", "high", "max_attempts", None, "gcp", "training", None, None, "contexts"]
+    for line, hint in zip(lines, hints, strict=False):
+        assert (f"did you mean '{hint}'?" in line) if hint else ("did you mean" not in line), line
+    assert "read_timeout: expected a finite number" in lines[3]
+    assert "given twice" in lines[9]
+    runner = CliRunner()
+    result = runner.invoke(main, ["check", "--config", str(path), str(FIXTURES / "jobs")])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.count("gpu-audit: error: ") == 10

@@ -66,6 +66,18 @@ def clipped(message: str) -> str:
     return re.sub(_LONG_WORD, clip, re.sub(_LONG_QUOTED, clip, message))
 
 
+class ConfigErrors(ConfigError):
+    """Every problem of a settings file, each a complete located line (`messages`), in line
+    order: one `gpu-audit: error: file:line: …` line each, as `PolicyErrors` prints them."""
+
+    def __init__(self, messages: list[str]) -> None:
+        super().__init__(messages[0])
+        self.messages = tuple(clipped(one_line(message)) for message in messages)
+
+    def __str__(self) -> str:
+        return "\ngpu-audit: error: ".join(self.messages)
+
+
 class PolicyError(GpuAuditError):
     """A policy file that does not load, validate or compile; quoted values are clipped."""
 

@@ -12,7 +12,7 @@ from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Workload
 from gpu_audit.core.workload import DEFAULT_PATTERNS
 from gpu_audit.core.yamlsrc import LineMap, load_documents, read_text
-from gpu_audit.errors import ConfigError, InputError
+from gpu_audit.errors import ConfigError, ConfigErrors, InputError
 
 CONFIG_NAMES = (".gpu-audit.yaml", ".gpu-audit.yml")
 LONGEST_PATH = 4096  # PATH_MAX: a longer path names no file, and would come back in messages
@@ -146,7 +146,33 @@ def _file_path(path: str, data: LineMap, name: str, base: str) -> str | None:
     return os.path.join(base, os.path.expanduser(value))
 
 
+class _Problems:
+    """The mistakes of one settings file, each kept as its step finds it: a run reports them all,
+    in line order (`ConfigErrors`), not the first of them."""
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+
+    def attempt(self, step: Callable[..., Any], *args: Any, default: Any = None) -> Any:
+        """`step(*args)`, or `default` with its error kept."""
+        try:
+            return step(*args)
+        except ConfigErrors as exc:
+            self.messages.extend(exc.messages)
+        except ConfigError as exc:
+            self.messages.append(str(exc))
+        return default
+
+    def raise_any(self) -> None:
+        if self.messages:
+            from gpu_audit.policy.loader import in_line_order  # an error's order only
+
+            unique = list(dict.fromkeys(self.messages))
+            raise ConfigErrors(in_line_order(unique))
+
+
 def _build(path: str, data: LineMap) -> Settings:
+    problems = _Problems()
     sections: Mapping[str, Any] = _Defaults()
     if any(str(key).replace("-", "_") not in SHARED_KEYS for key in data):
         from gpu_audit.collectors.registry import PROVIDERS  # a provider's section (or a typo)
@@ -155,11 +181,37 @@ def _build(path: str, data: LineMap) -> Settings:
         for key in data:
             if str(key).replace("-", "_") not in known:
                 message = _unknown(str(key), known)
-                raise ConfigError(f"{path}:{data.line_of(key)}: config: {message}")
+                problems.messages.append(f"{path}:{data.line_of(key)}: config: {message}")
         sections = {
-            name: _section(path, data, name, provider.settings, provider.values)
+            name: problems.attempt(
+                _section, path, data, name, provider.settings, provider.values,
+                default=provider.settings(),
+            )
             for name, provider in PROVIDERS.items()
-        }
+        }  # fmt: skip
+    policies = problems.attempt(_policies, path, data, default=())
+    fail_on = problems.attempt(_fail_on, path, data)
+    patterns = problems.attempt(_patterns, path, data, default=dict(DEFAULT_PATTERNS))
+    exclude = problems.attempt(_exclude, path, data, default=())
+    base = os.path.dirname(path)
+    history = problems.attempt(_file_path, path, data, "history", base)
+    prices = problems.attempt(_file_path, path, data, "prices", base)
+    age = problems.attempt(_age, path, data, default=90)
+    problems.raise_any()
+    return Settings(
+        sections,
+        policies,
+        fail_on,
+        patterns,
+        history=history,
+        source=path,
+        exclude=exclude,
+        prices=prices,
+        prices_max_age_days=age,
+    )
+
+
+def _policies(path: str, data: LineMap) -> tuple[str, ...]:
     policy_key = _spelled(path, data, "policies")
     policies = data.get(policy_key) or ()
     if isinstance(policies, str):
@@ -170,15 +222,25 @@ def _build(path: str, data: LineMap) -> Settings:
         line = data.line_of(policy_key)
         raise ConfigError(f"{path}:{line}: config: policies: expected a list of file paths")
     base = os.path.dirname(path)
-    resolved = tuple(p if p == "runbook" else os.path.join(base, p) for p in policies)
+    return tuple(p if p == "runbook" else os.path.join(base, p) for p in policies)
+
+
+def _fail_on(path: str, data: LineMap) -> str | None:
     fail_key = _spelled(path, data, "fail_on")
     fail_on = data.get(fail_key)
     if fail_on is not None and fail_on not in FAIL_ON:
+        from difflib import get_close_matches  # an error's hint: not on every commit's path
+
+        close = get_close_matches(str(fail_on)[:200], FAIL_ON, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
         raise ConfigError(
             f"{path}:{data.line_of(fail_key)}: config: fail_on: {_shown(repr(fail_on))} is not "
-            f"one of {', '.join(FAIL_ON)}"
+            f"one of {', '.join(FAIL_ON)}{hint}"
         )
-    patterns = _patterns(path, data)
+    return fail_on if fail_on is None else str(fail_on)
+
+
+def _exclude(path: str, data: LineMap) -> tuple[str, ...]:
     exclude_key = _spelled(path, data, "exclude")
     exclude = data.get(exclude_key) or ()
     if isinstance(exclude, str):
@@ -186,8 +248,10 @@ def _build(path: str, data: LineMap) -> Settings:
     if not isinstance(exclude, list | tuple) or not all(isinstance(p, str) for p in exclude):
         line = data.line_of(exclude_key)
         raise ConfigError(f"{path}:{line}: config: exclude: expected a list of patterns")
-    history = _file_path(path, data, "history", base)
-    prices = _file_path(path, data, "prices", base)
+    return tuple(exclude)
+
+
+def _age(path: str, data: LineMap) -> int:
     age_key = _spelled(path, data, "prices_max_age_days")
     age = data.get(age_key, 90)
     if isinstance(age, bool) or not isinstance(age, int) or age < 0:
@@ -195,17 +259,7 @@ def _build(path: str, data: LineMap) -> Settings:
         raise ConfigError(
             f"{path}:{line}: config: prices_max_age_days: expected whole days, got {_shown(age)}"
         )
-    return Settings(
-        sections,
-        resolved,
-        fail_on,
-        patterns,
-        history=history,
-        source=path,
-        exclude=tuple(exclude),
-        prices=prices,
-        prices_max_age_days=age,
-    )
+    return age
 
 
 def _patterns(path: str, data: LineMap) -> Mapping[str, tuple[str, ...]]:
@@ -218,6 +272,7 @@ def _patterns(path: str, data: LineMap) -> Mapping[str, tuple[str, ...]]:
         raise ConfigError(f"{path}:{line}: config: workload_patterns: expected a mapping")
     workloads = [w.value for w in Workload if w is not Workload.UNKNOWN]
     patterns = {}
+    problems = _Problems()
     for name, globs in raw.items():
         key = f"workload_patterns.{name}"
         if name not in workloads:
@@ -225,12 +280,14 @@ def _patterns(path: str, data: LineMap) -> Mapping[str, tuple[str, ...]]:
 
             close = get_close_matches(str(name)[:200], workloads, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise ConfigError(
+            problems.messages.append(
                 f"{path}:{raw.line_of(name)}: config: workload_patterns.{_shown(name)}: "
                 f"unknown workload{hint}; "
                 f"valid: {', '.join(workloads)}"
             )
-        patterns[str(name)] = _coerce(path, raw.line_of(name), key, globs, tuple)
+            continue
+        patterns[str(name)] = problems.attempt(_coerce, path, raw.line_of(name), key, globs, tuple)
+    problems.raise_any()
     return patterns
 
 
@@ -248,14 +305,21 @@ def _section(
     values: dict[str, Any] = {}
     lines: dict[str, int] = {}
     types = {f.name: type(getattr(defaults, f.name)) for f in fields(kind)}
+    problems = _Problems()
     for key, value in raw.items():
         attr = str(key).replace("-", "_")
         line = raw.line_of(key)
         if attr not in types:
-            raise ConfigError(f"{path}:{line}: config: {name}.{_unknown(str(key), list(types))}")
-        _spelled(path, raw, attr)  # `max-attempts` and `max_attempts` both: refused
-        values[attr] = _coerce(path, line, f"{name}.{key}", value, types[attr])
-        lines[attr] = line
+            unknown = _unknown(str(key), list(types))
+            problems.messages.append(f"{path}:{line}: config: {name}.{unknown}")
+            continue
+        if problems.attempt(_spelled, path, raw, attr) is None:
+            continue  # `max-attempts` and `max_attempts` both: refused
+        coerced = problems.attempt(_coerce, path, line, f"{name}.{key}", value, types[attr])
+        if coerced is not None or value is None:
+            values[attr] = coerced
+            lines[attr] = line
+    problems.raise_any()  # a section's checks below read whole values
     section = replace(defaults, **values)
     if check is not None:
         try:
