@@ -1,5 +1,6 @@
 """Issue 26 item 10: values as the policy language writes them, durations in the rule's unit,
-one money precision per magnitude, no machine paths in JSON, lists that name everything."""
+money to the cent whatever its size (issue 38.12; a price list's prices per hour to a hundredth of
+a cent, as the price files quote them), no machine paths in JSON, lists that name everything."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from click.testing import CliRunner
 from gpu_audit.cli.main import main
 from gpu_audit.jobs import FORMATS as JOB_FORMATS
 from gpu_audit.report import REPORTERS
-from gpu_audit.report.summary import usd
+from gpu_audit.report.summary import rate, usd
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "fixtures" / "inventory"
@@ -44,26 +45,34 @@ def test_a_duration_is_shown_in_the_unit_the_rule_states() -> None:
 
 
 @pytest.mark.parametrize(
-    ("amount", "shown"),
-    [(0, "$0"), (0.609, "$0.6090"), (1.8942, "$1.89"), (583.94, "$583.94"), (999.994, "$999.99"),
-     (1000, "$1,000"), (65149.87, "$65,150")],
+    ("amount", "shown", "listed"),
+    [(0, "$0.00", "$0.0000"), (0.609, "$0.61", "$0.6090"), (1.8942, "$1.89", "$1.8942"),
+     (583.94, "$583.94", "$583.9400"), (999.994, "$999.99", "$999.9940"),
+     (1000, "$1,000.00", "$1,000.0000"), (65149.87, "$65,149.87", "$65,149.8700"),
+     (-0.001, "$0.00", "-$0.0010"), (-12.5, "-$12.50", "-$12.5000")],
 )  # fmt: skip
-def test_one_money_precision_per_magnitude(amount: float, shown: str) -> None:
-    assert usd(amount) == shown
+def test_money_to_the_cent_and_price_lists_to_four_places(
+    amount: float, shown: str, listed: str
+) -> None:
+    assert usd(amount) == shown and rate(amount) == listed
 
 
-def test_every_amount_in_a_report_follows_the_magnitude_rule() -> None:
-    text = _demo_text() + _run("check", ROOT / "fixtures" / "jobs" / "skypilot", "--format", "text")
-    for figure in re.findall(r"\$([\d,]+(?:\.\d+)?)", text):
-        cents = figure.replace(",", "").partition(".")[2]
-        value = float(figure.replace(",", ""))
-        expected = 0 if value >= 1000 or value == 0 else 2 if value >= 1 else 4
-        assert len(cents) == expected, figure
+@pytest.mark.parametrize("fmt", ["text", "table", "markdown"])
+def test_every_amount_in_a_report_is_to_the_cent(fmt: str) -> None:
+    """Before, `$2,234/month` stood beside `$882.23/month` in one column, and `$0.6090 per
+    GPU-hour` beside `$4.26 per GPU-hour` (a precision per magnitude); now every figure of a
+    scan's or a check's report has its cents, a month, a run, a rate and a GPU-hour alike."""
+    text = _run("scan", "--inventory", DEMO / "demo.yaml", "--policy", DEMO / "demo-policy.yaml",
+                "--format", fmt, "--fail-on", "none")  # fmt: skip
+    text += _run("check", ROOT / "fixtures" / "jobs" / "skypilot", "--format", fmt)
+    figures = re.findall(r"\$([\d,]+(?:\.\d+)?)", text)
+    assert len(figures) > 20
+    assert [f for f in figures if len(f.partition(".")[2]) != 2] == []
 
 
 def test_catalog_prices_carry_the_dollar_sign() -> None:
     out = _run("catalog", "lookup", "p4d.24xlarge")
-    assert "$21.96" in out and "$5.09" in out
+    assert "$21.9576" in out and "$5.0933" in out  # prices per hour: four places
 
 
 def test_json_names_no_path_of_this_machine(tmp_path: Path) -> None:

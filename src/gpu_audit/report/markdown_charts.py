@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from decimal import Decimal
 
 from gpu_audit.core.results import Finding
 from gpu_audit.core.savings import Summary
@@ -63,20 +64,22 @@ def slices(values: dict[str, float], limit: int = SLICES) -> list[tuple[str, flo
     return [*shown, (f"other ({len(rest)})", sum(value for _, value in rest))] if rest else shown
 
 
-def whole_dollars(shown: list[tuple[str, float]]) -> list[tuple[str, int]]:
-    """Slices in whole dollars that add up to the rounded total: each slice rounded, and what
-    rounding lost or gained put into the largest slice (the first)."""
-    rounded = [(label, round(value)) for label, value in shown]
-    if not rounded:
-        return rounded
-    remainder = round(sum(value for _, value in shown)) - sum(value for _, value in rounded)
-    label, value = rounded[0]
-    return [(label, value + remainder), *rounded[1:]]
+def to_the_cent(shown: list[tuple[str, float]]) -> list[tuple[str, Decimal]]:
+    """Slices to the cent (as every amount is written) that add up to the total to the cent:
+    each slice rounded, and what rounding lost or gained put into the largest slice (the
+    first)."""
+    cents = [(label, round(value * 100)) for label, value in shown]
+    if not cents:
+        return []
+    remainder = round(sum(value for _, value in shown) * 100) - sum(c for _, c in cents)
+    label, first = cents[0]
+    cents[0] = (label, first + remainder)
+    return [(label, Decimal(c).scaleb(-2)) for label, c in cents]
 
 
 def pie(title: str, values: dict[str, float]) -> list[str]:
-    """A Mermaid pie whose labels carry the money (`vision: $90,103`): Mermaid's own `showData`
-    prints bare numbers without `$` or thousands separators."""
+    """A Mermaid pie whose labels carry the money (`vision: $90,103.25`): Mermaid's own
+    `showData` prints bare numbers without `$` or thousands separators."""
     shown = slices(values)
     theme = {f"pie{i}": colour for i, colour in enumerate(PALETTE, start=1)}
     if len(values) > len(shown):
@@ -90,5 +93,5 @@ def pie(title: str, values: dict[str, float]) -> list[str]:
         pieOuterStrokeColor=TEXT,
     )
     init = json.dumps({"theme": "base", "themeVariables": theme}, separators=(",", ": "))
-    body = [f'    "{label}: ${value:,}" : {value}' for label, value in whole_dollars(shown)]
+    body = [f'    "{label}: ${value:,}" : {value}' for label, value in to_the_cent(shown)]
     return ["```mermaid", f"%%{{init: {init}}}%%", f"pie title {title}", *body, "```"]

@@ -92,8 +92,8 @@ def chart_label(value: object, limit: int = 40) -> str:
 
 
 def money(value: float | None) -> str:
-    """Dollars (`usd`: one precision per magnitude), the sign escaped: GitHub reads a pair of
-    `$` on one line as inline math."""
+    """An amount (`usd`: to the cent), the sign escaped: GitHub reads a pair of `$` on one line
+    as inline math."""
     from gpu_audit.report.summary import usd
 
     return "–" if value is None else "\\" + usd(value)

@@ -22,15 +22,18 @@ def unpriced_text(summary: Summary) -> str:
 
 
 def usd(amount: float) -> str:
-    """Dollars at one precision per magnitude, in every output: `$12,345` from a thousand up,
-    `$583.94` from a dollar, `$0.6090` below one (a GPU-hour's saving), `$0` for nothing."""
-    if amount == 0:
-        return "$0"
-    if abs(amount) >= 1000:
-        return f"${amount:,.0f}"
-    if abs(amount) >= 1:
-        return f"${amount:,.2f}"
-    return f"${amount:.4f}"
+    """Dollars to the cent, whatever the size, in every report (a month, a run, a rate per hour,
+    a saving per GPU-hour), so a column reads alike: `$12,345.67`, `$583.94`, `$0.61`, `$0.00`;
+    `-$5.00` below zero."""
+    text = f"${abs(amount):,.2f}"
+    return f"-{text}" if amount < 0 and text != "$0.00" else text
+
+
+def rate(amount: float) -> str:
+    """A price-list price per hour to a hundredth of a cent, as the clouds' price files quote
+    it, whatever its size (`catalog lookup` and `catalog diff`): `$98.3200`, `$0.6090`."""
+    text = f"${abs(amount):,.4f}"
+    return f"-{text}" if amount < 0 and text != "$0.0000" else text
 
 
 def saving_text(finding: Finding, short: bool = False) -> str | None:

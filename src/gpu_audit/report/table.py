@@ -37,11 +37,11 @@ FLEXIBLE = {"name": 12, "resource": 14, "found": 24}
 # found are kept longest, the job's name shrinks first
 JOB_FLEXIBLE = {"name": 10, "found": 30, "resource": 24}  # comfortable widths: columns go first
 FLOORS = {"name": 6, "resource": 14, "found": 14}  # then: the name, then the longer of the others
-# When the flexible columns at their narrowest still do not fit: drop the instance type, then the
-# cost, then shorten `$1,234/month` to `$1,234` (header `saving/mo`; a job's savings keep their
-# unit), then the GPUs, then (a scan only: the name then carries the id of an unnamed resource)
-# the resource. A check never drops `file:line`.
-NARROWER = ("type", "cost", "/month", "GPU", "resource")
+# When the flexible columns at their narrowest still do not fit: drop the instance type, then
+# shorten `$1,234.56/month` to `$1,234.56` (header `saving/mo`; a job's savings keep their unit),
+# then drop the cost, then the GPUs, then (a scan only: the name then carries the id of an
+# unnamed resource) the resource. A check never drops `file:line`.
+NARROWER = ("type", "/month", "cost", "GPU", "resource")
 ROWS = 500  # rows per severity: a terminal shows the largest savings, the file formats all
 WIDTH = 120  # in files and pipes (unless COLUMNS is set); on a terminal, the terminal's width
 # ANSI SGR per severity, on a terminal only (never in files or pipes), and never with NO_COLOR
