@@ -103,6 +103,7 @@ def merge(instance: Resource, node: Resource, pooled: bool = False) -> Resource:
         workload=workload,
         gpu=gpu,
         utilization=utilization,
+        share=instance.share if pooled else node.share,  # a scale set's nodes: not one node's
         tags={**node.tags, **instance.tags},
         source=replace(instance.source, note="; ".join(notes)),
     )
