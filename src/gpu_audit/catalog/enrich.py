@@ -118,17 +118,23 @@ def _estimate(
 _SHARE_KINDS = (Kind.POD, Kind.JOB)
 
 
-def _share_of(quote: Price, share: Share, count: int | None) -> Price:
-    """A pod's or job's share of shared GPUs (a MIG slice, a replica, a HAMi fraction): the
-    price of the GPUs it runs on times the GPUs' worth it holds (docs/shared-gpus.md)."""
+def share_factor(share: Share, count: int | None) -> float | None:
+    """The part of its GPUs' price a pod or job pays when it holds shares of them (a MIG slice,
+    a replica, a HAMi fraction): the GPUs' worth it holds over the GPUs it runs on
+    (docs/shared-gpus.md); None for whole GPUs."""
     if share.mode is None or share.units is None or not share.per_gpu or not count:
-        return quote
+        return None
     gpus = share.units / share.per_gpu
-    if gpus >= count:
+    return gpus / count if gpus < count else None
+
+
+def _share_of(quote: Price, share: Share, count: int | None) -> Price:
+    factor = share_factor(share, count)
+    if factor is None:
         return quote
 
     def part(value: float | None) -> float | None:
-        return None if value is None else round(value * gpus / count, 5)
+        return None if value is None else round(value * factor, 5)
 
     return Price(
         hourly_usd=part(quote.hourly_usd),

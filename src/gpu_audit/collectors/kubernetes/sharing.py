@@ -15,24 +15,25 @@ from fractions import Fraction
 from typing import Any
 
 from gpu_audit.core.frozen import record
+from gpu_audit.core.sharing import (
+    HAMI,
+    HAMI_CORES,
+    HAMI_MEMORY,
+    HAMI_PERCENT,
+    MIG,
+    MPS,
+    TIME_SLICING,
+    compute_slices,
+    mig_profile,
+    profile_slices,
+)
 
-MIG, TIME_SLICING, MPS, HAMI = "mig", "time-slicing", "mps", "hami"
 GPU = "nvidia.com/gpu"
 SHARED = "nvidia.com/gpu.shared"  # time-slicing or MPS with `renameByDefault: true`
-# The MIG profile of an extended resource (mixed strategy) or of the product label (single).
-_MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-(\d+)g\.(\d+gb(?:\+me)?)$")
+# The MIG profile of the product label (single strategy: `…-MIG-1g.10gb`).
 _MIG_PRODUCT = re.compile(r"-MIG-(\d+)g\.(\d+gb(?:\+me)?)(?:-SHARED)?$")
-# HAMi's resource names (its device plugin's defaults: `resource-mem`, `resource-mem-percentage`,
-# `resource-cores`) and the annotation its device plugin registers a node's GPUs under.
-HAMI_MEMORY = "nvidia.com/gpumem"  # MiB per vGPU
-HAMI_PERCENT = "nvidia.com/gpumem-percentage"  # percent of the GPU's memory per vGPU
-HAMI_CORES = "nvidia.com/gpucores"  # percent of the GPU's SMs per vGPU (a soft limit)
-HAMI_REGISTER = "hami.io/node-nvidia-register"
+HAMI_REGISTER = "hami.io/node-nvidia-register"  # HAMi's device plugin registers GPUs here
 _HAMI_RESOURCES = (HAMI_MEMORY, HAMI_PERCENT, HAMI_CORES)
-# Compute slices per GPU: seven on A100 and H100 (and H200, B200), four on A30 (NVIDIA MIG
-# user guide, "Supported GPUs" and the profile tables).
-_COMPUTE_SLICES = {"A30": 4}
-COMPUTE_SLICES = 7
 _COUNT = "nvidia.com/gpu.count"  # GPU Operator (GFD): physical GPUs on the node
 _REPLICAS = "nvidia.com/gpu.replicas"
 _STRATEGY = "nvidia.com/gpu.sharing-strategy"  # none | time-slicing | mps
@@ -75,10 +76,6 @@ class PodShare:
         return self.units / self.per_gpu
 
 
-def compute_slices(model: str | None) -> int:
-    return _COMPUTE_SLICES.get(model or "", COMPUTE_SLICES)
-
-
 def quantity(resources: Mapping[str, Any] | None, name: str) -> int:
     """A whole-number extended resource (0 when absent or malformed)."""
     text = str((resources or {}).get(name, "0")).strip()
@@ -86,17 +83,6 @@ def quantity(resources: Mapping[str, Any] | None, name: str) -> int:
         return max(int(text), 0)
     except ValueError:
         return 0
-
-
-def mig_profile(resource: str) -> str | None:
-    """`nvidia.com/mig-3g.40gb` → `3g.40gb`."""
-    found = _MIG_RESOURCE.match(resource)
-    return f"{found[1]}g.{found[2]}" if found else None
-
-
-def profile_slices(profile: str) -> int:
-    """`3g.40gb` → 3 compute slices."""
-    return int(profile.split("g.", 1)[0])
 
 
 def node_shares(
