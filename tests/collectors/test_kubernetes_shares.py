@@ -153,7 +153,7 @@ def test_a_job_asking_for_a_mig_slice_is_costed_at_the_slices_share(tmp_path: Pa
     code, out, err = _run(tmp_path, "estimate", str(job))
     assert code == 0, err
     assert "on-demand: $0.9829/h, one run $9.83" in out
-    assert "MIG 1g.10gb, 1/7 of a GPU" in out
+    assert "MIG 1g.10gb: 1/7 of a GPU's price" in out
 
 
 def test_a_whole_h100_used_at_a_slices_worth_is_a_right_sizing_finding(tmp_path: Path) -> None:

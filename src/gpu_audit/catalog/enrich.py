@@ -57,7 +57,7 @@ def enrich(resource: Resource, now: datetime) -> Resource:
     if retired is not None:  # no longer sold: no price to run it at, or to save against
         quote = resource.price
     elif quote is not resource.price and resource.kind in _SHARE_KINDS:
-        quote = _share_of(quote, resource.share, gpu.count)
+        quote = _share_of(quote, resource.share, gpu.count, resource.instance_type)
     uptime = resource.uptime_hours
     if resource.launched_at is not None and resource.state in (State.RUNNING, State.PENDING):
         uptime = round(max(0.0, (now - resource.launched_at).total_seconds() / 3600), 2)
@@ -118,18 +118,23 @@ def _estimate(
 _SHARE_KINDS = (Kind.POD, Kind.JOB)
 
 
-def share_factor(share: Share, count: int | None) -> float | None:
-    """The part of its GPUs' price a pod or job pays when it holds shares of them (a MIG slice,
-    a replica, a HAMi fraction): the GPUs' worth it holds over the GPUs it runs on
-    (docs/shared-gpus.md); None for whole GPUs."""
+def share_factor(share: Share, count: int | None, instance_type: str | None) -> float | None:
+    """The part of its price a pod or job pays when it holds shares of GPUs (a MIG slice, a
+    replica, a HAMi fraction): the GPUs' worth it holds over the GPUs its price is for (`count`,
+    or the whole instances of `instance_type` they fill) (docs/shared-gpus.md); None for whole
+    GPUs."""
     if share.mode is None or share.units is None or not share.per_gpu or not count:
         return None
+    spec = instance_spec(instance_type)
+    priced = count
+    if spec is not None and spec.gpu_count:
+        priced = spec.gpu_count * max(1, round(count / spec.gpu_count))
     gpus = share.units / share.per_gpu
-    return gpus / count if gpus < count else None
+    return gpus / priced if gpus < priced else None
 
 
-def _share_of(quote: Price, share: Share, count: int | None) -> Price:
-    factor = share_factor(share, count)
+def _share_of(quote: Price, share: Share, count: int | None, instance_type: str | None) -> Price:
+    factor = share_factor(share, count, instance_type)
     if factor is None:
         return quote
 

@@ -74,7 +74,7 @@ def _job_quote(resource: Resource) -> tuple[PriceQuote | None, int, str, str]:
         return None, 1, itype or "-", "unpriced"
     spec = instance_spec(itype)
     label = spec.instance_type if spec is not None else (quote.item or itype or "-")
-    factor = share_factor(resource.share, resource.gpu.count)
+    factor = share_factor(resource.share, resource.gpu.count, itype)
     if factor is not None:  # a MIG slice or HAMi fraction: its share of the GPU's price
         quote = _part(quote, factor * units)
         units = 1
@@ -98,10 +98,10 @@ def _part(quote: PriceQuote, factor: float) -> PriceQuote:
 
 
 def _share_label(resource: Resource) -> str:
-    """`MIG 1g.10gb, 1/7 of a GPU` (the share a job's price follows)."""
+    """`MIG 1g.10gb: 1/7 of a GPU's price` (the share a job's price follows, all pods)."""
     share = resource.share
     what = f"MIG {share.profile}" if share.profile else (share.mode or "share")
-    return f"{what}, {share.units:g}/{share.per_gpu} of a GPU"
+    return f"{what}: {share.units:g}/{share.per_gpu} of a GPU's price"
 
 
 def _no_price(resource: Resource) -> str:
