@@ -75,7 +75,19 @@ def test_shared_gpus_are_costed_per_share_and_add_up_to_the_cent(tmp_path: Path)
             tmp_path, "scan", "--provider", "kubernetes", "--kubeconfig", str(config),
             "--context", "shared", "--prometheus", prom, "--format", "json",
         )  # fmt: skip
+        _, markdown, _ = _run(
+            tmp_path, "scan", "--provider", "kubernetes", "--kubeconfig", str(config),
+            "--context", "shared", "--prometheus", prom, "--format", "markdown",
+        )  # fmt: skip
     assert code == 1, err  # findings
+    # reports show the shares: what a pod holds, what a node leaves free
+    for shown in (
+        "(MIG 1g.10gb)",
+        "(HAMi 30%)",
+        "(mig, 2 of 7 free)",
+        "(time-slicing, 1 of 4 free)",
+    ):
+        assert shown in markdown, shown
     report = json.loads(out)
     resources = report["resources"]
     nodes = {r["name"]: r for r in resources if r["kind"] == "instance"}

@@ -124,3 +124,14 @@ def test_a_node_joined_to_its_ec2_instance_still_splits_over_its_pods() -> None:
     priced = split_shares([joined, pod])
     assert priced[0].id == "i-0abc" and priced[0].share.idle_usd == 287.98
     assert priced[1].monthly_cost_usd == 96.0  # 95.995: the larger remainder takes the cent
+
+
+def test_reports_name_the_share_a_pod_holds_and_a_node_leaves_free() -> None:
+    from gpu_audit.report.summary import share_text
+
+    assert share_text(Share(mode="mig", profile="1g.10gb", per_gpu=7, units=1)) == "MIG 1g.10gb"
+    assert share_text(Share(mode="time-slicing", per_gpu=4, units=1)) == "1/4 time-slicing"
+    assert share_text(Share(mode="hami", per_gpu=100, units=30)) == "HAMi 30%"
+    node = Share(mode="mps", per_gpu=4, units=16, allocated=13, free=3)
+    assert share_text(node) == "mps, 3 of 16 free"
+    assert share_text(Share(per_gpu=7, units=7)) is None  # whole GPUs on a MIG node
