@@ -231,9 +231,9 @@ def _container_gpus(resources: LineMap) -> _GpuRequest | None:
             continue
         for key in block:
             profile = mig_profile(str(key))
-            count = as_number(block[key]) if profile else None
-            if profile and count:  # `nvidia.com/mig-1g.10gb: 1` (MIG mixed strategy)
-                units = profile_slices(profile) * count
+            count = as_number(block[key]) if profile else 0
+            if profile and count != 0:  # `nvidia.com/mig-1g.10gb: 1` (MIG mixed strategy)
+                units = None if count is None else profile_slices(profile) * count  # templated
                 line = block.line_of(key)
                 return _GpuRequest(count, line, None, MIG, profile, units, COMPUTE_SLICES)
         for key in _GPU_RESOURCES:
@@ -254,7 +254,6 @@ def _hami(block: LineMap, request: _GpuRequest) -> _GpuRequest:
 
 def _count(draft: JobDraft, groups: list[tuple[Group, _GpuRequest]]) -> None:
     total: float | None = 0
-    _shares(draft, groups)
     for group, request in groups:
         if request.share is not None:
             draft.add_note(f"{group.role} pods share a GPU (gpu-fraction {request.share:g})")
@@ -264,6 +263,7 @@ def _count(draft: JobDraft, groups: list[tuple[Group, _GpuRequest]]) -> None:
             total += group.replicas * request.count
     count = None if total is None else int(total) if float(total).is_integer() else total
     draft.set("gpu.count", count, groups[0][1].line)
+    _shares(draft, groups)
 
 
 def _shares(draft: JobDraft, groups: list[tuple[Group, _GpuRequest]]) -> None:
