@@ -135,3 +135,26 @@ def test_reports_name_the_share_a_pod_holds_and_a_node_leaves_free() -> None:
     node = Share(mode="mps", per_gpu=4, units=16, allocated=13, free=3)
     assert share_text(node) == "mps, 3 of 16 free"
     assert share_text(Share(per_gpu=7, units=7)) is None  # whole GPUs on a MIG node
+
+
+def test_garbled_labels_and_quantities_share_nothing_rather_than_crash() -> None:
+    hostile = {
+        "nvidia.com/gpu.replicas": "<script>",
+        "nvidia.com/gpu.count": "-3",
+        "nvidia.com/mig.strategy": "single",
+        "nvidia.com/gpu.product": "NVIDIA-H100-MIG-0g.10gb",  # no such profile
+    }
+    capacity = {"nvidia.com/gpu": "2Ki", "nvidia.com/mig-0g.10gb": "3", "nvidia.com/mig-x": "1"}
+    assert node_shares(hostile, capacity, {}, "H100") is None
+    assert (
+        node_shares(hostile, {"nvidia.com/gpu": "1e9"}, {"hami.io/node-nvidia-register": 5}, None)
+        is None
+    )
+    overfull = node_shares(
+        {}, {"nvidia.com/mig-7g.80gb": "1", "nvidia.com/mig-99g.1gb": "1"}, {}, None
+    )
+    assert overfull is not None and overfull.gpus == 16  # 106 slices: 16 GPUs' worth, none lost
+    held = pod_share(
+        _spec({"nvidia.com/mig-1g.10gb": "one", "nvidia.com/gpu": "-1"}), overfull, None
+    )
+    assert held is None

@@ -7,7 +7,7 @@ import re
 
 MIG, TIME_SLICING, MPS, HAMI = "mig", "time-slicing", "mps", "hami"
 # The MIG profile of an extended resource (the device plugin's "mixed" strategy).
-_MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-(\d+)g\.(\d+gb(?:\+me)?)$")
+_MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-([1-9]\d*)g\.(\d+gb(?:\+me)?)$")
 # HAMi's resource names (its device plugin's defaults: `resource-mem`, `resource-mem-percentage`,
 # `resource-cores`).
 HAMI_MEMORY = "nvidia.com/gpumem"  # MiB per vGPU

@@ -31,7 +31,7 @@ from gpu_audit.core.sharing import (
 GPU = "nvidia.com/gpu"
 SHARED = "nvidia.com/gpu.shared"  # time-slicing or MPS with `renameByDefault: true`
 # The MIG profile of the product label (single strategy: `…-MIG-1g.10gb`).
-_MIG_PRODUCT = re.compile(r"-MIG-(\d+)g\.(\d+gb(?:\+me)?)(?:-SHARED)?$")
+_MIG_PRODUCT = re.compile(r"-MIG-([1-9]\d*)g\.(\d+gb(?:\+me)?)(?:-SHARED)?$")
 HAMI_REGISTER = "hami.io/node-nvidia-register"  # HAMi's device plugin registers GPUs here
 _HAMI_RESOURCES = (HAMI_MEMORY, HAMI_PERCENT, HAMI_CORES)
 _COUNT = "nvidia.com/gpu.count"  # GPU Operator (GFD): physical GPUs on the node
