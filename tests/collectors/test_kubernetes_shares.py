@@ -81,6 +81,12 @@ def test_shared_gpus_are_costed_per_share_and_add_up_to_the_cent(tmp_path: Path)
         )  # fmt: skip
     assert code == 1, err  # findings
     # reports show the shares: what a pod holds, what a node leaves free
+    section = markdown[markdown.index("## Shared GPUs") :]
+    assert "| h100-mig | mig: 1g.10gb×4, 3g.40gb×1 | \\$5,022.40 | 3: \\$3,587.43 |" in section
+    assert "| 2 of 7: \\$1,434.97 |" in section
+    assert "| team-a | \\$3,142.20 |" in section and "| team-b | \\$1,203.22 |" in section
+    assert "| idle (unallocated shares) | \\$1,648.46 |" in section
+    assert "| **total** | \\$5,993.88 |" in section
     for shown in (
         "(MIG 1g.10gb)",
         "(HAMi 30%)",
