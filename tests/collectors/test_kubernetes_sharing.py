@@ -158,3 +158,23 @@ def test_garbled_labels_and_quantities_share_nothing_rather_than_crash() -> None
         _spec({"nvidia.com/mig-1g.10gb": "one", "nvidia.com/gpu": "-1"}), overfull, None
     )
     assert held is None
+
+
+def test_a_scale_set_joined_from_several_shared_nodes_is_not_split_as_one_node() -> None:
+    from dataclasses import replace
+
+    from gpu_audit.node_join import join_nodes
+
+    vmss = (
+        "/subscriptions/s/resourcegroups/g/providers/microsoft.compute/virtualmachinescalesets/ss"
+    )
+    nodes = [
+        replace(_node(mode="time-slicing", per_gpu=4, units=4, free=4, node=f"azure://{vmss}/virtualMachines/{n}"),
+                id=f"azure://{vmss}/virtualMachines/{n}")
+        for n in (0, 1)
+    ]  # fmt: skip
+    scale_set = Resource(kind=Kind.INSTANCE, provider="azure", id=vmss, gpu=Gpu(count=2))
+    (joined,) = join_nodes([scale_set, *nodes])
+    assert joined.cluster == "prod" and joined.share == Share()
+    (single,) = join_nodes([scale_set, nodes[0]])
+    assert single.share.node == f"azure://{vmss}/virtualMachines/0"
