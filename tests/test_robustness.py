@@ -151,3 +151,41 @@ def test_an_impossible_trial_count_is_one_located_error_in_every_format(
     path.write_text(template.format(trials=40, parallel=4, gpu=GPU))  # the same file, possible
     code, out, err = _run("check", path, "--format", "json", "--fail-on", "none")
     assert code == 0 and "up to 4 trials in parallel" in json.loads(out)["resources"][0]["note"]
+
+
+SLICE_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: sliced}}
+spec:
+  template:
+    spec:
+      containers:
+        - name: c
+          image: x
+          resources:
+            limits: {{{key}: {value}}}
+"""
+IMPOSSIBLE_SHARES = {
+    "negative-slices": (
+        "nvidia.com/mig-1g.10gb",
+        "-2",
+        ":11: gpu.count: -2 is below the minimum 0",
+    ),
+    "infinite-slices": ("nvidia.com/mig-3g.40gb", ".inf", ":11: gpu.count: expected a finite"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(IMPOSSIBLE_SHARES))
+def test_an_impossible_mig_slice_count_is_one_located_error(tmp_path: Path, case: str) -> None:
+    key, value, message = IMPOSSIBLE_SHARES[case]
+    path = tmp_path / "sliced.yaml"
+    path.write_text(SLICE_JOB.format(key=key, value=value))
+    code, _, err = _run("check", path, "--format", "json", "--fail-on", "none")
+    assert code == 2
+    [line] = err.splitlines()
+    assert line.startswith(f"gpu-audit: error: {path}{message}"), line
+    path.write_text(SLICE_JOB.format(key=key, value="1"))  # the same file, possible
+    code, out, err = _run("check", path, "--format", "json", "--fail-on", "none")
+    assert code == 0, err
+    assert json.loads(out)["resources"][0]["share"]["mode"] == "mig"

@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from gpu_audit.catalog.enrich import enrich
+from gpu_audit.catalog.shares import split_shares
 from gpu_audit.core.fingerprint import fingerprints
 from gpu_audit.core.gcpause import paused_gc
 from gpu_audit.core.resource import Kind, Resource
@@ -35,6 +36,7 @@ def audit(
     """Judge resources as of `now`: the one function `scan` and `check` both call."""
     with paused_gc():
         enriched = tuple(enrich(r, now) for r in infer_workloads(resources, workload_patterns))
+        enriched = split_shares(enriched)  # pods on shared GPU nodes: their share of its cost
     evaluation = evaluate(enriched, policy, now)
     scope = replace(scope, policy_files=policy.files, policy_versions=policy.versions)
     findings = with_fixes(evaluation.findings)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from gpu_audit.core.resource import Capacity, Kind, Resource, Utilization, Workload
+from gpu_audit.core.resource import Capacity, Kind, Resource, Share, Utilization, Workload
 
 
 def cloud_id(provider_id: str) -> tuple[str, str] | None:
@@ -68,7 +68,12 @@ def join_nodes(resources: Iterable[Resource]) -> list[Resource]:
         target = clouds.get(key) if key else None
         if target is None:
             continue
-        joined[target] = merge(joined[target], node, pooled=target in merged)
+        pooled = target in merged
+        joined[target] = merge(joined[target], node, pooled=pooled)
+        if pooled and joined[target].share != Share():
+            # a scale set's shared nodes: its cost is not one node's to split (its pods keep
+            # their GPU class's price times their share)
+            joined[target] = replace(joined[target], share=Share())
         merged.add(target)
         del joined[index]
     return [joined[i] for i in sorted(joined)]
@@ -103,6 +108,7 @@ def merge(instance: Resource, node: Resource, pooled: bool = False) -> Resource:
         workload=workload,
         gpu=gpu,
         utilization=utilization,
+        share=instance.share if pooled else node.share,
         tags={**node.tags, **instance.tags},
         source=replace(instance.source, note="; ".join(notes)),
     )

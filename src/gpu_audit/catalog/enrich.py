@@ -10,7 +10,17 @@ from operator import attrgetter
 from gpu_audit.catalog import PriceQuote, gpu_class, instance_spec, price, rate_cards
 from gpu_audit.catalog.lifecycle import lifecycle
 from gpu_audit.catalog.shapes import CLOUD_OF_SERVICE, gpu_shape_price, pinned_cloud
-from gpu_audit.core.resource import Capacity, Estimate, Gpu, Kind, Limits, Price, Resource, State
+from gpu_audit.core.resource import (
+    Capacity,
+    Estimate,
+    Gpu,
+    Kind,
+    Limits,
+    Price,
+    Resource,
+    Share,
+    State,
+)
 
 HOURS_PER_MONTH = 730.0
 _BILLED = (State.RUNNING, State.PENDING, State.DEFINED)
@@ -46,6 +56,8 @@ def enrich(resource: Resource, now: datetime) -> Resource:
         )
     if retired is not None:  # no longer sold: no price to run it at, or to save against
         quote = resource.price
+    elif quote is not resource.price and resource.kind in _SHARE_KINDS:
+        quote = _share_of(quote, resource.share, gpu.count, resource.instance_type)
     uptime = resource.uptime_hours
     if resource.launched_at is not None and resource.state in (State.RUNNING, State.PENDING):
         uptime = round(max(0.0, (now - resource.launched_at).total_seconds() / 3600), 2)
@@ -101,6 +113,41 @@ def _estimate(
     if (gpu_hours, run, tuning) == (given.gpu_hours, given.run_usd, given.tuning_usd):
         return given
     return Estimate(gpu_hours=gpu_hours, run_usd=run, tuning_usd=tuning)
+
+
+_SHARE_KINDS = (Kind.POD, Kind.JOB)
+
+
+def share_factor(share: Share, count: int | None, instance_type: str | None) -> float | None:
+    """The part of its price a pod or job pays when it holds shares of GPUs (a MIG slice, a
+    replica, a HAMi fraction): the GPUs' worth it holds over the GPUs its price is for (`count`,
+    or the whole instances of `instance_type` they fill) (docs/shared-gpus.md); None for whole
+    GPUs."""
+    if share.mode is None or share.units is None or not share.per_gpu or not count:
+        return None
+    spec = instance_spec(instance_type)
+    priced = count
+    if spec is not None and spec.gpu_count:
+        priced = spec.gpu_count * max(1, round(count / spec.gpu_count))
+    gpus = share.units / share.per_gpu
+    return gpus / priced if gpus < priced else None
+
+
+def _share_of(quote: Price, share: Share, count: int | None, instance_type: str | None) -> Price:
+    factor = share_factor(share, count, instance_type)
+    if factor is None:
+        return quote
+
+    def part(value: float | None) -> float | None:
+        return None if value is None else round(value * factor, 5)
+
+    return Price(
+        hourly_usd=part(quote.hourly_usd),
+        on_demand_hourly_usd=part(quote.on_demand_hourly_usd),
+        spot_hourly_usd=part(quote.spot_hourly_usd),
+        as_of=quote.as_of,
+        source=quote.source,
+    )
 
 
 def cents(value: float) -> float:

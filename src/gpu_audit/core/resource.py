@@ -297,6 +297,65 @@ class Price:
 
 
 @record
+class Share:
+    """The part of a GPU a Kubernetes pod or job holds when GPUs are shared, and what a shared
+    node offers and leaves free (docs/shared-gpus.md)."""
+
+    mode: str | None = canonical(
+        "how GPUs are shared: `mig` (MIG slices), `time-slicing`, `mps`, `hami` (HAMi fractions); "
+        "absent for whole GPUs",
+        sources="Kubernetes API, job config",
+    )
+    profile: str | None = canonical(
+        "the MIG profile a pod or job holds (`1g.10gb`, `3g.40gb`); on a node, the profiles it "
+        "offers (`1g.10gb×4, 3g.40gb×1`)",
+        sources="Kubernetes API, job config",
+    )
+    per_gpu: int | None = canonical(
+        "shares one physical GPU is divided into: 7 compute slices (MIG on A100/H100), the "
+        "replicas (time-slicing, MPS), 100 (HAMi percent of the GPU's memory)",
+        sources="Kubernetes API, catalog",
+        minimum=1,
+    )
+    units: float | None = canonical(
+        "shares held by a pod or job (compute slices, replicas, percent); on a node, the shares "
+        "its GPUs offer in all",
+        sources="Kubernetes API, job config",
+        minimum=0,
+    )
+    allocated: float | None = canonical(
+        "shares of a node that pods hold", sources="Kubernetes API", minimum=0
+    )
+    free: float | None = canonical(
+        "shares of a node no pod holds (free MIG compute slices, replicas, percent)",
+        sources="Kubernetes API",
+        minimum=0,
+    )
+    gpus: float | None = canonical(
+        "GPUs' worth a pod or job holds (units ÷ per_gpu); on a node, GPUs' worth held",
+        sources="derived",
+        minimum=0,
+    )
+    node: str | None = canonical(
+        "the Kubernetes node whose GPUs a pod's share is cut from (its provider id, else "
+        "`context/name`); on a shared node, its own",
+        sources="Kubernetes API",
+    )
+    idle_usd: float | None = canonical(
+        "a shared node's monthly cost of its free shares: its GPU cost minus its pods' shares",
+        sources="derived",
+        minimum=0,
+    )
+    slice_pct: float | None = canonical(
+        "for a pod holding whole GPUs on a node that offers MIG slices: the largest offered "
+        "slice as a percent of one GPU's compute (a p95 at or under it fits the slice)",
+        sources="derived",
+        minimum=0,
+        maximum=100,
+    )
+
+
+@record
 class SourceRef:
     """Where a resource came from: a job file and line, or a provider/account/region/id path.
 
@@ -412,6 +471,7 @@ class Resource:
         sources="derived",
         minimum=0,
     )
+    share: Share = Share()
     source: SourceRef = SourceRef()
 
     @property

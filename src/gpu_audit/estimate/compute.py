@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gpu_audit.catalog import PriceQuote, instance_spec, rate_cards
-from gpu_audit.catalog.enrich import POOLED, cents, priced_quote
+from gpu_audit.catalog.enrich import POOLED, cents, priced_quote, share_factor
 from gpu_audit.catalog.options import offers, unpriced, withdrawn
 from gpu_audit.core.resource import Capacity, Resource
 from gpu_audit.errors import InputError
@@ -72,6 +74,11 @@ def _job_quote(resource: Resource) -> tuple[PriceQuote | None, int, str, str]:
         return None, 1, itype or "-", "unpriced"
     spec = instance_spec(itype)
     label = spec.instance_type if spec is not None else (quote.item or itype or "-")
+    factor = share_factor(resource.share, resource.gpu.count, itype)
+    if factor is not None:  # a MIG slice or HAMi fraction: its share of the GPU's price
+        quote = _part(quote, factor * units)
+        units = 1
+        label = f"{label}, {_share_label(resource)}"
     card = next((c for c in cards if f"{c}:" in (quote.item or "")), None)
     on_card = f" on the {card} rate card" if card else ""
     if not resource.region:
@@ -81,6 +88,20 @@ def _job_quote(resource: Resource) -> tuple[PriceQuote | None, int, str, str]:
     else:
         where = f"{resource.region} is not priced; {quote.region} (reference region){on_card}"
     return quote, units, label, where
+
+
+def _part(quote: PriceQuote, factor: float) -> PriceQuote:
+    def part(value: float | None) -> float | None:
+        return None if value is None else round(value * factor, 5)
+
+    return replace(quote, on_demand=part(quote.on_demand), spot=part(quote.spot))
+
+
+def _share_label(resource: Resource) -> str:
+    """`MIG 1g.10gb: 1/7 of a GPU's price` (the share a job's price follows, all pods)."""
+    share = resource.share
+    what = f"MIG {share.profile}" if share.profile else (share.mode or "share")
+    return f"{what}: {share.units:g}/{share.per_gpu} of a GPU's price"
 
 
 def _no_price(resource: Resource) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -258,6 +259,8 @@ def _saving(kind: str | None, downsize_to: str | None) -> Saving | None:
         return _unallocated_saving
     if kind == "minimum":
         return _minimum_saving
+    if kind == "slice":
+        return _slice_saving
     if kind == "downsize" and downsize_to is None:
         return _half_saving
     if kind == "downsize":
@@ -301,12 +304,28 @@ def _spot_saving(resource: Resource) -> float | None:
 
 
 def _unallocated_saving(resource: Resource) -> float | None:
-    """A cluster node's GPUs no pod requests: their share of the node's monthly cost."""
+    """A cluster node's GPUs no pod requests: their share of the node's monthly cost; on a node
+    sharing its GPUs, the free shares' cost (its idle cost, split to the cent)."""
+    if resource.share.idle_usd is not None:
+        return resource.share.idle_usd
     monthly, gpu = resource.monthly_cost_usd, resource.gpu
     if monthly is None or not gpu.count or gpu.allocated is None:
         return None
     idle = max(0, gpu.count - gpu.allocated)
     return round(monthly * idle / gpu.count, 2)
+
+
+def _slice_saving(resource: Resource) -> float | None:
+    """A pod holding a whole GPU whose p95 fits a MIG slice: its cost minus the smallest slice
+    (in compute slices, at least one) that p95 fits, per share of the GPU."""
+    monthly, share = resource.monthly_cost_usd, resource.share
+    p95, per_gpu = resource.utilization.gpu_p95, share.per_gpu
+    if monthly is None or p95 is None or not per_gpu or not resource.gpu.count:
+        return None
+    slices = max(1, math.ceil(p95 * per_gpu / 100 - 1e-9))
+    if slices >= per_gpu:
+        return 0.0
+    return round(monthly * (1 - slices / per_gpu), 2)
 
 
 def _minimum_saving(resource: Resource) -> float | None:

@@ -8,7 +8,7 @@ from typing import Any
 from gpu_audit.core.resource import Kind, Resource
 from gpu_audit.core.results import Finding, ScanResult
 from gpu_audit.report.markdown_text import breakable, inline, money, shown_path, table
-from gpu_audit.report.summary import price_dates, saving_rank, saving_text, short_id
+from gpu_audit.report.summary import price_dates, saving_rank, saving_text, share_text, short_id
 
 ROWS = 100  # a runbook page stays readable; the CSV and JSON reports list every finding
 HEADERS = ["Resource", "Where", "GPU", "Cost / month", "Saving / month", "Rules"]
@@ -36,7 +36,9 @@ def gpu(resource: Resource) -> str:
     if model is None:
         return "–"
     count = resource.gpu.count if resource.gpu.count is not None else "?"
-    return f"{count}×{NBSP}{inline(model, 40)}"
+    shared = share_text(resource.share)
+    held = f" ({inline(shared, 40)})" if shared else ""
+    return f"{count}×{NBSP}{inline(model, 40)}{held}"
 
 
 def _rule(finding: Finding) -> str:

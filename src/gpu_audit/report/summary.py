@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import date, datetime
 
-from gpu_audit.core.resource import Kind, Resource
+from gpu_audit.core.resource import Kind, Resource, Share
 from gpu_audit.core.results import Finding
 from gpu_audit.core.savings import Summary
 
@@ -187,3 +187,17 @@ def price_dates(findings: Iterable[Finding], now: datetime | None) -> list[tuple
         if phrase:
             seen.setdefault((phrase, finding.resource.price.source or "-"), None)
     return sorted(seen)
+
+
+def share_text(share: Share) -> str | None:
+    """What a shared GPU's resource holds or leaves free: `MIG 1g.10gb`, `1/4 time-slicing`,
+    `HAMi 30%`; on a node, `2 of 7 free` (docs/shared-gpus.md). None for whole GPUs."""
+    if share.mode is None or share.units is None or not share.per_gpu:
+        return None
+    if share.free is not None:  # a node: what its GPUs offer and leave free
+        return f"{share.mode}, {share.free:g} of {share.units:g} free"
+    if share.mode == "mig" and share.profile:
+        return f"MIG {share.profile}"
+    if share.mode == "hami":
+        return f"HAMi {share.units:g}%"
+    return f"{share.units:g}/{share.per_gpu} {share.mode}"

@@ -22,6 +22,7 @@ from gpu_audit.report.summary import (
     price_dates,
     saving_rank,
     saving_text,
+    share_text,
     short_id,
     summary_line,
     usd,
@@ -303,6 +304,9 @@ def _row(finding: Finding, jobs: bool = False) -> list[str]:
     resource = finding.resource
     gpu = resource.gpu
     gpus = f"{gpu.count or '?'}× {clean(gpu.model)}" if gpu.model else "-"
+    shared = share_text(resource.share)
+    if shared and gpu.model:
+        gpus = f"{gpus} ({clean(shared, 40)})"
     location = resource.location
     if resource.kind is Kind.JOB and resource.source.path:
         location = f"{resource.source.path}:{finding.line or resource.source.line or '?'}"

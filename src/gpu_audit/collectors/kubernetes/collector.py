@@ -1,8 +1,8 @@
 """Kubernetes collector: GPU nodes and the pods holding GPUs, per kubeconfig context, read-only.
 
 Calls: `list nodes` and `list pods` (all namespaces), paginated with `limit` and `continue`, and
-four Prometheus queries for DCGM utilization when `prometheus` is set. The client is imported
-inside the calls (see connect.py).
+eight Prometheus queries for DCGM utilization when `prometheus` is set (four for MIG slices).
+The client is imported inside the calls (see connect.py).
 
 A node's `id` is its provider id (`aws:///us-east-1a/i-…`, `gce://project/zone/name`), which is
 how a scan that also reads the cloud joins the two views; without one, `context/node-name`.

@@ -1,8 +1,13 @@
-"""GPU utilization from the DCGM exporter through Prometheus: four instant queries per scan.
+"""GPU utilization from the DCGM exporter through Prometheus: eight instant queries per scan.
 
 Per node and per pod, the average is the mean over its GPUs of each GPU's average over the
 window, and the p95 is the busiest GPU's 95th percentile: a node or pod reads as idle only when
 every GPU it holds is. Series without a pod label are GPUs no pod holds (they count for the node).
+
+MIG instances report no `DCGM_FI_DEV_GPU_UTIL` (NVIDIA/dcgm-exporter issues #105, #216): their
+activity is `mig_metric` (`DCGM_FI_PROF_GR_ENGINE_ACTIVE`, a 0-1 ratio read as a percent), on
+series that carry the instance (`GPU_I_ID`, `GPU_I_PROFILE`) and the pod holding it. Two more
+queries read it per MIG node and per pod, so a slice is judged by its own activity.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
+from dataclasses import field
 from datetime import datetime
 from typing import Any
 
@@ -33,6 +39,8 @@ class MetricsError(Exception):
 class DcgmUtilization:
     nodes: Mapping[str, Utilization]
     pods: Mapping[PodKey, Utilization]
+    mig_nodes: Mapping[str, Utilization] = field(default_factory=dict)
+    mig_pods: Mapping[PodKey, Utilization] = field(default_factory=dict)
 
 
 def queries(settings: KubernetesSettings) -> dict[str, str]:
@@ -42,11 +50,16 @@ def queries(settings: KubernetesSettings) -> dict[str, str]:
     pod_series = f'{settings.metric}{{{settings.pod_label}!=""}}[{window}]'
     node_by = settings.node_label
     pod_by = f"{settings.namespace_label}, {settings.pod_label}"
+    mig = f'{settings.mig_metric}{{GPU_I_ID!=""}}[{window}]'
     return {
         "node_avg": f"avg by ({node_by}) (avg_over_time({series}))",
         "node_p95": f"max by ({node_by}) (quantile_over_time(0.95, {series}))",
         "pod_avg": f"avg by ({pod_by}) (avg_over_time({pod_series}))",
         "pod_p95": f"max by ({pod_by}) (quantile_over_time(0.95, {pod_series}))",
+        "mig_node_avg": f"avg by ({node_by}) (avg_over_time({mig}))",
+        "mig_node_p95": f"max by ({node_by}) (quantile_over_time(0.95, {mig}))",
+        "mig_pod_avg": f"avg by ({pod_by}) (avg_over_time({mig}))",
+        "mig_pod_p95": f"max by ({pod_by}) (quantile_over_time(0.95, {mig}))",
     }
 
 
@@ -65,25 +78,29 @@ def fetch(settings: KubernetesSettings, now: datetime) -> DcgmUtilization:
 
     nodes = _join(values["node_avg"], values["node_p95"], node_key, window)
     pods = _join(values["pod_avg"], values["pod_p95"], pod_key, window)
-    return DcgmUtilization(nodes, pods)
+    mig_nodes = _join(values["mig_node_avg"], values["mig_node_p95"], node_key, window, 100)
+    mig_pods = _join(values["mig_pod_avg"], values["mig_pod_p95"], pod_key, window, 100)
+    return DcgmUtilization(nodes, pods, mig_nodes, mig_pods)
 
 
-def _join(avg: list[Any], p95: list[Any], key: Any, window: float) -> dict[Any, Utilization]:
-    averages = {k: v for k, v in _samples(avg, key)}
-    peaks = {k: v for k, v in _samples(p95, key)}
+def _join(
+    avg: list[Any], p95: list[Any], key: Any, window: float, scale: float = 1
+) -> dict[Any, Utilization]:
+    averages = {k: v for k, v in _samples(avg, key, scale)}
+    peaks = {k: v for k, v in _samples(p95, key, scale)}
     return {
         k: Utilization(gpu_avg=averages.get(k), gpu_p95=peaks.get(k), window_hours=window)
         for k in averages.keys() | peaks.keys()
     }
 
 
-def _samples(result: list[Any], key: Any) -> list[tuple[Any, float]]:
+def _samples(result: list[Any], key: Any, scale: float = 1) -> list[tuple[Any, float]]:
     out = []
     for sample in result:
         labels = sample.get("metric") or {}
         found = key(labels)
         try:
-            value = float(sample["value"][1])
+            value = float(sample["value"][1]) * scale
         except (KeyError, IndexError, TypeError, ValueError):
             continue
         if found is not None and value == value:  # NaN: no samples in the window

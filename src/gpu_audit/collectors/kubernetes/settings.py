@@ -23,3 +23,6 @@ class KubernetesSettings:
     page_size: int = 500
     timeout: float = 20.0
     max_attempts: int = 3
+    # MIG instances report no DCGM_FI_DEV_GPU_UTIL; their own activity is this DCP field (a
+    # 0-1 ratio), on series labelled with the instance (`GPU_I_ID`, `GPU_I_PROFILE`).
+    mig_metric: str = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"

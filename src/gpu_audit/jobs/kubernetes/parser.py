@@ -10,10 +10,19 @@ is the tuning job around its trial template.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import ClassVar
 
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Resource, Workload
+from gpu_audit.core.sharing import (
+    COMPUTE_SLICES,
+    HAMI,
+    HAMI_PERCENT,
+    MIG,
+    mig_profile,
+    profile_slices,
+)
 from gpu_audit.core.yamlsrc import Document, LineMap, is_templated
 from gpu_audit.jobs.evidence import Kind, infer, runs_in
 from gpu_audit.jobs.gpus import ray_accelerator_type
@@ -167,6 +176,10 @@ class _GpuRequest:
     count: float | None  # per pod; None when templated
     line: int
     share: float | None = None  # a fraction of one GPU (KAI/Run:ai), noted
+    mode: str | None = None  # `mig` or `hami`: a share the job's price follows
+    profile: str | None = None  # the MIG profile
+    units: float | None = None  # shares per pod: compute slices (MIG), percent (HAMi)
+    per_gpu: int | None = None
 
 
 def _pod_gpus(group: Group) -> _GpuRequest | None:
@@ -179,15 +192,24 @@ def _pod_gpus(group: Group) -> _GpuRequest | None:
                 holders.append(resources)
     total: float | None = 0
     line = None
+    found_all = []
     for holder in holders:
         found = _container_gpus(holder)
         if found is None:
             continue
+        found_all.append(found)
         line = line or found.line
         total = None if total is None or found.count is None else total + found.count
     if line is None or total == 0:
         return _fraction(group)
-    return _GpuRequest(total, line)
+    first = found_all[0]
+    if first.mode is None or any(
+        (f.mode, f.per_gpu) != (first.mode, first.per_gpu) for f in found_all
+    ):
+        return _GpuRequest(total, line)  # whole GPUs, or shares of two kinds: priced whole
+    units = sum(f.units or 0 for f in found_all)
+    profiles = ", ".join(dict.fromkeys(f.profile for f in found_all if f.profile)) or None
+    return replace(first, count=total, line=line, units=units, profile=profiles)
 
 
 def _fraction(group: Group) -> _GpuRequest | None:
@@ -207,10 +229,27 @@ def _container_gpus(resources: LineMap) -> _GpuRequest | None:
         block = map_of(resources.get(section))
         if block is None:
             continue
+        for key in block:
+            profile = mig_profile(str(key))
+            count = as_number(block[key]) if profile else 0
+            if profile and count != 0:  # `nvidia.com/mig-1g.10gb: 1` (MIG mixed strategy)
+                units = None if count is None else profile_slices(profile) * count  # templated
+                line = block.line_of(key)
+                return _GpuRequest(count, line, None, MIG, profile, units, COMPUTE_SLICES)
         for key in _GPU_RESOURCES:
             if key in block:
-                return _GpuRequest(as_number(block[key]), block.line_of(key))
+                return _hami(block, _GpuRequest(as_number(block[key]), block.line_of(key)))
     return None
+
+
+def _hami(block: LineMap, request: _GpuRequest) -> _GpuRequest:
+    """HAMi's `nvidia.com/gpumem-percentage` beside `nvidia.com/gpu`: that percent of each
+    GPU's memory (`nvidia.com/gpumem` in MiB needs the GPU's memory: noted, not priced)."""
+    percent = as_number(block.get(HAMI_PERCENT)) if HAMI_PERCENT in block else None
+    if percent is None or request.count is None or not 0 < percent < 100:
+        return request
+    units = request.count * percent
+    return replace(request, mode=HAMI, units=units, per_gpu=100)
 
 
 def _count(draft: JobDraft, groups: list[tuple[Group, _GpuRequest]]) -> None:
@@ -224,6 +263,28 @@ def _count(draft: JobDraft, groups: list[tuple[Group, _GpuRequest]]) -> None:
             total += group.replicas * request.count
     count = None if total is None else int(total) if float(total).is_integer() else total
     draft.set("gpu.count", count, groups[0][1].line)
+    _shares(draft, groups)
+
+
+def _shares(draft: JobDraft, groups: list[tuple[Group, _GpuRequest]]) -> None:
+    """MIG slices or HAMi fractions the job's pods hold: priced at their share of a GPU
+    (docs/shared-gpus.md); only when every GPU group asks for the same kind of share."""
+    modes = {(r.mode, r.per_gpu) for _, r in groups}
+    if len(modes) != 1 or groups[0][1].mode is None:
+        return
+    units: float = 0
+    for group, request in groups:
+        if group.replicas is None or request.units is None:
+            return
+        units += group.replicas * request.units
+    first = groups[0][1]
+    profiles = ", ".join(dict.fromkeys(r.profile for _, r in groups if r.profile))
+    draft.set("share.mode", first.mode, first.line)
+    if profiles:
+        draft.set("share.profile", profiles, first.line)
+    draft.set("share.per_gpu", first.per_gpu, first.line)
+    draft.set("share.units", int(units) if float(units).is_integer() else units, first.line)
+    draft.set("share.gpus", round(units / (first.per_gpu or 1), 4), first.line)
 
 
 def _deadline(draft: JobDraft, work: Pods, metadata: LineMap) -> None:

@@ -1,0 +1,83 @@
+"""The Markdown report's shared GPUs: each shared node's cost, held and idle, and the cost by team
+(docs/shared-gpus.md); amounts in cents, so the rows add up to the total."""
+
+from __future__ import annotations
+
+from gpu_audit.core.resource import Kind, Resource
+from gpu_audit.core.results import ScanResult
+from gpu_audit.report.markdown_text import inline, table
+
+TEAM_LABEL = "team"
+IDLE = "idle (unallocated shares)"
+
+
+def shared_gpus(result: ScanResult) -> list[str]:
+    nodes = {
+        r.share.node: r
+        for r in result.resources
+        if r.kind is Kind.INSTANCE and r.share.node and r.share.idle_usd is not None
+    }
+    if not nodes:
+        return []
+    pods = [r for r in result.resources if r.kind is Kind.POD and r.share.node in nodes]
+    rows, teams = [], {IDLE: 0}
+    for ref, node in nodes.items():
+        held = [p for p in pods if p.share.node == ref]
+        held_cents = sum(_cents(p.monthly_cost_usd) for p in held)
+        idle = _cents(node.share.idle_usd)
+        teams[IDLE] += idle
+        for pod in held:
+            team = _team(pod)
+            teams[team] = teams.get(team, 0) + _cents(pod.monthly_cost_usd)
+        sharing = _sharing(node)
+        rows.append(
+            [
+                inline(node.name or node.id, 60),
+                inline(sharing, 80),
+                _usd(_cents(node.monthly_cost_usd)),
+                f"{len(held)}: {_usd(held_cents)}",
+                f"{node.share.free:g} of {node.share.units:g}: {_usd(idle)}",
+            ]
+        )
+    order = [*sorted((t for t in teams if t != IDLE), key=str.casefold), IDLE]
+    by_team = [[inline(t, 60), _usd(teams[t])] for t in order]
+    by_team.append(["**total**", _usd(sum(teams.values()))])
+    return [
+        "## Shared GPUs",
+        "",
+        "Each shared node's monthly cost split over the pods holding its MIG slices, replicas or "
+        "HAMi fractions, to the cent; the free shares are its idle cost.",
+        "",
+        *table(["Node", "Sharing", "Monthly cost", "Pods: cost", "Free shares: idle"], rows),
+        "",
+        f"Cost by team (the pods' `{TEAM_LABEL}` label, else their namespace):",
+        "",
+        *table(["Team", "Monthly cost"], by_team, "lr"),
+    ]
+
+
+def _sharing(node: Resource) -> str:
+    """`mig: 1g.10gb×4, 3g.40gb×1`, `time-slicing, 4 per GPU`, `hami, % of memory`."""
+    share = node.share
+    if share.profile:
+        return f"{share.mode}: {share.profile}"
+    if share.mode == "hami":
+        return "hami, % of memory"
+    return f"{share.mode}, {share.per_gpu} per GPU"
+
+
+def _team(pod: Resource) -> str:
+    stated = pod.tags.get(TEAM_LABEL)
+    if stated:
+        return stated
+    parts = pod.id.split("/")  # context/namespace/name
+    return parts[-2] if len(parts) >= 3 else "–"
+
+
+def _cents(value: float | None) -> int:
+    return 0 if value is None else round(value * 100)
+
+
+def _usd(cents: int) -> str:
+    """`\\$1,434.97`: always to the cent (the rows add up), the sign escaped for GitHub."""
+    return f"\\${cents / 100:,.2f}"
