@@ -392,7 +392,8 @@ class Resource:
     )
     provider: str = canonical(
         "the live provider (`aws`, `azure`, `gcp`, `kubernetes`) or the job format (`azureml`, "
-        "`batch`, `dstack`, `kubernetes`, `ray`, `sagemaker`, `skypilot`, `vertex`)",
+        "`batch`, `determined`, `dstack`, `hydra`, `kubernetes`, `ray`, `sagemaker`, `skypilot`, "
+        "`vertex`, `wandb`)",
         sources="collector or job parser",
         required=True,
     )

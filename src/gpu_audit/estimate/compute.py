@@ -96,6 +96,7 @@ def _sweep(
         gpu_hours=None if run_hours is None or not count else round(run_hours * count, 4),
         sweep_hours=found.sweep_hours,
         pruned_share=hpo.pruned_share,
+        expected_run_hours=found.expected_hours,
         expected_on_demand_usd=expected(on_demand),
         expected_spot_usd=expected(spot),
         notes=tuple(notes),

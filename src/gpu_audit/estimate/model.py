@@ -34,6 +34,7 @@ class Sweep:
     gpu_hours: float | None  # run hours × GPUs per trial
     sweep_hours: float | None  # wall clock
     pruned_share: float | None
+    expected_run_hours: float | None = None  # run hours under the pruner's schedule
     expected_on_demand_usd: float | None = None  # the pruned estimate at each rate
     expected_spot_usd: float | None = None
     notes: tuple[str, ...] = ()

@@ -91,7 +91,11 @@ def _notes(e: JobEstimate) -> list[str]:
 def _sweep_lines(e: JobEstimate, sweep: Sweep) -> list[str]:
     """A sweep's ceiling, how it was reached, its wall clock and the pruned estimate."""
     if sweep.run_hours is None:
-        why = "no trial cap" if sweep.trials is None else "no per-trial cap and no sweep timeout"
+        why = (
+            "no trial cap"
+            if sweep.trials is None
+            else f"{sweep.trials} trials, but no per-trial cap and no sweep timeout"
+        )
         lines = [f"sweep ceiling not evaluated: {why}, so nothing in the file bounds it"]
     elif e.tuning_on_demand_usd is None and e.tuning_spot_usd is None:
         lines = [
@@ -112,10 +116,16 @@ def _sweep_lines(e: JobEstimate, sweep: Sweep) -> list[str]:
         wall.append(f"{sweep.gpu_hours:g} GPU-hours at most")
     if wall:
         lines.append("sweep: " + "; ".join(wall))
-    if sweep.pruned_share is not None and sweep.expected_on_demand_usd is not None:
+    if sweep.pruned_share is not None and sweep.expected_run_hours is not None:
+        priced = sweep.expected_on_demand_usd is not None or sweep.expected_spot_usd is not None
+        figure = (
+            f"on-demand {money(sweep.expected_on_demand_usd)}, spot "
+            f"{money(sweep.expected_spot_usd)}"
+            if priced
+            else f"{sweep.expected_run_hours:,.2f} h of one trial's capacity"
+        )
         lines.append(
-            f"expected with pruning: on-demand {money(sweep.expected_on_demand_usd)}, spot "
-            f"{money(sweep.expected_spot_usd)} (an estimate: an average trial runs "
+            f"expected with pruning: {figure} (an estimate: an average trial runs "
             f"{sweep.pruned_share:.2%} of a full one under the pruner's schedule; the ceiling "
             "stays the bound)"
         )
