@@ -56,8 +56,8 @@ def bound(hpo: Hpo, limits: Limits, provider: str) -> SweepBound:
     if parallel is not None and timeout is not None:
         at_once = parallel if runs is None else min(parallel, runs)
         by_timeout = at_once * timeout
-    found = [(value, name) for value, name in ((by_trials, "trials"), (by_timeout, "timeout"))]
-    known = [(value, name) for value, name in found if value is not None]
+    bounds = ((by_trials, "trials"), (by_timeout, "timeout"))
+    known = [(value, name) for value, name in bounds if value is not None]
     run_hours, binds = min(known, key=lambda pair: pair[0]) if known else (None, None)
     return SweepBound(
         trial_hours=hours,
