@@ -129,6 +129,12 @@ def _sweep_lines(e: JobEstimate, sweep: Sweep) -> list[str]:
             f"{sweep.pruned_share:.2%} of a full one under the pruner's schedule; the ceiling "
             "stays the bound)"
         )
+    if e.budget_state in ("over", "within"):
+        word = "over it" if e.budget_state == "over" else "within it"
+        lines.append(
+            f"budget {money(e.budget_usd)} held to the sweep ceiling on its own capacity "
+            f"({money(e.ceiling_usd)}), not one trial: {word}"
+        )
     return lines + list(sweep.notes)
 
 
