@@ -185,3 +185,21 @@ def test_an_impossible_sweep_cap_is_one_located_error(tmp_path: Path, case: str)
     assert code == 2
     [line] = err.splitlines()
     assert line.startswith(f"gpu-audit: error: {path}{message}"), line
+
+
+def test_a_huge_pruner_schedule_is_read_without_overflow(tmp_path: Path) -> None:
+    """`s: 1e9` or `max_rungs: 100000` would overflow eta ** s: the share is not given, no error."""
+    wandb = tmp_path / "sweep.yaml"
+    wandb.write_text(
+        "program: train.py\nmethod: random\nparameters: {lr: {min: 0.1, max: 1.0}}\nrun_cap: 5\n"
+        "early_terminate: {type: hyperband, max_iter: 27, s: 1000000000, eta: 3}\n"
+    )
+    determined = tmp_path / "experiment.yaml"
+    determined.write_text(
+        "entrypoint: m:T\nsearcher:\n  name: adaptive_asha\n  metric: loss\n  max_trials: 8\n"
+        "  max_rungs: 100000\n  divisor: 4\n  max_length: {epochs: 10}\n"
+    )
+    code, out, err = _run("check", wandb, determined, "--format", "json", "--fail-on", "none")
+    assert code == 0, err
+    shares = [r["hpo"]["pruned_share"] for r in json.loads(out)["resources"]]
+    assert shares[0] is not None and shares[0] < 1e-6 and shares[1] is None

@@ -74,7 +74,7 @@ def _searcher(draft: JobDraft, searcher: LineMap) -> None:
         rungs = as_number(searcher.get("max_rungs", _ASHA["max_rungs"]))
         divisor = as_number(searcher.get("divisor", _ASHA["divisor"]))
         top = as_number(full)
-        if rungs is not None and divisor is not None and top is not None and rungs >= 1:
+        if rungs is not None and divisor is not None and top is not None and 1 <= rungs <= 64:
             share = halving_share(top / divisor ** (rungs - 1), top, divisor)
             if share is not None:
                 draft.set("hpo.pruned_share", share, searcher.line_of("name"))

@@ -81,6 +81,7 @@ def _early_terminate(draft: JobDraft, data: LineMap) -> None:
     top, low = as_number(stop.get("max_iter")), as_number(stop.get("min_iter"))
     brackets, factor = as_number(stop.get("s")), as_number(eta)
     if low is None and top is not None and brackets is not None and factor is not None:
+        brackets = min(max(brackets, 0), 64)  # a hostile `s: 1e9` is no overflow
         low = top / factor**brackets  # W&B: the first bracket is max_iter ÷ eta^s
     share = halving_share(low, top, eta)
     if share is not None:
