@@ -31,3 +31,14 @@ def test_diff_shows_the_ceiling_change_when_a_cap_is_raised(
     assert job["delta_usd"] == round(after - 140.80, 2)
     _, text, _ = cli("diff", "--base", "HEAD~1", "--head", "HEAD", "--format", "markdown")
     assert "$140.80 sweep ceiling" in text and f"${after:,.2f} sweep ceiling" in text
+
+
+def test_a_sweep_that_loses_its_trial_cap_is_unbounded_with_a_new_finding(repo: Repo) -> None:
+    repo.commit({"tuning/ranker.json": SWEEP}, "base")
+    repo.commit({"tuning/ranker.json": SWEEP.replace('"MaxNumberOfTrainingJobs": 20, ', "")})
+    _, report = diff_json("--base", "HEAD~1", "--head", "HEAD")
+    (job,) = report["jobs"]
+    assert job["before"]["run_usd"] == 140.80 and job["after"]["run_usd"] is None
+    assert job["after"]["unbounded"] is True and job["after"]["trials"] is None
+    assert job["delta_usd"] is None
+    assert {f["rule_id"] for f in job["findings_new"]} >= {"hpo-trial-cap"}
