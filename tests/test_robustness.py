@@ -153,6 +153,58 @@ def test_an_impossible_trial_count_is_one_located_error_in_every_format(
     assert code == 0 and "up to 4 trials in parallel" in json.loads(out)["resources"][0]["note"]
 
 
+SWEEP_FILES = {  # the sweep formats: an impossible cap is one located line, exit 2
+    "wandb-negative-run-cap": (
+        "program: train.py\nmethod: random\nparameters: {lr: {min: 0.1, max: 1.0}}\nrun_cap: -3\n",
+        ":4: hpo.max_trials: -3 is below",
+    ),
+    "hydra-no-parallel-jobs": (
+        "defaults:\n  - override hydra/sweeper: optuna\nhydra:\n  sweeper:\n    n_trials: 20\n"
+        "    n_jobs: 0\n",
+        ":6: hpo.parallel_trials: 0 is below",
+    ),
+    "hydra-negative-timeout": (
+        "defaults:\n  - override hydra/sweeper: optuna\n  - override hydra/launcher: submitit_slurm\n"
+        "hydra:\n  sweeper: {n_trials: 20}\n  launcher:\n    gpus_per_node: 1\n    timeout_min: -60\n",
+        ":8: limits.max_runtime_hours: -1 is below",
+    ),
+    "determined-infinite-trials": (
+        "entrypoint: model_def:Trial\nsearcher:\n  name: random\n  metric: loss\n"
+        "  max_trials: .inf\n  max_length: {batches: 1000}\n",
+        ":5: hpo.max_trials: expected a finite",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SWEEP_FILES))
+def test_an_impossible_sweep_cap_is_one_located_error(tmp_path: Path, case: str) -> None:
+    text, message = SWEEP_FILES[case]
+    path = tmp_path / "sweep.yaml"
+    path.write_text(text)
+    code, _, err = _run("check", path, "--format", "json", "--fail-on", "none")
+    assert code == 2
+    [line] = err.splitlines()
+    assert line.startswith(f"gpu-audit: error: {path}{message}"), line
+
+
+def test_a_huge_pruner_schedule_is_read_without_overflow(tmp_path: Path) -> None:
+    """`s: 1e9` or `max_rungs: 100000` would overflow eta ** s: the share is not given, no error."""
+    wandb = tmp_path / "sweep.yaml"
+    wandb.write_text(
+        "program: train.py\nmethod: random\nparameters: {lr: {min: 0.1, max: 1.0}}\nrun_cap: 5\n"
+        "early_terminate: {type: hyperband, max_iter: 27, s: 1000000000, eta: 3}\n"
+    )
+    determined = tmp_path / "experiment.yaml"
+    determined.write_text(
+        "entrypoint: m:T\nsearcher:\n  name: adaptive_asha\n  metric: loss\n  max_trials: 8\n"
+        "  max_rungs: 100000\n  divisor: 4\n  max_length: {epochs: 10}\n"
+    )
+    code, out, err = _run("check", wandb, determined, "--format", "json", "--fail-on", "none")
+    assert code == 0, err
+    shares = [r["hpo"]["pruned_share"] for r in json.loads(out)["resources"]]
+    assert shares[0] is not None and shares[0] < 1e-6 and shares[1] is None
+
+
 SLICE_JOB = """\
 apiVersion: batch/v1
 kind: Job

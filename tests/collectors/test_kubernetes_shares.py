@@ -170,7 +170,7 @@ def test_a_job_asking_for_a_mig_slice_is_costed_at_the_slices_share(tmp_path: Pa
     assert resource["estimate"]["run_usd"] == 9.83  # 10 h cap × 0.982857
     code, out, err = _run(tmp_path, "estimate", str(job))
     assert code == 0, err
-    assert "on-demand: $0.9829/h, one run $9.83" in out
+    assert "on-demand: $0.98/h, one run $9.83" in out
     assert "MIG 1g.10gb: 1/7 of a GPU's price" in out
 
 

@@ -254,9 +254,9 @@ def test_other_formats_are_priced_as_estimate_prices_them(
     before = estimate(at(repo, "HEAD", name, tmp_path))
     after = estimate(name)
     assert report["jobs"] and {j["change"] for j in valid(report)["jobs"]} == {"modified"}
-    for job in report["jobs"]:
-        assert job["before"]["run_usd"] == before[job["name"]]["run_usd"]
-        assert job["after"]["run_usd"] == after[job["name"]]["run_usd"]
+    for job in report["jobs"]:  # a sweep's run is its ceiling, as its budget is held to
+        assert job["before"]["run_usd"] == before[job["name"]]["ceiling_usd"]
+        assert job["after"]["run_usd"] == after[job["name"]]["ceiling_usd"]
         assert job["before"]["run_usd"] != job["after"]["run_usd"]
 
 

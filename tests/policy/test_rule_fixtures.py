@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,11 @@ def _cases() -> list[Any]:
 
 def _resource(spec: dict[str, Any], case: dict[str, Any]) -> Any:
     merged = {**spec.get("base", {}), **case.get("resource", {})}
-    return from_mapping({k: v for k, v in merged.items() if v is not None})
+    resource = from_mapping({k: v for k, v in merged.items() if v is not None})
+    if case.get("templated"):  # fields a job file fills in at deploy time (`${VAR}`)
+        source = replace(resource.source, templated=frozenset(case["templated"]))
+        resource = replace(resource, source=source)
+    return resource
 
 
 def _outcome(policy: Policy, resource: Any, now: Any) -> tuple[str, Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 from datetime import datetime
 from functools import lru_cache
 from operator import attrgetter
@@ -10,10 +10,12 @@ from operator import attrgetter
 from gpu_audit.catalog import PriceQuote, gpu_class, instance_spec, price, rate_cards
 from gpu_audit.catalog.lifecycle import lifecycle
 from gpu_audit.catalog.shapes import CLOUD_OF_SERVICE, gpu_shape_price, pinned_cloud
+from gpu_audit.catalog.sweep import bound, is_sweep
 from gpu_audit.core.resource import (
     Capacity,
     Estimate,
     Gpu,
+    Hpo,
     Kind,
     Limits,
     Price,
@@ -68,9 +70,9 @@ def enrich(resource: Resource, now: datetime) -> Resource:
             resource.state is State.STOPPED and resource.provider in _BILLED_STOPPED
         )
         monthly = round(quote.hourly_usd * HOURS_PER_MONTH, 2) if billed else 0.0
-    estimate = resource.estimate
+    estimate, hpo = resource.estimate, resource.hpo
     if resource.kind is Kind.JOB:
-        estimate = _estimate(estimate, resource.limits, gpu, quote, resource.hpo.max_trials)
+        estimate, hpo = _estimate(estimate, resource.limits, gpu, quote, hpo, resource.provider)
     if (
         gpu is resource.gpu
         and retired == resource.retired
@@ -79,6 +81,7 @@ def enrich(resource: Resource, now: datetime) -> Resource:
         and quote is resource.price
         and monthly == resource.monthly_cost_usd
         and estimate is resource.estimate
+        and hpo is resource.hpo
     ):
         return resource
     return _copy(
@@ -90,29 +93,48 @@ def enrich(resource: Resource, now: datetime) -> Resource:
         price=quote,
         monthly_cost_usd=monthly,
         estimate=estimate,
+        hpo=hpo,
     )
 
 
 def _estimate(
-    given: Estimate, limits: Limits, gpu: Gpu, quote: Price, trials: int | None
-) -> Estimate:
-    """A job's GPU-hours and run cost at its runtime cap (GPUs × cap, hourly rate × cap);
-    missing when the cap or the price is unknown. What the source gave is kept."""
-    hours = limits.max_runtime_hours
-    if hours is None:
-        return given
-    gpu_hours = given.gpu_hours
-    if gpu_hours is None and gpu.count:
+    given: Estimate, limits: Limits, gpu: Gpu, quote: Price, hpo: Hpo, provider: str
+) -> tuple[Estimate, Hpo]:
+    """A job's GPU-hours and run cost at its runtime cap (GPUs × cap, hourly rate × cap), and a
+    sweep's ceiling, wall clock and expected cost (catalog/sweep.py); missing when a cap or the
+    price is unknown. What the source gave is kept."""
+    hours, hourly = limits.max_runtime_hours, quote.hourly_usd
+    gpu_hours, run = given.gpu_hours, given.run_usd
+    if hours is not None and gpu_hours is None and gpu.count:
         gpu_hours = round(gpu.count * hours, 4)
-    run = given.run_usd
-    if run is None and quote.hourly_usd is not None:
-        run = cents(quote.hourly_usd * hours)
-    tuning = given.tuning_usd
-    if tuning is None and quote.hourly_usd is not None and trials is not None:
-        tuning = cents(quote.hourly_usd * hours * trials)
-    if (gpu_hours, run, tuning) == (given.gpu_hours, given.run_usd, given.tuning_usd):
-        return given
-    return Estimate(gpu_hours=gpu_hours, run_usd=run, tuning_usd=tuning)
+    if hours is not None and run is None and hourly is not None:
+        run = cents(hourly * hours)
+    tuning, ceiling = given.tuning_usd, given.ceiling_usd
+    sweep_hours, expected = given.sweep_hours, given.expected_usd
+    if is_sweep(hpo):
+        found = bound(hpo, limits, provider)
+        if found.trial_hours is not None and hpo.trial_hours is None:
+            hpo = replace(hpo, trial_hours=found.trial_hours)
+        if tuning is None and hourly is not None and found.run_hours is not None:
+            tuning = cents(hourly * found.run_hours)
+        if expected is None and hourly is not None and found.expected_hours is not None:
+            expected = cents(hourly * found.expected_hours)
+        sweep_hours = found.sweep_hours if sweep_hours is None else sweep_hours
+        ceiling = tuning if ceiling is None else ceiling
+    elif ceiling is None:
+        ceiling = run
+    values = (gpu_hours, run, tuning, ceiling, sweep_hours, expected)
+    if values == (given.gpu_hours, given.run_usd, given.tuning_usd, given.ceiling_usd,
+                  given.sweep_hours, given.expected_usd):  # fmt: skip
+        return given, hpo
+    return Estimate(
+        gpu_hours=gpu_hours,
+        run_usd=run,
+        tuning_usd=tuning,
+        ceiling_usd=ceiling,
+        sweep_hours=sweep_hours,
+        expected_usd=expected,
+    ), hpo
 
 
 _SHARE_KINDS = (Kind.POD, Kind.JOB)

@@ -193,7 +193,8 @@ def run() -> None:
 def check(files: tuple[str, ...], excludes: tuple[str, ...], **options: Any) -> None:
     """Lint ML job configs before they launch: spot, GPU class, runtime caps, tags, budgets.
 
-    Formats: AWS Batch, Azure ML, dstack, Kubernetes, Ray, SageMaker, SkyPilot, Vertex AI.
+    Formats: AWS Batch, Azure ML, Determined, dstack, Hydra Optuna, Kubernetes, Ray, SageMaker,
+    SkyPilot, Vertex AI, W&B.
 
     FILES may be files (always read), directories (walked for .yaml/.yml/.json files, honouring
     .gitignore) and quoted globs ('jobs/**/*.yaml').

@@ -189,13 +189,48 @@ class Limits:
 
 @record
 class Hpo:
-    """A tuning job's trial cap and early stopping."""
+    """A tuning sweep's trial cap, parallelism, time caps and early stopping."""
 
     max_trials: int | None = canonical(
         "tuning-job trial cap", sources="job config", minimum=0, anchored=True
     )
     early_stopping: bool | None = canonical(
         "tuning-job early stopping", sources="job config", anchored=True
+    )
+    parallel_trials: int | None = canonical(
+        "trials a sweep runs at once (SageMaker `MaxParallelTrainingJobs`, Vertex and Katib "
+        "`parallelTrialCount`, Azure ML `max_concurrent_trials`, Optuna `n_jobs`, Determined "
+        "`max_concurrent_trials`)",
+        sources="job config",
+        minimum=1,
+    )
+    timeout_hours: float | None = canonical(
+        "a sweep's wall-clock cap over all its trials (SageMaker `ResourceLimits."
+        "MaxRuntimeInSeconds`, Azure ML `limits.timeout`, Optuna `timeout`)",
+        unit="hours",
+        sources="job config",
+        minimum=0,
+    )
+    attempts: int | None = canonical(
+        "runs one trial may take, each with a fresh runtime cap (a Katib trial whose deadline is "
+        "the pod's: 1 + the Job's `backoffLimit`); unset where one cap covers every attempt",
+        sources="job config",
+        minimum=1,
+    )
+    pruned_share: float | None = canonical(
+        "the share of a full trial an average trial is expected to run under the pruner "
+        "schedule the file states (hyperband, ASHA, successive halving): an estimate, see "
+        "docs/sweeps.md",
+        sources="job config (derived from the schedule)",
+        minimum=0,
+        maximum=1,
+    )
+    trial_hours: float | None = canonical(
+        "the wall-clock cap of one trial: its runtime cap, else the platform's documented "
+        "default (Vertex AI: 7 days)",
+        unit="hours",
+        sources="derived",
+        minimum=0,
     )
 
 
@@ -237,7 +272,29 @@ class Estimate:
         minimum=0,
     )
     tuning_usd: float | None = canonical(
-        "worst-case cost of a tuning job (trials × one run)", sources="derived", minimum=0
+        "a sweep's ceiling: max trials × attempts × trial hours × hourly rate, or parallel "
+        "trials × sweep timeout × hourly rate where the timeout binds first (docs/sweeps.md)",
+        sources="derived",
+        minimum=0,
+    )
+    ceiling_usd: float | None = canonical(
+        "the most the job can cost as written: a sweep's ceiling, else one run at the runtime "
+        "cap; what `run-within-budget` compares with the budget",
+        sources="derived",
+        minimum=0,
+    )
+    sweep_hours: float | None = canonical(
+        "a sweep's wall clock at its caps: ⌈trials ÷ parallel trials⌉ × trial hours, at most "
+        "the sweep timeout",
+        unit="hours",
+        sources="derived",
+        minimum=0,
+    )
+    expected_usd: float | None = canonical(
+        "a sweep's expected cost under its pruner schedule: the ceiling's trial hours × the "
+        "pruned share (an estimate, not a bound)",
+        sources="derived",
+        minimum=0,
     )
 
 
@@ -394,7 +451,8 @@ class Resource:
     )
     provider: str = canonical(
         "the live provider (`aws`, `azure`, `gcp`, `kubernetes`) or the job format (`azureml`, "
-        "`batch`, `dstack`, `kubernetes`, `ray`, `sagemaker`, `skypilot`, `vertex`)",
+        "`batch`, `determined`, `dstack`, `hydra`, `kubernetes`, `ray`, `sagemaker`, `skypilot`, "
+        "`vertex`, `wandb`)",
         sources="collector or job parser",
         required=True,
     )

@@ -31,7 +31,11 @@ def capacity(cost: Cost) -> str:
 
 
 def cap(cost: Cost) -> str:
-    return "none" if cost.runtime_cap_hours is None else f"{cost.runtime_cap_hours:g} h"
+    hours = "none" if cost.runtime_cap_hours is None else f"{cost.runtime_cap_hours:g} h"
+    if not cost.sweep:
+        return hours
+    trials = "no trial cap" if cost.trials is None else f"{cost.trials} trials"
+    return f"{trials} × {hours} per trial"
 
 
 def run(cost: Cost) -> str:
@@ -40,6 +44,8 @@ def run(cost: Cost) -> str:
         return "unpriced"
     if cost.run_usd is None:
         return f"{hourly(cost.hourly_usd)}, unbounded"
+    if cost.sweep:
+        return f"{money(cost.run_usd)} sweep ceiling"
     return money(cost.run_usd)
 
 

@@ -63,9 +63,11 @@ def _increase(result: DiffResult, increase: Increase | None) -> list[str]:
         reasons.append(f"the change costs {size} per run, over --fail-on-increase {increase}")
     for job in result.changed:  # an increase with no cap has no size: it trips any threshold
         if job.unbounded and not job.unpriced and (job.delta_hourly_usd or 0) > 0:
+            sweep = any(c is not None and c.sweep for c in (job.before, job.after))
+            what = "a sweep with no bound" if sweep else "no runtime cap"
             reasons.append(
-                f"{job.file}: {job.name}: {signed(job.delta_hourly_usd or 0)}/h with no runtime "
-                f"cap (unbounded), over --fail-on-increase {increase}"
+                f"{job.file}: {job.name}: {signed(job.delta_hourly_usd or 0)}/h with {what} "
+                f"(unbounded), over --fail-on-increase {increase}"
             )
     return reasons
 

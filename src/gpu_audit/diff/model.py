@@ -25,11 +25,14 @@ class Cost:
     region: str | None
     price_as_of: str | None
     price_source: str | None
+    trials: int | None = None  # a tuning sweep's trial cap: `run_usd` is then its ceiling
+    sweep: bool = False  # a tuning sweep: `runtime_cap_hours` is per trial, `run_usd` the ceiling
 
     @property
     def unbounded(self) -> bool:
-        """Priced, but with no runtime cap: one run costs the hourly rate for as long as it runs."""
-        return self.hourly_usd is not None and self.runtime_cap_hours is None
+        """Priced, but with no bound: a run with no runtime cap, a sweep with no ceiling; it
+        costs the hourly rate for as long as it runs."""
+        return self.hourly_usd is not None and self.run_usd is None
 
 
 @record

@@ -67,7 +67,8 @@ def judge(
 
 
 def cost_of(resource: Resource, file: str) -> Cost:
-    """The job as `gpu-audit estimate` prices it: on its own capacity, at its runtime cap."""
+    """The job as `gpu-audit estimate` prices it: on its own capacity, at its runtime cap; a
+    tuning sweep at its ceiling (every trial to its cap), as `run-within-budget` holds it."""
     estimate = estimate_job(resource)
     rate = estimate.spot if estimate.capacity == "spot" else estimate.on_demand
     return Cost(
@@ -80,12 +81,14 @@ def cost_of(resource: Resource, file: str) -> Cost:
         priced_as=estimate.capacity,
         runtime_cap_hours=estimate.hours,
         hourly_usd=rate.hourly_usd if rate else None,
-        run_usd=estimate.run_usd,
+        run_usd=estimate.ceiling_usd,  # a sweep's run is its ceiling
         gpu_hours=estimate.gpu_hours,
         instance_type=rate.instance_type if rate else resource.instance_type,
         region=rate.region if rate else resource.region,
         price_as_of=rate.as_of if rate else None,
         price_source=rate.source if rate else None,
+        trials=estimate.trials,
+        sweep=estimate.sweep is not None,
     )
 
 

@@ -7,9 +7,10 @@ from dataclasses import replace
 from gpu_audit.catalog import PriceQuote, instance_spec, rate_cards
 from gpu_audit.catalog.enrich import POOLED, cents, priced_quote, share_factor
 from gpu_audit.catalog.options import offers, unpriced, withdrawn
+from gpu_audit.catalog.sweep import DEFAULT_TRIAL_NOTE, bound, is_sweep
 from gpu_audit.core.resource import Capacity, Resource
 from gpu_audit.errors import InputError
-from gpu_audit.estimate.model import JobEstimate, Option, OptionTable, Rate
+from gpu_audit.estimate.model import JobEstimate, Option, OptionTable, Rate, Sweep
 
 
 def estimate_job(resource: Resource, hours: float | None = None) -> JobEstimate:
@@ -29,7 +30,7 @@ def estimate_job(resource: Resource, hours: float | None = None) -> JobEstimate:
     on_demand = _rate("on-demand", quote, units, runtime, label)
     spot = _rate("spot", quote, units, runtime, label)
     own = spot if spot_job else on_demand
-    trials = resource.hpo.max_trials
+    sweep = _sweep(resource, runtime, hours is not None, count, on_demand, spot)
     return JobEstimate(
         job=resource.name or resource.id,
         location=resource.location,
@@ -47,11 +48,68 @@ def estimate_job(resource: Resource, hours: float | None = None) -> JobEstimate:
         spot=spot,
         run_usd=own.run_usd if own else None,
         budget_usd=resource.limits.budget_usd,
-        trials=trials,
-        tuning_on_demand_usd=_times(trials, on_demand, runtime),
-        tuning_spot_usd=_times(trials, spot, runtime),
+        trials=resource.hpo.max_trials,
+        tuning_on_demand_usd=_times(sweep, on_demand),
+        tuning_spot_usd=_times(sweep, spot),
         note=_no_price(resource) if quote is None else None,
+        sweep=sweep,
     )
+
+
+def _sweep(
+    resource: Resource,
+    runtime: float | None,
+    flagged: bool,
+    count: int | None,
+    on_demand: Rate | None,
+    spot: Rate | None,
+) -> Sweep | None:
+    """A tuning sweep's bound at the trial hours used for one run (the cap or --hours)."""
+    hpo = resource.hpo
+    if not is_sweep(hpo):
+        return None
+    limits = replace(resource.limits, max_runtime_hours=runtime)
+    found = bound(hpo, limits, resource.provider)
+    origin = "--hours" if flagged else "runtime cap"
+    notes = list(_SWEEP_NOTES.get(resource.provider, ()))
+    if found.trial_hours_default:
+        origin = "platform default"
+        notes.append(DEFAULT_TRIAL_NOTE[resource.provider])
+    elif found.trial_hours is None:
+        origin = "unknown"
+    run_hours = found.run_hours
+
+    def expected(rate: Rate | None) -> float | None:
+        if rate is None or found.expected_hours is None:
+            return None
+        return cents(rate.hourly_usd * found.expected_hours)
+
+    return Sweep(
+        trials=hpo.max_trials,
+        parallel=hpo.parallel_trials,
+        attempts=hpo.attempts or 1,
+        trial_hours=found.trial_hours,
+        trial_hours_from=origin,
+        timeout_hours=hpo.timeout_hours,
+        run_hours=run_hours,
+        bound_by=found.binds,
+        gpu_hours=None if run_hours is None or not count else round(run_hours * count, 4),
+        sweep_hours=found.sweep_hours,
+        pruned_share=hpo.pruned_share,
+        expected_run_hours=found.expected_hours,
+        expected_on_demand_usd=expected(on_demand),
+        expected_spot_usd=expected(spot),
+        notes=tuple(notes),
+    )
+
+
+# What a format's file cannot say about its own bound, shown with every estimate of one.
+_SWEEP_NOTES = {
+    "wandb": (
+        "the agents' `wandb agent --count N` also caps the runs; it is outside the file, so "
+        "only `run_cap` bounds the sweep here",
+    ),
+}
 
 
 def _job_quote(resource: Resource) -> tuple[PriceQuote | None, int, str, str]:
@@ -127,11 +185,11 @@ def _rate(
     return Rate(capacity, total, run, label, quote.region, quote.as_of, quote.source)
 
 
-def _times(trials: int | None, rate: Rate | None, hours: float | None) -> float | None:
-    """Worst case of a tuning job: every trial runs to the cap (trials × hourly × hours)."""
-    if trials is None or rate is None or hours is None:
+def _times(sweep: Sweep | None, rate: Rate | None) -> float | None:
+    """A sweep's ceiling at a rate: the rate × the capacity-hours its bound allows."""
+    if sweep is None or rate is None or sweep.run_hours is None:
         return None
-    return cents(rate.hourly_usd * hours * trials)
+    return cents(rate.hourly_usd * sweep.run_hours)
 
 
 def options(

@@ -18,6 +18,28 @@ class Rate:
     source: str
 
 
+@record(kw_only=True)
+class Sweep:
+    """A tuning sweep's bound (catalog/sweep.py): the inputs as the file states them, the
+    capacity-hours it can bill, its wall clock and the expected cost under its pruner."""
+
+    trials: int | None  # max trials
+    parallel: int | None
+    attempts: int  # runs per trial, each with a fresh cap (1 where one cap covers all)
+    trial_hours: float | None  # per trial: its runtime cap, --hours or the platform's default
+    trial_hours_from: str  # "runtime cap" | "--hours" | "platform default" | "unknown"
+    timeout_hours: float | None  # the sweep-wide timeout
+    run_hours: float | None  # hours of one trial's capacity the sweep can bill: the bound
+    bound_by: str | None  # "trials" | "timeout"; None: unbounded
+    gpu_hours: float | None  # run hours × GPUs per trial
+    sweep_hours: float | None  # wall clock
+    pruned_share: float | None
+    expected_run_hours: float | None = None  # run hours under the pruner's schedule
+    expected_on_demand_usd: float | None = None  # the pruned estimate at each rate
+    expected_spot_usd: float | None = None
+    notes: tuple[str, ...] = ()
+
+
 @record
 class JobEstimate:
     """One job: its GPUs, the runtime assumed, GPU-hours and the cost of one run."""
@@ -39,17 +61,22 @@ class JobEstimate:
     run_usd: float | None  # at the job's own capacity
     budget_usd: float | None
     trials: int | None = None  # tuning jobs: trial cap
-    tuning_on_demand_usd: float | None = None  # worst case: trials × one run
+    tuning_on_demand_usd: float | None = None  # the sweep's ceiling at each rate
     tuning_spot_usd: float | None = None
     note: str | None = None
+    sweep: Sweep | None = None  # a tuning sweep's bound; None for a single job
+
+    @property
+    def ceiling_usd(self) -> float | None:
+        """What the budget is held to: a sweep's ceiling on its own capacity, else one run."""
+        if self.sweep is None:
+            return self.run_usd
+        return self.tuning_spot_usd if self.capacity == "spot" else self.tuning_on_demand_usd
 
     @property
     def over_budget(self) -> bool:
-        return (
-            self.budget_usd is not None
-            and self.run_usd is not None
-            and (self.run_usd > self.budget_usd)
-        )
+        ceiling = self.ceiling_usd
+        return self.budget_usd is not None and ceiling is not None and ceiling > self.budget_usd
 
     @property
     def budget_state(self) -> str | None:
@@ -58,7 +85,7 @@ class JobEstimate:
         None when the job declares no budget."""
         if self.budget_usd is None:
             return None
-        if self.run_usd is None:
+        if self.ceiling_usd is None:
             return "not evaluated"
         return "over" if self.over_budget else "within"
 
@@ -67,6 +94,8 @@ class JobEstimate:
         """Why a declared budget is not evaluated, in one phrase."""
         if self.budget_state != "not evaluated":
             return None
+        if self.sweep is not None and self.sweep.run_hours is None:
+            return "the sweep has no bound: no trial cap, or no per-trial cap and no timeout"
         if self.hours is None:
             return "no runtime cap: a run with no end cannot be shown within a budget"
         return "no price: the run cannot be costed"

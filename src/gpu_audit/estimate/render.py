@@ -9,7 +9,7 @@ from dataclasses import asdict
 from typing import Any
 
 from gpu_audit.estimate import FORMATS
-from gpu_audit.estimate.model import JobEstimate, Option, OptionTable, Rate
+from gpu_audit.estimate.model import JobEstimate, Option, OptionTable, Rate, Sweep
 from gpu_audit.report.summary import usd
 
 JSON_VERSION = 1
@@ -81,15 +81,75 @@ def _notes(e: JobEstimate) -> list[str]:
         lines.append("  runtime unknown: the job sets no runtime cap; give --hours to cost a run")
     if e.budget_reason:
         lines.append(f"  budget {money(e.budget_usd)} not evaluated ({e.budget_reason})")
-    if e.trials is not None:
-        lines.append(
-            f"  tuning worst case, {e.trials} trials × one run: on-demand "
-            f"{money(e.tuning_on_demand_usd)}, spot {money(e.tuning_spot_usd)} (declared "
-            "parallelism shortens the wall time, not the cost; early stopping can only lower it)"
-        )
+    if e.sweep is not None:
+        lines.extend(f"  {line}" for line in _sweep_lines(e, e.sweep))
     if e.note:
         lines.append(f"  {e.note}")
     return lines
+
+
+def _sweep_lines(e: JobEstimate, sweep: Sweep) -> list[str]:
+    """A sweep's ceiling, how it was reached, its wall clock and the pruned estimate."""
+    if sweep.run_hours is None:
+        why = (
+            "no trial cap"
+            if sweep.trials is None
+            else f"{sweep.trials} trials, but no per-trial cap and no sweep timeout"
+        )
+        lines = [f"sweep ceiling not evaluated: {why}, so nothing in the file bounds it"]
+    elif e.tuning_on_demand_usd is None and e.tuning_spot_usd is None:
+        lines = [
+            f"sweep ceiling not priced: at most {sweep.run_hours:g} h of one trial's capacity "
+            f"({_how(sweep)})"
+        ]
+    else:
+        lines = [
+            f"sweep ceiling: on-demand {money(e.tuning_on_demand_usd)}, spot "
+            f"{money(e.tuning_spot_usd)} ({_how(sweep)})"
+        ]
+    wall = []
+    if sweep.parallel is not None:
+        wall.append(f"up to {sweep.parallel} trials at once")
+    if sweep.sweep_hours is not None:
+        wall.append(f"wall clock at most {sweep.sweep_hours:g} h")
+    if sweep.gpu_hours is not None:
+        wall.append(f"{sweep.gpu_hours:g} GPU-hours at most")
+    if wall:
+        lines.append("sweep: " + "; ".join(wall))
+    if sweep.pruned_share is not None and sweep.expected_run_hours is not None:
+        priced = sweep.expected_on_demand_usd is not None or sweep.expected_spot_usd is not None
+        figure = (
+            f"on-demand {money(sweep.expected_on_demand_usd)}, spot "
+            f"{money(sweep.expected_spot_usd)}"
+            if priced
+            else f"{sweep.expected_run_hours:,.2f} h of one trial's capacity"
+        )
+        lines.append(
+            f"expected with pruning: {figure} (an estimate: an average trial runs "
+            f"{sweep.pruned_share:.2%} of a full one under the pruner's schedule; the ceiling "
+            "stays the bound)"
+        )
+    if e.budget_state in ("over", "within"):
+        word = "over it" if e.budget_state == "over" else "within it"
+        lines.append(
+            f"budget {money(e.budget_usd)} held to the sweep ceiling on its own capacity "
+            f"({money(e.ceiling_usd)}), not one trial: {word}"
+        )
+    return lines + list(sweep.notes)
+
+
+def _how(sweep: Sweep) -> str:
+    if sweep.bound_by == "timeout":
+        at_once = sweep.parallel if sweep.trials is None else min(sweep.parallel or 0, sweep.trials)
+        return (
+            f"the sweep timeout binds: {at_once} trials at once × {sweep.timeout_hours:g} h × "
+            "the rate"
+        )
+    attempts = f" × {sweep.attempts} attempts" if sweep.attempts > 1 else ""
+    return (
+        f"{sweep.trials} trials{attempts} × {sweep.trial_hours:g} h per trial "
+        f"({sweep.trial_hours_from}) × the rate"
+    )
 
 
 def render_jobs(estimates: Sequence[JobEstimate], fmt: str) -> str:
@@ -135,6 +195,7 @@ def _job_json(e: JobEstimate) -> dict[str, Any]:
     data = asdict(e)
     data["over_budget"] = e.over_budget
     data["budget_state"] = e.budget_state
+    data["ceiling_usd"] = e.ceiling_usd
     return data
 
 

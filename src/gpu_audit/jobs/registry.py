@@ -23,7 +23,9 @@ from gpu_audit.errors import InputError
 from gpu_audit.jobs import helm
 from gpu_audit.jobs.azureml.markers import is_azureml
 from gpu_audit.jobs.batch import markers as batch
+from gpu_audit.jobs.determined import markers as determined
 from gpu_audit.jobs.dstack import markers as dstack
+from gpu_audit.jobs.hydra import markers as hydra
 from gpu_audit.jobs.kubernetes import markers as kubernetes
 from gpu_audit.jobs.lazy import LazyFormat
 from gpu_audit.jobs.misspelt import misspelt_key
@@ -33,6 +35,7 @@ from gpu_audit.jobs.skypilot.markers import is_task
 from gpu_audit.jobs.suppress import parse_suppressions
 from gpu_audit.jobs.values import NotWhole
 from gpu_audit.jobs.vertex import markers as vertex
+from gpu_audit.jobs.wandb import markers as wandb
 
 __all__ = ["FORMATS", "JobLoad", "format_fix", "format_hints", "load_jobs"]
 
@@ -54,6 +57,13 @@ FORMATS: dict[str, LazyFormat] = {
     "ray": LazyFormat("ray", is_cluster, "gpu_audit.jobs.ray.parser:RayCluster", "Ray"),
     "azureml": LazyFormat(
         "azureml", is_azureml, "gpu_audit.jobs.azureml.parser:AzureML", "Azure ML"
+    ),
+    "wandb": LazyFormat("wandb", wandb.claims, "gpu_audit.jobs.wandb.parser:WandbSweep", "W&B"),
+    "hydra": LazyFormat(
+        "hydra", hydra.claims, "gpu_audit.jobs.hydra.parser:HydraOptuna", "Hydra Optuna"
+    ),
+    "determined": LazyFormat(
+        "determined", determined.claims, "gpu_audit.jobs.determined.parser:Determined", "Determined"
     ),
     "skypilot": LazyFormat(
         "skypilot", is_task, "gpu_audit.jobs.skypilot.parser:SkyPilot", "SkyPilot"

@@ -131,14 +131,22 @@ def _job(
         return None
     _capacity(draft, body, compute)
     limits = body.get("limits")
+    sweep = body.get("type") == "sweep"
     if isinstance(limits, LineMap):
-        if "timeout" in limits:
-            draft.put(
-                "limits.max_runtime_hours",
-                seconds_to_hours(limits["timeout"]),
-                limits.line_of("timeout"),
-                raw=limits["timeout"],
-            )
+        # a sweep's `timeout` ends the whole sweep and `trial_timeout` each trial; a command
+        # job's `timeout` is its own runtime cap
+        caps = {"trial_timeout": "limits.max_runtime_hours", "timeout": "hpo.timeout_hours"}
+        if not sweep:
+            caps = {"timeout": "limits.max_runtime_hours"}
+        for key, field in caps.items():
+            if key in limits:
+                raw = limits[key]
+                draft.put(field, seconds_to_hours(raw), limits.line_of(key), raw=raw)
+        if sweep and "max_concurrent_trials" in limits:
+            line = limits.line_of("max_concurrent_trials")
+            raw = limits["max_concurrent_trials"]
+            parallel = draft.count("max_concurrent_trials", raw, line)
+            draft.put("hpo.parallel_trials", parallel, line, raw=raw)
         if "max_total_trials" in limits:
             draft.put(  # the draft refuses an impossible count at its line
                 "hpo.max_trials",

@@ -100,11 +100,12 @@ class Kubernetes(JobFormat):
         draft.anchor = gpu_groups[0][0].line
         _count(draft, gpu_groups)
         placement(draft, [(g.pod, g.line or data.line_of("spec")) for g, _ in gpu_groups])
-        _deadline(draft, work, metadata)
+        per_pod = _deadline(draft, work, metadata)
         _release(draft, kind, spec)
         _serve_accelerator(draft, spec)
         if experiment:
             _experiment(draft, spec)
+            _attempts(draft, spec, per_pod)
         labels = metadata.get("labels")
         if isinstance(labels, dict):
             for key, value in labels.items():
@@ -164,6 +165,7 @@ def _experiment(draft: JobDraft, spec: LineMap) -> None:
         draft.mark("hpo.early_stopping", spec.line)
     line = spec.line_of("parallelTrialCount")
     parallel = draft.count("parallelTrialCount", spec.get("parallelTrialCount"), line)
+    draft.put("hpo.parallel_trials", parallel, line, raw=spec.get("parallelTrialCount"))
     draft.add_note(
         "GPUs per trial" + (f"; up to {parallel} trials in parallel" if parallel else "")
     )
@@ -287,7 +289,10 @@ def _shares(draft: JobDraft, groups: list[tuple[Group, _GpuRequest]]) -> None:
     draft.set("share.gpus", round(units / (first.per_gpu or 1), 4), first.line)
 
 
-def _deadline(draft: JobDraft, work: Pods, metadata: LineMap) -> None:
+def _deadline(draft: JobDraft, work: Pods, metadata: LineMap) -> bool:
+    """The runtime cap; True when it is a pod's `activeDeadlineSeconds`, which each retried
+    pod gets afresh (a Job's or `runPolicy`'s covers every attempt)."""
+    per_pod = False
     deadline = work.deadline
     annotations = map_of(metadata.get("annotations"))
     if deadline is None and annotations is not None and _DEADLINE_ANNOTATION in annotations:
@@ -297,10 +302,37 @@ def _deadline(draft: JobDraft, work: Pods, metadata: LineMap) -> None:
             if group.pod is not None and "activeDeadlineSeconds" in group.pod:
                 pod = group.pod
                 deadline = (pod["activeDeadlineSeconds"], pod.line_of("activeDeadlineSeconds"))
+                per_pod = True
                 break
     if deadline is not None:
         hours = seconds_to_hours(deadline[0])
         draft.set("limits.max_runtime_hours", hours, deadline[1], raw=deadline[0])
+    return per_pod
+
+
+_JOB_BACKOFF_DEFAULT = 6  # Kubernetes Job `backoffLimit` when unset (batch/v1 reference)
+
+
+def _attempts(draft: JobDraft, spec: LineMap, per_pod: bool) -> None:
+    """A Katib trial whose deadline is the pod's: each retry of the trial's Job runs to a fresh
+    deadline, so a trial may bill 1 + `backoffLimit` times its cap."""
+    template = map_of(spec.get("trialTemplate"))
+    trial = map_of(template.get("trialSpec")) if template else None
+    trial_spec = map_of(trial.get("spec")) if trial else None
+    if not per_pod or trial is None or trial_spec is None:
+        return
+    holders = [trial_spec, map_of(trial_spec.get("runPolicy"))]
+    holder = next((h for h in holders if h is not None and "backoffLimit" in h), None)
+    if holder is not None:
+        retries = as_number(holder["backoffLimit"])
+        line = holder.line_of("backoffLimit")
+        if retries is None:  # templated: the attempts are not known
+            draft.put("hpo.attempts", None, line, raw=holder["backoffLimit"])
+            return
+        draft.set("hpo.attempts", int(retries) + 1, line)
+    elif trial.get("kind") == "Job":
+        draft.set("hpo.attempts", _JOB_BACKOFF_DEFAULT + 1)
+        draft.add_note("trial Job's backoffLimit unset: Kubernetes' default of 6 retries")
 
 
 # Kinds whose pods end with the work (their GPUs go back to the cluster); an MPIJob only when its

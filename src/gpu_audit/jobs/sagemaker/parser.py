@@ -40,7 +40,7 @@ from gpu_audit.jobs.sagemaker.bodies import (
     set_tags,
 )
 from gpu_audit.jobs.sagemaker.markers import CRD_GROUPS, is_sdk_config
-from gpu_audit.jobs.values import as_number, literal
+from gpu_audit.jobs.values import as_number, literal, seconds_to_hours
 
 _CRD_KINDS = {"trainingjob", "hyperparametertuningjob", "endpointconfig", "notebookinstance"}
 
@@ -243,6 +243,11 @@ def _tuning(document: Document, path: str, found: Found) -> list[Resource]:
                 draft.unknown("hpo.early_stopping", stopping_line)
         parallel, parallel_line = lookup(limits, "MaxParallelTrainingJobs")
         at_once = draft.count("MaxParallelTrainingJobs", refs.resolve(parallel), parallel_line)
+        draft.put("hpo.parallel_trials", at_once, parallel_line, raw=refs.resolve(parallel))
+        timeout, timeout_line = lookup(limits, "MaxRuntimeInSeconds")
+        if timeout_line is not None:  # the tuning job's own wall clock, over every trial
+            raw = refs.resolve(timeout)
+            draft.put("hpo.timeout_hours", seconds_to_hours(raw), timeout_line, raw=raw)
         draft.add_note(
             "per training job of the tuning job"
             + (f"; up to {at_once} in parallel" if at_once is not None else "")

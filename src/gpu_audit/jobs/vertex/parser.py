@@ -177,6 +177,7 @@ def _study(draft: JobDraft, data: LineMap) -> None:
             draft.put("hpo.early_stopping", False)  # no automated stopping spec: trials run out
     line = data.line_of("parallelTrialCount")
     parallel = draft.count("parallelTrialCount", data.get("parallelTrialCount"), line)
+    draft.put("hpo.parallel_trials", parallel, line, raw=data.get("parallelTrialCount"))
     draft.add_note(
         "GPUs per trial" + (f"; up to {parallel} trials in parallel" if parallel else "")
     )

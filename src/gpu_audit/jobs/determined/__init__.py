@@ -1,0 +1,1 @@
+"""Determined experiment configurations: the searcher's trial cap, concurrency and ASHA schedule."""

@@ -1,0 +1,1 @@
+"""Hydra configurations that sweep with the Optuna sweeper plugin (`hydra/sweeper: optuna`)."""
