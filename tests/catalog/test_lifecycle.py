@@ -31,6 +31,16 @@ def test_every_row_names_its_source_and_the_date_it_was_read() -> None:
     assert dated[("gcp", "P100")] == date(2026, 9, 15)
     assert dated[("gcp", "T4")] == dated[("gcp", "P4")] == date(2027, 8, 1)
     assert dated[("gcp", "ai-platform")] == date(2025, 1, 31)
+    families = {r.name: r.ends for r in rows if r.scope == "family"}
+    # Azure's notices: NC, NCv2, ND and NV retired on 6 September 2023 (not 31 August)
+    for series in ("NC-series (K80)", "NCv2-series (P100)", "ND-series (P40)", "NV-series (M60)"):
+        assert families[f"Azure {series}"] == date(2023, 9, 6)
+    assert families["Azure NCv3-series (V100)"] == date(2025, 9, 30)
+    assert families["Azure NVv3-series (M60)"] == families["Azure NVv4-series (AMD MI25)"]
+    assert families["Azure NVv4-series (AMD MI25)"] == date(2026, 9, 30)
+    # a row read against the cloud's own notice names its address; one that could not be says so
+    for row in rows:
+        assert "https://" in row.source or "(unverified)" in row.source, row
 
 
 def test_a_gpu_is_retired_only_once_its_date_has_passed() -> None:
@@ -85,3 +95,34 @@ def test_check_names_the_shut_down_platform(tmp_path: Path) -> None:
     findings = json.loads(result.stdout)["findings"]
     assert [f["rule_id"] for f in findings] == ["retired-gpu"]
     assert "AI Platform Training (legacy), shut down 2025-01-31" in findings[0]["actual"]
+
+
+def test_azure_nvv3_and_nvv4_are_retired_once_september_30_2026_has_passed() -> None:
+    before, after = date(2026, 9, 29), date(2026, 9, 30)
+    assert lifecycle("azure", "M60", "Standard_NV12s_v3", None, before) == (
+        None,
+        "Azure NVv3-series (M60), retires 2026-09-30",
+    )
+    assert lifecycle("azure", "M60", "Standard_NV12s_v3", None, after) == (
+        "Azure NVv3-series (M60), retired 2026-09-30",
+        None,
+    )
+    # NVv4 (AMD MI25) is not in the machine catalog: its family row alone dates it
+    assert lifecycle("azure", None, "Standard_NV8as_v4", None, after)[0] == (
+        "Azure NVv4-series (AMD MI25), retired 2026-09-30"
+    )
+    # M60 on Azure is sold only as NVv3: retired there; AWS G3 has no dated notice, so an M60
+    # asked for on no cloud is still offered
+    assert lifecycle("azure", "M60", None, None, after)[0] is not None
+    assert lifecycle(None, "M60", None, None, after) == (None, None)
+    table = options("M60", 1, hours=None, cloud="azure")
+    assert all(o.instance_type != "Standard_NV12s_v3" for o in table.options)
+    assert any(w.startswith("Standard_NV12s_v3 (Azure NVv3-series") for w in table.withdrawn)
+
+
+def test_azure_nc_nd_nv_retired_on_6_september_2023() -> None:
+    assert lifecycle("azure", "K80", "Standard_NC6", None, date(2023, 9, 5))[0] is None
+    assert lifecycle("azure", "K80", "Standard_NC6_Promo", None, date(2023, 9, 6)) == (
+        "Azure NC-series (K80), retired 2023-09-06",
+        None,
+    )

@@ -63,7 +63,7 @@ def test_the_table_and_the_name_give_sizes() -> None:
         ("H100:4", "meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size 4 --quantization awq",
          8.2, {"inference-small-gpu"}),
         # an A100-80GB within the cap, a model that cannot fit 24 GB: nothing to say
-        ("A100-80GB:1", "Qwen/Qwen2.5-32B-Instruct", "", 61.1, set()),
+        ("A100-80GB:1", "Qwen/Qwen2.5-32B-Instruct", "", 60.5, set()),  # the card's 32.5B
     ],
 )  # fmt: skip
 def test_the_serving_rule_only_advises_what_the_model_fits(
@@ -75,6 +75,18 @@ def test_the_serving_rule_only_advises_what_the_model_fits(
     found = _rules(resource) & {"inference-small-gpu", "gpu-class-cap"}
     assert found == rules
     assert model in (resource.source.note or "")
+
+
+def test_every_model_row_names_its_source_and_says_when_it_was_not_checked() -> None:
+    # a row read against its maker's statement carries the figure it states; the others say so
+    for known in ("qwen2.5-32b", "llama-3.2-1b", "gemma-7b", "gpt-neox-20b", "deepseek-r1"):
+        size = model_size(known)
+        assert size is not None and "(unverified)" not in size.source, known
+    assert model_size("Qwen/Qwen2.5-32B").params_b == 32.5  # type: ignore[union-attr]
+    assert model_size("meta-llama/Llama-3.2-1B").params_b == 1.23  # type: ignore[union-attr]
+    nominal = model_size("meta-llama/Llama-3.1-405B")
+    assert nominal is not None and "only as 405B" in nominal.source
+    assert nominal.source.endswith("(unverified)")
 
 
 def test_an_unknown_model_keeps_the_advice(tmp_path: Path) -> None:
