@@ -62,6 +62,10 @@ class _Plan:
         if resource.kind is Kind.BILLED:  # dollars as billed over the period, never per month
             monthly, amount = None, billed_saving(info.savings, resource)
             unit = None if amount is None else "period"
+        elif resource.kind is Kind.RESERVATION:  # its unused instances, to its end in the month
+            unused = resource.reservation.unused_usd if info.savings == "stop" else None
+            monthly = amount = unused
+            unit = None if amount is None else "month"
         elif resource.kind is Kind.JOB and resource.state is not State.RUNNING:
             amount, unit = self.job_savings(resource) if self.job_savings else (None, None)
             monthly = None
