@@ -41,7 +41,7 @@ def join_reservations(
     }
     if not held:
         return items
-    listed = {
+    listed: dict[_Key, _Key] = {
         (items[index].provider, instance.lower()): key
         for key, index in held.items()
         for instance in items[index].reservation.instances or ()
@@ -53,7 +53,7 @@ def join_reservations(
             continue
         key: _Key = _key(resource.provider, resource.reservation.id or "")
         if key not in held:
-            key = listed.get((resource.provider, resource.id.lower()), ("", ""))
+            key = listed.get((resource.provider, resource.id.lower())) or ("", "")
         if key in held:
             out[index] = _on_reservation(resource, items[held[key]])
             on[key].append(out[index])
@@ -62,10 +62,10 @@ def join_reservations(
     free = {key: out[index].reservation.unused or 0 for key, index in held.items()}
     for index, resource in enumerate(out):
         if _on_demand(resource):
-            key = _covering(resource, [out[i] for i in held.values()], free)
-            if key is not None:
-                free[key] -= 1
-                out[index] = _covered(resource, out[held[key]])
+            room = _covering(resource, [out[i] for i in held.values()], free)
+            if room is not None:
+                free[room] -= 1
+                out[index] = _covered(resource, out[held[room]])
     return tuple(out)
 
 
