@@ -31,6 +31,7 @@ class CapacityProxy:
         self.instance_fields: dict[str, dict[str, str]] = {}
         self.denied: set[str] = set()  # regions whose DescribeCapacityReservations is a 403
         self.pages: list[tuple[str, str | None]] = []  # (region, NextToken asked) per call
+        self.page_size = 1000  # a page holds at most this many, whatever MaxResults asks
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -46,6 +47,7 @@ class CapacityProxy:
         self.instance_fields.clear()
         self.denied.clear()
         self.pages.clear()
+        self.page_size = 1000
 
     def reserve(self, region: str, **fields: Any) -> None:
         """A reservation in EC2's own element names (`capacityReservationId`, …)."""
@@ -61,7 +63,7 @@ class CapacityProxy:
         if region in self.denied:
             return 403, _error("UnauthorizedOperation", "You are not authorized to perform: "
                                "ec2:DescribeCapacityReservations")  # fmt: skip
-        size = int((query.get("MaxResults") or ["1000"])[0])
+        size = min(self.page_size, int((query.get("MaxResults") or ["1000"])[0]))
         start = int(token or 0)
         items = self.reservations.get(region, [])
         page = items[start : start + size]

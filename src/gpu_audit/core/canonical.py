@@ -44,7 +44,10 @@ def _section_writer(keys: tuple[str, ...]) -> Any:
         out = {}
         for key in keys:
             item = getattr(section, key)
-            out[key] = list(item) if isinstance(item, tuple) else item
+            if isinstance(item, datetime):  # a section's time (`reservation.ends_at`)
+                out[key] = _iso(item)
+            else:
+                out[key] = list(item) if isinstance(item, tuple) else item
         return out
 
     return write
