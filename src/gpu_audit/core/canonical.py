@@ -41,7 +41,7 @@ def _enum_value(value: Any) -> Any:
 
 def _section_writer(keys: tuple[str, ...]) -> Any:
     def write(section: Any) -> dict[str, Any]:
-        out = {}
+        out: dict[str, Any] = {}
         for key in keys:
             item = getattr(section, key)
             if isinstance(item, datetime):  # a section's time (`reservation.ends_at`)
