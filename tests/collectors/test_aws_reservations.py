@@ -4,14 +4,19 @@ the proxy that answers `DescribeCapacityReservations` in EC2's XML (tests/ec2_ca
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
+from tests.conftest import ROOT
 
 from gpu_audit.catalog import price
 from gpu_audit.cli.main import main
+from gpu_audit.collectors.aws.collector import AwsCollector
+from gpu_audit.collectors.aws.settings import AwsSettings
+from gpu_audit.core.results import CoverageGap
 
 NOW = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
 ZONE = "us-east-1a"
@@ -168,3 +173,27 @@ def test_reservations_with_their_instances_and_dollars(
     assert (gap["region"], gap["error"]) == ("us-west-2", "UnauthorizedOperation")
     assert gap["message"].startswith("capacity reservations: ")
     assert any(r["region"] == "us-west-2" and r["kind"] == "instance" for r in resources.values())
+
+
+def _documented_actions() -> set[str]:
+    doc = (ROOT / "docs" / "permissions.md").read_text()
+    section = doc[doc.index("## AWS") : doc.index('"Sid": "GpuAuditBucketRegions"')]
+    listed = section[section.index('"Action": [') :]
+    return set(re.findall(r'"([a-z0-9]+:[A-Za-z]+)"', listed))
+
+
+def test_every_call_is_a_documented_read(aws_fleet: Any, ec2_capacity: Any) -> None:
+    build(aws_fleet, ec2_capacity)
+    ec2_capacity.denied.clear()
+    calls: set[str] = set()
+
+    def record(model: Any, **_: Any) -> None:
+        calls.add(f"{model.service_model.signing_name}:{model.name}")
+
+    config = AwsSettings(regions=("us-east-1",), max_attempts=1, services=("ec2",))
+    items = list(AwsCollector(config, event_hooks=(("before-call", record),)).collect())
+
+    assert not [i for i in items if isinstance(i, CoverageGap)]
+    assert "ec2:DescribeCapacityReservations" in calls
+    actions = {c.replace("monitoring:", "cloudwatch:") for c in calls}
+    assert actions <= _documented_actions() | {"sts:GetCallerIdentity"}
