@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
+from reservation_fixtures import aws_reservations
 from tests.conftest import ROOT
 
 from gpu_audit.catalog import price
@@ -19,81 +20,7 @@ from gpu_audit.collectors.aws.settings import AwsSettings
 from gpu_audit.core.results import CoverageGap
 
 NOW = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
-ZONE = "us-east-1a"
 RATE = price("p5.48xlarge", "us-east-1", "H100", 8, ())
-
-
-def build(fleet: Any, capacity: Any) -> dict[str, str]:
-    """4 × p5.48xlarge reserved (open) holding 1; a 2-instance Capacity Block ending in 20 hours
-    with 1 training instance on it; 2 on-demand p5 beside them; a non-GPU reservation, an
-    expired one, and a 403 in us-west-2."""
-    (on_odcr,) = fleet.launch("us-east-1", "p5.48xlarge", tags={"workload": "inference"})
-    (on_block,) = fleet.launch("us-east-1", "p5.48xlarge", tags={"workload": "training"})
-    beside = fleet.launch("us-east-1", "p5.48xlarge", count=2, tags={"workload": "training"})
-    fleet.launch("us-west-2", "g5.xlarge")
-    linux = {"platformDetails": "Linux/UNIX"}
-    capacity.instance_fields[on_odcr] = {"capacityReservationId": "cr-0odcr000000000001", **linux}
-    capacity.instance_fields[on_block] = {
-        "instanceLifecycle": "capacity-block",
-        "capacityReservationId": "cr-0block00000000001",
-        **linux,
-    }
-    for instance in beside:
-        capacity.instance_fields[instance] = linux
-    common = {"ownerId": "123456789012", "availabilityZone": ZONE, "tenancy": "default"}
-    capacity.reserve(
-        "us-east-1",
-        capacityReservationId="cr-0small0000000001",
-        instanceType="m5.large",  # no GPU: not kept
-        instancePlatform="Linux/UNIX",
-        totalInstanceCount=10,
-        availableInstanceCount=10,
-        state="active",
-        instanceMatchCriteria="open",
-        **common,
-    )
-    capacity.reserve(
-        "us-east-1",
-        capacityReservationId="cr-0odcr000000000001",
-        instanceType="p5.48xlarge",
-        instancePlatform="Linux/UNIX",
-        totalInstanceCount=4,
-        availableInstanceCount=3,
-        state="active",
-        startDate=NOW - timedelta(days=10),
-        endDateType="unlimited",
-        instanceMatchCriteria="open",
-        reservationType="default",
-        tagSet={"Name": "p5-pool", "team": "llm"},
-        **common,
-    )
-    capacity.reserve(
-        "us-east-1",
-        capacityReservationId="cr-0gone00000000001",
-        instanceType="p5.48xlarge",
-        totalInstanceCount=2,
-        availableInstanceCount=2,
-        state="expired",
-        **common,
-    )
-    capacity.reserve(
-        "us-east-1",
-        capacityReservationId="cr-0block00000000001",
-        instanceType="p5.48xlarge",
-        instancePlatform="Linux/UNIX",
-        totalInstanceCount=2,
-        availableInstanceCount=1,
-        state="active",
-        startDate=NOW - timedelta(days=6, hours=4),
-        endDate=NOW + timedelta(hours=20),
-        endDateType="limited",
-        instanceMatchCriteria="targeted",
-        reservationType="capacity-block",
-        **common,
-    )
-    capacity.page_size = 2  # the server pages: every reservation is on one of three pages
-    capacity.denied.add("us-west-2")
-    return {"odcr": on_odcr, "block": on_block, "beside": ",".join(sorted(beside))}
 
 
 def scan_json(tmp_path: Path, *extra: str) -> dict[str, Any]:
@@ -110,7 +37,9 @@ def scan_json(tmp_path: Path, *extra: str) -> dict[str, Any]:
 def test_reservations_with_their_instances_and_dollars(
     aws_fleet: Any, ec2_capacity: Any, tmp_path: Path
 ) -> None:
-    ids = build(aws_fleet, ec2_capacity)
+    ids = aws_reservations(aws_fleet, ec2_capacity, NOW)
+    ec2_capacity.denied.add("us-west-2")
+    aws_fleet.launch("us-west-2", "g5.xlarge")
     report = scan_json(tmp_path)
 
     resources = {r["id"]: r for r in report["resources"]}
@@ -183,8 +112,7 @@ def _documented_actions() -> set[str]:
 
 
 def test_every_call_is_a_documented_read(aws_fleet: Any, ec2_capacity: Any) -> None:
-    build(aws_fleet, ec2_capacity)
-    ec2_capacity.denied.clear()
+    aws_reservations(aws_fleet, ec2_capacity, NOW)
     calls: set[str] = set()
 
     def record(model: Any, **_: Any) -> None:
