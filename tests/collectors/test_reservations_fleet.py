@@ -83,7 +83,7 @@ def test_reservations_across_three_clouds_and_two_audits(
 ) -> None:
     assert P5 is not None and P5.on_demand and ND96 is not None and ND96.on_demand
     first = scan(tmp_path, FIRST, "--format", "json")
-    assert first.exit_code == 0, first.output
+    assert first.exit_code == 1, first.output  # critical findings: the empty reservations
     resources, findings = _by_id(json.loads(first.stdout))
     a3 = f"projects/{RESERVED}/zones/us-central1-a/reservations/a3-pretrain"
     a100 = clouds["azure_group"].lower() + "/capacityreservations/a100-pair"
@@ -93,6 +93,9 @@ def test_reservations_across_three_clouds_and_two_audits(
     assert (held[ODCR]["total"], held[ODCR]["used"]) == (4, 1)
     assert held[ODCR]["unused_usd"] == round(3 * 730 * P5.on_demand, 2) == 120537.6
     assert findings[("reserved-capacity-unused", ODCR)]["monthly_savings_usd"] == 120537.6
+    # Severity by dollars: the pack raises the rule (high) to critical from $10,000.
+    assert findings[("reserved-capacity-unused", ODCR)]["severity"] == "critical"
+    assert findings[("reserved-capacity-unused", BLOCK)]["severity"] == "high"
     # The Capacity Block ends in 20 hours with training on it: 1 unused × 20 h, and checkpoint.
     assert (held[BLOCK]["type"], held[BLOCK]["hours_left"]) == ("capacity-block", 20)
     assert held[BLOCK]["unused_usd"] == round(1 * 20 * P5.on_demand, 2) == 1100.8
@@ -119,7 +122,7 @@ def test_reservations_across_three_clouds_and_two_audits(
     assert held[a100]["idle_hours"] is None
 
     second = scan(tmp_path, SECOND, "--format", "json")
-    assert second.exit_code == 0, second.output
+    assert second.exit_code == 1, second.output
     resources, findings = _by_id(json.loads(second.stdout))
     assert resources[a100]["reservation"]["idle_hours"] == 12  # empty in both audits
     assert resources[ODCR]["reservation"]["idle_hours"] == 0  # something on it

@@ -72,8 +72,9 @@ class _Plan:
         else:
             monthly = amount = self.savings(resource) if self.savings else None
             unit = None if amount is None else "month"
+        severity = info.severity_for(amount) if info.by_saving else info.severity
         return Finding(
-            rule_id=info.id, severity=info.severity, title=info.title, resource=resource,
+            rule_id=info.id, severity=severity, title=info.title, resource=resource,
             field=field, expected=expected, actual=actual, line=line,
             monthly_savings_usd=monthly, remediation=info.remediation, suppressed=suppressed,
             saving_usd=amount, saving_unit=unit,
