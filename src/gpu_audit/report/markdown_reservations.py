@@ -8,7 +8,7 @@ from gpu_audit.core.results import ScanResult
 from gpu_audit.report.markdown_resources import gpu, where
 from gpu_audit.report.markdown_text import inline, money, table
 
-HEADERS = ["Reservation", "Where", "Type", "GPU / instance", "Used / total", "Ends", "Unused"]
+HEADERS = ["Reservation (type)", "Where", "GPU / instance", "Used / total", "Ends", "Unused"]
 ROWS = 100  # the JSON and CSV reports list every one
 
 
@@ -45,11 +45,10 @@ def _row(resource: Resource) -> list[str]:
     unused = money(held.unused_usd)
     if held.unused_usd is not None and held.hours_left is not None:
         unused += f" ({held.unused or 0} × {held.hours_left:g} h)"
-    kind = " ".join(v for v in (held.type, held.match) if v)
+    kind = ", ".join(v for v in (held.type, held.match) if v)
     return [
-        inline(name, 80),
+        inline(name, 80) + (f" ({inline(kind, 60)})" if kind else ""),
         inline(where(resource) + zone, 80),
-        inline(kind or "–", 60),
         gpu(resource),
         f"{used} / {total}",
         ends,
