@@ -1,0 +1,135 @@
+"""Capacity bought ahead judged from saved inventories (no cloud): the join of reservations and
+the instances on them, the dollars worked out by hand, the idle window from the history, the
+Markdown section; values from the file are escaped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from click.testing import CliRunner
+
+from gpu_audit.catalog import price
+from gpu_audit.cli.main import main
+
+P4D = price("p4d.24xlarge", "us-east-1", "A100-40GB", 8, ())
+
+
+def inventory(path: Path, captured: str, used: int, on_it: bool) -> Path:
+    resources: list[dict[str, Any]] = [
+        {
+            "kind": "reservation",
+            "provider": "aws",
+            "id": "cr-0abc",
+            "name": "pool | *bold* <b>",
+            "account": "111122223333",
+            "region": "us-east-1",
+            "zone": "us-east-1a",
+            "instance_type": "p4d.24xlarge",
+            "state": "running",
+            "capacity": "reserved",
+            "reservation": {
+                "type": "capacity-reservation",
+                "match": "open",
+                "platform": "Linux/UNIX",
+                "total": 3,
+                "used": used,
+                "ends_at": "2026-11-25T06:00:00Z",
+            },
+        },
+        {
+            "provider": "aws",
+            "id": "i-0beside",
+            "account": "111122223333",
+            "region": "us-east-1",
+            "zone": "us-east-1a",
+            "instance_type": "p4d.24xlarge",
+            "state": "running",
+            "capacity": "on-demand",
+            "workload": "training",
+            "reservation": {"platform": "Linux/UNIX"},
+        },
+        {
+            "provider": "aws",
+            "id": "i-0otherzone",
+            "account": "111122223333",
+            "region": "us-east-1",
+            "zone": "us-east-1b",
+            "instance_type": "p4d.24xlarge",
+            "state": "running",
+            "capacity": "on-demand",
+        },
+    ]
+    if on_it:
+        resources.append(
+            {
+                "provider": "aws",
+                "id": "i-0on",
+                "account": "111122223333",
+                "region": "us-east-1",
+                "zone": "us-east-1a",
+                "instance_type": "p4d.24xlarge",
+                "state": "running",
+                "capacity": "on-demand",
+                "workload": "training",
+                "reservation": {"id": "cr-0abc"},
+            }
+        )
+    path.write_text(yaml.safe_dump({"version": 1, "captured_at": captured, "resources": resources}))
+    return path
+
+
+def scan(tmp_path: Path, source: Path, *extra: str) -> Any:
+    args = ["scan", "--inventory", str(source), "--history", str(tmp_path / "h.db"), *extra]
+    return CliRunner().invoke(main, args)
+
+
+def test_the_join_the_dollars_and_the_idle_window(tmp_path: Path) -> None:
+    assert P4D is not None and P4D.on_demand
+    first = inventory(tmp_path / "a.yaml", "2026-11-10T06:00:00Z", used=1, on_it=True)
+    report = json.loads(scan(tmp_path, first, "--format", "json").stdout)
+    resources = {r["id"]: r for r in report["resources"]}
+    held = resources["cr-0abc"]["reservation"]
+    # 2 unused × the 360 hours to its end (under a month) × the on-demand rate.
+    assert (held["unused"], held["hours_left"]) == (2, 360)
+    assert held["unused_usd"] == round(2 * 360 * P4D.on_demand, 2)
+    assert held["instances"] == ["i-0on"] and held["idle_hours"] == 0
+    assert resources["i-0on"]["capacity"] == "reserved"
+    assert resources["i-0beside"]["reservation"]["covering"] == "cr-0abc"
+    assert resources["i-0otherzone"]["reservation"]["covering"] is None  # another zone
+    rules = {(f["rule_id"], report["resources"][f["resource"]]["id"]) for f in report["findings"]}
+    assert ("spot-for-training", "i-0on") not in rules
+    assert {
+        ("spot-for-training", "i-0beside"),
+        ("on-demand-beside-reservation", "i-0beside"),
+    } <= rules
+
+    # Empty since the second audit; the third, 3 days later, knows it has been empty 3 days,
+    # the fourth (8 days after the second) that it has been for more than the 7-day window.
+    for captured in ("2026-11-12T06:00:00Z", "2026-11-15T06:00:00Z"):
+        empty = inventory(tmp_path / "b.yaml", captured, used=0, on_it=False)
+        report = json.loads(scan(tmp_path, empty, "--format", "json").stdout)
+    resources = {r["id"]: r for r in report["resources"]}
+    assert resources["cr-0abc"]["reservation"]["idle_hours"] == 72
+    last = inventory(tmp_path / "c.yaml", "2026-11-20T06:00:00Z", used=0, on_it=False)
+    markdown = scan(tmp_path, last, "--format", "markdown").stdout
+    section = markdown[markdown.index("## Reservations") :]
+    # 3 unused × the 120 hours left × the rate; the reservation's name is escaped.
+    amount = round(3 * 120 * P4D.on_demand)
+    assert f"\\${amount:,} (3 × 120 h)" in section and "| 0 / 3 |" in section
+    assert "pool \\| \\*bold\\* &lt;b&gt;" in section
+    assert "reservation-idle" in markdown
+
+    table = CliRunner().invoke(
+        main, ["history", "reservations", "--history", str(tmp_path / "h.db")]
+    )
+    assert table.exit_code == 0, table.output
+    rows = [line.split() for line in table.output.splitlines()[2:] if line.strip()]
+    assert [row[-3:-1] for row in rows] == [
+        ["1/3", "33%"],
+        ["0/3", "0%"],
+        ["0/3", "0%"],
+        ["0/3", "0%"],
+    ]
