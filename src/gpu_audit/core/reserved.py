@@ -61,6 +61,10 @@ def join_reservations(
         out[index] = _with_use(items[index], on[key], now, (idle_hours or {}).get(key))
     free = {key: out[index].reservation.unused or 0 for key, index in held.items()}
     for index, resource in enumerate(out):
+        if resource.reservation.covering is not None:  # derived here: a shard's is recomputed
+            resource = out[index] = replace(
+                resource, reservation=replace(resource.reservation, covering=None)
+            )
         if _on_demand(resource):
             room = _covering(resource, [out[i] for i in held.values()], free)
             if room is not None:
