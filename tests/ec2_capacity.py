@@ -30,6 +30,7 @@ class CapacityProxy:
         self.reservations: dict[str, list[dict[str, Any]]] = {}
         self.instance_fields: dict[str, dict[str, str]] = {}
         self.denied: set[str] = set()  # regions whose DescribeCapacityReservations is a 403
+        self.unimplemented: set[str] = set()  # regions answered as moto does: an HTML 500
         self.pages: list[tuple[str, str | None]] = []  # (region, NextToken asked) per call
         self.page_size = 1000  # a page holds at most this many, whatever MaxResults asks
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -46,6 +47,7 @@ class CapacityProxy:
         self.reservations.clear()
         self.instance_fields.clear()
         self.denied.clear()
+        self.unimplemented.clear()
         self.pages.clear()
         self.page_size = 1000
 
@@ -63,6 +65,8 @@ class CapacityProxy:
         if region in self.denied:
             return 403, _error("UnauthorizedOperation", "You are not authorized to perform: "
                                "ec2:DescribeCapacityReservations")  # fmt: skip
+        if region in self.unimplemented:
+            return 500, b"<!doctype html>\n<title>500 Internal Server Error</title>\n"
         size = min(self.page_size, int((query.get("MaxResults") or ["1000"])[0]))
         start = int(token or 0)
         items = self.reservations.get(region, [])

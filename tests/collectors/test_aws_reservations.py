@@ -125,3 +125,17 @@ def test_every_call_is_a_documented_read(aws_fleet: Any, ec2_capacity: Any) -> N
     assert "ec2:DescribeCapacityReservations" in calls
     actions = {c.replace("monitoring:", "cloudwatch:") for c in calls}
     assert actions <= _documented_actions() | {"sts:GetCallerIdentity"}
+
+
+def test_an_answer_that_is_not_xml_is_one_line_gap(aws_fleet: Any, ec2_capacity: Any) -> None:
+    (instance,) = aws_fleet.launch("us-east-1", "g5.xlarge")
+    ec2_capacity.unimplemented.add("us-east-1")  # moto's own answer to the call
+
+    config = AwsSettings(regions=("us-east-1",), max_attempts=1, services=("ec2",))
+    items = list(AwsCollector(config).collect())
+
+    (gap,) = [i for i in items if isinstance(i, CoverageGap)]
+    assert (gap.region, gap.error) == ("us-east-1", "ResponseParserError")
+    assert gap.message.startswith("capacity reservations: Unable to parse response")
+    assert "\n" not in gap.message and "doctype" not in gap.message
+    assert [i.id for i in items if not isinstance(i, CoverageGap)] == [instance]

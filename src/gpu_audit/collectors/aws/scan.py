@@ -104,10 +104,13 @@ class Item:
 
 
 def aws_errors() -> tuple[type[Exception], ...]:
-    """What botocore raises for a failed call (service errors, transport, credentials, config)."""
+    """What botocore raises for a failed call (service errors, transport, credentials, config,
+    and an answer that is not the API's XML or JSON: an endpoint that lacks the call, such as
+    moto's for DescribeCapacityReservations, answers an HTML 500)."""
     from botocore.exceptions import BotoCoreError, ClientError
+    from botocore.parsers import ResponseParserError
 
-    return (ClientError, BotoCoreError)
+    return (ClientError, BotoCoreError, ResponseParserError)
 
 
 def error_code(exc: BaseException) -> str:
