@@ -103,7 +103,7 @@ def test_the_join_the_dollars_and_the_idle_window(tmp_path: Path) -> None:
     assert ("spot-for-training", "i-0on") not in rules
     assert {
         ("spot-for-training", "i-0beside"),
-        ("on-demand-beside-reservation", "i-0beside"),
+        ("use-open-reservation", "i-0beside"),
     } <= rules
 
     # Empty since the second audit; the third, 3 days later, knows it has been empty 3 days,

@@ -87,7 +87,7 @@ def test_reservations_with_their_instances_and_dollars(
     assert ("capacity-block-ending", "cr-0block00000000001") in findings
     assert ("capacity-block-ending", "cr-0odcr000000000001") not in findings
     for instance in beside:
-        assert ("on-demand-beside-reservation", instance) in findings
+        assert ("use-open-reservation", instance) in findings
         assert ("spot-for-training", instance) in findings  # on-demand training: spot advice
     # No spot advice for the training instance on the Capacity Block.
     assert ("spot-for-training", ids["block"]) not in findings

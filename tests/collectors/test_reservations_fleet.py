@@ -104,7 +104,7 @@ def test_reservations_across_three_clouds_and_two_audits(
     beside = [r for r in resources.values() if r["reservation"]["covering"] == ODCR]
     assert len(beside) == 2 and all(r["capacity"] == "on-demand" for r in beside)
     for each in beside:
-        assert ("on-demand-beside-reservation", each["id"]) in findings
+        assert ("use-open-reservation", each["id"]) in findings
     # GCP: 8 A3 machines reserved, 8 in use: nothing unused, no finding.
     assert (held[a3]["total"], held[a3]["used"], held[a3]["unused_usd"]) == (8, 8, 0.0)
     assert ("reserved-capacity-unused", a3) not in findings
