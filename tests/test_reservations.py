@@ -133,3 +133,38 @@ def test_the_join_the_dollars_and_the_idle_window(tmp_path: Path) -> None:
         ["0/3", "0%"],
         ["0/3", "0%"],
     ]
+
+
+CAPACITY_BLOCK_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: pretrain-on-block
+spec:
+  activeDeadlineSeconds: 72000
+  template:
+    spec:
+      nodeSelector:
+        eks.amazonaws.com/capacityType: CAPACITY_BLOCK
+        node.kubernetes.io/instance-type: p5.48xlarge
+      containers:
+        - name: train
+          image: example.com/train:3
+          command: ["torchrun", "--nproc_per_node=8", "train.py", "--save_steps", "500"]
+          resources:
+            limits:
+              nvidia.com/gpu: 8
+      restartPolicy: Never
+"""
+
+
+def test_a_job_on_a_capacity_block_is_reserved_not_told_to_use_spot(tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    job.write_text(CAPACITY_BLOCK_JOB)
+    result = CliRunner().invoke(main, ["check", str(job), "--format", "json", "--fail-on", "none"])
+    report = json.loads(result.stdout)
+    (resource,) = report["resources"]
+    assert (resource["capacity"], resource["workload"]) == ("reserved", "training")
+    assert "spot-for-training" not in {f["rule_id"] for f in report["findings"]}
+    checked = {n["rule_id"] for n in report["not_evaluated"]}
+    assert "spot-for-training" not in checked  # judged, and it passes
