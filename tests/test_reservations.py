@@ -168,3 +168,23 @@ def test_a_job_on_a_capacity_block_is_reserved_not_told_to_use_spot(tmp_path: Pa
     assert "spot-for-training" not in {f["rule_id"] for f in report["findings"]}
     checked = {n["rule_id"] for n in report["not_evaluated"]}
     assert "spot-for-training" not in checked  # judged, and it passes
+
+
+def test_a_report_with_reservations_validates_against_the_v3_schema(tmp_path: Path) -> None:
+    import jsonschema
+
+    from tests.report.test_json_schema import schema
+
+    fleet = Path(__file__).resolve().parents[1] / "fixtures" / "inventory" / "reservations.yaml"
+    result = CliRunner().invoke(main, ["scan", "--inventory", str(fleet), "--format", "json"])
+    document = json.loads(result.stdout)
+    validator = jsonschema.Draft202012Validator(
+        schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
+    errors = sorted(validator.iter_errors(document), key=str)
+    assert not errors, [f"{list(e.absolute_path)}: {e.message}" for e in errors[:5]]
+    kinds = [r["kind"] for r in document["resources"]]
+    assert kinds.count("reservation") == 4
+    block = next(r for r in document["resources"] if r["id"] == "cr-0b10c4aaaaaaaaaaa")
+    assert block["reservation"]["ends_at"] == "2026-11-21T02:00:00Z"
+    assert block["reservation"]["instances"] == ["i-0a1b2c3d4e5f60010"]
