@@ -12,19 +12,28 @@ HEADERS = ["Reservation (type)", "Where", "GPU / instance", "Used / total", "End
 ROWS = 100  # the JSON and CSV reports list every one
 
 
-def reservations(result: ScanResult) -> list[str]:
+def totals(result: ScanResult) -> tuple[int, int, int, float] | None:
+    """(reservations, instances used, instances reserved, dollars unused); None without any."""
     held = [r for r in result.resources if r.kind is Kind.RESERVATION]
     if not held:
+        return None
+    used = sum(r.reservation.used or 0 for r in held)
+    total = sum(r.reservation.total or 0 for r in held)
+    return len(held), used, total, sum(r.reservation.unused_usd or 0.0 for r in held)
+
+
+def reservations(result: ScanResult) -> list[str]:
+    summed = totals(result)
+    if summed is None:
         return []
+    count, used, total, unused = summed
+    held = [r for r in result.resources if r.kind is Kind.RESERVATION]
     held.sort(key=lambda r: (-(r.reservation.unused_usd or 0.0), r.provider, r.id))
     rows = [_row(r) for r in held[:ROWS]]
-    unused = sum(r.reservation.unused_usd or 0.0 for r in held)
-    total = sum(r.reservation.total or 0 for r in held)
-    used = sum(r.reservation.used or 0 for r in held)
     lines = [
         "## Reservations",
         "",
-        f"{len(held)} reservation{'' if len(held) == 1 else 's'}: {used} of {total} reserved "
+        f"{count} reservation{'' if count == 1 else 's'}: {used} of {total} reserved "
         f"instances in use; {money(unused)} paid for unused instances (each "
         "to its end, at most a month, at its rate).",
         "",
