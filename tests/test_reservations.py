@@ -188,3 +188,31 @@ def test_a_report_with_reservations_validates_against_the_v3_schema(tmp_path: Pa
     block = next(r for r in document["resources"] if r["id"] == "cr-0b10c4aaaaaaaaaaa")
     assert block["reservation"]["ends_at"] == "2026-11-21T02:00:00Z"
     assert block["reservation"]["instances"] == ["i-0a1b2c3d4e5f60010"]
+
+
+def test_an_instance_that_takes_any_reservation_is_never_said_to_be_beside_one() -> None:
+    from datetime import UTC, datetime
+
+    from gpu_audit.core.reserved import join_reservations
+    from gpu_audit.core.resource import Capacity, Kind, Reservation, Resource, State
+
+    def vm(name: str, match: str | None) -> Resource:
+        return Resource(
+            kind=Kind.INSTANCE, provider="gcp", id=name, account="p", zone="us-central1-b",
+            instance_type="a2-highgpu-1g", state=State.RUNNING, capacity=Capacity.ON_DEMAND,
+            reservation=Reservation(match=match),
+        )  # fmt: skip
+
+    spare = Resource(
+        kind=Kind.RESERVATION, provider="gcp", id="projects/p/zones/us-central1-b/reservations/r",
+        account="p", zone="us-central1-b", instance_type="a2-highgpu-1g", state=State.RUNNING,
+        capacity=Capacity.RESERVED,
+        reservation=Reservation(match="open", total=3, used=1, unused=2),
+    )  # fmt: skip
+    joined = join_reservations(
+        [spare, vm("any", "open"), vm("none", "none"), vm("unsaid", None)],
+        datetime(2026, 11, 20, tzinfo=UTC),
+    )
+    covering = {r.id: r.reservation.covering for r in joined if r.kind is Kind.INSTANCE}
+    # GCP's ANY_RESERVATION VM may be the one in use; the other two each take an unused one.
+    assert covering == {"any": None, "none": spare.id, "unsaid": spare.id}

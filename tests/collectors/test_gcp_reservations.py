@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from gcp_fixtures import instance
 from gcp_server import FakeGcp, serve
 from reservation_fixtures import RESERVED, reserved_project
 
@@ -46,9 +47,27 @@ def collect(*projects: str) -> list[Resource | CoverageGap]:
 @pytest.mark.server
 def test_reservations_paged_with_their_vms(fake: FakeGcp) -> None:
     vms = reserved_project(fake, AHEAD, AHEAD + timedelta(days=14))
+    outside = instance(RESERVED, "us-central1-b", "no-reservation", "a2-highgpu-1g", id="9001")
+    outside["reservationAffinity"] = {"consumeReservationType": "NO_RESERVATION"}
+    default = instance(RESERVED, "us-central1-b", "any-reservation", "a2-highgpu-1g", id="9002")
+    fake.instances[RESERVED] += [outside, default]
     items = collect(RESERVED)
 
     assert not [i for i in items if isinstance(i, CoverageGap)]
+    found = {r.name: r for r in items if isinstance(r, Resource)}
+    # Neither names a reservation: one takes none, the other any matching one (unsaid which).
+    assert (
+        found["no-reservation"].reservation.match,
+        found["any-reservation"].reservation.match,
+    ) == (
+        "none",
+        "open",
+    )
+    assert {found[n].capacity for n in ("no-reservation", "any-reservation")} == {
+        Capacity.ON_DEMAND
+    }
+    vms_found = {n for n in found if n in vms}
+    assert vms_found == set(vms)
     held = {r.name: r for r in items if isinstance(r, Resource) and r.kind is Kind.RESERVATION}
     assert set(held) == {"a3-pretrain", "a2-spare", "a3-next-month"}  # the CPU one is not kept
     a3 = held["a3-pretrain"]
@@ -64,7 +83,7 @@ def test_reservations_paged_with_their_vms(fake: FakeGcp) -> None:
     assert ahead.reservation.ends_at == AHEAD + timedelta(days=14)
     # Every VM names its reservation: reserved capacity, not on-demand.
     on = {r.name: r for r in items if isinstance(r, Resource) and r.kind is Kind.INSTANCE}
-    assert set(on) == set(vms)
+    on = {name: r for name, r in on.items() if name in vms}
     assert {r.capacity for r in on.values()} == {Capacity.RESERVED}
     assert {r.reservation.id for r in on.values()} == {a3.id}
     # Two a page: the three reservations take two pages (and the instances four).

@@ -10,7 +10,8 @@ Runs after enrichment (prices known) and before the rules, as of the audit's `no
   unused × hours left (to its end, at most the 730 hours a monthly figure spans) × its rate;
 - a running on-demand instance of an open reservation's type, zone and platform, in its
   account, while that reservation has unused instances, is one it would have covered
-  (`reservation.covering`); each unused instance covers one.
+  (`reservation.covering`); each unused instance covers one. An instance that consumes any
+  matching reservation without saying which (GCP `ANY_RESERVATION`) may be on it already.
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ def _on_reservation(instance: Resource, reservation: Resource) -> Resource:
     price = instance.price
     rate = reservation.price.hourly_usd
     monthly = instance.monthly_cost_usd
-    if rate is not None and rate != price.hourly_usd:
+    one = instance.gpu.count == reservation.gpu.count  # a pool (a scale set) is priced as such
+    if rate is not None and rate != price.hourly_usd and one:
         price = replace(price, hourly_usd=rate, source=reservation.price.source)
         if monthly:  # billed this month: at the reservation's rate
             monthly = round(rate * HOURS_PER_MONTH, 2)
@@ -147,11 +149,15 @@ def _with_use(
 
 
 def _on_demand(resource: Resource) -> bool:
+    """Running on-demand, on no reservation its API names. One that takes any matching
+    reservation without saying which (GCP `ANY_RESERVATION`: `reservation.match` `open`) may be
+    on one already, counted in its used count: never said to be beside it."""
     return (
         resource.kind is Kind.INSTANCE
         and resource.capacity is Capacity.ON_DEMAND
         and resource.state is State.RUNNING
         and resource.reservation.id is None
+        and resource.reservation.match != "open"
     )
 
 

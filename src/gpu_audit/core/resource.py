@@ -300,7 +300,8 @@ class Reservation:
     )
     match: str | None = canonical(
         "`open` (any instance of its type, zone and platform lands on it) or `targeted` (only "
-        "instances that name it)",
+        "instances that name it); on an instance, what it consumes when its API does not say "
+        "which reservation: `open` (any matching one, GCP `ANY_RESERVATION`) or `none`",
         sources="API",
     )
     platform: str | None = canonical(

@@ -32,6 +32,7 @@ from gpu_audit.collectors.gcp.instances import (
     workload_of,
 )
 from gpu_audit.collectors.gcp.reservations import (
+    affinity_of,
     future_resource,
     reservation_resource,
     reserved_by,
@@ -339,7 +340,7 @@ class _ProjectScan:
             launched_at=launched_at(instance),
             utilization=utilization.get(str(instance.id), Utilization()),
             data=self._data(labels.get(self.gcp.data_bucket_label), session, notes),
-            reservation=Reservation(id=reserved),
+            reservation=Reservation(id=reserved, match=None if reserved else affinity_of(instance)),
             source=SourceRef(note="; ".join(notes)) if notes else SourceRef(),
         )
 

@@ -103,6 +103,15 @@ def future_resource(project: str, raw: Any, now: datetime) -> Resource | None:
     )
 
 
+def affinity_of(instance: Any) -> str | None:
+    """`open` for an instance that consumes any matching reservation (`ANY_RESERVATION`, the
+    default), `none` for `NO_RESERVATION`; None when it names one (see `reserved_by`)."""
+    kind = "ANY_RESERVATION"
+    if "reservation_affinity" in instance:
+        kind = instance.reservation_affinity.consume_reservation_type or kind
+    return {"ANY_RESERVATION": "open", "NO_RESERVATION": "none"}.get(kind)
+
+
 def reserved_by(project: str, zone: str, instance: Any) -> str | None:
     """The reservation an instance names (`SPECIFIC_RESERVATION`), as the reservation's id."""
     if "reservation_affinity" not in instance:
