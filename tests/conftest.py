@@ -8,8 +8,12 @@ import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.ec2_capacity import CapacityProxy
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
@@ -31,7 +35,15 @@ def need_shared(path: Path) -> None:
 NOW = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
 # Tests using these fixtures talk to a real server on loopback; `make quick` skips them.
 SERVER_FIXTURES = frozenset(
-    {"moto_url", "aws_fleet", "faulty_proxy", "endpoint", "silent_server", "price_server"}
+    {
+        "moto_url",
+        "aws_fleet",
+        "faulty_proxy",
+        "endpoint",
+        "silent_server",
+        "price_server",
+        "ec2_capacity",
+    }
 )
 
 
@@ -62,12 +74,23 @@ def _isolated_cache(
 
 
 @pytest.fixture(scope="session")
-def moto_url() -> Iterator[str]:
-    """One moto server on loopback for the session (AWS collectors, Athena for billing)."""
+def ec2_capacity() -> Iterator[CapacityProxy]:
+    """One moto server on loopback for the session (AWS collectors, Athena for billing), behind
+    the proxy that answers what moto lacks: EC2 capacity reservations (tests/ec2_capacity.py)."""
     from moto.server import ThreadedMotoServer
+
+    from tests.ec2_capacity import CapacityProxy
 
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
+    proxy = CapacityProxy(f"http://{host}:{port}")
+    yield proxy
+    proxy.close()
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def moto_url(ec2_capacity: CapacityProxy) -> str:
+    """The moto server's address (its capacity-reservation proxy's)."""
+    return ec2_capacity.url

@@ -10,6 +10,7 @@ from gpu_audit.catalog.enrich import enrich
 from gpu_audit.catalog.shares import split_shares
 from gpu_audit.core.fingerprint import fingerprints
 from gpu_audit.core.gcpause import paused_gc
+from gpu_audit.core.reserved import join_reservations
 from gpu_audit.core.resource import Kind, Resource
 from gpu_audit.core.results import (
     CoverageGap,
@@ -32,10 +33,12 @@ def audit(
     skipped: Iterable[Skipped] = (),
     coverage_gaps: Iterable[CoverageGap] = (),
     workload_patterns: Mapping[str, Iterable[str]] = DEFAULT_PATTERNS,
+    reservation_idle: Mapping[tuple[str, str], float] | None = None,
 ) -> ScanResult:
     """Judge resources as of `now`: the one function `scan` and `check` both call."""
     with paused_gc():
         enriched = tuple(enrich(r, now) for r in infer_workloads(resources, workload_patterns))
+        enriched = join_reservations(enriched, now, reservation_idle)
         enriched = split_shares(enriched)  # pods on shared GPU nodes: their share of its cost
     evaluation = evaluate(enriched, policy, now)
     scope = replace(scope, policy_files=policy.files, policy_versions=policy.versions)

@@ -226,3 +226,46 @@ def scenario() -> FakeAzure:
         forbidden={SUB_B},
     )
     return fake
+
+
+def capacity_group(
+    fake: FakeAzure,
+    sub: str,
+    name: str,
+    reservations: list[tuple[str, str, int, list[str]]],
+    location: str = "eastus",
+) -> str:
+    """A capacity reservation group (ARM Compute 2024-07-01 `CapacityReservationGroup`) with
+    its reservations, each (name, VM size, instances reserved, ids of the VMs allocated on
+    it); returns the group's id as ARM spells it."""
+    gid = _rid(sub, "ML-Capacity", "Microsoft.Compute/capacityReservationGroups", name)
+    held = [
+        {
+            "id": f"{gid}/capacityReservations/{reservation}",
+            "name": reservation,
+            "type": "Microsoft.Compute/capacityReservationGroups/capacityReservations",
+            "location": location,
+            "zones": ["1"],
+            "sku": {"name": size, "capacity": count},
+            "properties": {
+                "reservationId": f"{reservation}-0000",
+                "provisioningState": "Succeeded",
+                "timeCreated": CREATED,
+                "virtualMachinesAssociated": [{"id": vm_id} for vm_id in allocated],
+            },
+            "allocated": allocated,  # the group's instance view lists these
+        }
+        for reservation, size, count, allocated in reservations
+    ]
+    fake.reservation_groups.setdefault(sub, []).append(
+        {
+            "id": gid,
+            "name": name,
+            "type": "Microsoft.Compute/capacityReservationGroups",
+            "location": location,
+            "zones": ["1"],
+            "properties": {"capacityReservations": [{"id": r["id"]} for r in held]},
+        }
+    )
+    fake.capacity_reservations[gid.lower()] = held
+    return gid

@@ -55,6 +55,11 @@ class FakeAzure:
     retry_after: str = "1"
     stall: dict[str, float] = field(default_factory=dict)  # route → seconds before answering
     page_size: int = 2
+    # capacity reservation groups by subscription (ARM objects), and each group's reservations
+    # by the group's lower-cased id; `reservations_forbidden` subscriptions answer 403 on them
+    reservation_groups: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    capacity_reservations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    reservations_forbidden: set[str] = field(default_factory=set)
     requests: list[Recorded] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -96,6 +101,11 @@ def _types(query: str) -> set[str] | None:
         return {t.strip().strip("'").lower() for t in found.group(1).split(",")}
     single = _EQ.search(query)
     return {single.group(1).lower()} if single else None
+
+
+def _public(reservation: dict[str, Any]) -> dict[str, Any]:
+    """A capacity reservation as ARM lists it (the test's `allocated` is the instance view's)."""
+    return {k: v for k, v in reservation.items() if k != "allocated"}
 
 
 def _error(code: str, message: str) -> dict[str, Any]:
@@ -186,6 +196,13 @@ class _Handler(BaseHTTPRequestHandler):
             ]
             self._page(items, query)
             return
+        if tail == ["providers", "microsoft.compute", "capacityreservationgroups"] or (
+            len(tail) >= 6
+            and tail[0] == "resourcegroups"
+            and tail[4] == "capacityreservationgroups"
+        ):
+            self._reservations(subscription, lowered, tail, query)
+            return
         if len(tail) == 7 and tail[-1] == "computes" and tail[0] == "resourcegroups":
             action = "Microsoft.MachineLearningServices/workspaces/computes/read"
             if self._forbid(subscription, action) or self._faulted("computes"):
@@ -194,6 +211,51 @@ class _Handler(BaseHTTPRequestHandler):
             self._page(fake.computes.get(workspace, []), query)
             return
         self._send(404, _error("NotFound", f"no route for {path}"))
+
+    def _reservations(
+        self, subscription: str, lowered: list[str], tail: list[str], query: Any
+    ) -> None:
+        """Groups listed, a group with `$expand=instanceView` (each reservation's allocated VMs,
+        from its `virtualMachinesAllocated`), a group's reservations listed: ARM's shapes."""
+        fake = self.server.fake
+        if subscription in fake.reservations_forbidden:
+            fake.forbidden.add(subscription)
+            try:
+                self._forbid(subscription, "Microsoft.Compute/capacityReservationGroups/read")
+            finally:
+                fake.forbidden.discard(subscription)
+            return
+        groups = fake.reservation_groups.get(subscription, [])
+        if len(tail) == 3:
+            self._page(groups, query)
+            return
+        group_id = "/" + "/".join(lowered[:8])
+        held = fake.capacity_reservations.get(group_id, [])
+        if len(tail) == 7 and tail[-1] == "capacityreservations":
+            self._page([_public(r) for r in held], query)
+            return
+        found = [g for g in groups if str(g["id"]).lower() == group_id]
+        if len(tail) != 6 or not found:
+            self._send(404, _error("ResourceNotFound", f"no capacity reservation group {group_id}"))
+            return
+        group = copy.deepcopy(found[0])
+        if query.get("$expand") == ["instanceView"]:
+            group.setdefault("properties", {})["instanceView"] = {
+                "capacityReservations": [
+                    {
+                        "name": r["name"],
+                        "utilizationInfo": {
+                            "currentCapacity": r["sku"]["capacity"],
+                            "virtualMachinesAllocated": [
+                                {"id": vm} for vm in r.get("allocated", [])
+                            ],
+                        },
+                        "statuses": [{"code": "ProvisioningState/succeeded", "level": "Info"}],
+                    }
+                    for r in held
+                ]
+            }
+        self._send(200, group)
 
     def _forbid(self, subscription: str, action: str) -> bool:
         if subscription not in self.server.fake.forbidden:

@@ -64,6 +64,12 @@ class FakeGcp:
     projects: list[dict[str, Any]] = field(default_factory=list)
     projects_page_size: int = 2
     projects_forbidden: bool = False
+    # `reservations.aggregatedList` and `futureReservations.aggregatedList`: items by project
+    # (each with its `zone` URL), `reservations_page_size` a page; a 403 per project.
+    reservations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    future_reservations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    reservations_page_size: int = 2
+    reservations_forbidden: set[str] = field(default_factory=set)
     requests: list[Recorded] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -156,6 +162,11 @@ class _Handler(BaseHTTPRequestHandler):
         parts = path.strip("/").split("/")
         if parts[:3] == ["compute", "v1", "projects"] and parts[4:] == ["aggregated", "instances"]:
             self._instances(parts[3], query)
+        elif parts[:3] == ["compute", "v1", "projects"] and parts[4:] in (
+            ["aggregated", "reservations"],
+            ["aggregated", "futureReservations"],
+        ):
+            self._reservations(parts[3], parts[5], query)
         elif parts[:2] == ["v3", "projects"] and parts[3:] == ["timeSeries"]:
             self._series(parts[2], query)
         elif parts[:3] == ["storage", "v1", "b"] and len(parts) == 4:
@@ -220,6 +231,42 @@ class _Handler(BaseHTTPRequestHandler):
         unreachable = fake.unreachable_zones.get(project, set())
         page = aggregated_page(project, fake.instances[project], start, size, unreachable)
         self._send(200, page)
+
+    def _reservations(self, project: str, collection: str, query: dict[str, list[str]]) -> None:
+        """`reservations.aggregatedList` (`compute#reservationAggregatedList`) or the future
+        reservations' list, paged like the instances' (an empty zone says NO_RESULTS_ON_PAGE)."""
+        fake = self.server.fake
+        if project in fake.reservations_forbidden:
+            permission = "compute." + collection + ".list"
+            message = f"Required '{permission}' permission for 'projects/{project}'"
+            self._send(403, _error(403, message, "forbidden", "PERMISSION_DENIED"))
+            return
+        held = fake.reservations if collection == "reservations" else fake.future_reservations
+        items = sorted(held.get(project, []), key=lambda i: (_zone_of(i), str(i["name"])))
+        size = min(int(query.get("maxResults", ["500"])[0]), fake.reservations_page_size)
+        start = int(query.get("pageToken", ["0"])[0])
+        chunk = items[start : start + size]
+        scoped: dict[str, Any] = {}
+        for zone in sorted({_zone_of(i) for i in items} | {"us-west1-b"}):
+            here = [i for i in chunk if _zone_of(i) == zone]
+            scoped[f"zones/{zone}"] = (
+                {collection: here}
+                if here
+                else {"warning": {"code": "NO_RESULTS_ON_PAGE", "message": "no results"}}
+            )
+        kind = (
+            "compute#reservationAggregatedList"
+            if collection == "reservations"
+            else "compute#futureReservationsAggregatedListResponse"
+        )
+        body: dict[str, Any] = {
+            "kind": kind,
+            "id": f"projects/{project}/aggregated/{collection}",
+            "items": scoped,
+        }
+        if start + size < len(items):
+            body["nextPageToken"] = str(start + size)
+        self._send(200, body)
 
     def _series(self, project: str, query: dict[str, list[str]]) -> None:
         fake = self.server.fake

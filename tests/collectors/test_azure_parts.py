@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from azure_fixtures import SUB_A, SUB_B, scale_set, scenario, vm
+from azure_fixtures import SUB_A, SUB_B, capacity_group, scale_set, scenario, vm
 from azure_server import graph_row, serve
 from tests.conftest import ROOT
 
@@ -129,7 +129,11 @@ def _action(method: str, path: str) -> str:
     assert method == "GET", (method, path)
     if lowered == "/subscriptions":
         return "Microsoft.Resources/subscriptions/read"
+    if re.search("/providers/Microsoft.Compute/capacityReservationGroups/[^/]+$", path, re.I):
+        return "Microsoft.Compute/capacityReservationGroups/read"  # one group, its instance view
     for action in (
+        "Microsoft.Compute/capacityReservationGroups/capacityReservations",
+        "Microsoft.Compute/capacityReservationGroups",
         "Microsoft.MachineLearningServices/workspaces/computes",
         "Microsoft.MachineLearningServices/workspaces",
         "Microsoft.Compute/virtualMachineScaleSets",
@@ -147,6 +151,7 @@ def test_every_call_is_a_read_the_documented_role_allows(
     source: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = scenario()
+    capacity_group(fake, SUB_A, "a100-crg", [("a100", "Standard_ND96asr_v4", 2, [])])
     with serve(fake) as url:
         monkeypatch.setenv(ENDPOINT_ENV, url)
         for named in ((), (SUB_A, SUB_B)):  # the subscriptions listed, then named
@@ -155,6 +160,7 @@ def test_every_call_is_a_read_the_documented_role_allows(
             assert any(isinstance(item, Resource) for item in found)
     used = {_action(r.method, r.path) for r in fake.requests}
     assert used <= _role_actions()
+    assert "Microsoft.Compute/capacityReservationGroups/capacityReservations/read" in used
     # on loopback no credential is asked and no Authorization header is sent (the SDK would
     # refuse a bearer token over plain http)
     assert not [r for r in fake.requests if r.authorization is not None]

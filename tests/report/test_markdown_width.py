@@ -44,6 +44,9 @@ REPORTS = {
     "estimate-jobs": lambda tmp: _markdown(
         tmp, "estimate", ROOT / "fixtures" / "jobs" / "sagemaker" / "tuning-no-early-stopping.yaml"
     ),
+    "reservations": lambda tmp: _markdown(
+        tmp, "scan", "--inventory", DEMO / "reservations.yaml", "--fail-on", "none"
+    ),
 }
 
 

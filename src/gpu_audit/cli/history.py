@@ -1,4 +1,4 @@
-"""`gpu-audit history list|show|trend|prune`: read and tend the audit history database."""
+"""`gpu-audit history list|show|trend|reservations|prune`: read and tend the audit history."""
 
 from __future__ import annotations
 
@@ -60,9 +60,10 @@ def _open(path: str | None, config: str | None = None) -> Any:
     return HistoryStore.open(path, create=False)
 
 
-@click.group("history", short_help="Recorded audits: list, show, trend, prune.")
+@click.group("history", short_help="Recorded audits: list, show, trend, reservations, prune.")
 def history_group() -> None:
-    """Recorded audits: list them, show one again, the trend, prune old ones."""
+    """Recorded audits: list them, show one again, the trend, how full each reservation ran,
+    prune old ones."""
 
 
 _LISTED = click.option(
@@ -227,6 +228,63 @@ def _point_json(point: Any) -> dict[str, Any]:
         "savings_realised_usd": point.savings_realised_usd,
         "findings_open": point.findings_open,
     }
+
+
+@history_group.command("reservations", short_help="How full each reservation ran.")
+@_DATABASE
+@_CONFIG
+@_LISTED
+def history_reservations(path: str | None, config_path: str | None, fmt: str) -> None:
+    """Each reservation and Capacity Block per audit: used of total, and the dollars its
+    unused instances cost (to its end, at most a month).
+
+    \b
+    Example:
+      gpu-audit history reservations --history audits.db
+    """
+    from gpu_audit.report.fit import fitted, terminal_width
+    from gpu_audit.report.summary import usd
+
+    store = _open(path, config_path)
+    uses = store.reservation_uses()
+    store.close()
+    if fmt == "json":
+        _json("reservations", "reservations", [_use_json(u) for u in uses])
+        return
+    rows = [
+        [
+            u.generated_at.strftime("%Y-%m-%d %H:%M"),
+            u.provider,
+            u.name or u.id,  # fitted() makes every cell terminal-safe
+            u.instance_type or "-",
+            f"{_count(u.used)}/{_count(u.total)}",
+            _full(u.used, u.total),
+            "-" if u.unused_usd is None else usd(u.unused_usd),
+        ]
+        for u in uses
+    ]
+    headers = ["audit (UTC)", "provider", "reservation", "type", "used", "full", "unused"]
+    click.echo(fitted(headers, rows, terminal_width(), ("type", "provider")))
+
+
+def _use_json(use: Any) -> dict[str, Any]:
+    return {
+        "generated_at": use.generated_at.isoformat(),
+        "audit_id": use.audit_id,
+        "provider": use.provider,
+        "id": use.id,
+        "name": use.name,
+        "type": use.type,
+        "instance_type": use.instance_type,
+        "zone": use.zone,
+        "total": use.total,
+        "used": use.used,
+        "unused_usd": use.unused_usd,
+    }
+
+
+def _full(used: int | None, total: int | None) -> str:
+    return "-" if used is None or not total else f"{round(100 * used / total)}%"
 
 
 @history_group.command("prune", short_help="Keep the latest N audits.")

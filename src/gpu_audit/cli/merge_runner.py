@@ -77,7 +77,20 @@ def run_merge(request: MergeRequest, settings: Settings) -> ScanResult:
     )
     now = request.now or (max(judged) if judged else datetime.now(UTC))
     patterns = settings.workload_patterns
-    result = audit(union, policy, now, scope, coverage_gaps=found, workload_patterns=patterns)
+    idle = None
+    if request.history:  # the shards judged without it: the merge knows how long one was empty
+        from gpu_audit.history.remember import reservation_idle
+
+        idle = reservation_idle(request.history, now)
+    result = audit(
+        union,
+        policy,
+        now,
+        scope,
+        coverage_gaps=found,
+        workload_patterns=patterns,
+        reservation_idle=idle,
+    )
     if not request.history and not request.baseline:
         return result
     from gpu_audit.history.remember import remember

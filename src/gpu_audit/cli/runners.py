@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from gpu_audit.audit import audit
 from gpu_audit.core.frozen import record
 from gpu_audit.core.redact import redact_urls
-from gpu_audit.core.resource import Resource
+from gpu_audit.core.resource import Kind, Resource
 from gpu_audit.core.results import CoverageGap, ScanResult, Scope, Skipped
 from gpu_audit.errors import ConfigError, GpuAuditError, InputError, InputErrors
 from gpu_audit.node_join import join_nodes
@@ -135,10 +135,22 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
         skipped=unreadable,
         coverage_gaps=gaps,
         workload_patterns=patterns,
+        reservation_idle=_reservation_idle(resources, request.history, now),
     )
     if unreadable:  # an audit missing a whole inventory would read as resolved findings
         return result
     return _compared(result, request.history, request.baseline)
+
+
+def _reservation_idle(
+    resources: list[Resource], history: str | None, now: datetime
+) -> dict[tuple[str, str], float] | None:
+    """With a history and reservations scanned: how long each has been empty."""
+    if not history or not any(r.kind is Kind.RESERVATION for r in resources):
+        return None
+    from gpu_audit.history.remember import reservation_idle  # sqlite3: only when asked
+
+    return reservation_idle(history, now)
 
 
 def handed_over(items: list[T]) -> Iterator[T]:

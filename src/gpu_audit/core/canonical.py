@@ -41,10 +41,13 @@ def _enum_value(value: Any) -> Any:
 
 def _section_writer(keys: tuple[str, ...]) -> Any:
     def write(section: Any) -> dict[str, Any]:
-        out = {}
+        out: dict[str, Any] = {}
         for key in keys:
             item = getattr(section, key)
-            out[key] = list(item) if isinstance(item, tuple) else item
+            if isinstance(item, datetime):  # a section's time (`reservation.ends_at`)
+                out[key] = _iso(item)
+            else:
+                out[key] = list(item) if isinstance(item, tuple) else item
         return out
 
     return write

@@ -16,6 +16,7 @@ class Kind(StrEnum):
     JOB = "job"
     POD = "pod"  # a Kubernetes pod holding GPUs on a node
     BILLED = "billed"  # GPU capacity as a billing export saw it over a period (`gpu-audit billing`)
+    RESERVATION = "reservation"  # capacity bought ahead: a reservation or Capacity Block (`scan`)
 
 
 class Capacity(StrEnum):
@@ -339,6 +340,71 @@ class Billing:
 
 
 @record
+class Reservation:
+    """Capacity bought ahead: a reservation's own counts and dates, or, on an instance, the
+    reservation it runs on (and one with room it could have run on)."""
+
+    type: str | None = canonical(
+        "`capacity-reservation` (an EC2 On-Demand Capacity Reservation, a GCP reservation, an "
+        "Azure capacity reservation), `capacity-block` (EC2 Capacity Blocks for ML) or "
+        "`future-reservation` (GCP)",
+        sources="API",
+    )
+    id: str | None = canonical(
+        "on an instance: the reservation it runs on (AWS `CapacityReservationId`, GCP "
+        "`reservationAffinity`, Azure `capacityReservationGroup`); on a reservation, its own id",
+        sources="API",
+    )
+    match: str | None = canonical(
+        "`open` (any instance of its type, zone and platform lands on it) or `targeted` (only "
+        "instances that name it); on an instance, what it consumes when its API does not say "
+        "which reservation: `open` (any matching one, GCP `ANY_RESERVATION`) or `none`",
+        sources="API",
+    )
+    platform: str | None = canonical(
+        "the operating system platform it reserves, or an instance runs (`Linux/UNIX`)",
+        sources="API",
+    )
+    total: int | None = canonical("instances reserved", sources="API", minimum=0)
+    used: int | None = canonical("reserved instances in use", sources="API", minimum=0)
+    unused: int | None = canonical(
+        "reserved instances not in use (total − used)", sources="API, derived", minimum=0
+    )
+    starts_at: datetime | None = canonical("when the reservation starts", sources="API")
+    ends_at: datetime | None = canonical(
+        "when the reservation ends; absent when it runs until cancelled", sources="API"
+    )
+    hours_left: float | None = canonical(
+        "hours the unused instances are still paid for in the month a saving is stated in: to "
+        "the end date, at most 730 (derived when judged)",
+        unit="hours",
+        sources="derived",
+        minimum=0,
+    )
+    unused_usd: float | None = canonical(
+        "dollars paid for unused instances over those hours: unused × hours left × the "
+        "reservation's hourly rate per instance (derived when judged)",
+        sources="derived",
+        minimum=0,
+    )
+    instances: tuple[str, ...] | None = canonical(
+        "the instances running on the reservation", sources="API, derived"
+    )
+    covering: str | None = canonical(
+        "on an on-demand instance: an open reservation of its type, zone and platform with "
+        "unused instances, which it would have run on at no extra cost",
+        sources="derived",
+    )
+    idle_hours: float | None = canonical(
+        "hours the reservation has had nothing on it, by the audits in the history; absent "
+        "without a history",
+        unit="hours",
+        sources="history",
+        minimum=0,
+    )
+
+
+@record
 class Price:
     """The resource's hourly prices, from the catalog."""
 
@@ -445,7 +511,7 @@ class Resource:
     """
 
     kind: Kind = canonical(
-        "`instance`, `job`, `pod` or `billed`",
+        "`instance`, `job`, `pod`, `billed` or `reservation`",
         sources="collector, job parser or billing export",
         required=True,
     )
@@ -523,6 +589,7 @@ class Resource:
     price: Price = Price()
     estimate: Estimate = Estimate()
     billing: Billing = Billing()
+    reservation: Reservation = Reservation()
     monthly_cost_usd: float | None = canonical(
         "hourly price × 730 while running (0 when stopped, but for an Azure VM stopped and "
         "still allocated)",

@@ -62,6 +62,16 @@ class RuleInfo:
     description: str | None = None
     source: str | None = None
     aliases: tuple[str, ...] = ()
+    # `severity-by-saving`: (severity, dollars) the finding's saving raises it to, highest first
+    by_saving: tuple[tuple[Severity, float], ...] = ()
+
+    def severity_for(self, saving: float | None) -> Severity:
+        """The rule's severity, raised to the highest one whose floor the saving reaches."""
+        if saving is not None:
+            for severity, floor in self.by_saving:
+                if saving >= floor:
+                    return max(severity, self.severity)
+        return self.severity
 
 
 @record(kw_only=True)

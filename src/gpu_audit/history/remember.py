@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from datetime import datetime
 
 from gpu_audit.core.fingerprint import resource_key
 from gpu_audit.core.gcpause import paused_gc
@@ -23,6 +24,18 @@ def preflight(history: str | None, baseline: str | None) -> None:
         check_file(history)
     if baseline and not os.path.isfile(baseline):
         raise InputError(f"{baseline}: baseline: no such file")
+
+
+def reservation_idle(history: str | None, now: datetime) -> dict[tuple[str, str], float]:
+    """How long each reservation the history saw has been empty, as of `now` (none without a
+    history, or before its first audit)."""
+    if not history or not os.path.exists(history) or not os.path.getsize(history):
+        return {}
+    store = HistoryStore.open(history)
+    try:
+        return store.reservation_idle(now)
+    finally:
+        store.close()
 
 
 def remember(result: ScanResult, history: str | None, baseline: str | None) -> ScanResult:

@@ -7,10 +7,11 @@ import sqlite3
 from collections.abc import Callable
 
 from gpu_audit.errors import InputError
+from gpu_audit.history import reservations
 from gpu_audit.history.upgrade import to_2
 
 APPLICATION_ID = 0x47505541  # "GPUA" in the SQLite header's application_id
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _MAGIC = b"SQLite format 3\x00"
 
 
@@ -80,6 +81,7 @@ MIGRATIONS: dict[int, str | Callable[[sqlite3.Connection], None]] = {
     CREATE INDEX not_evaluated_by_audit ON not_evaluated (audit_id);
     """,
     2: to_2,
+    3: reservations.TABLE,  # each audit's used and total count per reservation
 }
 
 

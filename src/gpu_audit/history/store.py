@@ -17,7 +17,7 @@ from gpu_audit.core.fingerprint import resource_key
 from gpu_audit.core.frozen import record
 from gpu_audit.core.results import ScanResult, Scope
 from gpu_audit.errors import InputError
-from gpu_audit.history import past, rows, schema
+from gpu_audit.history import past, reservations, rows, schema
 from gpu_audit.history.compare import TREND_AUDITS, Previous, compare
 from gpu_audit.history.documents import encode_checks, pack
 from gpu_audit.history.rows import iso, waiver_mapping
@@ -185,6 +185,7 @@ class HistoryStore:
                 "INSERT INTO not_evaluated VALUES (?,?,?,?)",
                 ((audit_id, *check, n) for check, n in _counted(rules, missing).items()),
             )
+            reservations.insert(conn, audit_id, result.resources)
         return audit_id
 
     def audits(self) -> list[AuditRow]:
@@ -214,6 +215,14 @@ class HistoryStore:
             ).fetchall()
         return [TrendPoint(parse_iso(r[0]), *r[1:]) for r in rows]
 
+    def reservation_uses(self) -> list[reservations.Use]:
+        with self.errors():
+            return reservations.uses(self.conn)
+
+    def reservation_idle(self, now: datetime) -> dict[tuple[str, str], float]:
+        with self.errors():
+            return reservations.idle_hours(self.conn, now)
+
     def prune(self, keep: int) -> int:
         """Delete all but the latest `keep` audits of each scope; returns how many went."""
         with self.transaction() as conn:
@@ -231,6 +240,7 @@ class HistoryStore:
 
 
 _PRUNE = (
+    reservations.PRUNE,
     "DELETE FROM not_evaluated WHERE audit_id = ?",
     "DELETE FROM documents WHERE audit_id = ?",
     "DELETE FROM audits WHERE id = ?",

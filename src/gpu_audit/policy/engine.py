@@ -63,14 +63,19 @@ class _Plan:
         if resource.kind is Kind.BILLED:  # dollars as billed over the period, never per month
             monthly, amount = None, billed_saving(info.savings, resource)
             unit = None if amount is None else "period"
+        elif resource.kind is Kind.RESERVATION:  # its unused instances, to its end in the month
+            unused = resource.reservation.unused_usd if info.savings == "stop" else None
+            monthly = amount = unused
+            unit = None if amount is None else "month"
         elif resource.kind is Kind.JOB and resource.state is not State.RUNNING:
             amount, unit = self.job_savings(resource) if self.job_savings else (None, None)
             monthly = None
         else:
             monthly = amount = self.savings(resource) if self.savings else None
             unit = None if amount is None else "month"
+        severity = info.severity_for(amount) if info.by_saving else info.severity
         return Finding(
-            rule_id=info.id, severity=info.severity, title=info.title, resource=resource,
+            rule_id=info.id, severity=severity, title=info.title, resource=resource,
             field=field, expected=expected, actual=actual, line=line,
             monthly_savings_usd=monthly, remediation=info.remediation, suppressed=suppressed,
             saving_usd=amount, saving_unit=unit,

@@ -305,6 +305,15 @@ def _compile_rule(path: str, raw: LineMap) -> Rule:
         description=raw.get("description"),
         source=f"{path}:{raw.line}",
         aliases=aliases,
+        by_saving=tuple(
+            sorted(
+                (
+                    (Severity.parse(k), float(v))
+                    for k, v in (raw.get("severity-by-saving") or {}).items()
+                ),
+                reverse=True,
+            )
+        ),
     )
     scope, require = _conditions(raw, where)
     return Rule(info, scope, require, downsize_to)

@@ -128,7 +128,9 @@ def findings_by_resource(result: ScanResult, best: list[Finding]) -> list[str]:
         rules = sorted(  # the finding whose saving is shown first
             findings, key=lambda f: (f is not top, not f.is_open, -f.severity, f.rule_id)
         )
-        rules_text = inline(", ".join(_rule(f) for f in rules), 300)
+        # a long rule id (`reserved-capacity-unused`) may wrap at its hyphens: money to the cent
+        # left no room for a 211 px word in the last column
+        rules_text = ", ".join(breakable(inline(_rule(f), 120), 16) for f in rules)
         if jobs:
             name = resource.name or f"document {resource.source.document + 1}"
             costs = f"{money(resource.price.hourly_usd)} / h · {money(resource.estimate.run_usd)}"

@@ -47,6 +47,9 @@ _HINTS: dict[tuple[str, str | None], str] = {
     ("monthly_cost_usd", None): "use an instance type and region the price catalog knows",
     ("limits.max_runtime_hours", "job"): "set a runtime cap in the job config",
     ("checkpoint.uri", "job"): "set the checkpoint location in the job config",
+    ("reservation.idle_hours", None): "scan with `--history`: the audits recorded there say how "
+    "long a reservation has had nothing on it (from its second audit on)",
+    ("reservation.unused", None): "the reservation's API stated no total or used count",
 }
 
 

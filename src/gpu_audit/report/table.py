@@ -17,6 +17,7 @@ from gpu_audit.core.resource import Kind, Severity
 from gpu_audit.core.results import Finding, ScanResult
 from gpu_audit.core.savings import best_savings, nothing_scanned, summarize
 from gpu_audit.report.escape import terminal_safe
+from gpu_audit.report.markdown_reservations import totals
 from gpu_audit.report.since import counts_line, new_findings
 from gpu_audit.report.summary import (
     price_dates,
@@ -279,6 +280,13 @@ def _set_aside(result: ScanResult) -> list[str]:
     dates = sorted({phrase for phrase, _ in price_dates(opened, result.generated_at)})
     if dates:  # the date every saving above is priced at (sources: --format markdown or json)
         lines.append("savings priced at: " + "; ".join(clean(d) for d in dates))
+    summed = totals(result)
+    if summed is not None:  # capacity bought ahead: the Markdown report lists each
+        count, used, total, unused = summed
+        lines.append(
+            f"reservations: {used} of {total} reserved instances in use in {count}; "
+            f"{usd(unused)} unused (--format markdown lists them)"
+        )
     return [*lines, ""] if lines else []
 
 

@@ -156,11 +156,14 @@ class AwsCollector(Collector[AwsSettings]):
     def gap(
         self, scope: str, exc: BaseException, account: str | None, region: str | None
     ) -> CoverageGap:
+        text = str(exc) or type(exc).__name__
+        if type(exc).__name__ == "ResponseParserError":  # its first line; then the raw body
+            text = text.split("\n", 1)[0].rstrip(": ")
         return CoverageGap(
             provider=PROVIDER,
             scope=scope,
             error=error_code(exc),
-            message=self.redact(str(exc) or type(exc).__name__),
+            message=self.redact(text),
             account=account,
             region=region,
         )

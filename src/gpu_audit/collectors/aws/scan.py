@@ -20,6 +20,7 @@ from gpu_audit.collectors.aws.lookups import (
     bucket_uri,
 )
 from gpu_audit.collectors.aws.metrics import fetch_utilization, instance_series
+from gpu_audit.collectors.aws.reservations import read_reservations
 from gpu_audit.collectors.aws.sagemaker import LISTS, read_list
 from gpu_audit.collectors.aws.sagemaker_map import Found, SageMakerMapper
 from gpu_audit.collectors.aws.sessions import HOME_REGION, Sessions, Target
@@ -31,6 +32,7 @@ from gpu_audit.core.resource import (
     DataRef,
     Gpu,
     Kind,
+    Reservation,
     Resource,
     SourceRef,
     State,
@@ -58,6 +60,7 @@ _CAPACITY = {
     "capacity-block": Capacity.RESERVED,
     "scheduled": Capacity.RESERVED,
 }
+_RESERVATIONS = "ec2-reservations"  # DescribeCapacityReservations: a part of its own
 
 
 @record(frozen=False)
@@ -101,10 +104,13 @@ class Item:
 
 
 def aws_errors() -> tuple[type[Exception], ...]:
-    """What botocore raises for a failed call (service errors, transport, credentials, config)."""
+    """What botocore raises for a failed call (service errors, transport, credentials, config,
+    and an answer that is not the API's XML or JSON: an endpoint that lacks the call, such as
+    moto's for DescribeCapacityReservations, answers an HTML 500)."""
     from botocore.exceptions import BotoCoreError, ClientError
+    from botocore.parsers import ResponseParserError
 
-    return (ClientError, BotoCoreError)
+    return (ClientError, BotoCoreError, ResponseParserError)
 
 
 def error_code(exc: BaseException) -> str:
@@ -234,9 +240,8 @@ class Run:
 
     def _start(self, submit: Callable[..., None], account: Account, region: str) -> None:
         """Submit an item's independent calls; the last to answer hands the item to `_finish`."""
-        names = (["ec2"] if "ec2" in self.aws.services else []) + (
-            list(LISTS) if "sagemaker" in self.aws.services else []
-        )
+        ec2 = ["ec2", _RESERVATIONS] if "ec2" in self.aws.services else []
+        names = ec2 + (list(LISTS) if "sagemaker" in self.aws.services else [])
         mapper = SageMakerMapper(
             self.aws,
             account.account_id,
@@ -253,6 +258,8 @@ class Run:
         try:
             if name == "ec2":
                 item.parts[name] = self._ec2(item.account, item.region)
+            elif name == _RESERVATIONS:
+                item.parts[name] = self._reservations(item.account, item.region)
             else:
                 item.parts[name] = read_list(name, item.sagemaker(self.sessions), item.mapper)
         except self.errors as exc:  # throttled after retries, denied, endpoint down
@@ -267,21 +274,20 @@ class Run:
         out: list[Resource | CoverageGap] = []
         found: list[Found] = []
         failed: BaseException | None = None
-        for name, part in ((n, item.parts[n]) for n in ("ec2", *LISTS) if n in item.parts):
+        parts = ("ec2", _RESERVATIONS, *LISTS)
+        for name, part in ((n, item.parts[n]) for n in parts if n in item.parts):
             if not isinstance(part, BaseException):
                 found += part
             elif name == "ec2":
                 out.append(self.owner.gap("account/region", part, account.account_id, region))
+            elif name == _RESERVATIONS:  # the instances stand; the reservations are the gap
+                gap = self.owner.gap("account/region", part, account.account_id, region)
+                self._merge(out, gap, "capacity reservations")
             elif failed is None:
                 failed = part
         if failed is not None:  # EC2's finding stays; the same failure is one gap
             gap = self.owner.gap("account/region", failed, account.account_id, region)
-            same = [g for g in out if isinstance(g, CoverageGap) and g.error == gap.error]
-            if same:
-                merged = f"{same[0].message}; sagemaker: {gap.message}"
-                out[out.index(same[0])] = replace(same[0], message=merged)
-            else:
-                out.append(replace(gap, message=f"sagemaker: {gap.message}"))
+            self._merge(out, gap, "sagemaker")
         usage: dict[str, Utilization] = {}
         series = [s for item_found in found for s in item_found.series]
         if series:
@@ -302,6 +308,16 @@ class Run:
         )
         return out
 
+    @staticmethod
+    def _merge(out: list[Resource | CoverageGap], gap: CoverageGap, part: str) -> None:
+        """A part's failure: one gap with an earlier one of the same error, else its own."""
+        same = [g for g in out if isinstance(g, CoverageGap) and g.error == gap.error]
+        if same:
+            merged = f"{same[0].message}; {part}: {gap.message}"
+            out[out.index(same[0])] = replace(same[0], message=merged)
+        else:
+            out.append(replace(gap, message=f"{part}: {gap.message}"))
+
     def _ec2(self, account: Account, region: str) -> list[Found]:
         ec2 = self.sessions.client(account.session, "ec2", region)
         raw = self._instances(ec2)
@@ -314,6 +330,11 @@ class Run:
             resource = self._resource(account, region, owner_id, instance, lookup)
             found.append(Found(resource, tuple(instance_series([resource.id], self.aws))))
         return found
+
+    def _reservations(self, account: Account, region: str) -> list[Found]:
+        ec2 = self.sessions.client(account.session, "ec2", region)
+        found = read_reservations(ec2, self.types, account.account_id, region)
+        return [Found(resource) for resource in found]
 
     def _instances(self, ec2: Any) -> list[tuple[str, dict[str, Any]]]:
         paginator = ec2.get_paginator("describe_instances")
@@ -341,6 +362,11 @@ class Run:
         data = self._data(account, tags.get(self.aws.data_bucket_tag), notes)
         launched = instance.get("LaunchTime")
         state = (instance.get("State") or {}).get("Name")
+        capacity = _CAPACITY.get(instance.get("InstanceLifecycle"), Capacity.UNKNOWN)
+        # An instance on a reservation or Capacity Block runs on capacity already paid for.
+        reserved = instance.get("CapacityReservationId")
+        if reserved and capacity is Capacity.ON_DEMAND:
+            capacity = Capacity.RESERVED
         return Resource(
             kind=Kind.INSTANCE,
             provider=PROVIDER,
@@ -352,12 +378,13 @@ class Run:
             zone=(instance.get("Placement") or {}).get("AvailabilityZone"),
             instance_type=instance["InstanceType"],
             state=_STATES.get(state or ""),
-            capacity=_CAPACITY.get(instance.get("InstanceLifecycle"), Capacity.UNKNOWN),
+            capacity=capacity,
             gpu=lookup.gpu or Gpu(),
             tags=tags,
             workload=workload_of(tags.get(self.aws.workload_tag)),
             launched_at=launched.astimezone(UTC) if isinstance(launched, datetime) else None,
             data=data,
+            reservation=Reservation(id=reserved or None, platform=instance.get("PlatformDetails")),
             source=SourceRef(note="; ".join(notes) or None),
         )
 

@@ -30,6 +30,7 @@ from gpu_audit.collectors.azure.mapping import (
     subscription_of,
     vm_resource,
 )
+from gpu_audit.collectors.azure.reservations import subscription_reservations
 from gpu_audit.collectors.azure.settings import AzureSettings
 from gpu_audit.collectors.interface import (
     Collector,
@@ -101,6 +102,8 @@ class AzureCollector(Collector[AzureSettings]):
                 yield resource
         self._tick(Progress(len(subscriptions), len(subscriptions), found, "reading computes"))
         yield from self._computes(arm, workspaces)
+        unread = {g.account for g in gaps}  # a subscription the inventory could not read: one gap
+        yield from self._reservations(arm, [s for s in subscriptions if s not in unread])
 
     def _readable(self, arm: Arm) -> tuple[str, ...]:
         from azure.core.exceptions import AzureError
@@ -181,6 +184,27 @@ class AzureCollector(Collector[AzureSettings]):
                     yield answer
                 else:
                     yield from answer
+
+    def _reservations(self, arm: Arm, subscriptions: list[str]) -> Iterator[Resource | CoverageGap]:
+        """Each subscription's GPU capacity reservations; one that cannot be read is a gap."""
+        from azure.core.exceptions import AzureError
+
+        def read(subscription: str) -> list[Resource] | CoverageGap:
+            try:
+                return subscription_reservations(arm, subscription)
+            except AzureError as exc:
+                if credential_failure(exc):
+                    raise
+                return gap(subscription, exc, "capacity reservations")
+
+        if not subscriptions:
+            return
+        with ThreadPoolExecutor(max(1, min(self.settings.concurrency, len(subscriptions)))) as pool:
+            for answer in pool.map(read, subscriptions):
+                if isinstance(answer, CoverageGap):
+                    yield answer
+                else:
+                    yield from (r for r in answer if self._wanted(r))
 
     def _tick(self, progress: Progress) -> None:
         if self.progress is not None:

@@ -26,7 +26,16 @@ from gpu_audit.collectors.azure.values import (
     percent,
     size_name,
 )
-from gpu_audit.core.resource import Capacity, Gpu, Kind, Resource, SourceRef, State, Workload
+from gpu_audit.core.resource import (
+    Capacity,
+    Gpu,
+    Kind,
+    Reservation,
+    Resource,
+    SourceRef,
+    State,
+    Workload,
+)
 from gpu_audit.core.results import CoverageGap
 from gpu_audit.core.yamlguard import printable
 
@@ -163,10 +172,13 @@ def vm_resource(row: Mapping[str, Any], tag_key: str) -> Resource | None:
         notes.append(f"spot: eviction {eviction}, max price {shown}")
     if power == "stopped":
         notes.append("stopped but still allocated: billed in full until deallocated")
+    group = reservation_group(get(row, "properties"))
+    capacity = capacity_of(priority)
     return Resource(
         **_base(row, "vm", str(size), tag_key),
         state=POWER.get(power or ""),
-        capacity=capacity_of(priority),
+        capacity=Capacity.RESERVED if group and capacity is Capacity.ON_DEMAND else capacity,
+        reservation=Reservation(id=group),
         gpu=_gpu(size),
         source=SourceRef(note="; ".join(notes) or None),
     )
@@ -198,6 +210,7 @@ def scale_set_resources(row: Mapping[str, Any], tag_key: str) -> list[Resource]:
         ]
     base = _base(row, "vmss", str(size), tag_key)
     note = None if instance_spec(size) else _unknown_size(str(size))
+    group = reservation_group(profile)
     found = []
     for suffix, cap, nodes in parts:
         shown = f"{nodes} instance{'s' if nodes != 1 else ''} of the scale set"
@@ -205,12 +218,22 @@ def scale_set_resources(row: Mapping[str, Any], tag_key: str) -> list[Resource]:
             Resource(
                 **{**base, "id": base["id"] + suffix},
                 state=State.RUNNING,
-                capacity=cap,
+                capacity=Capacity.RESERVED if group and cap is Capacity.ON_DEMAND else cap,
                 gpu=_gpu(size, nodes),
+                reservation=Reservation(id=group),
                 source=SourceRef(note="; ".join(n for n in (shown, note) if n)),
             )
         )
     return found
+
+
+def reservation_group(properties: Any) -> str | None:
+    """The capacity reservation group a VM (or a scale set's profile) is placed in, lower-cased
+    as the collector gives ARM ids."""
+    if not isinstance(properties, Mapping):
+        return None
+    group = get(properties, "capacityReservation", "capacityReservationGroup", "id")
+    return str(group).lower() if isinstance(group, str) and group else None
 
 
 def regular_count(count: int, mix: Mapping[str, Any]) -> int:

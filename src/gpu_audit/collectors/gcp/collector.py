@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,6 +31,12 @@ from gpu_audit.collectors.gcp.instances import (
     launched_at,
     workload_of,
 )
+from gpu_audit.collectors.gcp.reservations import (
+    affinity_of,
+    future_resource,
+    reservation_resource,
+    reserved_by,
+)
 from gpu_audit.collectors.gcp.rest import (
     TRANSIENT_STATUSES,
     RestError,
@@ -40,7 +47,15 @@ from gpu_audit.collectors.gcp.settings import GcpSettings
 from gpu_audit.collectors.gcp.universe import discover_projects, item_key
 from gpu_audit.collectors.gcp.vertex import VertexScan
 from gpu_audit.collectors.interface import Collector, Progress, ProgressCallback
-from gpu_audit.core.resource import DataRef, Kind, Resource, SourceRef, Utilization
+from gpu_audit.core.resource import (
+    Capacity,
+    DataRef,
+    Kind,
+    Reservation,
+    Resource,
+    SourceRef,
+    Utilization,
+)
 from gpu_audit.core.results import CoverageGap, Scope
 
 
@@ -140,6 +155,8 @@ class _ProjectScan:
         try:
             if "gce" in self.gcp.services:
                 found += self._read()
+                for item in self._reservations():
+                    _add(found, item)
             if "vertex" in self.gcp.services:
                 found += VertexScan(
                     self.gcp, self.apis, self.project, self._session, self.now
@@ -183,10 +200,20 @@ class _ProjectScan:
         )
 
     def _list_instances(self) -> tuple[list[Any], list[CoverageGap]]:
+        compute_v1 = self.apis.compute_v1
+        return self._aggregated(
+            compute_v1.InstancesClient, compute_v1.AggregatedListInstancesRequest, "instances"
+        )
+
+    def _aggregated(
+        self, client_class: Any, request_class: Any, items: str
+    ) -> tuple[list[Any], list[CoverageGap]]:
+        """Every page of one `aggregatedList` (instances, reservations): its items, and a gap
+        per zone it says is unreachable."""
         from google.api_core.client_options import ClientOptions
         from google.api_core.retry import Retry
 
-        compute_v1, gce = self.apis.compute_v1, self.apis.gce
+        gce = self.apis.gce
         # The library default retries 503s for up to 600 s; this bounds attempts and total time.
         retry = Retry(
             predicate=_RetryBudget(self.gcp.max_attempts),
@@ -195,14 +222,12 @@ class _ProjectScan:
             multiplier=2.0,
             timeout=self.gcp.timeout * max(self.gcp.max_attempts, 1),
         )
-        request = compute_v1.AggregatedListInstancesRequest(
-            project=self.project, max_results=PAGE_SIZE
-        )
-        instances: list[Any] = []
+        request = request_class(project=self.project, max_results=PAGE_SIZE)
+        found: list[Any] = []
         unreachable: dict[str, str] = {}  # zone → message; repeated on every page
         # An api_endpoint with a scheme keeps it (`http://` for a local fake); the REST transport
         # applies its url_scheme ("https") only to a bare host.
-        with compute_v1.InstancesClient(
+        with client_class(
             transport="rest",
             client_options=ClientOptions(api_endpoint=gce.url) if gce.url else None,
             credentials=self.apis.credentials_for(gce),
@@ -210,12 +235,46 @@ class _ProjectScan:
             pager = client.aggregated_list(request=request, retry=retry, timeout=self.gcp.timeout)
             # A zone recurs on several pages: accumulate; `dict(pager)` keeps only its last page.
             for scope, scoped in pager:
-                instances.extend(scoped.instances)
+                found.extend(getattr(scoped, items))
                 code = scoped.warning.code if "warning" in scoped else ""
                 if code == "UNREACHABLE":
                     unreachable[scope.rsplit("/", 1)[-1]] = _one_line(scoped.warning.message)
         gaps = [self._gap("UNREACHABLE", text, zone=zone) for zone, text in unreachable.items()]
-        return instances, gaps
+        return found, gaps
+
+    def _reservations(self) -> list[Resource | CoverageGap]:
+        """Reservations with GPUs, then future ones not yet begun; a failed list is a gap."""
+        import requests
+        from google.api_core import exceptions
+
+        compute_v1 = self.apis.compute_v1
+        lists = (
+            (compute_v1.ReservationsClient, compute_v1.AggregatedListReservationsRequest,
+             "reservations"),
+            (compute_v1.FutureReservationsClient,
+             compute_v1.AggregatedListFutureReservationsRequest, "future_reservations"),
+        )  # fmt: skip
+        out: list[Resource | CoverageGap] = []
+        for client_class, request_class, items in lists:
+            try:
+                found, gaps = self._aggregated(client_class, request_class, items)
+            except (exceptions.GoogleAPICallError, exceptions.RetryError) as exc:
+                message = f"{items.replace('_', ' ')}: {_api_error_message(exc)}"
+                out.append(self._gap(_api_error_name(exc), message))
+                continue
+            except requests.exceptions.RequestException as exc:
+                message = f"{items.replace('_', ' ')}: {_one_line(str(exc))}"
+                out.append(self._gap(type(exc).__name__, message))
+                continue
+            for raw in found:
+                if items == "reservations":
+                    resource = reservation_resource(self.project, raw)
+                else:
+                    resource = future_resource(self.project, raw, self.now)
+                if resource is not None:
+                    out.append(resource)
+            out.extend(gaps)
+        return out
 
     def _session(self, api: Endpoint) -> Any:
         """An AuthorizedSession for Monitoring or Storage, retrying transient errors a few times."""
@@ -259,6 +318,10 @@ class _ProjectScan:
         region = zone.rsplit("-", 1)[0] if zone else None
         machine_type = last_segment(instance.machine_type) or None
         labels = {str(k): str(v) for k, v in instance.labels.items()}
+        reserved = reserved_by(self.project, zone, instance)
+        capacity = capacity_of(instance)
+        if reserved and capacity is Capacity.ON_DEMAND:  # it names the reservation it runs on
+            capacity = Capacity.RESERVED
         return Resource(
             kind=Kind.INSTANCE,
             provider="gcp",
@@ -270,13 +333,14 @@ class _ProjectScan:
             zone=zone or None,
             instance_type=machine_type,
             state=STATES.get(instance.status),
-            capacity=capacity_of(instance),
+            capacity=capacity,
             gpu=gpu_of(instance, machine_type),
             tags=labels,
             workload=workload_of(labels.get(self.gcp.workload_label)),
             launched_at=launched_at(instance),
             utilization=utilization.get(str(instance.id), Utilization()),
             data=self._data(labels.get(self.gcp.data_bucket_label), session, notes),
+            reservation=Reservation(id=reserved, match=None if reserved else affinity_of(instance)),
             source=SourceRef(note="; ".join(notes)) if notes else SourceRef(),
         )
 
@@ -296,6 +360,17 @@ class _ProjectScan:
         uris = tuple(uri for uri, _ in refs)
         # One unreadable bucket leaves regions missing: a partial list would misjudge co-location.
         return DataRef(uris=uris, regions=None if failed else tuple(dict.fromkeys(regions)))
+
+
+def _add(found: list[Resource | CoverageGap], item: Resource | CoverageGap) -> None:
+    """A reservations gap the instances' list already has (the same error for the project: an
+    endpoint down, a project gone) joins it, so one failure is one gap."""
+    if isinstance(item, CoverageGap):
+        for index, gap in enumerate(found):
+            if isinstance(gap, CoverageGap) and (gap.scope, gap.error) == (item.scope, item.error):
+                found[index] = replace(gap, message=f"{gap.message}; {item.message}")
+                return
+    found.append(item)
 
 
 def _api_error_name(exc: Exception) -> str:

@@ -38,8 +38,8 @@ def bounded(mapping: dict[str, Any]) -> dict[str, Any]:
 # Every field's value in field order (the mapping's key order), in one call.
 _SPECS = tuple(FIELDS.values())
 _VALUES = attrgetter(*(spec.name for spec in _SPECS))
-# top-level times are written as their ISO text (as `to_mapping` does)
-_TIMES = tuple(i for i, s in enumerate(_SPECS) if s.group is None and s.type == "datetime")
+# times are written as their ISO text (as `to_mapping` does), in a section too
+_TIMES = tuple(i for i, s in enumerate(_SPECS) if s.type == "datetime")
 _INDEX_BOUNDS = tuple(
     (i, spec.minimum, spec.maximum)
     for i, spec in enumerate(_SPECS)
