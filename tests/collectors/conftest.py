@@ -141,6 +141,7 @@ class FaultyProxy:
         self.services: set[str] = set()  # only these signing names fail (empty: every service)
         self.operations: set[str] = set()  # only these JSON targets fail (empty: every operation)
         self.refused = 0
+        self.limit: int | None = None  # refuse only this many matching requests, then relay
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -175,6 +176,7 @@ class FaultyProxy:
                         not proxy.operations
                         or self.headers.get("X-Amz-Target", "").split(".")[-1] in proxy.operations
                     )
+                    and (proxy.limit is None or proxy.refused < proxy.limit)
                 ):
                     proxy.refused += 1
                     status, code = proxy.failing[scope.group(1)]

@@ -286,8 +286,9 @@ class Billing:
 class Run:
     """What a managed training job or tuning sweep cost in a period, as it ran (`scan --since`)."""
 
-    since: datetime | None = canonical(
-        "start of the period read (`scan --since`, default 90 days back)", sources="API"
+    since: str | None = canonical(
+        "start of the period read, ISO 8601 (`scan --since`, default 90 days back)",
+        sources="API",
     )
     billable_hours: float | None = canonical(
         "instance-hours billed in the period (SageMaker `BillableTimeInSeconds` × instances; "

@@ -237,7 +237,7 @@ def sweep_resource(sweep: Sweep) -> Resource:
         workload=Workload.TRAINING,
         checkpoint=Checkpoint(uri=checkpoints.pop() if len(checkpoints) == 1 else None),
         run=Run(
-            since=sweep.since,
+            since=sweep.since.isoformat().replace("+00:00", "Z"),
             billable_hours=_hours(sweep.billable_seconds),
             training_hours=_hours(sweep.training_seconds),
             cost_usd=_money(sweep.cost_usd),
