@@ -3,8 +3,8 @@ server on loopback through boto3's HTTP stack.
 
 moto creates training jobs as Completed with no billable time, no secondary status transitions
 and no tuning job; the tests set those through moto's in-process backend (the server runs in
-this process). moto has no `ListTrainingJobsForHyperParameterTuningJob`: the fixture below adds
-it to the server, answering from the backend's training jobs in the API's shape, paged by
+this process). moto has no `ListTrainingJobsForHyperParameterTuningJob`: `aws_fleet` (conftest)
+adds it to the server, answering from the backend's training jobs in the API's shape, paged by
 NextToken. The collector and boto3 are the real ones; every expected dollar is worked out here
 from the rate card and the seconds.
 """
@@ -40,56 +40,8 @@ def _backend() -> Any:
     return sagemaker_backends[ACCOUNT][REGION]
 
 
-def _epoch(value: datetime | None) -> float | None:
-    return None if value is None else value.replace(tzinfo=UTC).timestamp()
-
-
-def _trials_of_tuning_job(self: Any) -> str:
-    """ListTrainingJobsForHyperParameterTuningJob from moto's backend, in the API's shape."""
-    params = json.loads(self.body)
-    backend = self.sagemaker_backend
-    tuning = backend.hyper_parameter_tuning_jobs[params["HyperParameterTuningJobName"]]
-    jobs = sorted(
-        (
-            j
-            for j in backend.training_jobs.values()
-            if getattr(j, "tuning_job_arn", "") == tuning.arn
-        ),
-        key=lambda j: j.training_job_name,
-    )
-    start = int(params.get("NextToken") or 0)
-    size = int(params.get("MaxResults") or 10)
-    page = jobs[start : start + size]
-    body: dict[str, Any] = {
-        "TrainingJobSummaries": [
-            {
-                "TrainingJobName": j.training_job_name,
-                "TrainingJobArn": j.arn,
-                "TuningJobName": tuning.hyper_parameter_tuning_job_name,
-                "CreationTime": _epoch(j.creation_time),
-                "TrainingStartTime": _epoch(j.training_start_time),
-                "TrainingEndTime": _epoch(j.training_end_time),
-                "TrainingJobStatus": j.training_job_status,
-                "TunedHyperParameters": {"lr": "0.01"},
-            }
-            for j in page
-        ]
-    }
-    if start + size < len(jobs):
-        body["NextToken"] = str(start + size)
-    return json.dumps(body)
-
-
 @pytest.fixture
-def sagemaker(aws_fleet: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
-    from moto.sagemaker.responses import SageMakerResponse
-
-    monkeypatch.setattr(
-        SageMakerResponse,
-        "list_training_jobs_for_hyper_parameter_tuning_job",
-        _trials_of_tuning_job,
-        raising=False,
-    )
+def sagemaker(aws_fleet: Any) -> Any:
     return aws_fleet.client("sagemaker", REGION)
 
 

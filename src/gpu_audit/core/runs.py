@@ -59,6 +59,9 @@ class TrialRun:
     ended: datetime | None = None
     failure: str | None = None
     price_source: str | None = None
+    # Spot priced at a spot rate (Vertex AI): the rate's discount on on-demand, which SageMaker
+    # shows instead as billable seconds below the training seconds.
+    spot_discount: float | None = None
 
     @property
     def cost_usd(self) -> float | None:
@@ -80,11 +83,19 @@ class TrialRun:
         return min(1.0, self.billable_seconds / self.training_seconds)
 
     @property
-    def spot_savings(self) -> float | None:
-        """1 − billable ÷ training: the share managed spot did not bill."""
-        if self.billable_seconds is None or not self.training_seconds:
+    def on_demand_seconds(self) -> float | None:
+        """The billable seconds as on-demand seconds at the same price."""
+        if self.billable_seconds is None:
             return None
-        return max(0.0, 1.0 - self.billable_seconds / self.training_seconds)
+        return self.billable_seconds * (1.0 - (self.spot_discount or 0.0))
+
+    @property
+    def spot_savings(self) -> float | None:
+        """1 − billable ÷ training: the share spot did not bill (a spot rate's discount)."""
+        billed = self.on_demand_seconds
+        if billed is None or not self.training_seconds:
+            return None
+        return max(0.0, 1.0 - billed / self.training_seconds)
 
     @property
     def gpu_hours(self) -> float | None:
@@ -191,10 +202,10 @@ class Sweep:
 
     @property
     def spot_savings(self) -> float | None:
-        billable, training = self.billable_seconds, self.training_seconds
-        if billable is None or not training:
+        billed, training = _sum(t.on_demand_seconds for t in self.trials), self.training_seconds
+        if billed is None or not training:
             return None
-        return max(0.0, 1.0 - billable / training)
+        return max(0.0, 1.0 - billed / training)
 
 
 def _hours(seconds: float | None) -> float | None:

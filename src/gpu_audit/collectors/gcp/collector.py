@@ -42,6 +42,7 @@ from gpu_audit.collectors.gcp.vertex import VertexScan
 from gpu_audit.collectors.interface import Collector, Progress, ProgressCallback
 from gpu_audit.core.resource import DataRef, Kind, Resource, SourceRef, Utilization
 from gpu_audit.core.results import CoverageGap, Scope
+from gpu_audit.core.runs import Sweep
 
 
 class GcpCollector(Collector[GcpSettings]):
@@ -66,7 +67,7 @@ class GcpCollector(Collector[GcpSettings]):
             regions=tuple(sorted(self._regions)),
         )
 
-    def collect(self) -> Iterator[Resource | CoverageGap]:
+    def collect(self) -> Iterator[Resource | CoverageGap | Sweep]:
         self.tick(Progress(0, len(set(self.settings.projects)), 0, "reading credentials"))
         apis = Apis.connect(self.settings)
         listed = tuple(dict.fromkeys(self.settings.projects))
@@ -133,10 +134,10 @@ class _ProjectScan:
         self.project = project
         self.now = now
 
-    def run(self) -> list[Resource | CoverageGap]:
+    def run(self) -> list[Resource | CoverageGap | Sweep]:
         from google.auth.exceptions import GoogleAuthError
 
-        found: list[Resource | CoverageGap] = []
+        found: list[Resource | CoverageGap | Sweep] = []
         try:
             if "gce" in self.gcp.services:
                 found += self._read()
