@@ -237,3 +237,29 @@ def test_a_busy_location_is_retried_and_the_sweep_is_whole(fake: FakeGcp, endpoi
     assert (sweep.completed, sweep.stopped, sweep.failed) == (12, 5, 3)
     assert sweep.cost_usd is not None
     assert cents(Decimal(sweep.cost_usd)) == cents(sum(trial_cost(i) for i in range(20)))
+
+
+def test_the_sweeps_section_in_markdown_text_and_table_escapes_every_name(
+    fake: FakeGcp, endpoint: str
+) -> None:
+    hostile = "bert | `x` <script>\x1b[31m\u202e"
+    fake.vertex[PROJECT][LOCATION]["customJobs"][1]["displayName"] = hostile
+    args = ["scan", "--provider", "gcp", "--project", PROJECT, "--service", "vertex"]
+    args += ["--since", SINCE]
+    markdown = CliRunner().invoke(main, [*args, "--format", "markdown"]).stdout
+    section = markdown.split(f"## Sweeps and finished runs since {SINCE}", 1)[1]
+    total = sum(trial_cost(i) for i in range(20))
+    sweep_row = next(line for line in section.splitlines() if line.startswith("| lr-sweep"))
+    assert f"${cents(total):,.2f}" in sweep_row and f"${cents(total / 12):,.2f}" in sweep_row
+    assert "20: 12 completed, 5 stopped early, 3 failed" in sweep_row
+    assert "(ceiling n/a)" in sweep_row and "not stated" in sweep_row
+    job_row = next(line for line in section.splitlines() if line.startswith("| bert"))
+    # the pipe, backtick and tag escaped, the control folded to a space, the bidi mark shown
+    assert job_row.startswith(r"| bert \| \`x\` &lt;script&gt; \[31m\\u202e |")
+    assert "\x1b" not in markdown and "\u202e" not in markdown
+    for fmt in ("text", "table"):
+        out = CliRunner().invoke(main, [*args, "--format", fmt]).stdout
+        line = next(x for x in out.splitlines() if x.startswith("Finished runs since"))
+        assert f"1 sweeps and 1 training jobs cost ${cents(total + 5 * A2_SPOT):,.2f}" in line
+        assert f"${cents(total / 12):,.2f} per successful trial" in line
+        assert "\x1b" not in out
