@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -287,6 +288,9 @@ def test_thousands_of_trials_are_paged_and_only_the_period_is_described(sagemake
         "DescribeTrainingJob": 210,  # the trials in the period only
         "ListTrainingJobs": 3,  # 210 modified in the period, 100 a page; all trials
     }
+    # Each is in the IAM policy docs/permissions.md gives (the read-only grant).
+    policy = (Path(__file__).parents[2] / "docs" / "permissions.md").read_text()
+    assert all(f'"sagemaker:{operation}"' in policy for operation in counts)
 
 
 def test_a_throttled_describe_is_retried_and_the_sweep_is_whole(
