@@ -263,3 +263,16 @@ def test_the_sweeps_section_in_markdown_text_and_table_escapes_every_name(
         assert f"1 sweeps and 1 training jobs cost ${cents(total + 5 * A2_SPOT):,.2f}" in line
         assert f"${cents(total / 12):,.2f} per successful trial" in line
         assert "\x1b" not in out
+
+
+def test_a_trial_that_failed_before_it_started_counts_as_failed_at_no_cost(
+    fake: FakeGcp, endpoint: str
+) -> None:
+    sweep_job = fake.vertex[PROJECT][LOCATION]["hyperparameterTuningJobs"][0]
+    ended = _at(NOW - timedelta(days=2))
+    sweep_job["trials"].append({"id": "21", "state": "INFEASIBLE", "endTime": ended})
+    report = _scan()
+    (sweep,) = [s for s in report["sweeps"] if s["name"] == "lr-sweep"]
+    assert sweep["trials_by_outcome"]["failed"] == 4
+    assert sweep["cost_usd"] == cents(sum(trial_cost(i) for i in range(20)))
+    assert sweep["trials"][-1]["cost_usd"] == 0.0

@@ -77,7 +77,7 @@ def run_of(
     discount = None
     if spot and quote and quote.spot is not None and quote.on_demand:
         discount = max(0.0, 1 - quote.spot / quote.on_demand)
-    seconds = None
+    seconds = 0.0  # never started: nothing billed
     if started is not None:
         seconds = max(0.0, ((ended or now) - started).total_seconds()) * replicas
     return TrialRun(
@@ -100,7 +100,11 @@ def run_of(
 
 
 def _in_period(started: datetime | None, ended: datetime | None, since: datetime) -> bool:
-    return started is not None and (ended is None or ended >= since)
+    """Ended in the period, or running (started, not ended); a trial that failed before it
+    started counts as failed, at no cost."""
+    if ended is not None:
+        return ended >= since
+    return started is not None
 
 
 def finished_runs(
