@@ -147,8 +147,11 @@ class Sweep:
         return self._count(Outcome.RUNNING)
 
     @property
-    def retried(self) -> int:
-        """Trials that were interrupted or restarted at least once."""
+    def retried(self) -> int | None:
+        """Trials that were interrupted or restarted at least once; None where the API states
+        neither (Vertex AI)."""
+        if all(t.interruptions is None and t.restarts is None for t in self.trials):
+            return None
         return sum(1 for t in self.trials if (t.interruptions or 0) + (t.restarts or 0) > 0)
 
     @property
@@ -267,10 +270,14 @@ def sweep_resource(sweep: Sweep) -> Resource:
     )
 
 
+def count(value: int | None) -> str:
+    return "an unstated number of" if value is None else str(value)
+
+
 def _note(sweep: Sweep) -> str | None:
     if sweep.kind != "tuning":
         return None
     return (
         f"{len(sweep.trials)} trials in the period: {sweep.completed} completed, "
-        f"{sweep.stopped} stopped early, {sweep.failed} failed, {sweep.retried} retried"
+        f"{sweep.stopped} stopped early, {sweep.failed} failed, {count(sweep.retried)} retried"
     )

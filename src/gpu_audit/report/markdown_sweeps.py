@@ -7,7 +7,14 @@ from gpu_audit.core.results import ScanResult
 from gpu_audit.core.runs import Sweep
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.markdown_text import inline, table
+from gpu_audit.report.summary import plural
 from gpu_audit.report.sweeps import count, money, percent, sweep_data
+
+
+def _usd(value: float | None) -> str:
+    """Dollars to the cent, the sign escaped: GitHub reads a pair of `$` on a line as math."""
+    return money(value).replace("$", "\\$")
+
 
 ROWS = 50  # rows per table; the JSON report lists every sweep and trial
 
@@ -23,21 +30,25 @@ def _ceiling(data: dict[str, object]) -> str:
     return f"{shown} of {ceiling:,.1f}" if isinstance(ceiling, float) else f"{shown} (ceiling n/a)"
 
 
+def _retried(value: int | None) -> str:
+    return "retried: not stated" if value is None else f"{value} retried"
+
+
 def _tuning_row(sweep: Sweep) -> list[str]:
     data = sweep_data(sweep)
     outcomes = data["trials_by_outcome"]
     assert isinstance(outcomes, dict)
     trials = (
         f"{len(sweep.trials)}: {outcomes['completed']} completed, {outcomes['stopped']} stopped "
-        f"early, {outcomes['failed']} failed, {outcomes['retried']} retried"
+        f"early, {outcomes['failed']} failed, {_retried(outcomes['retried'])}"
     )
-    failed = f"{money(data['failed_usd'])} ({percent(data['failed_share_pct'])})"
+    failed = f"{_usd(data['failed_usd'])} ({percent(data['failed_share_pct'])})"
     return [
         inline(sweep.name, 80),
         inline(_where(sweep), 80),
         trials,
-        money(data["cost_usd"]),
-        money(data["cost_per_success_usd"]),
+        _usd(data["cost_usd"]),
+        _usd(data["cost_per_success_usd"]),
         failed,
         _ceiling(data),
         percent(data["spot_savings_pct"]),
@@ -53,7 +64,7 @@ def _job_row(sweep: Sweep) -> list[str]:
         inline(_where(sweep), 80),
         inline(sweep.state, 40),
         "—" if hours is None else f"{hours:,.2f}",
-        money(data["cost_usd"]),
+        _usd(data["cost_usd"]),
         percent(data["spot_savings_pct"]),
         count(sweep.interruptions),
     ]
@@ -102,7 +113,8 @@ def sweeps_line(result: ScanResult) -> str | None:
     per = money(sum(s.cost_usd or 0 for s in tuning) / completed) if completed else "—"
     since = min(s.since for s in sweeps).date().isoformat()
     return terminal_safe(
-        f"Finished runs since {since}: {len(tuning)} sweeps and {len(sweeps) - len(tuning)} "
-        f"training jobs cost {money(total)}; {per} per successful trial; {money(failed)} on "
-        "failed trials (every sweep: --format markdown or json)"
+        f"Finished runs since {since}: {plural(len(tuning), 'sweep')} and "
+        f"{plural(len(sweeps) - len(tuning), 'training job')} cost {money(total)}; "
+        f"{per} per successful trial; {money(failed)} on failed trials "
+        "(every sweep: --format markdown or json)"
     )
