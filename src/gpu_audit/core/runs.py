@@ -270,14 +270,11 @@ def sweep_resource(sweep: Sweep) -> Resource:
     )
 
 
-def count(value: int | None) -> str:
-    return "an unstated number of" if value is None else str(value)
-
-
 def _note(sweep: Sweep) -> str | None:
     if sweep.kind != "tuning":
         return None
+    retried = "" if sweep.retried is None else f", {sweep.retried} retried"
     return (
         f"{len(sweep.trials)} trials in the period: {sweep.completed} completed, "
-        f"{sweep.stopped} stopped early, {sweep.failed} failed, {count(sweep.retried)} retried"
+        f"{sweep.stopped} stopped early, {sweep.failed} failed{retried}"
     )
