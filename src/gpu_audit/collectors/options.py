@@ -50,9 +50,11 @@ SINCE_DAYS = 90
 
 
 def period_start(text: str | None, now: datetime) -> datetime:
-    """The start of the period `--since` names (a date or an ISO time), else 90 days before now."""
+    """The start of the period `--since` names (a date or an ISO time), else the start of the day
+    90 days before now (UTC): one period all day, so each day's requests are the same."""
     if not text:
-        return now - timedelta(days=SINCE_DAYS)
+        start = (now - timedelta(days=SINCE_DAYS)).astimezone(UTC)
+        return start.replace(hour=0, minute=0, second=0, microsecond=0)
     parsed = datetime.fromisoformat(str(text).strip().replace("Z", "+00:00"))
     return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
