@@ -22,7 +22,7 @@ from typing import Any
 
 from gpu_audit.catalog import instance_spec, price, rate_cards
 from gpu_audit.collectors.aws.sagemaker import PAGE
-from gpu_audit.collectors.aws.sagemaker_map import SERVICE, _first_gpu_group
+from gpu_audit.collectors.aws.sagemaker_map import SERVICE, first_gpu_group
 from gpu_audit.core.resource import Capacity
 from gpu_audit.core.runs import Outcome, Sweep, TrialRun
 
@@ -76,7 +76,7 @@ def _transitions(job: Mapping[str, Any], instances: int) -> tuple[int, int, floa
 
 def trial_run(job: Mapping[str, Any], region: str) -> TrialRun | None:
     """A DescribeTrainingJob answer as a run; None for a job on no GPU instance type."""
-    instance_type, instances = _first_gpu_group(job.get("ResourceConfig") or {})
+    instance_type, instances = first_gpu_group(job.get("ResourceConfig") or {})
     spec = instance_spec(instance_type)
     if spec is None or instances < 1:
         return None

@@ -23,7 +23,7 @@ from typing import Any
 
 from gpu_audit.catalog import price, rate_cards
 from gpu_audit.collectors.gcp.rest import rfc3339
-from gpu_audit.collectors.gcp.vertex_map import SERVICE, _time, pool_gpu
+from gpu_audit.collectors.gcp.vertex_map import SERVICE, api_time, pool_gpu
 from gpu_audit.core.resource import Capacity
 from gpu_audit.core.runs import Outcome, Sweep, TrialRun
 
@@ -120,7 +120,7 @@ def finished_runs(
         for trial in job.get("trials") or ():
             if trial.get("customJob"):
                 trial_jobs.add(str(trial["customJob"]))
-            started, ended = _time(trial.get("startTime")), _time(trial.get("endTime"))
+            started, ended = api_time(trial.get("startTime")), api_time(trial.get("endTime"))
             if not _in_period(started, ended, since):
                 continue
             found = run_of(
@@ -140,7 +140,7 @@ def finished_runs(
             sweeps.append(_sweep(job, project, location, since, "tuning", tuple(trials)))
     for job in lister("customJobs", "customJobs", after):
         outcome = _JOBS.get(str(job.get("state")))
-        started, ended = _time(job.get("startTime")), _time(job.get("endTime"))
+        started, ended = api_time(job.get("startTime")), api_time(job.get("endTime"))
         if outcome is None or str(job["name"]) in trial_jobs:
             continue  # still running (the live scan's), or a trial read with its sweep
         if not _in_period(started, ended, since):
