@@ -319,3 +319,29 @@ def test_a_bad_since_is_one_line_and_exit_2(aws_fleet: Any) -> None:
         "gpu-audit: error: --since 'last tuesday': expected a date (2026-09-01) or an ISO time\n"
     )
     assert "Traceback" not in result.output
+
+
+def test_merge_keeps_a_shards_sweeps_to_the_cent_and_refuses_a_bad_value(
+    sagemaker: Any, tmp_path: Path
+) -> None:
+    build_sweep(sagemaker)
+    shard = tmp_path / "shard-1.json"
+    command = ["scan", "--provider", "aws", "--region", REGION, "--service", "sagemaker"]
+    scanned = CliRunner().invoke(main, [*command, "--since", SINCE, "--shard", "1/1",
+                                        "-o", str(shard)])  # fmt: skip
+    assert scanned.exit_code in (0, 1), scanned.output
+    merged = CliRunner().invoke(main, ["merge", str(shard), "--format", "json"])
+    assert merged.exit_code in (0, 1), merged.output
+    (sweep,) = json.loads(merged.stdout)["sweeps"]
+    assert sweep == json.loads(shard.read_text())["sweeps"][0]
+    assert sweep["cost_per_success_usd"] == cents(sum(trial_cost(i) for i in range(20)) / 12)
+    document = json.loads(shard.read_text())
+    document["sweeps"][0]["trials"][3]["instances"] = "two"
+    bad = tmp_path / "shard-bad.json"
+    bad.write_text(json.dumps(document))
+    refused = CliRunner().invoke(main, ["merge", str(bad), "--format", "json"])
+    assert refused.exit_code == 2
+    assert refused.output == (
+        f"gpu-audit: error: merge: {bad}: sweeps[0].trials[3].instances: "
+        "expected a whole number of at least 0\n"
+    )

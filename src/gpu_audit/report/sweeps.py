@@ -47,6 +47,12 @@ def trial_data(trial: TrialRun) -> dict[str, Any]:
         "checkpoint": trial.checkpoint,
         "failure": trial.failure,
         "price_source": trial.price_source,
+        # exact, for `merge` to add shards' sweeps up to the cent as the scan did
+        "billable_seconds": trial.billable_seconds,
+        "training_seconds": trial.training_seconds,
+        "lost_seconds": trial.lost_seconds,
+        "gpus_per_instance": trial.gpus_per_instance,
+        "spot_discount": trial.spot_discount,
     }
 
 
