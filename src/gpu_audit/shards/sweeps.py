@@ -61,9 +61,9 @@ class _Reader:
             return None
         try:
             moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
+            return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+        except (ValueError, OverflowError):  # not a time, or one past year 9999 in UTC
             raise self.error(key, "expected an ISO 8601 time") from None
-        return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
 
     def choice(self, key: str, kind: Any) -> Any:
         value = self.text(key)
