@@ -117,8 +117,8 @@ def test_the_join_the_dollars_and_the_idle_window(tmp_path: Path) -> None:
     markdown = scan(tmp_path, last, "--format", "markdown").stdout
     section = markdown[markdown.index("## Reservations") :]
     # 3 unused × the 120 hours left × the rate; the reservation's name is escaped.
-    amount = round(3 * 120 * P4D.on_demand)
-    assert f"\\${amount:,} (3 × 120 h)" in section and "| 0 / 3 |" in section
+    amount = round(3 * 120 * P4D.on_demand, 2)  # to the cent, as every amount is written
+    assert f"\\${amount:,.2f} (3 × 120 h)" in section and "| 0 / 3 |" in section
     assert "pool \\| \\*bold\\* &lt;b&gt;" in section
     assert "reservation-idle" in markdown
 

@@ -229,3 +229,17 @@ def test_every_settings_mistake_comes_in_one_run_in_line_order(tmp_path: Path) -
     result = runner.invoke(main, ["check", "--config", str(path), str(FIXTURES / "jobs")])
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr.count("gpu-audit: error: ") == 10
+
+
+def test_since_is_a_date_yaml_reads_unquoted_or_one_located_line(tmp_path: Path) -> None:
+    config = tmp_path / ".gpu-audit.yaml"
+    config.write_text("aws:\n  since: 2026-09-01\ngcp:\n  since: '2026-09-01T06:00:00Z'\n")
+    settings = load_settings(str(config))
+    assert settings.section("aws").since == "2026-09-01"  # YAML's date, read back as text
+    assert settings.section("gcp").since == "2026-09-01T06:00:00Z"
+    config.write_text("gcp:\n  projects: [p]\n  since: last week\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(str(config))
+    assert str(caught.value) == (
+        f"{config}:3: config: gcp.since: 'last week': expected a date (2026-09-01) or an ISO time"
+    )

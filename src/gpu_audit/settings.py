@@ -6,6 +6,7 @@ import math
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import field, fields, replace
+from datetime import date
 from typing import Any
 
 from gpu_audit.core.frozen import record
@@ -355,6 +356,8 @@ def _coerce(path: str, line: int, key: str, value: Any, kind: type) -> Any:
         return value
     if kind in (str, type(None)) and isinstance(value, str):
         return value
+    if kind in (str, type(None)) and isinstance(value, date):  # YAML reads `2026-09-01` as a date
+        return value.isoformat()
     raise ConfigError(
         f"{path}:{line}: config: {key}: expected {kind.__name__}, got {_shown(value)}"
     )

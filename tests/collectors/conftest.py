@@ -117,9 +117,59 @@ def _isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, endpoint: str) -> 
     monkeypatch.setenv("AWS_SESSION_TOKEN", SESSION_TOKEN)
 
 
+def _epoch(value: datetime | None) -> float | None:
+    return None if value is None else value.replace(tzinfo=UTC).timestamp()
+
+
+def _trials_of_tuning_job(self: Any) -> str:
+    """SageMaker `ListTrainingJobsForHyperParameterTuningJob`, which moto lacks: the backend's
+    training jobs whose `tuning_job_arn` names the tuning job (set by a test), in the API's
+    shape, MaxResults a page with NextToken."""
+    params = json.loads(self.body)
+    backend = self.sagemaker_backend
+    tuning = backend.hyper_parameter_tuning_jobs[params["HyperParameterTuningJobName"]]
+    jobs = sorted(
+        (
+            j
+            for j in backend.training_jobs.values()
+            if getattr(j, "tuning_job_arn", "") == tuning.arn
+        ),
+        key=lambda j: j.training_job_name,
+    )
+    start = int(params.get("NextToken") or 0)
+    size = int(params.get("MaxResults") or 10)
+    body: dict[str, Any] = {
+        "TrainingJobSummaries": [
+            {
+                "TrainingJobName": j.training_job_name,
+                "TrainingJobArn": j.arn,
+                "TuningJobName": tuning.hyper_parameter_tuning_job_name,
+                "CreationTime": _epoch(j.creation_time),
+                "TrainingStartTime": _epoch(j.training_start_time),
+                "TrainingEndTime": _epoch(j.training_end_time),
+                "TrainingJobStatus": j.training_job_status,
+                "TunedHyperParameters": {},
+            }
+            for j in jobs[start : start + size]
+        ]
+    }
+    if start + size < len(jobs):
+        body["NextToken"] = str(start + size)
+    return json.dumps(body)
+
+
 @pytest.fixture
 def aws_fleet(moto_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Fleet:
-    """An empty moto account reached through AWS_ENDPOINT_URL with fake static credentials."""
+    """An empty moto account reached through AWS_ENDPOINT_URL with fake static credentials;
+    the server answers `ListTrainingJobsForHyperParameterTuningJob` too (moto lacks it)."""
+    from moto.sagemaker.responses import SageMakerResponse
+
+    monkeypatch.setattr(
+        SageMakerResponse,
+        "list_training_jobs_for_hyper_parameter_tuning_job",
+        _trials_of_tuning_job,
+        raising=False,
+    )
     request = urllib.request.Request(f"{moto_url}/moto-api/reset", method="POST")
     # Generous: resetting moto takes seconds when several test suites share two cores.
     with urllib.request.urlopen(request, timeout=120) as answer:
@@ -141,6 +191,7 @@ class FaultyProxy:
         self.services: set[str] = set()  # only these signing names fail (empty: every service)
         self.operations: set[str] = set()  # only these JSON targets fail (empty: every operation)
         self.refused = 0
+        self.limit: int | None = None  # refuse only this many matching requests, then relay
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -175,6 +226,7 @@ class FaultyProxy:
                         not proxy.operations
                         or self.headers.get("X-Amz-Target", "").split(".")[-1] in proxy.operations
                     )
+                    and (proxy.limit is None or proxy.refused < proxy.limit)
                 ):
                     proxy.refused += 1
                     status, code = proxy.failing[scope.group(1)]

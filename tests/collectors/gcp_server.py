@@ -10,7 +10,8 @@ It answers the three read calls the collector makes, in the documented JSON shap
   `projects_page_size` projects a page with `nextPageToken`.
 - Vertex AI (`GPU_AUDIT_VERTEX_ENDPOINT`): `GET /v1/projects/{p}/locations` and
   `GET /v1/projects/{p}/locations/{l}/{customJobs|hyperparameterTuningJobs|endpoints|
-  persistentResources}`, `vertex_page_size` items a page, honouring `filter=state="..."`;
+  persistentResources}`, `vertex_page_size` items a page, honouring `filter=state="..."` and
+  `filter=update_time>"..."` (items without `updateTime` never match);
   faults per (project, location): `vertex_forbidden`, `vertex_unavailable` (503s before success).
 
 Faults are injected per project (`forbidden`, `missing`, `unavailable` = how many 503s come
@@ -317,7 +318,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         items = fake.vertex.get(project, {}).get(location, {}).get(collection, [])
         wanted = query.get("filter", [""])[0]
-        if wanted:
+        if wanted.startswith("update_time>"):  # the API's RFC 3339 times compare as text
+            after = wanted.split(">", 1)[1].strip('"')
+            items = [i for i in items if i.get("updateTime", "") > after]
+        elif wanted:
             state = wanted.split("=", 1)[1].strip('"')
             items = [i for i in items if i.get("state") == state]
         size = min(int(query.get("pageSize", ["100"])[0]), fake.vertex_page_size)

@@ -53,10 +53,10 @@ def test_a_failing_region_is_a_gap_and_the_rest_completes(
     ]
     assert set(resources) == {ids["us-east-1"], ids["us-west-2"]}
     assert resources[ids["us-east-1"]].utilization.gpu_p95 == 2
-    # Throttling and 5xx are retried (adaptive mode) up to max_attempts; 403 is not. EC2 and
-    # SageMaker's lists (asked at once, so each is refused) all fail: one gap, naming both.
-    # EC2's instances and capacity reservations, and each SageMaker list.
-    assert faulty_proxy.refused == (1 if status == 403 else 2) * (2 + len(LISTS))
+    # Throttling and 5xx are retried (adaptive mode) up to max_attempts; 403 is not. EC2's
+    # instances and capacity reservations, SageMaker's lists and its finished runs (`--since`),
+    # asked at once so each is refused, all fail: one gap, naming both services.
+    assert faulty_proxy.refused == (1 if status == 403 else 2) * (2 + len(LISTS) + 1)
     assert "; sagemaker: " in gaps[0].message
     # The proxy echoed the access key id in its error message: the gap must not carry it.
     assert ACCESS_KEY not in gaps[0].message and "[redacted]" in gaps[0].message

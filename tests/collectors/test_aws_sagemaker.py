@@ -324,8 +324,11 @@ def test_read_only_calls_and_their_count(aws_fleet: Any) -> None:
     assert counts == {
         "GetCallerIdentity": 1,
         "Search": 2,  # training jobs, endpoints: one page each
-        "ListHyperParameterTuningJobs": 1,
+        "ListHyperParameterTuningJobs": 2,  # in progress; and touched in the period (--since)
         "DescribeHyperParameterTuningJob": 1,
+        "ListTrainingJobsForHyperParameterTuningJob": 1,  # its trials: none in the period
+        "ListTrainingJobs": 1,  # jobs alone modified in the period
+        "DescribeTrainingJob": 1,  # the one of them that ended ("done")
         "ListNotebookInstances": 1,
         "DescribeEndpointConfig": 2,  # one per endpoint config
         "ListClusters": 1,
@@ -383,7 +386,9 @@ def test_one_failing_list_is_the_same_gap_and_the_other_lists_stay(
         ("account/region", ACCOUNT, REGION, "AccessDeniedException")
     ]
     assert gaps[0].message.startswith("sagemaker: ")
-    assert faulty_proxy.refused == 1  # a 403 is not retried
+    # A 403 is not retried; ListHyperParameterTuningJobs is called twice (in progress, and the
+    # period's for --since), each refused once, and both failures are the one gap.
+    assert faulty_proxy.refused == {"ListNotebookInstances": 1}.get(operation, 2)
     lost = {
         "ListNotebookInstances": f"{ARN}:notebook-instance/gpu-notebook",
         "ListHyperParameterTuningJobs": f"{ARN}:hyper-parameter-tuning-job/sweep",

@@ -234,8 +234,9 @@ def test_every_running_gpu_resource_in_every_location(fake: FakeGcp, endpoint: s
     assert (pool.gpu.model, pool.gpu.count, pool.workload) == ("H100", 16, Workload.TRAINING)
     # us-east4 answered 503 once (retried), then three jobs over two pages.
     east = [r for r in fake.requests if r.path.endswith("us-east4/customJobs")]
-    assert len(east) == 3
-    assert all(r.query["filter"] == ['state="JOB_STATE_RUNNING"'] for r in east)
+    running = [r for r in east if r.query["filter"] == ['state="JOB_STATE_RUNNING"']]
+    assert len(running) == 3
+    assert [r.query["filter"][0][:12] for r in east if r not in running] == ["update_time>"]
 
 
 def test_only_reads_and_the_call_count(fake: FakeGcp, endpoint: str) -> None:
@@ -243,8 +244,10 @@ def test_only_reads_and_the_call_count(fake: FakeGcp, endpoint: str) -> None:
     vertex = [r for r in fake.requests if r.path.startswith("/v1/")]
     assert {r.method for r in vertex} == {"GET"}
     # 1 locations.list; 4 lists in each of 3 readable locations, a second page of custom jobs
-    # in us-central1 and us-east4, the retried 503; asia-east1 stops at its first 403.
-    assert len(vertex) == 1 + 4 * 3 + 2 + 1 + 1
+    # in us-central1 and us-east4, the retried 503; asia-east1 stops at its first 403. Then
+    # the period's tuning jobs and custom jobs (`--since`) in each readable location: no job
+    # here has an `updateTime`, so one empty page each.
+    assert len(vertex) == 1 + 4 * 3 + 2 + 1 + 1 + 2 * 3
 
 
 def test_named_locations_skip_the_listing(fake: FakeGcp, endpoint: str) -> None:

@@ -151,4 +151,4 @@ def test_reservations_across_three_clouds_and_two_audits(
     )  # fmt: skip
     section = markdown.output[markdown.output.index("## Reservations") :]
     assert "| 1 / 4 |" in section and "| 8 / 8 |" in section and "| 0 / 2 |" in section
-    assert "\\$120,538 (3 × 730 h)" in section and "\\$39,708 (2 × 730 h)" in section
+    assert "\\$120,537.60 (3 × 730 h)" in section and "\\$39,707.62 (2 × 730 h)" in section

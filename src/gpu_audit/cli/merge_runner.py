@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from gpu_audit.audit import audit
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import CoverageGap, ScanResult, Scope
+from gpu_audit.core.runs import Sweep
 from gpu_audit.errors import ConfigError
 from gpu_audit.node_join import join_nodes
 from gpu_audit.settings import Settings
@@ -46,6 +48,7 @@ def run_merge(request: MergeRequest, settings: Settings) -> ScanResult:
     present: set[int] = set()
     held: set[str] | None = set()  # None once a shard does not say what it held
     first = None
+    sweeps: dict[tuple[str, str], Sweep] = {}
     for report in read_shards(request.shards):
         if first is None:
             first = report
@@ -57,6 +60,8 @@ def run_merge(request: MergeRequest, settings: Settings) -> ScanResult:
             held = None
         for resource in report.inventory.resources:  # a resource two shards saw is kept once
             resources.setdefault((resource.provider, resource.id), resource)
+        for sweep in report.sweeps:  # a sweep two shards read is kept once
+            sweeps.setdefault((sweep.provider, sweep.id), sweep)
         for gap in report.inventory.coverage_gaps:
             key = (gap.provider, gap.scope, gap.error, gap.account, gap.region)
             gaps.setdefault(key, gap)
@@ -91,6 +96,8 @@ def run_merge(request: MergeRequest, settings: Settings) -> ScanResult:
         workload_patterns=patterns,
         reservation_idle=idle,
     )
+    if sweeps:
+        result = replace(result, sweeps=tuple(sweeps[key] for key in sorted(sweeps)))
     if not request.history and not request.baseline:
         return result
     from gpu_audit.history.remember import remember

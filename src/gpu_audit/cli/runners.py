@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # `check` reads no provider: the registry is imported by `sca
     from gpu_audit.collectors.interface import Progress
     from gpu_audit.collectors.provider import Provider
     from gpu_audit.collectors.workitems import Shard
+    from gpu_audit.core.runs import Sweep
 
 T = TypeVar("T")
 
@@ -97,8 +98,15 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
         del inventory  # `resources` holds them, and lets each go once it is enriched
     scanned: list[Scope] = []
     universe: list[str] = []
+    sweeps: list[Sweep] = []
     for name in request.providers:
-        scanned.append(_read_provider(name, settings, resources, gaps, request.shard, universe))
+        scanned.append(
+            _read_provider(name, settings, resources, gaps, request.shard, universe, sweeps)
+        )
+    if sweeps:  # finished runs are judged by the runbook's `run` rules
+        from gpu_audit.core.runs import sweep_resource
+
+        resources.extend(sweep_resource(s) for s in sweeps)
     resources = join_nodes(resources)  # a cluster node the cloud also listed is one resource
     if request.now is not None:
         now = request.now
@@ -137,6 +145,8 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
         workload_patterns=patterns,
         reservation_idle=_reservation_idle(resources, request.history, now),
     )
+    if sweeps:
+        result = replace(result, sweeps=tuple(sweeps))
     if unreadable:  # an audit missing a whole inventory would read as resolved findings
         return result
     return _compared(result, request.history, request.baseline)
@@ -184,6 +194,7 @@ def _read_provider(
     gaps: list[CoverageGap],
     shard: Shard | None = None,
     universe: list[str] | None = None,
+    sweeps: list[Sweep] | None = None,
 ) -> Scope:
     """One provider's resources and gaps (URLs redacted); no credentials is one gap, not an exit.
     With a shard, only its work items are scanned, and the whole universe is added to `universe`."""
@@ -197,8 +208,10 @@ def _read_provider(
         for item in collector.collect():
             if isinstance(item, CoverageGap):
                 gaps.append(replace(item, message=redact_urls(item.message)))
-            else:
+            elif isinstance(item, Resource):
                 resources.append(item)
+            elif sweeps is not None:
+                sweeps.append(item)
     except ProviderUnavailable as exc:
         message = str(exc).removeprefix(f"{name}: ")
         gaps.append(

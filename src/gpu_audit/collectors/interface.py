@@ -10,6 +10,7 @@ from gpu_audit.collectors.workitems import Shard
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import CoverageGap, Scope
+from gpu_audit.core.runs import Sweep
 from gpu_audit.errors import CollectorError
 
 
@@ -39,7 +40,8 @@ class Collector(ABC, Generic[S]):
     """Enumerates one provider's GPU capacity, read-only.
 
     `collect` yields a `Resource` per GPU instance (translated at this edge; no provider payload
-    leaks further) and a `CoverageGap` per region/account/project it could not read. It raises
+    leaks further), a `CoverageGap` per region/account/project it could not read, and a `Sweep`
+    per finished training job or tuning sweep it read back (`--since`). It raises
     `ProviderUnavailable` when nothing can be read (no credentials): the scan records one gap for
     the provider and judges everything else. A bad setting is a `ConfigError` (exit 2).
     """
@@ -62,7 +64,7 @@ class Collector(ABC, Generic[S]):
         return ()
 
     @abstractmethod
-    def collect(self) -> Iterator[Resource | CoverageGap]: ...
+    def collect(self) -> Iterator[Resource | CoverageGap | Sweep]: ...
 
     def scope(self) -> Scope:
         """What this collector looked at (accounts/projects and regions), for report headers."""

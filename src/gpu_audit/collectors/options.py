@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from gpu_audit.collectors.provider import Option
@@ -36,3 +37,38 @@ def check_patience(provider: str, section: Any, timeouts: Sequence[str] = ("time
             raise ConfigError(f"{provider}.{key}: {value!r}: expected seconds above 0")
     if section.max_attempts < 1:
         raise ConfigError(f"{provider}.max_attempts: {section.max_attempts} is below 1")
+
+
+# Finished training jobs and tuning sweeps are read back this far (`scan --since`).
+SINCE = Option(
+    "--since",
+    "since",
+    "Read finished training jobs and tuning sweeps from this date (default: 90 days back).",
+    metavar="DATE",
+)
+SINCE_DAYS = 90
+
+
+def period_start(text: str | None, now: datetime) -> datetime:
+    """The start of the period `--since` names (a date or an ISO time), else the start of the day
+    90 days before now (UTC): one period all day, so each day's requests are the same."""
+    if not text:
+        start = (now - timedelta(days=SINCE_DAYS)).astimezone(UTC)
+        return start.replace(hour=0, minute=0, second=0, microsecond=0)
+    parsed = datetime.fromisoformat(str(text).strip().replace("Z", "+00:00"))
+    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def check_since(provider: str, section: Any) -> None:
+    """`since` is a date (`2026-09-01`) or an ISO time, not in the future's far side of sense."""
+    text = section.since
+    if text is None:
+        return
+    try:
+        start = period_start(str(text), datetime.now(UTC))
+    except ValueError:
+        raise ConfigError(
+            f"{provider}.since: {str(text)[:40]!r}: expected a date (2026-09-01) or an ISO time"
+        ) from None
+    if start.date() < date(2006, 1, 1):
+        raise ConfigError(f"{provider}.since: {str(text)[:40]!r} is before any cloud ran a job")

@@ -17,6 +17,7 @@ class Kind(StrEnum):
     POD = "pod"  # a Kubernetes pod holding GPUs on a node
     BILLED = "billed"  # GPU capacity as a billing export saw it over a period (`gpu-audit billing`)
     RESERVATION = "reservation"  # capacity bought ahead: a reservation or Capacity Block (`scan`)
+    RUN = "run"  # a finished training job or tuning sweep over a period (`scan --since`)
 
 
 class Capacity(StrEnum):
@@ -405,6 +406,76 @@ class Reservation:
 
 
 @record
+class Run:
+    """What a managed training job or tuning sweep cost in a period, as it ran (`scan --since`)."""
+
+    since: str | None = canonical(
+        "start of the period read, ISO 8601 (`scan --since`, default 90 days back)",
+        sources="API",
+    )
+    billable_hours: float | None = canonical(
+        "instance-hours billed in the period (SageMaker `BillableTimeInSeconds` × instances; "
+        "Vertex AI: wall clock × replicas)",
+        unit="hours",
+        sources="API",
+        minimum=0,
+    )
+    training_hours: float | None = canonical(
+        "instance-hours spent training (SageMaker `TrainingTimeInSeconds` × instances)",
+        unit="hours",
+        sources="API",
+        minimum=0,
+    )
+    cost_usd: float | None = canonical(
+        "what the billable hours cost, at the rate card's on-demand rate (SageMaker bills managed "
+        "spot as fewer billable seconds) or the Vertex AI rate of the capacity",
+        sources="API, catalog",
+        minimum=0,
+    )
+    spot_savings: float | None = canonical(
+        "percent of the training time not billed, as managed spot realised it "
+        "((1 − billable ÷ training) × 100)",
+        sources="API",
+        minimum=0,
+        maximum=100,
+    )
+    interruptions: int | None = canonical(
+        "spot interruptions (SageMaker secondary status `Interrupted`); absent where the API "
+        "does not say (Vertex AI)",
+        sources="API",
+        minimum=0,
+    )
+    restarts: int | None = canonical(
+        "restarts (SageMaker secondary status `Restarting`); absent where the API does not say",
+        sources="API",
+        minimum=0,
+    )
+    lost_usd: float | None = canonical(
+        "cost of the training time that ended in an interruption, which a restart from zero "
+        "spends again",
+        sources="API, catalog",
+        minimum=0,
+    )
+    trials: int | None = canonical(
+        "trials of a tuning sweep that ran in the period", sources="API", minimum=0
+    )
+    completed: int | None = canonical("trials that completed", sources="API", minimum=0)
+    failed: int | None = canonical("trials that failed", sources="API", minimum=0)
+    failed_usd: float | None = canonical(
+        "what the failed trials cost", sources="API, catalog", minimum=0
+    )
+    failed_share: float | None = canonical(
+        "percent of the sweep's cost spent on failed trials",
+        sources="derived",
+        minimum=0,
+        maximum=100,
+    )
+    cost_per_success_usd: float | None = canonical(
+        "the cost of all trials ÷ the completed ones", sources="derived", minimum=0
+    )
+
+
+@record
 class Price:
     """The resource's hourly prices, from the catalog."""
 
@@ -511,7 +582,7 @@ class Resource:
     """
 
     kind: Kind = canonical(
-        "`instance`, `job`, `pod`, `billed` or `reservation`",
+        "`instance`, `job`, `pod`, `billed`, `reservation` or `run`",
         sources="collector, job parser or billing export",
         required=True,
     )
@@ -590,6 +661,7 @@ class Resource:
     estimate: Estimate = Estimate()
     billing: Billing = Billing()
     reservation: Reservation = Reservation()
+    run: Run = Run()
     monthly_cost_usd: float | None = canonical(
         "hourly price × 730 while running (0 when stopped, but for an Azure VM stopped and "
         "still allocated)",

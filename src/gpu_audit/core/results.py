@@ -14,6 +14,7 @@ from gpu_audit.core.resource import Kind, Resource, Severity
 
 if TYPE_CHECKING:
     from gpu_audit.core.comparison import Comparison
+    from gpu_audit.core.runs import Sweep
 
 # What a comparison with a previous audit holds lives in core/comparison.py, imported when first
 # named (`from gpu_audit.core.results import Comparison` still works): `check` without a
@@ -229,6 +230,8 @@ class ScanResult:
     # How to supply a missing field, from the provider or job format that made the resources:
     # (kind, provider) -> {field: hint}. Set by whoever assembles the result (audit, history).
     hints: Mapping[tuple[str, str], Mapping[str, str]] = field(default_factory=dict)
+    # What finished tuning sweeps and training jobs cost in the period (`scan --since`).
+    sweeps: tuple[Sweep, ...] = ()
 
     @property
     def partial(self) -> bool:

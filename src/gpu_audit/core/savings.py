@@ -77,7 +77,8 @@ def summarize(result: ScanResult) -> Summary:
     by_severity = {s.label: severities[s] for s in sorted(Severity, reverse=True)}
     by_rule = dict(rules.most_common())
     # A pod's GPUs are part of its node's cost: spend counts nodes and instances, never both.
-    billed = [r for r in result.resources if r.kind is not Kind.POD]
+    # A finished run (`scan --since`) spent its money already: the sweeps section says what.
+    billed = [r for r in result.resources if r.kind is not Kind.POD and r.kind is not Kind.RUN]
     costs = [c for r in billed if _usable(c := r.monthly_cost_usd) and c is not None]
     hourly = [h for r in billed if _usable(h := r.price.hourly_usd) and h is not None]
     runs = [c for r in billed if _usable(c := r.estimate.run_usd) and c is not None]
@@ -86,7 +87,7 @@ def summarize(result: ScanResult) -> Summary:
         if not _usable(resource.monthly_cost_usd):
             unpriced[resource.gpu.model or "unknown"] += resource.gpu.count or 0
     return Summary(
-        resources=len(result.resources),
+        resources=len(result.resources) - sum(r.kind is Kind.RUN for r in result.resources),
         findings_open=len(opened),
         findings_waived=waived,
         findings_suppressed=suppressed,

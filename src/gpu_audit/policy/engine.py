@@ -67,6 +67,9 @@ class _Plan:
             unused = resource.reservation.unused_usd if info.savings == "stop" else None
             monthly = amount = unused
             unit = None if amount is None else "month"
+        elif resource.kind is Kind.RUN:  # a finished run: what it spent in the period
+            monthly, amount = None, run_saving(info.savings, resource)
+            unit = None if amount is None else "period"
         elif resource.kind is Kind.JOB and resource.state is not State.RUNNING:
             amount, unit = self.job_savings(resource) if self.job_savings else (None, None)
             monthly = None
@@ -291,6 +294,18 @@ def billed_saving(kind: str | None, resource: Resource) -> float | None:
     if quote is None or not quote.on_demand or quote.spot is None:
         return None
     return round(billing.effective_usd * max(0.0, 1 - quote.spot / quote.on_demand), 2)
+
+
+def run_saving(kind: str | None, resource: Resource) -> float | None:
+    """A finished run's dollars in the period: what its failed trials cost, or the training
+    time an interruption threw away (a restart from zero spends it again)."""
+    if kind == "failed-trials":
+        spent = resource.run.failed_usd
+    elif kind == "lost-work":
+        spent = resource.run.lost_usd
+    else:
+        return None
+    return None if spent is None else cents(spent)
 
 
 def _stop_saving(resource: Resource) -> float | None:

@@ -24,6 +24,7 @@ from gpu_audit.report.fastjson import stream as jsonstream
 from gpu_audit.report.fastjson.resources import bounded
 from gpu_audit.report.resource_index import ResourceIndex
 from gpu_audit.report.since import finding_history, summary_block
+from gpu_audit.report.sweeps import sweeps_data
 
 SCHEMA_VERSION = 3
 
@@ -96,6 +97,7 @@ def _document(result: ScanResult, lazy: bool) -> dict[str, Any]:
             for w in result.waivers
         ],
         "summary": _summary(summary, summary_block(result.since, summary.jobs)),
+        **({"sweeps": sweeps_data(result.sweeps)} if result.sweeps else {}),
     }
 
 

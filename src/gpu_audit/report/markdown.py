@@ -20,6 +20,7 @@ from gpu_audit.report.markdown_reservations import reservations
 from gpu_audit.report.markdown_resources import findings_by_resource
 from gpu_audit.report.markdown_shares import shared_gpus
 from gpu_audit.report.markdown_since import since_section
+from gpu_audit.report.markdown_sweeps import sweeps_section
 from gpu_audit.report.markdown_text import inline, money, shown_path, table
 from gpu_audit.report.prices import prices_text
 from gpu_audit.report.summary import hourly_savings_text, plural, unpriced_text
@@ -37,6 +38,7 @@ def render(result: ScanResult) -> str:
         savings_charts(best, summary),
         findings_by_resource(result, best),
         findings_by_rule(result, best),
+        sweeps_section(result),
         waivers(result),
         not_evaluated(result),
         coverage_gaps(result),

@@ -18,6 +18,7 @@ from gpu_audit.core.results import Finding, ScanResult
 from gpu_audit.core.savings import best_savings, nothing_scanned, summarize
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.markdown_reservations import totals
+from gpu_audit.report.markdown_sweeps import sweeps_line
 from gpu_audit.report.since import counts_line, new_findings
 from gpu_audit.report.summary import (
     price_dates,
@@ -96,6 +97,9 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
     lines += _problems(result)
     if result.since is not None:
         lines.append(counts_line(result.since, result.scope.command == "check"))
+    runs = sweeps_line(result)
+    if runs:
+        lines.append(runs)
     lines.append(summary_line(summarize(result)))
     return "\n".join(lines) + "\n"
 

@@ -16,6 +16,7 @@ from gpu_audit.core.resource import Kind, Resource, Severity
 from gpu_audit.core.results import Finding, ScanResult
 from gpu_audit.core.savings import summarize
 from gpu_audit.report.escape import terminal_safe
+from gpu_audit.report.markdown_sweeps import sweeps_line
 from gpu_audit.report.since import counts_line, new_findings
 from gpu_audit.report.summary import price_date, saving_text, summary_line
 
@@ -42,6 +43,9 @@ def write(result: ScanResult, stream: TextIO) -> None:
         )
     if result.since is not None:
         stream.write(counts_line(result.since, result.scope.command == "check") + "\n")
+    runs = sweeps_line(result)
+    if runs:
+        stream.write(runs + "\n")
     stream.write(summary_text(result) + "\n")
 
 

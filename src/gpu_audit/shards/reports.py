@@ -16,9 +16,11 @@ from gpu_audit.collectors.workitems import MAX_SHARDS, Shard, shard_of, universe
 from gpu_audit.core.canonical import OUT_OF_RANGE, in_utc_range
 from gpu_audit.core.frozen import record
 from gpu_audit.core.results import CoverageGap, ShardStamp
+from gpu_audit.core.runs import Sweep
 from gpu_audit.core.yamlguard import printable
 from gpu_audit.errors import ConfigError, InputError
 from gpu_audit.policy.loader import Policy
+from gpu_audit.shards.sweeps import read_sweeps
 
 SHARD_GAP = "ShardMissing"
 FIRST = 5  # missing shards and unread items named in a gap; the rest are counted
@@ -62,6 +64,7 @@ class ShardReport:
     inventory: Inventory
     scope: Mapping[str, Any]
     generated_at: datetime | None  # when the shard was judged (UTC)
+    sweeps: tuple[Sweep, ...] = ()  # finished runs the shard read back (`scan --since`)
 
 
 def read_shards(paths: Sequence[str]) -> Iterator[ShardReport]:
@@ -72,7 +75,14 @@ def read_shards(paths: Sequence[str]) -> Iterator[ShardReport]:
         inventory, header = load_report(path)
         raw = header.get("scope")
         scope: Mapping[str, Any] = raw if isinstance(raw, dict) else {}
-        report = ShardReport(path, _stamp(path, scope), inventory, scope, _judged(path, header))
+        report = ShardReport(
+            path,
+            _stamp(path, scope),
+            inventory,
+            scope,
+            _judged(path, header),
+            tuple(read_sweeps(path, header.get("sweeps"))),
+        )
         index = report.stamp.index
         if index in seen:
             raise ConfigError(f"merge: {path}: shard {index} given twice (also {seen[index]})")

@@ -42,6 +42,7 @@ from gpu_audit.collectors.interface import (
 from gpu_audit.core.redact import redact_urls
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import CoverageGap, Scope
+from gpu_audit.core.runs import Sweep
 from gpu_audit.errors import CollectorError
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,7 @@ class AwsCollector(Collector[AwsSettings]):
             regions=tuple(sorted(self._regions)),
         )
 
-    def collect(self) -> Iterator[Resource | CoverageGap]:
+    def collect(self) -> Iterator[Resource | CoverageGap | Sweep]:
         # The extra that brings botocore; looked up, not imported (15 ms the scan does not use).
         if importlib.util.find_spec("boto3") is None:
             raise CollectorError(
@@ -108,7 +109,7 @@ class AwsCollector(Collector[AwsSettings]):
         finally:
             preparation.finish()
 
-    def _run(self, sessions: Sessions) -> Iterator[Resource | CoverageGap]:
+    def _run(self, sessions: Sessions) -> Iterator[Resource | CoverageGap | Sweep]:
         aws = self.settings
         org_gaps: list[CoverageGap] = []
         if aws.organization_role:

@@ -5,7 +5,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpu_audit.collectors.aws.settings import AwsSettings
-from gpu_audit.collectors.options import CONCURRENCY, REGION, TIMEOUT, WINDOW, check_patience
+from gpu_audit.collectors.options import (
+    CONCURRENCY,
+    REGION,
+    SINCE,
+    TIMEOUT,
+    WINDOW,
+    check_patience,
+    check_since,
+)
 from gpu_audit.collectors.provider import Option, Provider
 from gpu_audit.core.yamlguard import printable
 from gpu_audit.errors import ConfigError
@@ -28,6 +36,7 @@ def _values(aws: AwsSettings) -> None:
             f"choose among {', '.join(SERVICES)}"
         )
     check_patience("aws", aws, ("connect_timeout", "read_timeout"))
+    check_since("aws", aws)
 
 
 def _check(aws: AwsSettings) -> None:
@@ -65,6 +74,7 @@ PROVIDER = Provider(
         CONCURRENCY,
         WINDOW,
         replace(TIMEOUT, setting="read_timeout"),
+        SINCE,
     ),
     factory="gpu_audit.collectors.aws.collector:AwsCollector",
     requires="boto3",

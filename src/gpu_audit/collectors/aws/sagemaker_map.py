@@ -101,7 +101,7 @@ class SageMakerMapper:
 
     def training_job(self, job: Mapping[str, Any]) -> Found | None:
         config = job.get("ResourceConfig") or {}
-        instance_type, count = _first_gpu_group(config)
+        instance_type, count = first_gpu_group(config)
         gpu = _gpu(instance_type, count)
         if gpu is None:
             return None
@@ -147,7 +147,7 @@ class SageMakerMapper:
         settings = job.get("HyperParameterTuningJobConfig") or {}
         limits = settings.get("ResourceLimits") or {}
         parallel = int(limits.get("MaxParallelTrainingJobs") or 1)
-        instance_type, count = _first_gpu_group(definition.get("ResourceConfig") or {})
+        instance_type, count = first_gpu_group(definition.get("ResourceConfig") or {})
         gpu = _gpu(instance_type, count * parallel)
         if gpu is None:
             return None
@@ -272,7 +272,7 @@ class _NoSpec:
 _NO_SPEC = _NoSpec()
 
 
-def _first_gpu_group(config: Mapping[str, Any]) -> tuple[str | None, int]:
+def first_gpu_group(config: Mapping[str, Any]) -> tuple[str | None, int]:
     """The instance type and count of a ResourceConfig, or of its first GPU instance group."""
     if config.get("InstanceType"):
         return str(config["InstanceType"]), int(config.get("InstanceCount") or 1)

@@ -23,9 +23,11 @@ from gpu_audit.collectors.aws.metrics import fetch_utilization, instance_series
 from gpu_audit.collectors.aws.reservations import read_reservations
 from gpu_audit.collectors.aws.sagemaker import LISTS, read_list
 from gpu_audit.collectors.aws.sagemaker_map import Found, SageMakerMapper
+from gpu_audit.collectors.aws.sagemaker_runs import finished_runs
 from gpu_audit.collectors.aws.sessions import HOME_REGION, Sessions, Target
 from gpu_audit.collectors.aws.universe import item_key
 from gpu_audit.collectors.interface import Progress
+from gpu_audit.collectors.options import period_start
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import (
     Capacity,
@@ -40,6 +42,7 @@ from gpu_audit.core.resource import (
     Workload,
 )
 from gpu_audit.core.results import CoverageGap
+from gpu_audit.core.runs import Sweep
 
 if TYPE_CHECKING:
     from gpu_audit.collectors.aws.settings import AwsSettings
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PROVIDER = "aws"
+RUNS = "runs"  # the region's finished training jobs and sweeps in the period (`--since`)
 _LIVE_STATES = ["pending", "running", "stopping", "stopped"]
 _STATES = {
     "pending": State.PENDING,
@@ -91,6 +95,7 @@ class Item:
     mapper: SageMakerMapper
     parts: dict[str, list[Found] | BaseException]
     waiting: int
+    sweeps: list[Sweep] = field(default_factory=list)  # finished runs in the period
     started: float = field(default_factory=time.perf_counter)
     _sagemaker: Any = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -158,8 +163,9 @@ class Run:
         self.types = InstanceTypes()
         self.buckets = BucketRegions()
         self.errors = aws_errors()
+        self.since = period_start(self.aws.since, now)
 
-    def execute(self, found: list[Target]) -> Iterator[Resource | CoverageGap]:
+    def execute(self, found: list[Target]) -> Iterator[Resource | CoverageGap | Sweep]:
         done = total = instances = 0
         opening = len(found)
         pool = ThreadPoolExecutor(max(1, self.aws.concurrency), thread_name_prefix="gpu-audit-aws")
@@ -241,7 +247,7 @@ class Run:
     def _start(self, submit: Callable[..., None], account: Account, region: str) -> None:
         """Submit an item's independent calls; the last to answer hands the item to `_finish`."""
         ec2 = ["ec2", _RESERVATIONS] if "ec2" in self.aws.services else []
-        names = ec2 + (list(LISTS) if "sagemaker" in self.aws.services else [])
+        names = ec2 + ([*LISTS, RUNS] if "sagemaker" in self.aws.services else [])
         mapper = SageMakerMapper(
             self.aws,
             account.account_id,
@@ -260,21 +266,26 @@ class Run:
                 item.parts[name] = self._ec2(item.account, item.region)
             elif name == _RESERVATIONS:
                 item.parts[name] = self._reservations(item.account, item.region)
+            elif name == RUNS:
+                client = item.sagemaker(self.sessions)
+                account = item.account.account_id
+                item.sweeps = list(finished_runs(client, account, item.region, self.since))
+                item.parts[name] = []
             else:
                 item.parts[name] = read_list(name, item.sagemaker(self.sessions), item.mapper)
         except self.errors as exc:  # throttled after retries, denied, endpoint down
             item.parts[name] = exc
         return item
 
-    def _finish(self, item: Item) -> list[Resource | CoverageGap]:
+    def _finish(self, item: Item) -> list[Resource | CoverageGap | Sweep]:
         """The item's gaps and resources, in the order a sequential scan gives them: EC2's gap,
         the first failing SageMaker list's (one gap, merged with EC2's when the same error),
         CloudWatch's, then the resources found, with their utilization."""
         account, region = item.account, item.region
-        out: list[Resource | CoverageGap] = []
+        out: list[Resource | CoverageGap | Sweep] = []
         found: list[Found] = []
         failed: BaseException | None = None
-        parts = ("ec2", _RESERVATIONS, *LISTS)
+        parts = ("ec2", _RESERVATIONS, *LISTS, RUNS)
         for name, part in ((n, item.parts[n]) for n in parts if n in item.parts):
             if not isinstance(part, BaseException):
                 found += part
@@ -299,6 +310,7 @@ class Run:
         for each in found:
             measured = usage.get(each.resource.id)
             out.append(replace(each.resource, utilization=measured) if measured else each.resource)
+        out.extend(item.sweeps)
         log.debug(
             "aws %s/%s: %d GPU resources in %.2fs",
             account.account_id,
@@ -309,7 +321,7 @@ class Run:
         return out
 
     @staticmethod
-    def _merge(out: list[Resource | CoverageGap], gap: CoverageGap, part: str) -> None:
+    def _merge(out: list[Resource | CoverageGap | Sweep], gap: CoverageGap, part: str) -> None:
         """A part's failure: one gap with an earlier one of the same error, else its own."""
         same = [g for g in out if isinstance(g, CoverageGap) and g.error == gap.error]
         if same:

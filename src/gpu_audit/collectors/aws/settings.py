@@ -26,3 +26,4 @@ class AwsSettings:
     connect_timeout: float = 5.0
     read_timeout: float = 20.0
     max_attempts: int = 5
+    since: str | None = None  # finished runs from this date; None: 90 days back

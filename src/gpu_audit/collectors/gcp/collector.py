@@ -57,6 +57,7 @@ from gpu_audit.core.resource import (
     Utilization,
 )
 from gpu_audit.core.results import CoverageGap, Scope
+from gpu_audit.core.runs import Sweep
 
 
 class GcpCollector(Collector[GcpSettings]):
@@ -81,7 +82,7 @@ class GcpCollector(Collector[GcpSettings]):
             regions=tuple(sorted(self._regions)),
         )
 
-    def collect(self) -> Iterator[Resource | CoverageGap]:
+    def collect(self) -> Iterator[Resource | CoverageGap | Sweep]:
         self.tick(Progress(0, len(set(self.settings.projects)), 0, "reading credentials"))
         apis = Apis.connect(self.settings)
         listed = tuple(dict.fromkeys(self.settings.projects))
@@ -148,10 +149,10 @@ class _ProjectScan:
         self.project = project
         self.now = now
 
-    def run(self) -> list[Resource | CoverageGap]:
+    def run(self) -> list[Resource | CoverageGap | Sweep]:
         from google.auth.exceptions import GoogleAuthError
 
-        found: list[Resource | CoverageGap] = []
+        found: list[Resource | CoverageGap | Sweep] = []
         try:
             if "gce" in self.gcp.services:
                 found += self._read()
@@ -362,7 +363,7 @@ class _ProjectScan:
         return DataRef(uris=uris, regions=None if failed else tuple(dict.fromkeys(regions)))
 
 
-def _add(found: list[Resource | CoverageGap], item: Resource | CoverageGap) -> None:
+def _add(found: list[Resource | CoverageGap | Sweep], item: Resource | CoverageGap) -> None:
     """A reservations gap the instances' list already has (the same error for the project: an
     endpoint down, a project gone) joins it, so one failure is one gap."""
     if isinstance(item, CoverageGap):

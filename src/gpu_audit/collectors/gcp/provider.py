@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from gpu_audit.collectors.gcp.settings import GcpSettings
-from gpu_audit.collectors.options import CONCURRENCY, TIMEOUT, WINDOW, check_patience
+from gpu_audit.collectors.options import (
+    CONCURRENCY,
+    SINCE,
+    TIMEOUT,
+    WINDOW,
+    check_patience,
+    check_since,
+)
 from gpu_audit.collectors.provider import Option, Provider
 from gpu_audit.core.yamlguard import printable
 from gpu_audit.errors import ConfigError
@@ -25,6 +32,7 @@ def _values(gcp: GcpSettings) -> None:
             f"choose among {', '.join(SERVICES)}"
         )
     check_patience("gcp", gcp)
+    check_since("gcp", gcp)
 
 
 PROVIDER = Provider(
@@ -42,6 +50,7 @@ PROVIDER = Provider(
         CONCURRENCY,
         WINDOW,
         TIMEOUT,
+        SINCE,
     ),
     factory="gpu_audit.collectors.gcp.collector:GcpCollector",
     requires="google.cloud.compute_v1",

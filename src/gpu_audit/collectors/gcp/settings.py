@@ -17,3 +17,4 @@ class GcpSettings:
     window_hours: float = 24.0
     timeout: float = 20.0
     max_attempts: int = 3
+    since: str | None = None  # finished runs from this date; None: 90 days back

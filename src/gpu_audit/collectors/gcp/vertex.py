@@ -24,8 +24,11 @@ from gpu_audit.collectors.gcp.instances import workload_of
 from gpu_audit.collectors.gcp.rest import RestError, fetch_utilization, get_json
 from gpu_audit.collectors.gcp.settings import GcpSettings
 from gpu_audit.collectors.gcp.vertex_map import VertexMapper
+from gpu_audit.collectors.gcp.vertex_runs import finished_runs
+from gpu_audit.collectors.options import period_start
 from gpu_audit.core.resource import Resource, Utilization
 from gpu_audit.core.results import CoverageGap
+from gpu_audit.core.runs import Sweep
 
 REGIONAL = "https://{location}-aiplatform.googleapis.com"
 GLOBAL = "https://aiplatform.googleapis.com"
@@ -80,25 +83,32 @@ class VertexScan:
         self.monitoring = lambda: sessions(apis.monitoring)
         self.monitoring_base = apis.monitoring.base(DEFAULT_MONITORING)
         self.now = now
+        self.since = period_start(settings.since, now)
         self.mapper = VertexMapper(project)
 
-    def run(self) -> list[Resource | CoverageGap]:
+    def run(self) -> list[Resource | CoverageGap | Sweep]:
         locations = list(self.gcp.vertex_locations)
         if not locations:
             try:
                 with self.sessions() as session:
                     url = f"{_base(self.api, None)}/v1/projects/{self.project}/locations"
-                    found = _list(session, url, "locations", self.gcp.timeout)
+                    listed = _list(session, url, "locations", self.gcp.timeout)
             except RestError as exc:
                 return [self._gap(None, exc)]
-            locations = sorted(str(loc["locationId"]) for loc in found if loc.get("locationId"))
+            locations = sorted(str(loc["locationId"]) for loc in listed if loc.get("locationId"))
         workers = max(1, min(self.gcp.concurrency, len(locations) or 1))
         with ThreadPoolExecutor(workers, thread_name_prefix="vertex") as pool:
             results = list(pool.map(self._location, locations))
-        found = [item for result in results for item in result]
+        found: list[Resource | CoverageGap] = []
+        sweeps: list[Sweep] = []
+        for item in (item for result in results for item in result):
+            if isinstance(item, Sweep):
+                sweeps.append(item)
+            else:
+                found.append(item)
         if any(isinstance(item, Resource) for item in found):
             found = self._measured(found)
-        return found
+        return [*found, *sweeps]
 
     def _measured(self, found: list[Resource | CoverageGap]) -> list[Resource | CoverageGap]:
         """Accelerator duty cycle (0-1) per endpoint and per custom job, as a percentage."""
@@ -147,11 +157,11 @@ class VertexScan:
             region=location,
         )
 
-    def _location(self, location: str) -> list[Resource | CoverageGap]:
+    def _location(self, location: str) -> list[Resource | CoverageGap | Sweep]:
         parent = f"{_base(self.api, location)}/v1/projects/{self.project}/locations/{location}"
         timeout = self.gcp.timeout
         mapper = self.mapper
-        found: list[Resource | None] = []
+        found: list[Resource | Sweep | None] = []
         try:
             with self.sessions() as session:
                 for job in _list(
@@ -176,6 +186,12 @@ class VertexScan:
                     labels = resource.get("labels") or {}
                     workload = workload_of(labels.get(self.gcp.workload_label))
                     found.extend(mapper.persistent_resource(resource, location, workload))
+
+                def lister(collection: str, key: str, filter: str) -> list[Any]:
+                    url = f"{parent}/{collection}"
+                    return _list(session, url, key, timeout, filter=filter)
+
+                found.extend(finished_runs(lister, self.project, location, self.since, self.now))
         except RestError as exc:
             return [self._gap(location, exc)]
         return [item for item in found if item is not None]

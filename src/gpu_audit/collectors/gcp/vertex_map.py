@@ -35,7 +35,7 @@ _SECONDS = re.compile(r"^(\d+(?:\.\d+)?)s$")
 _STOPPING = ("decayCurveStoppingSpec", "medianAutomatedStoppingSpec", "convexAutomatedStoppingSpec")
 
 
-def _time(stamp: Any) -> datetime | None:
+def api_time(stamp: Any) -> datetime | None:
     if not isinstance(stamp, str) or not stamp:
         return None
     try:
@@ -99,7 +99,7 @@ class VertexMapper:
             region=location,
             state=State.RUNNING,
             tags={str(k): str(v) for k, v in (item.get("labels") or {}).items()},
-            launched_at=_time(item.get("startTime") or item.get("createTime")),
+            launched_at=api_time(item.get("startTime") or item.get("createTime")),
             **fields,
         )
 

@@ -1,0 +1,179 @@
+"""SageMaker training jobs and tuning sweeps that ran in the period (`scan --since`), read-only.
+
+Calls for T tuning jobs touched in the period with N trials in it, and J training jobs alone
+that ended in it (P(x) = ceil(x / 100), the lists' page):
+- `ListHyperParameterTuningJobs` filtered server-side on `LastModifiedTimeAfter`: P(T).
+- per tuning job, `ListTrainingJobsForHyperParameterTuningJob` (its trials' names, states and
+  times; no billable time): P(trials) each. Only trials still running or ended in the period
+  are described: `DescribeTrainingJob` N times (`BillableTimeInSeconds`, `TrainingTimeInSeconds`,
+  `SecondaryStatusTransitions`, `CheckpointConfig`).
+- `ListTrainingJobs` filtered on `LastModifiedTimeAfter`: P(J + trials), then `DescribeTrainingJob`
+  for each ended job that is no trial already read: J.
+Throttling and paging: the region's one client carries the scan's retry configuration, and each
+listing follows NextToken to the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from itertools import pairwise
+from typing import Any
+
+from gpu_audit.catalog import instance_spec, price, rate_cards
+from gpu_audit.collectors.aws.sagemaker import PAGE
+from gpu_audit.collectors.aws.sagemaker_map import SERVICE, first_gpu_group
+from gpu_audit.core.resource import Capacity
+from gpu_audit.core.runs import Outcome, Sweep, TrialRun
+
+_OUTCOMES = {
+    "Completed": Outcome.COMPLETED,
+    "Stopped": Outcome.STOPPED,
+    "Failed": Outcome.FAILED,
+    "InProgress": Outcome.RUNNING,
+    "Stopping": Outcome.RUNNING,
+}
+_ENDED = ("Completed", "Stopped", "Failed")
+
+
+def _pages(call: Any, key: str, **params: Any) -> Iterator[dict[str, Any]]:
+    token: str | None = None
+    seen: set[str] = set()
+    while True:
+        page = call(**params, **({"NextToken": token} if token else {}))
+        yield from page.get(key) or ()
+        token = page.get("NextToken")
+        if not token or token in seen:
+            return
+        seen.add(token)
+
+
+def _time(value: Any) -> datetime | None:
+    return value.astimezone(UTC) if isinstance(value, datetime) else None
+
+
+def _in_period(summary: Mapping[str, Any], since: datetime) -> bool:
+    """A trial still running, or one that ended in the period."""
+    if summary.get("TrainingJobStatus") not in _ENDED:
+        return True
+    ended = _time(summary.get("TrainingEndTime"))
+    return ended is None or ended >= since
+
+
+def _transitions(job: Mapping[str, Any], instances: int) -> tuple[int, int, float]:
+    """(interruptions, restarts, instance-seconds of training that ended interrupted)."""
+    steps = list(job.get("SecondaryStatusTransitions") or ())
+    interruptions = sum(1 for s in steps if s.get("Status") == "Interrupted")
+    restarts = sum(1 for s in steps if s.get("Status") == "Restarting")
+    lost = 0.0
+    for step, following in pairwise(steps):
+        if step.get("Status") == "Training" and following.get("Status") == "Interrupted":
+            start, end = _time(step.get("StartTime")), _time(step.get("EndTime"))
+            if start and end and end > start:
+                lost += (end - start).total_seconds() * instances
+    return interruptions, restarts, lost
+
+
+def trial_run(job: Mapping[str, Any], region: str) -> TrialRun | None:
+    """A DescribeTrainingJob answer as a run; None for a job on no GPU instance type."""
+    instance_type, instances = first_gpu_group(job.get("ResourceConfig") or {})
+    spec = instance_spec(instance_type)
+    if spec is None or instances < 1:
+        return None
+    quote = price(instance_type, region, cards=rate_cards(SERVICE, "training"))
+    billable = job.get("BillableTimeInSeconds")
+    training = job.get("TrainingTimeInSeconds")
+    interruptions, restarts, lost = _transitions(job, instances)
+    name = str(job["TrainingJobName"])
+    return TrialRun(
+        id=str(job.get("TrainingJobArn") or name),
+        name=name,
+        outcome=_OUTCOMES.get(str(job.get("TrainingJobStatus")), Outcome.RUNNING),
+        instance_type=instance_type,
+        instances=instances,
+        capacity=Capacity.SPOT if job.get("EnableManagedSpotTraining") else Capacity.ON_DEMAND,
+        # Managed spot's discount is in the billable seconds: priced at the on-demand rate.
+        hourly_usd=quote.on_demand if quote else None,
+        billable_seconds=float(billable) * instances if isinstance(billable, int | float) else None,
+        training_seconds=float(training) * instances if isinstance(training, int | float) else None,
+        gpus_per_instance=spec.gpu_count,
+        interruptions=interruptions,
+        restarts=restarts,
+        lost_seconds=lost,
+        checkpoint=(job.get("CheckpointConfig") or {}).get("S3Uri"),
+        started=_time(job.get("TrainingStartTime")),
+        ended=_time(job.get("TrainingEndTime")),
+        failure=job.get("FailureReason"),
+        price_source=quote.source if quote else None,
+    )
+
+
+def finished_runs(client: Any, account: str, region: str, since: datetime) -> Iterator[Sweep]:
+    """The region's tuning sweeps and lone training jobs that ran in the period, each a Sweep."""
+    trial_names: set[str] = set()
+    for summary in _pages(
+        client.list_hyper_parameter_tuning_jobs,
+        "HyperParameterTuningJobSummaries",
+        LastModifiedTimeAfter=since,
+        MaxResults=PAGE,
+    ):
+        name = str(summary["HyperParameterTuningJobName"])
+        trials = []
+        for trial in _pages(
+            client.list_training_jobs_for_hyper_parameter_tuning_job,
+            "TrainingJobSummaries",
+            HyperParameterTuningJobName=name,
+            MaxResults=PAGE,
+        ):
+            trial_names.add(str(trial["TrainingJobName"]))
+            if _in_period(trial, since):
+                job = client.describe_training_job(TrainingJobName=trial["TrainingJobName"])
+                found = trial_run(job, region)
+                if found is not None:
+                    trials.append(found)
+        if trials:
+            yield Sweep(
+                provider="aws",
+                service=SERVICE,
+                kind="tuning",
+                id=str(summary.get("HyperParameterTuningJobArn") or name),
+                name=name,
+                account=account,
+                region=region,
+                state=str(summary.get("HyperParameterTuningJobStatus") or ""),
+                since=since,
+                trials=tuple(sorted(trials, key=lambda t: t.name)),
+            )
+    for summary in _pages(
+        client.list_training_jobs,
+        "TrainingJobSummaries",
+        LastModifiedTimeAfter=since,
+        MaxResults=PAGE,
+    ):
+        name = str(summary["TrainingJobName"])
+        if name in trial_names or not _ended_in(summary, since):
+            continue
+        job = client.describe_training_job(TrainingJobName=name)
+        if job.get("TuningJobArn"):  # a trial of a sweep outside the period's listing
+            continue
+        found = trial_run(job, region)
+        if found is not None:
+            yield Sweep(
+                provider="aws",
+                service=SERVICE,
+                kind="training",
+                id=found.id,
+                name=name,
+                account=account,
+                region=region,
+                state=str(job.get("TrainingJobStatus") or ""),
+                since=since,
+                trials=(found,),
+            )
+
+
+def _ended_in(summary: Mapping[str, Any], since: datetime) -> bool:
+    if summary.get("TrainingJobStatus") not in _ENDED:
+        return False  # a job in progress is live capacity: the live scan judges it
+    ended = _time(summary.get("TrainingEndTime") or summary.get("LastModifiedTime"))
+    return ended is None or ended >= since

@@ -1,0 +1,109 @@
+"""The sweeps section (`scan --since`) as plain values: what every format shows of a finished
+tuning sweep or training job, dollars rounded to the cent, shares in percent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpu_audit.catalog.enrich import cents
+from gpu_audit.core.runs import SECONDS_PER_HOUR, Sweep, TrialRun
+
+NO_CEILING = "not available: the history holds no estimate of this sweep's file"
+
+
+def _usd(value: float | None) -> float | None:
+    return None if value is None else cents(value)
+
+
+def _hours(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds / SECONDS_PER_HOUR, 4)
+
+
+def _percent(share: float | None) -> float | None:
+    return None if share is None else round(share * 100, 2)
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+
+
+def trial_data(trial: TrialRun) -> dict[str, Any]:
+    return {
+        "id": trial.id,
+        "name": trial.name,
+        "outcome": trial.outcome.value,
+        "instance_type": trial.instance_type,
+        "instances": trial.instances,
+        "capacity": trial.capacity.value,
+        "started": _iso(trial.started),
+        "ended": _iso(trial.ended),
+        "billable_hours": _hours(trial.billable_seconds),
+        "training_hours": _hours(trial.training_seconds),
+        "hourly_usd": trial.hourly_usd,
+        "cost_usd": _usd(trial.cost_usd),
+        "spot_savings_pct": _percent(trial.spot_savings),
+        "interruptions": trial.interruptions,
+        "restarts": trial.restarts,
+        "checkpoint": trial.checkpoint,
+        "failure": trial.failure,
+        "price_source": trial.price_source,
+        # exact, for `merge` to add shards' sweeps up to the cent as the scan did
+        "billable_seconds": trial.billable_seconds,
+        "training_seconds": trial.training_seconds,
+        "lost_seconds": trial.lost_seconds,
+        "gpus_per_instance": trial.gpus_per_instance,
+        "spot_discount": trial.spot_discount,
+    }
+
+
+def sweep_data(sweep: Sweep) -> dict[str, Any]:
+    """One sweep (or training job alone) with its sums and its trials."""
+    ceiling = sweep.ceiling_gpu_hours
+    return {
+        "kind": sweep.kind,
+        "provider": sweep.provider,
+        "service": sweep.service,
+        "id": sweep.id,
+        "name": sweep.name,
+        "account": sweep.account,
+        "region": sweep.region,
+        "state": sweep.state,
+        "since": _iso(sweep.since),
+        "trials_by_outcome": {
+            "completed": sweep.completed,
+            "stopped": sweep.stopped,
+            "failed": sweep.failed,
+            "running": sweep.running,
+            "retried": sweep.retried,
+        },
+        "cost_usd": _usd(sweep.cost_usd),
+        "cost_per_success_usd": _usd(sweep.cost_per_success_usd),
+        "failed_usd": _usd(sweep.failed_usd),
+        "failed_share_pct": _percent(sweep.failed_share),
+        "billable_hours": _hours(sweep.billable_seconds),
+        "training_hours": _hours(sweep.training_seconds),
+        "gpu_hours": None if sweep.gpu_hours is None else round(sweep.gpu_hours, 4),
+        "spot_savings_pct": _percent(sweep.spot_savings),
+        "interruptions": sweep.interruptions,
+        "restarts": sweep.restarts,
+        "lost_usd": _usd(sweep.lost_usd),
+        "ceiling_gpu_hours": ceiling,
+        "ceiling": None if ceiling is not None or sweep.kind != "tuning" else NO_CEILING,
+        "trials": [trial_data(t) for t in sweep.trials],
+    }
+
+
+def sweeps_data(sweeps: tuple[Sweep, ...]) -> list[dict[str, Any]]:
+    return [sweep_data(s) for s in sweeps]
+
+
+def money(value: float | None) -> str:
+    return "—" if value is None else f"${value:,.2f}"
+
+
+def percent(value: float | None) -> str:
+    return "—" if value is None else f"{value:g}%"
+
+
+def count(value: int | None) -> str:
+    return "not stated" if value is None else str(value)
