@@ -128,7 +128,9 @@ def test_markdown_opens_with_what_changed_and_renders(
         f"| {d[:10]}" for d in DATES
     ]
     every = list(walk(tokens))
-    assert not [t for t in every if t.type in ("html_block", "html_inline", "link_open")]
+    ours = ("<wbr>",)  # a break opportunity the report writes in long names and rule ids
+    html = ("html_block", "html_inline", "link_open")
+    assert not [t for t in every if t.type in html and t.content not in ours]
     for shape in table_shapes(tokens):
         assert len(set(shape)) == 1, f"rows with differing cell counts: {shape}"
     assert {t.info for t in tokens if t.type == "fence"} == {"mermaid"}
