@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
-
-from gpu_audit.cli.main import main
 from tests.collectors.test_aws_sweeps import REGION, SINCE, build_sweep, sagemaker  # noqa: F401
 from tests.conftest import FIXTURES
+
+from gpu_audit.cli.main import main
 
 USED = round(63_200 / 3600, 4)  # 17.5556
 
