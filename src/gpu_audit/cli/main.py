@@ -211,7 +211,7 @@ def check(
     Examples:
       gpu-audit check jobs/
       gpu-audit check 'jobs/**/*.yaml' --format markdown -o check.md
-      gpu-audit check sweeps/ --history audits.db   # keeps each sweep's GPU-hours bound
+      gpu-audit check sweeps/ --history audits.db
     """
     from gpu_audit.cli.runners import CheckRequest, run_check
 
