@@ -12,11 +12,13 @@ import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from gcp_server import FakeGcp, serve
+from tests.conftest import FIXTURES
 
 from gpu_audit.cli.main import main
 from gpu_audit.collectors.gcp.collector import GcpCollector
@@ -277,3 +279,43 @@ def test_a_trial_that_failed_before_it_started_counts_as_failed_at_no_cost(
     assert sweep["trials_by_outcome"]["failed"] == 4
     assert sweep["cost_usd"] == cents(sum(trial_cost(i) for i in range(20)))
     assert sweep["trials"][-1]["cost_usd"] == 0.0
+
+
+def test_a_sweep_is_held_to_the_latest_vertex_file_of_its_name_and_not_a_sagemaker_one(
+    endpoint: str, tmp_path: Path
+) -> None:
+    """The tuning file as the sweep ran (20 trials, 2 replicas of one L4, 2 h per trial): 20 × 2 h
+    × 2 GPUs = 80 GPU-hours. Used: Σ (1,800 + 60 i) s × 2 replicas × 1 GPU = 94,800 GPU-seconds,
+    26.3333 GPU-hours, 32.92% of it. A SageMaker file of the same name is another family."""
+    db, sweeps = tmp_path / "audits.db", tmp_path / "sweeps"
+    sweeps.mkdir()
+    sagemaker = json.loads((FIXTURES / "sweeps" / "sagemaker-tuning.json").read_text())
+    sagemaker["HyperParameterTuningJobName"] = "lr-sweep"
+    (sweeps / "sagemaker.json").write_text(json.dumps(sagemaker))
+    checked = CliRunner().invoke(main, ["check", str(sweeps), "--history", str(db), "-q"])
+    assert checked.exit_code in (0, 1), checked.output
+    args = ["scan", "--provider", "gcp", "--project", PROJECT, "--service", "vertex"]
+    command = [*args, "--since", SINCE, "--format", "json", "--history", str(db)]
+
+    def lr_sweep() -> dict[str, Any]:
+        result = CliRunner().invoke(main, command)
+        assert result.exit_code in (0, 1), result.output
+        (found,) = [s for s in json.loads(result.stdout)["sweeps"] if s["name"] == "lr-sweep"]
+        return found
+
+    sweep = lr_sweep()
+    assert sweep["ceiling_gpu_hours"] is None
+    assert sweep["ceiling"] == "no estimate of a sweep named 'lr-sweep' (vertex) in the history"
+    vertex = (FIXTURES / "sweeps" / "vertex-hpt-timeout.yaml").read_text()
+    for old, new in (("l4-lr-sweep", "lr-sweep"), ("maxTrialCount: 30", "maxTrialCount: 20"),
+                     ("replicaCount: 1", "replicaCount: 2")):  # fmt: skip
+        assert old in vertex
+        vertex = vertex.replace(old, new)
+    (sweeps / "vertex.yaml").write_text(vertex)
+    checked = CliRunner().invoke(main, ["check", str(sweeps), "--history", str(db), "-q"])
+    assert checked.exit_code in (0, 1), checked.output
+    sweep = lr_sweep()
+    assert sweep["gpu_hours"] == round(94_800 / 3600, 4)
+    assert (sweep["ceiling_gpu_hours"], sweep["ceiling"]) == (80.0, None)
+    assert sweep["ceiling_used_pct"] == round(94_800 / 3600 / 80 * 100, 2) == 32.92
+    assert sweep["ceiling_file"] == str(sweeps / "vertex.yaml")

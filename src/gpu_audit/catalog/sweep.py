@@ -70,6 +70,14 @@ def bound(hpo: Hpo, limits: Limits, provider: str) -> SweepBound:
     )
 
 
+def sweep_gpu_hours(found: SweepBound, gpus: int | None) -> float | None:
+    """The sweep's GPU-hours bound: its run hours × the GPUs each trial holds (`estimate`'s
+    "N GPU-hours at most", and what `check --history` records); None when either is unknown."""
+    if found.run_hours is None or not gpus:
+        return None
+    return round(found.run_hours * gpus, 4)
+
+
 def _wall_clock(
     runs: int | None, hours: float | None, parallel: int | None, timeout: float | None
 ) -> float | None:

@@ -189,8 +189,16 @@ def run() -> None:
     help="Skip files under directories and globs matching this .gitignore-style pattern "
     "(repeatable).",
 )
+@click.option(
+    "--history",
+    metavar="PATH",
+    help="Record the check in this SQLite database, with each sweep file's GPU-hours bound and "
+    "commit (for scan --since), and compare with the previous check.",
+)
 @output_options
-def check(files: tuple[str, ...], excludes: tuple[str, ...], **options: Any) -> None:
+def check(
+    files: tuple[str, ...], excludes: tuple[str, ...], history: str | None, **options: Any
+) -> None:
     """Lint ML job configs before they launch: spot, GPU class, runtime caps, tags, budgets.
 
     Formats: AWS Batch, Azure ML, Determined, dstack, Hydra Optuna, Kubernetes, Ray, SageMaker,
@@ -203,14 +211,16 @@ def check(files: tuple[str, ...], excludes: tuple[str, ...], **options: Any) -> 
     Examples:
       gpu-audit check jobs/
       gpu-audit check 'jobs/**/*.yaml' --format markdown -o check.md
+      gpu-audit check sweeps/ --history audits.db
     """
     from gpu_audit.cli.runners import CheckRequest, run_check
 
     settings = run_settings(options)
     request = CheckRequest(
-        files, options["policies"], options["config_path"], options["baseline"], excludes
+        files, options["policies"], options["config_path"], options["baseline"], excludes, history
     )
-    needs_comparison(options, None)
+    needs_comparison(options, history)
+    options["history"] = history
     result = run_check(request, settings)
     if not result.scope.files and not result.skipped:
         given = "no files given" if not files else "no job file found in the paths given"

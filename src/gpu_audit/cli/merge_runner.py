@@ -97,7 +97,12 @@ def run_merge(request: MergeRequest, settings: Settings) -> ScanResult:
         reservation_idle=idle,
     )
     if sweeps:
-        result = replace(result, sweeps=tuple(sweeps[key] for key in sorted(sweeps)))
+        kept = tuple(sweeps[key] for key in sorted(sweeps))
+        if request.history:  # the shards read no history: held to their files' bounds here
+            from gpu_audit.history.remember import sweep_ceilings
+
+            kept = tuple(sweep_ceilings(kept, request.history))
+        result = replace(result, sweeps=kept)
     if not request.history and not request.baseline:
         return result
     from gpu_audit.history.remember import remember

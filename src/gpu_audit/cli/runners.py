@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # `check` reads no provider: the registry is imported by `sca
     from gpu_audit.collectors.provider import Provider
     from gpu_audit.collectors.workitems import Shard
     from gpu_audit.core.runs import Sweep
+    from gpu_audit.history.sweeps import SweepEstimate
 
 T = TypeVar("T")
 
@@ -52,6 +53,7 @@ class CheckRequest:
     config_path: str | None = None
     baseline: str | None = None
     excludes: tuple[str, ...] = ()  # gitwildmatch patterns, beside the settings' `exclude`
+    history: str | None = None  # record the check (and each sweep file's bound) in this database
 
 
 def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
@@ -103,6 +105,10 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
         scanned.append(
             _read_provider(name, settings, resources, gaps, request.shard, universe, sweeps)
         )
+    if sweeps and request.history:  # held to the GPU-hours their files allowed
+        from gpu_audit.history.remember import sweep_ceilings
+
+        sweeps = sweep_ceilings(sweeps, request.history)
     if sweeps:  # finished runs are judged by the runbook's `run` rules
         from gpu_audit.core.runs import sweep_resource
 
@@ -178,13 +184,21 @@ def _line_in(message: str, path: str) -> int | None:
     return int(number) if not head and number.isdigit() else None
 
 
-def _compared(result: ScanResult, history: str | None, baseline: str | None) -> ScanResult:
-    """With a history or a baseline: compared with the previous audit (and recorded)."""
+def _compared(
+    result: ScanResult, history: str | None, baseline: str | None, check: bool = False
+) -> ScanResult:
+    """With a history or a baseline: compared with the previous audit (and recorded; a check
+    records the bound of each sweep file it read too)."""
     if not history and not baseline:
         return result
     from gpu_audit.history.remember import remember  # sqlite3: only when asked
 
-    return remember(result, history, baseline)
+    found: tuple[SweepEstimate, ...] = ()
+    if check and history:
+        from gpu_audit.history.sweeps import checked_at, estimates
+
+        found = tuple(estimates(result.resources, checked_at(result.generated_at)))
+    return remember(result, history, baseline, found)
 
 
 def _read_provider(
@@ -234,6 +248,10 @@ def run_check(request: CheckRequest, settings: Settings) -> ScanResult:
     from gpu_audit.jobs.discover import expand
     from gpu_audit.policy.loader import load_policy
 
+    if request.history:
+        from gpu_audit.history.remember import preflight
+
+        preflight(request.history, request.baseline)
     with paused_gc():  # the policy and the files: acyclic trees the collector would walk
         policy = load_policy(request.policies or settings.policies)
         files, unmatched = expand(request.files, (*settings.exclude, *request.excludes))
@@ -249,7 +267,14 @@ def run_check(request: CheckRequest, settings: Settings) -> ScanResult:
         loaded.resources, policy, now, scope, skipped=skipped, workload_patterns=patterns
     )
     _warn_unknown_ignores(result)
-    return _compared(result, None, request.baseline)
+    if request.history and any(s.error for s in skipped):
+        # a check missing a file would read as its findings resolved: said, not recorded
+        sys.stderr.write(
+            "gpu-audit: warning: a file could not be read, so this check is not recorded in the "
+            "history\n"
+        )
+        return result
+    return _compared(result, request.history, request.baseline, check=True)
 
 
 def _warn_unknown_ignores(result: ScanResult) -> None:

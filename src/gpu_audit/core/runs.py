@@ -124,8 +124,18 @@ class Sweep:
     state: str  # as the API names it: `Completed`, `JOB_STATE_SUCCEEDED`
     since: datetime
     trials: tuple[TrialRun, ...]
-    # GPU-hours the sweep's file allowed, from an estimate the history holds; None: not available
+    # GPU-hours the sweep's file allowed, from the latest estimate `check --history` recorded of a
+    # sweep of its name (history/sweeps.py); None: not available, `ceiling_note` says why
     ceiling_gpu_hours: float | None = None
+    ceiling_commit: str | None = None  # the commit the file was checked at (None: not in git)
+    ceiling_file: str | None = None  # the file's path as the check was given it
+    ceiling_note: str | None = None  # why there is no ceiling (None: no history was given)
+
+    @property
+    def ceiling_used(self) -> float | None:
+        """The GPU-hours used as a share of the ceiling (above 1: over what the file allowed)."""
+        used, ceiling = self.gpu_hours, self.ceiling_gpu_hours
+        return None if used is None or not ceiling else used / ceiling
 
     def _count(self, outcome: Outcome) -> int:
         return sum(1 for t in self.trials if t.outcome is outcome)

@@ -7,7 +7,7 @@ from dataclasses import replace
 from gpu_audit.catalog import PriceQuote, instance_spec, rate_cards
 from gpu_audit.catalog.enrich import POOLED, cents, priced_quote, share_factor
 from gpu_audit.catalog.options import offers, unpriced, withdrawn
-from gpu_audit.catalog.sweep import DEFAULT_TRIAL_NOTE, bound, is_sweep
+from gpu_audit.catalog.sweep import DEFAULT_TRIAL_NOTE, bound, is_sweep, sweep_gpu_hours
 from gpu_audit.core.resource import Capacity, Resource
 from gpu_audit.errors import InputError
 from gpu_audit.estimate.model import JobEstimate, Option, OptionTable, Rate, Sweep
@@ -93,7 +93,7 @@ def _sweep(
         timeout_hours=hpo.timeout_hours,
         run_hours=run_hours,
         bound_by=found.binds,
-        gpu_hours=None if run_hours is None or not count else round(run_hours * count, 4),
+        gpu_hours=sweep_gpu_hours(found, count),
         sweep_hours=found.sweep_hours,
         pruned_share=hpo.pruned_share,
         expected_run_hours=found.expected_hours,

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
 from gpu_audit.core.fingerprint import resource_key
 from gpu_audit.core.gcpause import paused_gc
 from gpu_audit.core.results import ScanResult
+from gpu_audit.core.runs import Sweep
 from gpu_audit.errors import ConfigError, InputError
 from gpu_audit.history.baseline import load_baseline
 from gpu_audit.history.compare import compare
 from gpu_audit.history.schema import check_file
 from gpu_audit.history.store import HistoryStore
+from gpu_audit.history.sweeps import SweepEstimate, with_ceilings
 
 
 def preflight(history: str | None, baseline: str | None) -> None:
@@ -38,9 +41,30 @@ def reservation_idle(history: str | None, now: datetime) -> dict[tuple[str, str]
         store.close()
 
 
-def remember(result: ScanResult, history: str | None, baseline: str | None) -> ScanResult:
+def sweep_ceilings(sweeps: Sequence[Sweep], history: str | None) -> list[Sweep]:
+    """Each finished tuning sweep held to the GPU-hours its file allowed, as the latest check
+    of a sweep of its name recorded it (history/sweeps.py); as they are without a history."""
+    if not history:
+        return list(sweeps)
+    known: dict[tuple[str, str], SweepEstimate] = {}
+    if os.path.exists(history) and os.path.getsize(history):
+        store = HistoryStore.open(history)
+        try:
+            known = store.sweep_estimates(s.name for s in sweeps)
+        finally:
+            store.close()
+    return with_ceilings(sweeps, known)
+
+
+def remember(
+    result: ScanResult,
+    history: str | None,
+    baseline: str | None,
+    estimates: Sequence[SweepEstimate] = (),
+) -> ScanResult:
     """`result` with `since` filled from a saved report (`baseline`) or the history database,
-    which then records it (one transaction); unchanged when neither is given."""
+    which then records it (one transaction), with a check's sweep `estimates`; unchanged when
+    neither is given."""
     if history and baseline:
         raise ConfigError("--baseline compares with a saved report instead of --history: give one")
     if baseline:
@@ -54,7 +78,7 @@ def remember(result: ScanResult, history: str | None, baseline: str | None) -> S
             keys = list(map(resource_key, result.resources))
             since = compare(result, store.previous(result), f"history {history}", keys)
             result = replace(result, since=since)
-            store.record(result, keys)
+            store.record(result, keys, estimates)
     finally:
         store.close()
     return result

@@ -6,7 +6,7 @@ import json
 import os
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -17,7 +17,7 @@ from gpu_audit.core.fingerprint import resource_key
 from gpu_audit.core.frozen import record
 from gpu_audit.core.results import ScanResult, Scope
 from gpu_audit.errors import InputError
-from gpu_audit.history import past, reservations, rows, schema
+from gpu_audit.history import past, reservations, rows, schema, sweeps
 from gpu_audit.history.compare import TREND_AUDITS, Previous, compare
 from gpu_audit.history.documents import encode_checks, pack
 from gpu_audit.history.rows import iso, waiver_mapping
@@ -133,9 +133,15 @@ class HistoryStore:
             blobs,
         )
 
-    def record(self, result: ScanResult, keys: Sequence[str] | None = None) -> int:
+    def record(
+        self,
+        result: ScanResult,
+        keys: Sequence[str] | None = None,
+        estimates: Sequence[sweeps.SweepEstimate] = (),
+    ) -> int:
         """Record `result` (compared or not) in one transaction; returns the audit id. `keys`:
-        the resources' stable ids, when the caller has them already."""
+        the resources' stable ids, when the caller has them already; `estimates`: the sweep
+        files a check read."""
         keys = keys if keys is not None else list(map(resource_key, result.resources))
         compared = result.since
         since = compared or compare(result, None, "", keys)
@@ -186,6 +192,7 @@ class HistoryStore:
                 ((audit_id, *check, n) for check, n in _counted(rules, missing).items()),
             )
             reservations.insert(conn, audit_id, result.resources)
+            sweeps.insert(conn, audit_id, estimates)
         return audit_id
 
     def audits(self) -> list[AuditRow]:
@@ -223,6 +230,10 @@ class HistoryStore:
         with self.errors():
             return reservations.idle_hours(self.conn, now)
 
+    def sweep_estimates(self, names: Iterable[str]) -> dict[tuple[str, str], sweeps.SweepEstimate]:
+        with self.errors():
+            return sweeps.latest(self.conn, names)
+
     def prune(self, keep: int) -> int:
         """Delete all but the latest `keep` audits of each scope; returns how many went."""
         with self.transaction() as conn:
@@ -241,6 +252,7 @@ class HistoryStore:
 
 _PRUNE = (
     reservations.PRUNE,
+    sweeps.PRUNE,
     "DELETE FROM not_evaluated WHERE audit_id = ?",
     "DELETE FROM documents WHERE audit_id = ?",
     "DELETE FROM audits WHERE id = ?",

@@ -8,7 +8,7 @@ from gpu_audit.core.runs import Sweep
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.markdown_text import inline, table
 from gpu_audit.report.summary import plural
-from gpu_audit.report.sweeps import count, money, percent, sweep_data
+from gpu_audit.report.sweeps import ceiling_text, count, money, percent, sweep_data
 
 
 def _usd(value: float | None) -> str:
@@ -23,7 +23,10 @@ def _where(sweep: Sweep) -> str:
     return "/".join(v or "–" for v in (sweep.provider, sweep.account, sweep.region))
 
 
-def _ceiling(data: dict[str, object]) -> str:
+def _ceiling(sweep: Sweep, data: dict[str, object]) -> str:
+    said = ceiling_text(sweep)
+    if said is not None:
+        return said
     hours = data["gpu_hours"]
     shown = "—" if hours is None else f"{hours:,.1f}"
     ceiling = data["ceiling_gpu_hours"]
@@ -50,7 +53,7 @@ def _tuning_row(sweep: Sweep) -> list[str]:
         _usd(data["cost_usd"]),
         _usd(data["cost_per_success_usd"]),
         failed,
-        _ceiling(data),
+        _ceiling(sweep, data),
         percent(data["spot_savings_pct"]),
         count(sweep.interruptions),
     ]
@@ -112,9 +115,11 @@ def sweeps_line(result: ScanResult) -> str | None:
     failed = sum(s.failed_usd or 0 for s in tuning)
     per = money(sum(s.cost_usd or 0 for s in tuning) / completed) if completed else "—"
     since = min(s.since for s in sweeps).date().isoformat()
+    over = [s for s in tuning if (s.ceiling_used or 0) > 1]
+    beyond = "".join(f"; {s.name} {ceiling_text(s)}" for s in over[:3])
     return terminal_safe(
         f"Finished runs since {since}: {plural(len(tuning), 'sweep')} and "
         f"{plural(len(sweeps) - len(tuning), 'training job')} cost {money(total)}; "
-        f"{per} per successful trial; {money(failed)} on failed trials "
+        f"{per} per successful trial; {money(failed)} on failed trials{beyond} "
         "(every sweep: --format markdown or json)"
     )

@@ -8,7 +8,9 @@ from typing import Any
 from gpu_audit.catalog.enrich import cents
 from gpu_audit.core.runs import SECONDS_PER_HOUR, Sweep, TrialRun
 
-NO_CEILING = "not available: the history holds no estimate of this sweep's file"
+NO_CEILING = (
+    "not available: give --history, the database `check --history` recorded the sweep's file in"
+)
 
 
 def _usd(value: float | None) -> float | None:
@@ -88,9 +90,37 @@ def sweep_data(sweep: Sweep) -> dict[str, Any]:
         "restarts": sweep.restarts,
         "lost_usd": _usd(sweep.lost_usd),
         "ceiling_gpu_hours": ceiling,
-        "ceiling": None if ceiling is not None or sweep.kind != "tuning" else NO_CEILING,
+        "ceiling": _why_no_ceiling(sweep),
+        "ceiling_used_pct": _percent(sweep.ceiling_used),
+        "ceiling_commit": sweep.ceiling_commit,
+        "ceiling_file": sweep.ceiling_file,
         "trials": [trial_data(t) for t in sweep.trials],
     }
+
+
+def _why_no_ceiling(sweep: Sweep) -> str | None:
+    if sweep.ceiling_gpu_hours is not None or sweep.kind != "tuning":
+        return None
+    return sweep.ceiling_note or NO_CEILING
+
+
+def ceiling_text(sweep: Sweep) -> str | None:
+    """ "used X of Y GPU-hours (Z%) the file allowed at commit abc1234", said plainly when over
+    it; None when there is no ceiling."""
+    ceiling, used = sweep.ceiling_gpu_hours, sweep.gpu_hours
+    if ceiling is None or used is None:
+        return None
+    commit = "(not a git checkout)" if sweep.ceiling_commit is None else sweep.ceiling_commit[:7]
+    share = _percent(sweep.ceiling_used)
+    if used > ceiling:
+        return (
+            f"used {used:,.1f} GPU-hours, over the {ceiling:,.1f} the file allowed at commit "
+            f"{commit} ({percent(share)}): retries, or the file changed since"
+        )
+    return (
+        f"used {used:,.1f} of {ceiling:,.1f} GPU-hours ({percent(share)}) the file allowed at "
+        f"commit {commit}"
+    )
 
 
 def sweeps_data(sweeps: tuple[Sweep, ...]) -> list[dict[str, Any]]:

@@ -121,6 +121,9 @@ def _sweep(path: str, where: str, raw: Any) -> Sweep:
         since=since,
         trials=tuple(_trial(path, f"{where}.trials[{i}]", t) for i, t in enumerate(trials)),
         ceiling_gpu_hours=read.number("ceiling_gpu_hours"),
+        ceiling_commit=read.text("ceiling_commit", optional=True),
+        ceiling_file=read.text("ceiling_file", optional=True),
+        ceiling_note=read.text("ceiling", optional=True),
     )
 
 
