@@ -267,26 +267,27 @@ def _collect(settings: AwsSettings, calls: list[str] | None = None) -> list[Swee
     return [item for item in found if isinstance(item, Sweep)]
 
 
-def test_thousands_of_trials_are_paged_and_only_the_period_is_described(sagemaker: Any) -> None:
-    """250 trials: 40 ended before the period. Three pages of trials; 210 descriptions."""
+def test_a_wide_sweep_is_paged_and_only_the_period_is_described(sagemaker: Any) -> None:
+    """130 trials, 20 of which ended before the period: two pages of trials (100 a page), and
+    110 descriptions, the trials in the period only (the same arithmetic holds for thousands)."""
     arn = tuning_job(sagemaker, "wide-sweep")
     old = NOW - timedelta(days=60)
-    for index in range(250):
+    for index in range(130):
         training_job(
             sagemaker, f"wide-{index:03d}", spot=False, training=600, billable=600, tuning_arn=arn,
-            ended=old if index < 40 else NOW - timedelta(days=1),
+            ended=old if index < 20 else NOW - timedelta(days=1),
         )  # fmt: skip
     calls: list[str] = []
     settings = AwsSettings(regions=(REGION,), services=("sagemaker",), since=SINCE)
     (sweep,) = _collect(settings, calls)
-    assert len(sweep.trials) == 210 and sweep.completed == 210
+    assert len(sweep.trials) == 110 and sweep.completed == 110
     assert {c for c in calls if not c.startswith(("Describe", "List", "Get"))} == {"Search"}
     counts = {c: calls.count(c) for c in set(calls) if "Training" in c or "Tuning" in c}
     assert counts == {
         "ListHyperParameterTuningJobs": 2,  # the live scan's, and the period's
-        "ListTrainingJobsForHyperParameterTuningJob": 3,  # 100 a page
-        "DescribeTrainingJob": 210,  # the trials in the period only
-        "ListTrainingJobs": 3,  # 210 modified in the period, 100 a page; all trials
+        "ListTrainingJobsForHyperParameterTuningJob": 2,  # 100 a page
+        "DescribeTrainingJob": 110,  # the trials in the period only
+        "ListTrainingJobs": 2,  # 110 modified in the period, 100 a page; all trials
     }
     # Each is in the IAM policy docs/permissions.md gives (the read-only grant).
     policy = (Path(__file__).parents[2] / "docs" / "permissions.md").read_text()
@@ -300,10 +301,10 @@ def test_a_throttled_describe_is_retried_and_the_sweep_is_whole(
     monkeypatch.setenv("AWS_ENDPOINT_URL", faulty_proxy.url)
     faulty_proxy.failing[REGION] = (400, "ThrottlingException")
     faulty_proxy.operations = {"DescribeTrainingJob", "ListTrainingJobsForHyperParameterTuningJob"}
-    faulty_proxy.limit = 3  # the first three such calls are throttled, then they pass
+    faulty_proxy.limit = 2  # the first two such calls are throttled, then they pass
     settings = AwsSettings(regions=(REGION,), services=("sagemaker",), since=SINCE)
     (sweep,) = _collect(settings)
-    assert faulty_proxy.refused == 3
+    assert faulty_proxy.refused == 2
     assert (sweep.completed, sweep.stopped, sweep.failed) == (12, 5, 3)
     assert sweep.cost_usd is not None
     assert round(Decimal(sweep.cost_usd), 6) == round(sum(trial_cost(i) for i in range(20)), 6)
