@@ -25,9 +25,8 @@ MARKDOWN_OPTION_HEADERS = ["instance type", "where", "GPUs", "capacity", "$/hour
 
 
 def money(value: float | None) -> str:
-    """An amount rounded to the cent (a run, a budget, a tuning worst case) with its two
-    decimals whatever its size, so a column reads alike: `$1,709.21`, `$329.36`, `$0.99`."""
-    return "-" if value is None else f"${value:,.2f}"
+    """An amount (a run, a budget, a sweep's ceiling) as every report writes it (`usd`)."""
+    return "-" if value is None else usd(value)
 
 
 def _rate(value: float | None) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gpu_audit.core.resource import Kind, Resource
 from gpu_audit.core.results import ScanResult
-from gpu_audit.report.markdown_text import inline, table
+from gpu_audit.report.markdown_text import inline, money, table
 
 TEAM_LABEL = "team"
 IDLE = "idle (unallocated shares)"
@@ -79,5 +79,5 @@ def _cents(value: float | None) -> int:
 
 
 def _usd(cents: int) -> str:
-    """`\\$1,434.97`: always to the cent (the rows add up), the sign escaped for GitHub."""
-    return f"\\${cents / 100:,.2f}"
+    """Whole cents (so the rows add up) as every Markdown amount is written: `\\$1,434.97`."""
+    return money(cents / 100)

@@ -128,7 +128,10 @@ def sweeps_data(sweeps: tuple[Sweep, ...]) -> list[dict[str, Any]]:
 
 
 def money(value: float | None) -> str:
-    return "—" if value is None else f"${value:,.2f}"
+    """An amount as every report writes it (`usd`), `—` where it is not known."""
+    from gpu_audit.report.summary import usd
+
+    return "—" if value is None else usd(value)
 
 
 def percent(value: float | None) -> str:
