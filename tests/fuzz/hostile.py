@@ -136,9 +136,10 @@ def _loads(path: Path) -> bool:
 
 def _candidates(kind: str) -> list[Path]:
     if kind == "jobs":
-        found = sorted(
+        found = sorted(  # the job formats, and the sweep files whose ceilings `estimate` works out
             p
-            for p in (FIXTURES / "jobs").rglob("*")
+            for folder in ("jobs", "sweeps")
+            for p in (FIXTURES / folder).rglob("*")
             if p.is_file() and p.suffix in (".yaml", ".yml", ".json")
             if not p.name.endswith(".expected.yaml")
         )
@@ -157,7 +158,8 @@ def _candidates(kind: str) -> list[Path]:
         return sorted((FIXTURES / "prices").glob("*.json"))
     if kind == "shards":
         return [shard_seeds()[1]]  # shard 2 of 3: merged beside the good shards 1 and 3
-    return [FIXTURES / "inventory" / "demo.yaml"]
+    # the demo fleet, and capacity bought ahead (kind reservation, `reservation.*`, the join)
+    return [FIXTURES / "inventory" / "demo.yaml", FIXTURES / "inventory" / "reservations.yaml"]
 
 
 @cache
