@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpu_audit.billing import query
-from gpu_audit.billing.exports import ExportFiles, FileSystem, discover
+from gpu_audit.billing.exports import PLAIN, ExportFiles, FileSystem, discover
 from gpu_audit.billing.model import BilledGroup
 from gpu_audit.billing.period import Period
 from gpu_audit.billing.query import (
@@ -85,10 +85,12 @@ def relation(files: Sequence[str], file_format: str) -> str:
     if file_format == "parquet":
         return f"read_parquet({listed}, union_by_name = true)"
     # FOCUS CSV exports are RFC 4180: the dialect is stated, not sniffed (a sniffer that meets a
-    # bad row may settle on another delimiter and read every row as one cell)
+    # bad row may settle on another delimiter and read every row as one cell); a cell written
+    # `NULL` (the FOCUS 1.0 sample's way) is null, as an empty one is
     return (
         f"read_csv({listed}, union_by_name = true, all_varchar = true, header = true, "
-        "strict_mode = true, delim = ',', quote = '\"', escape = '\"')"
+        "strict_mode = true, delim = ',', quote = '\"', escape = '\"', "
+        "nullstr = ['NULL', ''])"
     )
 
 
@@ -112,29 +114,31 @@ def sources(conn: Any, exports: Sequence[ExportFiles]) -> list[Source]:
                     f"{'are' if len(missing) > 1 else 'is'} missing: not a FOCUS 1.0–1.3 export "
                     f"(columns are read by name; {len(source.columns)} found)"
                 )
-            if export.cloud == "gcp":
-                _provider_is_google(conn, export.path, source)
+            if export.cloud == "gcp" and not _provider_is_google(conn, export.path, source):
+                source = Source(PLAIN, rel, source.columns)
             found.append(source)
     return found
 
 
-def _provider_is_google(conn: Any, path: str, source: Source) -> None:
-    """Parquet files with no manifest are read as GCP's export: files of another cloud's
-    export read that way would count superseded files and repeated runs, so they are refused."""
+def _provider_is_google(conn: Any, path: str, source: Source) -> bool:
+    """Parquet files with no manifest are read as GCP's export where they say Google, else as
+    plain FOCUS files; the data files of an AWS export without its manifests would count
+    superseded files and repeated runs, so they are refused."""
     names = [n for n in ("ServiceProviderName", "ProviderName") if n in source.columns]
     if not names:
-        return
+        return True
     column = f"COALESCE({', '.join(quote(n) for n in names)})"
     rows = conn.execute(
         f"SELECT DISTINCT {column} FROM {source.relation} WHERE {column} IS NOT NULL LIMIT 5"
     ).fetchall()
     others = sorted(str(r[0]) for r in rows if "google" not in str(r[0]).lower())
-    if others:
+    if others and "/data/BILLING_PERIOD=" in source.relation:
         raise InputError(
             f"{path}: Parquet files with no manifest are read as GCP's FOCUS export, but they "
             f"say provider {others[0][:40]!r}: give the AWS export folder (holding metadata/ "
             "and data/) or the Azure container (with its manifest.json files)"
         )
+    return not others
 
 
 def run(

@@ -7,6 +7,9 @@
   run is a full month-to-date copy, so per `runInfo.startDate` only the latest `submittedTime`
   counts.
 - GCP (the FOCUS table written with `EXPORT DATA`): no manifest, every Parquet file counts.
+- Any other FOCUS dataset (`focus`): one plain file (CSV, CSV.gz, Parquet), or a folder of CSV
+  files with no manifest, such as Oracle Cloud's FOCUS reports (gzip CSV, one folder per day):
+  every file counts, and each row's provider is its own `ProviderName`.
 
 Listing and reading go through the engine's file system (DuckDB's `glob` and `read_text`), so a
 local folder and an `s3://`, `gs://` or `az://` prefix are read the same way.
@@ -26,6 +29,7 @@ from gpu_audit.errors import InputError
 
 AZURE_VERSIONS = ("1.0", "1.0r2", "1.2-preview", "1.2")
 _DATA_SUFFIXES = (".parquet", ".csv", ".csv.gz", ".csv.gzip")
+PLAIN = "focus"  # a plain FOCUS dataset: each row's cloud is its own provider's
 
 
 @record
@@ -34,7 +38,7 @@ class ExportFiles:
     left unread as superseded."""
 
     path: str
-    cloud: str  # aws | azure | gcp
+    cloud: str  # aws | azure | gcp (the export folders) | focus (plain FOCUS files)
     files: tuple[str, ...]
     superseded: tuple[str, ...] = ()
     version: str | None = None  # the FOCUS version the export declares, where it does
@@ -66,6 +70,8 @@ def data_format(name: str) -> str:
 def discover(path: str, fs: FileSystem, period: Period) -> ExportFiles:
     """The current files of one cloud's export folder for `period`, by its layout."""
     root = path.rstrip("/") or "/"
+    if root.lower().endswith(_DATA_SUFFIXES) and fs.glob(root) == [root]:
+        return ExportFiles(path=root, cloud=PLAIN, files=(root,))
     # `**` matches no folder too: PATH may be the export itself or a folder of exports
     aws = fs.glob(_join(root, "**/metadata/BILLING_PERIOD=*/*-Manifest.json"))
     if aws:
@@ -87,9 +93,14 @@ def discover(path: str, fs: FileSystem, period: Period) -> ExportFiles:
     files = [name for name in fs.glob(_join(root, "**/*.parquet"))]
     if files:
         return ExportFiles(path=root, cloud="gcp", files=tuple(sorted(files)))
+    plain = sorted(
+        {name for suffix in _DATA_SUFFIXES[1:] for name in fs.glob(_join(root, f"**/*{suffix}"))}
+    )
+    if plain:
+        return ExportFiles(path=root, cloud=PLAIN, files=tuple(plain))
     raise InputError(
         f"{root}: no FOCUS export found (no AWS metadata/BILLING_PERIOD=*/…-Manifest.json, "
-        "no Azure manifest.json, no Parquet files)"
+        "no Azure manifest.json, no Parquet, CSV or CSV.gz files)"
     )
 
 

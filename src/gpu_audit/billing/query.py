@@ -23,10 +23,28 @@ from gpu_audit.billing.period import Period
 
 REQUIRED = ("BilledCost", "EffectiveCost", "ChargePeriodStart", "ChargeCategory", "BillingCurrency")
 MONEY = "DECIMAL(38, 10)"
-GPU_MACHINE = r"(?i)^(spot preemptible )?(a2|a3|a4|a4x|g2|g4) (instance )?(core|ram)"
+# GCP core/RAM SKUs of GPU machine families, wherever the description names them (Compute
+# Engine `A2 Instance Core running in Americas`, Vertex AI `Custom Training: A2 Instance Ram …`)
+GPU_MACHINE = r"(?i)\b(a2|a3|a4|a4x|g2|g4)( ultra| mega| high| edge)? (instance )?(core|ram)\b"
 GCP_GPU_COMMITMENT = r"(?i)^commitment.*\b(gpu|nvidia|a2|a3|a4|a4x|g2|g4)\b"
 GCP_GPU = r"(?i)nvidia (?:tesla )?([a-z]*[0-9]+[a-z]*(?: 80gb)?)"
 _USAGE_KIND = r"([A-Za-z]+):[^:]+$"
+# An instance type in an AWS description of instance hours (FOCUS 1.0 has no usage type):
+# `$1.624 per On Demand Linux g5.4xlarge Instance Hour`, SageMaker `ml.p4d.24xlarge`; a row
+# of the same instance that is not hours (its volumes, its transfer) names no instance type
+AWS_DESCRIBED = (
+    r"(?i)\b((?:ml\.)?[a-z][a-z0-9-]*\."
+    r"(?:[0-9]*xlarge|large|medium|small|micro|nano|metal[a-z0-9-]*))\b"
+)
+HOURLY = r"(?i)\bhours?\b"
+# An OCI shape in the description: `BM.GPU.H100.8`, `VM.GPU.A10.1`, `BM.GPU4.8`
+OCI_SHAPE = r"(?i)\b((?:bm|vm)\.gpu[0-9]*\.[a-z0-9-]+(?:\.[0-9]+)?)\b"
+# The provider a row names → the cloud its columns are read as (FOCUS `ProviderName`, 1.3
+# `ServiceProviderName`); a provider named otherwise is kept as written, lower-cased.
+PROVIDERS = (
+    ("amazon", "aws"), ("aws", "aws"), ("microsoft", "azure"), ("azure", "azure"),
+    ("google", "gcp"), ("gcp", "gcp"), ("oracle", "oci"), ("oci", "oci"),
+)  # fmt: skip
 
 # The columns of the aggregate, in order; `model.BilledGroup` has one field for each.
 GROUP_COLUMNS = (
@@ -74,9 +92,10 @@ class _Columns:
         return quote(name) if self.has(name) else "NULL"
 
     def text(self, name: str) -> str:
+        """A text cell, null where empty or written `NULL` (as FOCUS 1.0 samples write it)."""
         if not self.has(name):
             return "CAST(NULL AS VARCHAR)"
-        return f"NULLIF(TRIM(CAST({quote(name)} AS VARCHAR)), '')"
+        return f"NULLIF(NULLIF(TRIM(CAST({quote(name)} AS VARCHAR)), ''), 'NULL')"
 
     def money(self, name: str) -> str:
         kind = self.types.get(name)
@@ -127,6 +146,7 @@ _KEYED = (
     "CapacityReservationStatus", "CommitmentDiscountStatus", "ServiceName",
     "ServiceProviderName", "ProviderName", "x_UsageType", "SkuMeter", "SkuPriceDetails",
     "x_SkuMeterCategory", "x_SkuDetails", "Tags", "x_Labels", "ChargeDescription",
+    "ConsumedUnit",
 )  # fmt: skip
 _SUMMED = ("EffectiveCost", "BilledCost", "ConsumedQuantity")
 
@@ -143,7 +163,6 @@ def summed_first(source: Source, period: Period, tag_keys: Sequence[str]) -> Sou
         name
         for name in _KEYED
         if name in source.columns
-        and (name != "ChargeDescription" or source.cloud == "gcp")
         and name not in ("Tags", "x_Labels")  # summed by the tags' values (a map hashes slowly)
     ]
     tags = {f"tag:{key}": _tag(c, source.cloud, key) for key in tag_keys}
@@ -179,48 +198,66 @@ def summed_first(source: Source, period: Period, tag_keys: Sequence[str]) -> Sou
 
 def _tag(c: _Columns, cloud: str, key: str) -> str:
     """A tag's value: AWS `Tags` (a map; `user:` for user-defined keys), Azure `Tags` (JSON),
-    GCP `x_Labels` (a list of Key/Value) before `Tags`; already read when summed first."""
+    GCP `x_Labels` (a list of Key/Value) before `Tags`; a plain FOCUS file's, any of these;
+    already read when summed first."""
     if c.has(f"tag:{key}"):
         return quote(f"tag:{key}")
     forms = (
         [c.key("Tags", f"user:{key}"), c.key("Tags", key)]
-        if cloud == "aws"
+        if cloud in ("aws", "focus")
         else [c.key("Tags", key)]
     )
-    if cloud == "gcp":
+    if cloud in ("gcp", "focus"):
         forms.insert(0, c.label(key))
     return f"NULLIF(TRIM(CAST(COALESCE({', '.join(forms)}) AS VARCHAR)), '')"
+
+
+def row_cloud(c: _Columns, layout: str) -> str:
+    """Each row's cloud from its own provider (`ServiceProviderName`, FOCUS 1.3, before
+    `ProviderName`); the layout's cloud only where a row names no provider it knows."""
+    provider = f"lower(COALESCE({c.text('ServiceProviderName')}, {c.text('ProviderName')}))"
+    arms = " ".join(
+        f"WHEN {provider} LIKE {literal('%' + word + '%')} THEN {literal(cloud)}"
+        for word, cloud in PROVIDERS
+    )
+    fallback = f"COALESCE({provider}, 'unknown')" if layout == "focus" else literal(layout)
+    return f"CASE {arms} ELSE {fallback} END"
 
 
 def normalised(source: Source, tag_keys: Sequence[str], dialect: str = "duckdb") -> str:
     """One SELECT of a source's rows in the query's own columns."""
     c = _Columns(source, dialect)
-    cloud = source.cloud
+    cloud = row_cloud(c, source.cloud)
+    description = c.text("ChargeDescription")
     usage_type = (
-        f"COALESCE({c.text('x_UsageType')}, {c.text('SkuMeter')})"
-        if cloud == "aws"
-        else "CAST(NULL AS VARCHAR)"
+        f"CASE WHEN {cloud} = 'aws' THEN COALESCE({c.text('x_UsageType')}, {c.text('SkuMeter')}) "
+        "END"
     )
     stated_type = c.key("SkuPriceDetails", "InstanceType")
-    if cloud == "aws":
-        itype = f"COALESCE({stated_type}, NULLIF(regexp_extract({usage_type}, ':([^:]+)$', 1), ''))"
-    elif cloud == "azure":
-        vm = (
-            f"CASE WHEN lower({c.text('x_SkuMeterCategory')}) = 'virtual machines' "
-            f"THEN {c.key('x_SkuDetails', 'ServiceType')} END"
-        )
-        itype = f"COALESCE({stated_type}, {vm})"
-    else:
-        itype = stated_type
+    vm = (
+        f"CASE WHEN {cloud} = 'azure' AND lower({c.text('x_SkuMeterCategory')}) = "
+        f"'virtual machines' THEN {c.key('x_SkuDetails', 'ServiceType')} END"
+    )
+    described = (
+        f"CASE WHEN {cloud} = 'aws' AND regexp_matches({description}, {literal(HOURLY)}) "
+        f"THEN NULLIF(regexp_extract({description}, {literal(AWS_DESCRIBED)}, 1), '') "
+        f"WHEN {cloud} = 'oci' THEN NULLIF(regexp_extract({description}, "
+        f"{literal(OCI_SHAPE)}, 1), '') END"
+    )
+    # in order: SkuPriceDetails, the usage type, the Azure VM size, then the description
+    itype = (
+        f"COALESCE({stated_type}, NULLIF(regexp_extract({usage_type}, ':([^:]+)$', 1), ''), "
+        f"{vm}, {described})"
+    )
     provider = f"COALESCE({c.text('ServiceProviderName')}, {c.text('ProviderName')})"
-    tags = [f"{_tag(c, cloud, key)} AS {quote('tag:' + key)}" for key in tag_keys]
+    tags = [f"{_tag(c, source.cloud, key)} AS {quote('tag:' + key)}" for key in tag_keys]
     unused = (
         f"(upper(COALESCE({c.text('CapacityReservationStatus')}, '')) = 'UNUSED' "
         f"OR upper(COALESCE({c.text('CommitmentDiscountStatus')}, '')) = 'UNUSED' "
         f"OR COALESCE({usage_type}, '') LIKE '%UnusedBox%')"
     )
     columns = [
-        f"{literal(cloud)} AS cloud",
+        f"{cloud} AS cloud",
         f"{provider} AS provider_name",
         f"COALESCE({c.text('BillingCurrency')}, 'unknown') AS currency",
         f"{c.time('ChargePeriodStart')} AS charge_start",
@@ -234,7 +271,8 @@ def normalised(source: Source, tag_keys: Sequence[str], dialect: str = "duckdb")
         f"COALESCE({c.text('CapacityReservationId')}, {c.text('CommitmentDiscountId')}) "
         "AS reservation_id",
         f"{c.text('ServiceName')} AS service",
-        f"{c.text('ChargeDescription')} AS description",
+        f"{description} AS description",
+        f"{c.text('ConsumedUnit')} AS unit",
         f"{usage_type} AS usage_type",
         f"{itype} AS instance_type",
         f"TRY_CAST({c.key('SkuPriceDetails', 'GpuCount')} AS INTEGER) AS gpus_stated",
@@ -348,6 +386,7 @@ r AS (
     CASE
       WHEN t.unused THEN CAST(0 AS {MONEY})
       WHEN t.gcp_gpu IS NOT NULL THEN COALESCE(t.quantity, 0)
+      WHEN t.cloud = 'oci' AND upper(COALESCE(t.unit, '')) LIKE 'GPU%' THEN COALESCE(t.quantity, 0)
       WHEN t.gpus > 0 THEN COALESCE(t.quantity, 0) * t.gpus
       ELSE CAST(0 AS {MONEY})
     END AS gpu_hours

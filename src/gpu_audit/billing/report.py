@@ -53,14 +53,16 @@ def query_keys(tag_keys: Sequence[str]) -> tuple[str, ...]:
 
 
 def gpu_types() -> list[tuple[str, str, str, int]]:
-    """The catalog's GPU instance types as (cloud, lower-case type, GPU model, GPUs)."""
+    """The catalog's GPU instance types (and OCI's GPU shapes) as (cloud, lower-case type, GPU
+    model, GPUs)."""
+    from gpu_audit.billing import oci
     from gpu_audit.catalog import instance_types, normalise_type
 
     return [
         (spec.cloud, normalise_type(spec.instance_type), spec.gpu_model, spec.gpu_count)
         for spec in instance_types()
         if spec.gpu_count > 0
-    ]
+    ] + oci.gpu_types()
 
 
 def read_groups(

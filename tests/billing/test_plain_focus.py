@@ -1,0 +1,124 @@
+"""A plain FOCUS 1.3 file holding several providers (built here, the columns as the spec names
+them, no `x_` columns, `NULL` and empty cells): each row's cloud is its own
+`ServiceProviderName`, and GPU rows are found from SkuPriceDetails, the AWS usage type, then the
+description (AWS and SageMaker instance hours, GCP GPU SKUs and the core/RAM SKUs of GPU machine
+families wherever they stand, Compute Engine and Vertex AI, OCI GPU shapes); the same resource's
+volumes and transfer, and CPU instances, are not GPU rows."""
+
+from __future__ import annotations
+
+import csv
+import json
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from gpu_audit.cli.main import main
+
+COLUMNS = (
+    "ServiceProviderName", "HostProviderName", "BillingCurrency", "BillingPeriodStart",
+    "ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory", "ChargeClass", "ChargeDescription",
+    "PricingCategory", "BilledCost", "EffectiveCost", "ListCost", "ConsumedQuantity",
+    "ConsumedUnit", "ServiceName", "SkuMeter", "SkuPriceDetails", "ResourceId", "RegionId",
+    "SubAccountId", "CommitmentDiscountId", "CommitmentDiscountStatus", "Tags",
+)  # fmt: skip
+T = "2026-08-03T10:00:00Z"
+E = "2026-08-03T11:00:00Z"
+
+
+def row(provider: str, description: str, cost: str, quantity: str, **extra: str) -> dict[str, str]:
+    base = dict.fromkeys(COLUMNS, "NULL")
+    base.update(
+        ServiceProviderName=provider, BillingCurrency="USD", BillingPeriodStart="2026-08-01",
+        ChargePeriodStart=T, ChargePeriodEnd=E, ChargeCategory="Usage", ChargeClass="",
+        ChargeDescription=description, PricingCategory="Standard", BilledCost=cost,
+        EffectiveCost=cost, ListCost=cost, ConsumedQuantity=quantity, ConsumedUnit="Hours",
+    )  # fmt: skip
+    base.update(extra)
+    return base
+
+
+# (row, GPU-hours it counts, or None where it is not a GPU row)
+ROWS: list[tuple[dict[str, str], Decimal | None]] = [
+    (row("AWS", "$98.32 per On Demand Linux p5.48xlarge Instance Hour", "98.32", "1",
+         ResourceId="i-0p5", SkuPriceDetails='{"InstanceType": "p5.48xlarge"}'), Decimal(8)),
+    (row("AWS", "$1.624 per On Demand Linux g5.4xlarge Instance Hour", "16.24", "10",
+         ResourceId="i-0g5"), Decimal(10)),
+    (row("AWS", "$37.69 per hour for ml.p4d.24xlarge Training", "75.38", "2",
+         ResourceId="arn:aws:sagemaker:us-east-1:1:training-job/t", ServiceName="Amazon SageMaker"),
+     Decimal(16)),
+    (row("AWS", "USE1-BoxUsage:g6.xlarge", "8.05", "10", SkuMeter="USE1-BoxUsage:g6.xlarge",
+         ResourceId="i-0g6"), Decimal(10)),
+    # the g5's volume and transfer, and a CPU instance: not GPU rows
+    (row("AWS", "$0.08 per GB-month of General Purpose SSD (gp3) provisioned storage", "4.00",
+         "50", ResourceId="i-0g5", ConsumedUnit="GB-Mo"), None),
+    (row("AWS", "$0.09 per GB - data transfer out of US East (N. Virginia)", "9.00", "100",
+         ResourceId="i-0g5", ConsumedUnit="GB"), None),
+    (row("AWS", "$0.34 per On Demand Linux c5.2xlarge Instance Hour", "3.40", "10",
+         ResourceId="i-0c5"), None),
+    # GCP: a GPU SKU (GPU-hours), Compute Engine and Vertex AI core/RAM of GPU machines (spend)
+    (row("Google Cloud", "Nvidia Tesla A100 GPU running in Americas", "29.39", "10",
+         ResourceId="projects/p/instances/a2"), Decimal(10)),
+    (row("Google Cloud", "A2 Instance Core running in Americas", "3.79", "120",
+         ResourceId="projects/p/instances/a2"), Decimal(0)),
+    (row("Google Cloud", "Vertex AI: Custom Training: A2 Instance Ram running in Americas", "1.10",
+         "850", ServiceName="Vertex AI"), Decimal(0)),
+    (row("Google Cloud", "Custom Training A3 High Instance Core running in Americas", "5.50", "208",
+         ServiceName="Vertex AI"), Decimal(0)),
+    (row("Google Cloud", "N2 Instance Core running in Americas", "2.00", "100"), None),
+    # OCI shapes: GPU-hours in the unit where it says GPUs, else hours times the shape's GPUs
+    (row("Oracle", "Compute - GPU - BM.GPU.H100.8", "800.00", "80", ConsumedUnit="GPU Hours",
+         ResourceId="ocid1.instance.oc1..h100"), Decimal(80)),
+    (row("Oracle", "Compute - GPU - VM.GPU.A10.1", "20.00", "10",
+         ResourceId="ocid1.instance.oc1..a10"), Decimal(10)),
+    (row("Oracle", "Standard - E5", "1.00", "10", ResourceId="ocid1.instance.oc1..e5"), None),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    path = tmp_path_factory.mktemp("plain") / "focus-1.3.csv"
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(r for r, _ in ROWS)
+    result = CliRunner().invoke(
+        main, ["billing", str(path), "--period", "2026-08", "--format", "json"]
+    )
+    assert result.exit_code == 0, result.stderr
+    body: dict[str, Any] = json.loads(result.stdout)
+    return body
+
+
+def _cloud(provider: str) -> str:
+    return {"AWS": "aws", "Google Cloud": "gcp", "Oracle": "oci"}[provider]
+
+
+def test_every_gpu_row_and_only_those_is_gpu_spend(report: dict[str, Any]) -> None:
+    gpu = [(r, h) for r, h in ROWS if h is not None]
+    gpu_cost = sum((Decimal(r["EffectiveCost"]) for r, _ in gpu), Decimal(0))
+    assert report["totals"]["gpu"]["rows"] == len(gpu)
+    assert Decimal(str(report["totals"]["gpu"]["effective_usd"])) == gpu_cost
+    hours = sum((h for _, h in gpu if h is not None), Decimal(0))
+    assert Decimal(str(report["totals"]["gpu"]["gpu_hours"])) == hours
+
+
+def test_each_rows_cloud_is_its_own_provider(report: dict[str, Any]) -> None:
+    want: dict[str, Decimal] = {}
+    for r, h in ROWS:
+        if h is not None:
+            cloud = _cloud(r["ServiceProviderName"])
+            want[cloud] = want.get(cloud, Decimal(0)) + Decimal(r["EffectiveCost"])
+    got = {
+        line["key"]: Decimal(str(line["effective_usd"])) for line in report["breakdowns"]["cloud"]
+    }
+    assert got == want
+
+
+def test_gpu_instance_types_are_named_from_the_description(report: dict[str, Any]) -> None:
+    types = {line["key"] for line in report["breakdowns"]["instance_type"]}
+    assert {"p5.48xlarge", "g5.4xlarge", "ml.p4d.24xlarge", "g6.xlarge"} <= types
+    assert {"BM.GPU.H100.8", "VM.GPU.A10.1"} <= types
+    assert "c5.2xlarge" not in types
