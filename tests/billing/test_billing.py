@@ -151,11 +151,17 @@ def test_every_breakdown_line_equals_its_rows(
             return "on-demand"
         return getattr(row, dimension)
 
+    # spend by who and where holds the unused capacity too; by what ran, it does not
+    unused = [r for r in quarter.in_period() if r.kind == "unused"]
+    rows_of = spend(quarter) + ([] if dimension in ("capacity", "instance_type") else unused)
     expected: dict[str | None, list[Row]] = {}
-    for row in spend(quarter):
+    for row in rows_of:
         expected.setdefault(key(row), []).append(row)
     lines = {line["key"]: line for line in report["breakdowns"][dimension]}
     assert set(lines) == set(expected)
+    assert sum((shown(x["effective_usd"]) for x in lines.values()), Decimal(0)) == sum(
+        (cents(total(rows, "effective")) for rows in expected.values()), Decimal(0)
+    )
     for name, rows in expected.items():
         assert shown(lines[name]["effective_usd"]) == cents(total(rows, "effective")), name
         assert shown(lines[name]["gpu_hours"]) == total(rows, "gpu_hours").quantize(

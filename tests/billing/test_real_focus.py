@@ -151,3 +151,48 @@ def test_a_csv_that_is_not_focus_names_the_file_and_the_columns(tmp_path: Path) 
     assert len(lines) == 1 and "costs.csv" in lines[0]
     for column in ("BilledCost", "EffectiveCost", "ChargePeriodStart", "ChargeCategory"):
         assert column in lines[0]
+
+
+def test_list_cost_savings_invoices_and_quality_equal_the_rows() -> None:
+    """The FinOps reader's figures on the real sample, each summed here from the rows."""
+    import jsonschema
+
+    rows = rows_of(SAMPLE)
+    report = json.loads(bill(str(SAMPLE)))
+    schema = json.loads(
+        (REAL.parents[2] / "src/gpu_audit/billing/billing-v1.schema.json").read_text()
+    )
+    jsonschema.validate(report, schema)
+    gpu = [r for r in rows if gpu_type(r)]
+    effective = sum((number(r["EffectiveCost"]) for r in gpu), Decimal(0))
+    listed = sum((number(r["ListCost"]) for r in gpu), Decimal(0))
+    spend = report["spend"]  # no unused capacity in the sample: spend is the usage
+    assert shown(spend["list_usd"]) == cents(listed)
+    assert shown(spend["savings_rate"]) == (1 - effective / listed).quantize(Decimal("0.0001"))
+    hours = sum((number(r["ConsumedQuantity"]) for r in gpu), Decimal(0))
+    assert shown(spend["cost_per_gpu_hour_usd"]) == (effective / hours).quantize(Decimal("0.001"))
+    # each provider's invoice: every row's BilledCost by BillingPeriodStart, any charge category
+    invoices: dict[tuple[str, str], Decimal] = defaultdict(Decimal)
+    for r in rows:
+        provider = {"AWS": "aws", "Microsoft": "azure", "Oracle": "oci"}[r["ProviderName"]]
+        invoices[(provider, r["BillingPeriodStart"][:10])] += number(r["BilledCost"])
+    got = {
+        (i["provider"], i["billing_period_start"]): shown(i["billed"]) for i in report["invoices"]
+    }
+    assert got == {key: cents(value) for key, value in invoices.items()}
+    assert ("oci", "2024-10-01") in got  # an invoice month that is not the charge month
+    # the anonymisation rounds EffectiveCost to whole dollars: above ListCost on some GPU rows
+    warnings = {w["code"]: w["rows"] for w in report["data_quality"]}
+    over = sum(1 for r in gpu if number(r["EffectiveCost"]) > number(r["ListCost"]))
+    negative = sum(1 for r in rows if number(r["ConsumedQuantity"]) < 0)
+    assert over and warnings["effective-over-list"] == over
+    assert negative and warnings["negative-usage"] == negative
+    assert [m["month"] for m in report["months"]] == ["2024-09"]
+    by_type = {line["key"]: line for line in report["breakdowns"]["instance_type"]}
+    for itype in GPUS:
+        part = [r for r in gpu if gpu_type(r) == itype]
+        cost = sum((number(r["EffectiveCost"]) for r in part), Decimal(0))
+        used = sum((number(r["ConsumedQuantity"]) for r in part), Decimal(0))
+        assert shown(by_type[itype]["cost_per_gpu_hour_usd"]) == (cost / used).quantize(
+            Decimal("0.001")
+        )

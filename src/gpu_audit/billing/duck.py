@@ -19,6 +19,7 @@ from gpu_audit.billing.period import Period
 from gpu_audit.billing.query import (
     GROUP_COLUMNS,
     MONEY,
+    SUM_COLUMNS,
     Source,
     aggregate,
     literal,
@@ -259,17 +260,16 @@ def locate_bad_value(conn: Any, found: Sequence[Source], exc: Exception) -> str:
 def group(row: Sequence[Any], tag_keys: Sequence[str]) -> BilledGroup:
     fixed = dict(zip(GROUP_COLUMNS, row[: len(GROUP_COLUMNS)], strict=True))
     tag_values = row[len(GROUP_COLUMNS) : len(GROUP_COLUMNS) + len(tag_keys)]
-    sums = row[len(GROUP_COLUMNS) + len(tag_keys) :]
-    effective, billed, quantity, gpu_hours, corrections, count, first, last = sums
+    sums = dict(zip(SUM_COLUMNS, row[len(GROUP_COLUMNS) + len(tag_keys) :], strict=True))
+    zero = Decimal(0)
+    money = ("effective", "billed", "quantity", "gpu_hours", "corrections", "list")
     return BilledGroup(
         **fixed,
         tags={k: str(v) for k, v in zip(tag_keys, tag_values, strict=True) if v is not None},
-        effective=effective if effective is not None else Decimal(0),
-        billed=billed if billed is not None else Decimal(0),
-        quantity=quantity if quantity is not None else Decimal(0),
-        gpu_hours=gpu_hours if gpu_hours is not None else Decimal(0),
-        corrections=corrections if corrections is not None else Decimal(0),
-        rows=int(count),
-        first_charge=first,
-        last_charge=last,
+        **{name: zero if sums[name] is None else sums[name] for name in money},
+        rows=int(sums["rows"]),
+        first_charge=sums["first_charge"],
+        last_charge=sums["last_charge"],
+        over_list_rows=int(sums["over_list_rows"] or 0),
+        negative_rows=int(sums["negative_rows"] or 0),
     )

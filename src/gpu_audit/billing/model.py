@@ -45,3 +45,11 @@ class BilledGroup:
     rows: int
     first_charge: datetime | None
     last_charge: datetime | None
+    month: str | None = None  # YYYY-MM of the charge (rows in the period)
+    billing_period: str | None = None  # BillingPeriodStart's day: the invoice the rows are on
+    commitment_id: str | None = None  # CommitmentDiscountId (a reservation or savings plan)
+    capacity_id: str | None = None  # CapacityReservationId
+    commitment_unused: bool | None = None  # CommitmentDiscountStatus is Unused
+    list: Decimal = Decimal(0)  # ListCost (an empty one counts as 0)
+    over_list_rows: int = 0  # rows whose EffectiveCost exceeds their ListCost
+    negative_rows: int = 0  # rows with a negative ConsumedQuantity

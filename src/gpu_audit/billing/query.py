@@ -51,10 +51,14 @@ GROUP_COLUMNS = (
     "cloud", "currency", "in_period", "kind", "reason", "account", "region", "instance_type",
     "gpu_model", "gpus", "gcp_gpu", "capacity", "service", "usage_kind", "resource_id",
     "reservation_id",
+    # the charge month (rows in the period), the invoice (BillingPeriodStart, every row), the
+    # commitment discount and capacity reservation apart, and whether the commitment went unused
+    "month", "billing_period", "commitment_id", "capacity_id", "commitment_unused",
 )  # fmt: skip
 SUM_COLUMNS = (
     "effective", "billed", "quantity", "gpu_hours", "corrections", "rows", "first_charge",
     "last_charge",
+    "list", "over_list_rows", "negative_rows",
 )  # fmt: skip
 
 
@@ -146,9 +150,14 @@ _KEYED = (
     "CapacityReservationStatus", "CommitmentDiscountStatus", "ServiceName",
     "ServiceProviderName", "ProviderName", "x_UsageType", "SkuMeter", "SkuPriceDetails",
     "x_SkuMeterCategory", "x_SkuDetails", "Tags", "x_Labels", "ChargeDescription",
-    "ConsumedUnit",
+    "ConsumedUnit", "BillingPeriodStart",
 )  # fmt: skip
-_SUMMED = ("EffectiveCost", "BilledCost", "ConsumedQuantity")
+_SUMMED = ("EffectiveCost", "BilledCost", "ConsumedQuantity", "ListCost")
+# per-row checks counted before rows are summed (data quality: rows, not groups)
+_COUNTED = {
+    "over_list_rows": "{list} IS NOT NULL AND {effective} > {list}",
+    "negative_rows": "{quantity} < 0",
+}
 
 
 def summed_first(source: Source, period: Period, tag_keys: Sequence[str]) -> Source:
@@ -177,12 +186,14 @@ def summed_first(source: Source, period: Period, tag_keys: Sequence[str]) -> Sou
         *(quote(name) for name in keys),
         *(f"{expr} AS {quote(name)}" for name, expr in tags.items()),
         f"{flag} AS period_flag",
+        f"strftime({start}, '%Y-%m') AS charge_month",
         *sums,
+        *(f"SUM({_check(c, name)}) AS {name}" for name in _COUNTED),
         f"MIN({start}) AS {quote('ChargePeriodStart')}",
         f"MAX({c.time('ChargePeriodEnd')}) AS {quote('ChargePeriodEnd')}",
         "COUNT(*) AS row_count",
     ]
-    groups = ", ".join(str(i) for i in range(1, len(keys) + len(tags) + 2))
+    groups = ", ".join(str(i) for i in range(1, len(keys) + len(tags) + 3))
     relation = f"(SELECT {', '.join(select)} FROM {source.relation} GROUP BY {groups})"
     columns = {name: source.columns[name] for name in keys}
     columns.update(dict.fromkeys(tags, "VARCHAR"))
@@ -191,9 +202,21 @@ def summed_first(source: Source, period: Period, tag_keys: Sequence[str]) -> Sou
         ChargePeriodStart="TIMESTAMP WITH TIME ZONE",
         ChargePeriodEnd="TIMESTAMP WITH TIME ZONE",
         period_flag="INTEGER",
+        charge_month="VARCHAR",
         row_count="BIGINT",
+        over_list_rows="BIGINT",
+        negative_rows="BIGINT",
     )
     return Source(source.cloud, relation, columns)
+
+
+def _check(c: _Columns, name: str) -> str:
+    """1 where a row fails a per-row check (`_COUNTED`), else 0."""
+    test = _COUNTED[name].format(
+        effective=c.money("EffectiveCost"), list=c.money("ListCost"),
+        quantity=c.money("ConsumedQuantity"),
+    )  # fmt: skip
+    return f"CASE WHEN {test} THEN 1 ELSE 0 END"
 
 
 def _tag(c: _Columns, cloud: str, key: str) -> str:
@@ -280,6 +303,13 @@ def normalised(source: Source, tag_keys: Sequence[str], dialect: str = "duckdb")
         f"{c.money('EffectiveCost')} AS effective",
         f"{c.money('BilledCost')} AS billed",
         f"{c.money('ConsumedQuantity')} AS quantity",
+        f"{c.money('ListCost')} AS list",
+        f"{c.time('BillingPeriodStart')} AS billing_period_start",
+        f"{c.text('CommitmentDiscountId')} AS commitment_id",
+        f"{c.text('CapacityReservationId')} AS capacity_id",
+        f"upper(COALESCE({c.text('CommitmentDiscountStatus')}, '')) = 'UNUSED' "
+        "AS commitment_unused",
+        *(f"{c.raw(name) if c.has(name) else _check(c, name)} AS {name}" for name in _COUNTED),
         f"{c.raw('period_flag')} AS period_flag",
         f"{c.raw('row_count') if c.has('row_count') else '1'} AS row_count",
         *tags,
@@ -333,6 +363,11 @@ def aggregate(
             "account", "region", "instance_type", "gpu_model", "gpus", "gcp_gpu", "capacity",
             "service", "usage_kind", "resource_id", "reservation_id",
         )),
+        "CASE WHEN r.in_period THEN strftime(r.charge_start, '%Y-%m') END",
+        "strftime(r.billing_period_start, '%Y-%m-%d')",
+        *(f"CASE WHEN {detail} THEN r.{name} END" for name in (
+            "commitment_id", "capacity_id", "commitment_unused",
+        )),
         *(f"CASE WHEN {detail} THEN r.{tag} END" for tag in tags),
     ]  # fmt: skip
     names = [*GROUP_COLUMNS, *(f"tag:{key}" for key in tag_keys)]
@@ -347,6 +382,8 @@ def aggregate(
         "SUM(r.row_count) AS row_count",
         "MIN(r.charge_start) AS first_charge",
         "MAX(COALESCE(r.charge_end, r.charge_start)) AS last_charge",
+        "SUM(r.list) AS list",
+        *(f"SUM(r.{name}) AS {name}" for name in _COUNTED),
     ]
     return f"""
 WITH focus AS ({union}),

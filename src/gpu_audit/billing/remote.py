@@ -18,7 +18,7 @@ from typing import Any
 
 from gpu_audit.billing.model import BilledGroup
 from gpu_audit.billing.period import Period
-from gpu_audit.billing.query import GROUP_COLUMNS, Source, aggregate, render
+from gpu_audit.billing.query import GROUP_COLUMNS, SUM_COLUMNS, Source, aggregate, render
 from gpu_audit.errors import CollectorError, ConfigError
 
 ENGINES = {"athena": "aws", "bigquery": "gcp"}  # engine → the cloud whose FOCUS table it holds
@@ -35,19 +35,27 @@ _SHARED_TEXT = (
     "SubAccountId", "RegionId", "ResourceId", "CapacityReservationId",
     "CapacityReservationStatus", "CommitmentDiscountId", "CommitmentDiscountStatus",
     "ServiceName", "SkuPriceDetails",
+    "ConsumedUnit", "ServiceCategory",
 )  # fmt: skip
-_MONEY = dict.fromkeys(("BilledCost", "EffectiveCost", "ConsumedQuantity"), "DECIMAL(38,10)")
+_MONEY = dict.fromkeys(
+    ("BilledCost", "EffectiveCost", "ConsumedQuantity", "ListCost"), "DECIMAL(38,10)"
+)
 SCHEMAS: dict[str, dict[str, str]] = {
     "athena": {
         **dict.fromkeys((*_SHARED_TEXT, "ProviderName", "SkuMeter", "x_UsageType"), _TEXT),
         **_MONEY,
-        **dict.fromkeys(("ChargePeriodStart", "ChargePeriodEnd"), "TIMESTAMP"),
+        **dict.fromkeys(
+            ("ChargePeriodStart", "ChargePeriodEnd", "BillingPeriodStart"), "TIMESTAMP"
+        ),
         "Tags": "MAP(VARCHAR, VARCHAR)",
     },
     "bigquery": {
         **dict.fromkeys((*_SHARED_TEXT, "ServiceProviderName", "Tags"), _TEXT),
         **_MONEY,
-        **dict.fromkeys(("ChargePeriodStart", "ChargePeriodEnd"), "TIMESTAMP WITH TIME ZONE"),
+        **dict.fromkeys(
+            ("ChargePeriodStart", "ChargePeriodEnd", "BillingPeriodStart"),
+            "TIMESTAMP WITH TIME ZONE",
+        ),
         "x_Labels": "STRUCT(Key VARCHAR, Value VARCHAR)[]",
     },
 }
@@ -79,7 +87,7 @@ def remote_sql(
 def typed_row(values: Sequence[str | None], tag_keys: Sequence[str]) -> tuple[Any, ...]:
     """An aggregate row as text (both engines answer in strings) typed as DuckDB returns it;
     an answer of another shape is one CollectorError, never a traceback."""
-    width = len(GROUP_COLUMNS) + len(tag_keys) + 8  # the keys, the tags, the eight sums
+    width = len(GROUP_COLUMNS) + len(tag_keys) + len(SUM_COLUMNS)  # the keys, tags and sums
     if len(values) != width:
         raise CollectorError(
             f"billing query: an answer row has {len(values)} columns where the query has {width}"
@@ -96,12 +104,17 @@ def _typed(index: int, value: str | None, tags: int) -> Any:
     if value is None or value == "":
         return None
     tags_end = len(GROUP_COLUMNS) + tags
-    name = GROUP_COLUMNS[index] if index < len(GROUP_COLUMNS) else None
-    if name == "in_period":
+    if index < len(GROUP_COLUMNS):
+        name = GROUP_COLUMNS[index]
+    elif index >= tags_end:
+        name = SUM_COLUMNS[index - tags_end]
+    else:
+        return value  # a tag's value
+    if name in ("in_period", "commitment_unused"):
         return value.lower() == "true"
-    if name == "gpus" or index == tags_end + 5:  # the row count
+    if name in ("gpus", "rows", "over_list_rows", "negative_rows"):
         return int(float(value))
-    if index >= tags_end + 6:  # first and last charge
+    if name in ("first_charge", "last_charge"):
         return _time(value)
     if index >= tags_end:  # the money and quantity sums
         return Decimal(value)

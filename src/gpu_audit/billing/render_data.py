@@ -31,7 +31,19 @@ def _figures(figures: Figures) -> dict[str, Any]:
         "gpu_hours": float(figures.gpu_hours.quantize(Decimal("0.01"))),
         "spot_gpu_hours": float(figures.spot_gpu_hours.quantize(Decimal("0.01"))),
         "rows": figures.rows,
+        "list_usd": _money(figures.list),
+        "savings_rate": _ratio(figures.savings_rate),
+        "cost_per_gpu_hour_usd": _per_hour(figures.per_gpu_hour),
     }
+
+
+def _ratio(value: Decimal | None) -> float | None:
+    return None if value is None else float(value.quantize(Decimal("0.0001")))
+
+
+def _per_hour(value: Decimal | None) -> float | None:
+    """Dollars per GPU-hour, to a tenth of a cent (a rate, not an amount)."""
+    return None if value is None else float(value.quantize(Decimal("0.001")))
 
 
 def _currency(totals: CurrencyTotals) -> dict[str, Any]:
@@ -95,6 +107,38 @@ def to_json(report: BillingReport) -> dict[str, Any]:
                 **_figures(u.figures),
             }
             for u in s.unused
+        ],
+        "spend": _figures(s.spend),
+        "months": [
+            {"month": m.month, "read_rows": m.read_rows, **_figures(m.spend)} for m in s.months
+        ],
+        "invoices": [
+            {
+                "provider": i.provider,
+                "billing_period_start": i.billing_period,
+                "currency": i.currency,
+                "billed": float(cents(i.billed)),
+                "rows": i.rows,
+                "billed_charged_in_period": float(cents(i.in_period_billed)),
+            }
+            for i in s.invoices
+        ],
+        "commitments": [
+            {
+                "kind": c.kind,
+                "id": c.id,
+                "cloud": c.cloud,
+                "used_hours": float(c.used_hours.quantize(Decimal("0.01"))),
+                "unused_hours": float(c.unused_hours.quantize(Decimal("0.01"))),
+                "utilization": _ratio(c.utilization),
+                "used_effective_usd": _money(c.used_effective),
+                "unused_effective_usd": _money(c.unused_effective),
+            }
+            for c in s.commitments
+        ],
+        "commitment_coverage": _ratio(s.commitment_coverage),
+        "data_quality": [
+            {"code": w.code, "rows": w.rows, "message": w.message} for w in s.warnings
         ],
         "findings": [_finding(f) for f in report.findings],
         "waste_usd": report.waste_usd,

@@ -32,6 +32,7 @@ class Figures:
     gpu_hours: Decimal = Decimal(0)
     spot_gpu_hours: Decimal = Decimal(0)
     rows: int = 0
+    list: Decimal = Decimal(0)  # ListCost (an empty one counted as 0)
 
     def plus(self, group: BilledGroup) -> Figures:
         spot = group.gpu_hours if group.capacity == "spot" else Decimal(0)
@@ -41,7 +42,28 @@ class Figures:
             gpu_hours=self.gpu_hours + group.gpu_hours,
             spot_gpu_hours=self.spot_gpu_hours + spot,
             rows=self.rows + group.rows,
+            list=self.list + group.list,
         )
+
+    def add(self, other: Figures) -> Figures:
+        return Figures(
+            effective=self.effective + other.effective,
+            billed=self.billed + other.billed,
+            gpu_hours=self.gpu_hours + other.gpu_hours,
+            spot_gpu_hours=self.spot_gpu_hours + other.spot_gpu_hours,
+            rows=self.rows + other.rows,
+            list=self.list + other.list,
+        )
+
+    @property
+    def savings_rate(self) -> Decimal | None:
+        """The effective savings rate: 1 − EffectiveCost ÷ ListCost (None without list cost)."""
+        return None if not self.list else 1 - self.effective / self.list
+
+    @property
+    def per_gpu_hour(self) -> Decimal | None:
+        """EffectiveCost per GPU-hour (None without GPU-hours)."""
+        return None if not self.gpu_hours else self.effective / self.gpu_hours
 
 
 @record
@@ -61,6 +83,56 @@ class UnusedLine:
     reservation_id: str | None
     hours: Decimal
     figures: Figures
+
+
+@record
+class MonthLine:
+    """One month of the period: GPU spend (usage and unused capacity) and the rows read."""
+
+    month: str  # YYYY-MM
+    spend: Figures
+    read_rows: int  # every row of the month, of any kind: 0 says the month has no data
+
+
+@record
+class Invoice:
+    """What one provider billed on one billing period (`BillingPeriodStart`): every row's
+    BilledCost, of any charge category, wherever its charge period lies."""
+
+    provider: str
+    billing_period: str | None  # YYYY-MM-DD
+    currency: str
+    billed: Decimal
+    rows: int
+    in_period_billed: Decimal  # the part charged inside the report's period
+
+
+@record
+class Commitment:
+    """A reservation or savings plan (`CommitmentDiscountId`) or a capacity reservation
+    (`CapacityReservationId`) with GPU rows: its hours used and left unused."""
+
+    kind: str  # commitment | capacity reservation
+    id: str
+    cloud: str
+    used_hours: Decimal
+    unused_hours: Decimal
+    used_effective: Decimal
+    unused_effective: Decimal
+
+    @property
+    def utilization(self) -> Decimal | None:
+        whole = self.used_hours + self.unused_hours
+        return None if not whole else self.used_hours / whole
+
+
+@record
+class Warning:
+    """A data-quality warning: what is off and in how many rows."""
+
+    code: str
+    rows: int
+    message: str
 
 
 @record
@@ -87,6 +159,23 @@ class BillingSummary:
     unused: tuple[UnusedLine, ...]
     outside_rows: int  # rows read whose charge period is outside the period
     outside_effective: dict[str, Decimal]  # by currency
+    months: tuple[MonthLine, ...] = ()
+    invoices: tuple[Invoice, ...] = ()
+    commitments: tuple[Commitment, ...] = ()
+    committed_gpu_hours: Decimal = Decimal(0)  # GPU-hours a commitment discount covers
+    warnings: tuple[Warning, ...] = ()
+
+    @property
+    def spend(self) -> Figures:
+        """GPU spend: GPU usage (with GCP GPU machines' cores and memory) plus reserved or
+        committed GPU capacity left unused (USD)."""
+        return self.usd.gpu.add(self.usd.unused)
+
+    @property
+    def commitment_coverage(self) -> Decimal | None:
+        """GPU-hours a commitment discount covers over all GPU-hours."""
+        total = self.usd.gpu.gpu_hours
+        return None if not total else self.committed_gpu_hours / total
 
     @property
     def spot_share(self) -> Decimal | None:
@@ -126,11 +215,14 @@ def summarize(
     gpu = [
         g for g in groups if g.in_period and g.currency == USD and g.kind in ("gpu", "gpu-machine")
     ]
+    unused = [g for g in groups if g.in_period and g.currency == USD and g.kind == "unused"]
     breakdowns: dict[str, tuple[Line, ...]] = {}
     for name, key in _KEYS.items():
-        breakdowns[name] = _lines(gpu, key)
+        # spend by who and where includes the unused capacity; by what ran (instance type,
+        # capacity) it does not: the unused capacity has its own line
+        breakdowns[name] = _lines(gpu if name in _USAGE_ONLY else gpu + unused, key)
     for tag in tag_keys:
-        breakdowns[f"tag:{tag}"] = _lines(gpu, _tag(tag))
+        breakdowns[f"tag:{tag}"] = _lines(gpu + unused, _tag(tag))
     outside: dict[str, Decimal] = defaultdict(Decimal)
     for g in groups:
         if not g.in_period:
@@ -145,7 +237,118 @@ def summarize(
         unused=_unused(groups),
         outside_rows=sum(g.rows for g in groups if not g.in_period),
         outside_effective=dict(sorted(outside.items())),
+        months=_months(period, groups),
+        invoices=_invoices(groups),
+        commitments=_commitments(groups),
+        committed_gpu_hours=sum(
+            (g.gpu_hours for g in gpu if g.kind == "gpu" and _committed(g)), Decimal(0)
+        ),
+        warnings=_warnings(period, groups),
     )
+
+
+_USAGE_ONLY = ("instance_type", "capacity")
+
+
+def _committed(group: BilledGroup) -> bool:
+    return group.capacity == "committed" or (
+        group.commitment_id is not None and not group.commitment_unused
+    )
+
+
+def _months(period: Period, groups: Sequence[BilledGroup]) -> tuple[MonthLine, ...]:
+    spend: dict[str, Figures] = defaultdict(Figures)
+    read: dict[str, int] = defaultdict(int)
+    for g in groups:
+        if not g.in_period or g.month is None:
+            continue
+        read[g.month] += g.rows
+        if g.currency == USD and g.kind in ("gpu", "gpu-machine", "unused"):
+            spend[g.month] = spend[g.month].plus(g)
+    return tuple(MonthLine(m, spend[m], read[m]) for m in period.months())
+
+
+def _invoices(groups: Sequence[BilledGroup]) -> tuple[Invoice, ...]:
+    """Each provider's billing periods that hold a row charged in the report's period."""
+    billed: dict[tuple[str, str | None, str], list[Decimal | int]] = {}
+    for g in groups:
+        entry = billed.setdefault(
+            (g.cloud, g.billing_period, g.currency), [Decimal(0), 0, Decimal(0), 0]
+        )
+        entry[0] += g.billed
+        entry[1] += g.rows
+        if g.in_period:
+            entry[2] += g.billed
+            entry[3] += g.rows
+    return tuple(
+        Invoice(cloud, period, currency, Decimal(b), int(n), Decimal(inside))
+        for (cloud, period, currency), (b, n, inside, count) in sorted(
+            billed.items(), key=lambda item: (item[0][0], item[0][1] or "", item[0][2])
+        )
+        if count
+    )
+
+
+def _commitments(groups: Sequence[BilledGroup]) -> tuple[Commitment, ...]:
+    """Hours used and unused of each commitment and capacity reservation with GPU rows (the
+    instance hours, `ConsumedQuantity`, of its GPU usage and unused-capacity rows)."""
+    sums: dict[tuple[str, str, str], list[Decimal]] = {}
+    for g in groups:
+        if not g.in_period or g.currency != USD or g.kind not in ("gpu", "unused"):
+            continue
+        keys = []
+        if g.commitment_id and (g.kind == "gpu" or g.commitment_unused):
+            keys.append(("commitment", g.commitment_id))
+        if g.capacity_id and (g.kind == "gpu" or not g.commitment_unused):
+            keys.append(("capacity reservation", g.capacity_id))
+        for kind, ident in keys:
+            entry = sums.setdefault((kind, ident, g.cloud), [Decimal(0)] * 4)
+            at = 0 if g.kind == "gpu" else 1
+            entry[at] += g.quantity
+            entry[at + 2] += g.effective
+    return tuple(
+        Commitment(kind, ident, cloud, used, unused, used_cost, unused_cost)
+        for (kind, ident, cloud), (used, unused, used_cost, unused_cost) in sorted(sums.items())
+    )
+
+
+def _warnings(period: Period, groups: Sequence[BilledGroup]) -> tuple[Warning, ...]:
+    inside = [g for g in groups if g.in_period]
+    usage = [g for g in inside if g.kind in ("gpu", "gpu-machine")]
+    found = [
+        Warning(
+            "effective-over-list",
+            sum(g.over_list_rows for g in usage),
+            "GPU usage rows whose EffectiveCost exceeds their ListCost",
+        ),
+        Warning(
+            "negative-usage",
+            sum(g.negative_rows for g in inside),
+            "rows with a negative ConsumedQuantity",
+        ),
+        Warning(
+            "gpu-usage-without-resource-id",
+            sum(g.rows for g in usage if not g.resource_id),
+            "GPU usage rows with no ResourceId",
+        ),
+    ]
+    held = {g.month for g in inside if g.month}
+    months = period.months()
+    missing = [m for m in months if m not in held]
+    if missing:
+        found.append(
+            Warning("missing-months", 0, f"months of the period with no rows: {', '.join(missing)}")
+        )
+    others = sorted({g.currency for g in inside if g.currency != USD})
+    if others:
+        found.append(
+            Warning(
+                "other-currency",
+                sum(g.rows for g in inside if g.currency != USD),
+                f"rows in {', '.join(others)}: reported apart, never added to dollars",
+            )
+        )
+    return tuple(w for w in found if w.rows or w.code == "missing-months")
 
 
 def _tag(key: str) -> Callable[[BilledGroup], str | None]:
