@@ -31,7 +31,7 @@ from tests.billing.periods import (
     slices,
     utc,
 )
-from tests.billing.truth import Q3_END, Q3_START, Row
+from tests.billing.truth import Q3_END, Q3_START, Row, written
 from tests.billing.writers import write_parquet
 
 EXPORT = "gpu-focus"
@@ -200,6 +200,7 @@ class _File:
                 tags={k.removeprefix("user:"): v for k, v in (tags or {}).items()},
                 resource_id=resource,
                 charge_class=charge_class,
+                **written(rec),
             )
         )
 

@@ -31,7 +31,7 @@ from tests.billing.periods import (
     slices,
     utc,
 )
-from tests.billing.truth import Row
+from tests.billing.truth import Row, written
 from tests.billing.writers import write_csv_gz, write_parquet
 
 ROOT_FOLDER, EXPORT, CONTAINER = "focus", "gpu-focus-daily", "costs"
@@ -199,6 +199,7 @@ class _Blob:
                 tags=json.loads(tags) if tags else {},
                 resource_id=resource or None,
                 charge_class=None,
+                **written(rec),
             )
         )
 

@@ -27,7 +27,7 @@ from tests.billing.periods import (
     slices,
     utc,
 )
-from tests.billing.truth import Row
+from tests.billing.truth import Row, written
 from tests.billing.writers import write_parquet
 
 PROJECT, REGION = "acme-ml-prod", "us-central1"
@@ -125,6 +125,24 @@ VERTEX_A100 = Sku(
     "D1E2-F3A4-B5C6",
     "hour",
     "gpu",
+    "A100-40GB",
+    VERTEX,
+)
+# Vertex AI custom training bills the machine's cores and memory on SKUs of their own, the family
+# named inside the description (not at its start)
+VERTEX_A2_CORE = Sku(
+    "Vertex AI: Custom Training A2 Instance Core running in Americas",
+    "D7E8-F9A0-B1C2",
+    "hour",
+    "gpu-machine",
+    "A100-40GB",
+    VERTEX,
+)
+VERTEX_A2_RAM = Sku(
+    "Vertex AI: Custom Training A2 Instance Ram running in Americas",
+    "D9E0-F1A2-B3C4",
+    "gibibyte hour",
+    "gpu-machine",
     "A100-40GB",
     VERTEX,
 )
@@ -235,6 +253,7 @@ class _File:
                 tags=dict(labels or {}) if has_labels else {},
                 resource_id=resource,
                 charge_class=None,
+                **written(rec),
             )
         )
 
@@ -249,6 +268,10 @@ def _a2(f: _File, rng: random.Random, period: tuple[datetime, datetime]) -> None
     f.add(A2_RAM, period, h * 85, Decimal("0.0042"), resource=vm, labels=labels)
     h = busy_hours(rng, period, 0.7)
     f.add(VERTEX_A100, period, h, Decimal("3.3741"), resource=VERTEX_JOB, labels={"project": "llm"})
+    f.add(VERTEX_A2_CORE, period, h * 12, Decimal("0.0364"), resource=VERTEX_JOB,
+          labels={"project": "llm"})  # fmt: skip
+    f.add(VERTEX_A2_RAM, period, h * 85, Decimal("0.0049"), resource=VERTEX_JOB,
+          labels={"project": "llm"})  # fmt: skip
     h = busy_hours(rng, period, 0.85)  # committed A100 GPU-hours that nothing used
     f.add(CUD_A2_GPU, period, h, Decimal("1.8483"), pricing="Committed", commitment="Unused")
 

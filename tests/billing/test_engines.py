@@ -170,6 +170,9 @@ def bigquery_answer(quarter: Quarter) -> tuple[list[str], list[tuple[Any, ...]]]
     )
     sql = remote_sql("bigquery", BQ_TABLE, PERIOD, KEYS, gpu_types())
     local = sqlglot.transpile(sql, read="bigquery", write="duckdb")[0]
+    # SQLGlot reads BIGNUMERIC back as DECIMAL(38, 5); BigQuery's BIGNUMERIC keeps 38 digits
+    # after the point, so the read-back keeps DuckDB's 10 (the Vertex rows have 6)
+    local = local.replace("DECIMAL(38, 5)", "DECIMAL(38, 10)")
     local = local.replace(
         '"acme-billing"."focus"."gcp_billing_export_focus_01"', '"acme-billing".gcp_focus'
     )

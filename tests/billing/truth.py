@@ -45,6 +45,8 @@ class Row:
       as written), Azure's JSON object, GCP `x_Labels`; empty when the row has none (a NULL map, `{}`,
       an empty string, or a GCP file without `x_Labels`).
     - `resource_id`: as written (Azure ARM ids differ in case between rows of one VM); None if empty.
+    - `list_cost`, `billing_period`, `commitment_id`: ListCost, BillingPeriodStart's day and
+      CommitmentDiscountId as written (None where empty or absent).
     """
 
     cloud: str
@@ -65,6 +67,11 @@ class Row:
     tags: Mapping[str, str]
     resource_id: str | None
     charge_class: str | None
+    # ListCost as written (None where the file has no ListCost), the invoice's BillingPeriodStart
+    # (YYYY-MM-DD) and the CommitmentDiscountId
+    list_cost: Decimal | None = None
+    billing_period: str | None = None
+    commitment_id: str | None = None
 
 
 def _key(row: Row, by: str) -> str | None:
@@ -113,4 +120,15 @@ def _sum(rows: list[Row]) -> dict[str, Decimal | int]:
         "gpu_hours": sum((r.gpu_hours for r in rows), ZERO),
         "hours": sum((r.hours for r in rows), ZERO),
         "rows": len(rows),
+    }
+
+
+def written(rec: Mapping[str, Any]) -> dict[str, Any]:
+    """The truth's list cost, invoice and commitment of a record as its layout wrote it."""
+    listed = rec.get("ListCost")
+    period = rec.get("BillingPeriodStart")
+    return {
+        "list_cost": None if listed in (None, "") else Decimal(str(listed)),
+        "billing_period": period.strftime("%Y-%m-%d") if isinstance(period, datetime) else None,
+        "commitment_id": rec.get("CommitmentDiscountId") or None,
     }

@@ -232,7 +232,8 @@ def render_csv(report: BillingReport) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(
         ["section", "dimension", "key", "effective_usd", "billed_usd", "gpu_hours",
-         "spot_gpu_hours", "rows", "resource_id", "rule_id"]
+         "spot_gpu_hours", "rows", "resource_id", "rule_id", "list_usd", "savings_rate",
+         "cost_per_gpu_hour_usd"]
     )  # fmt: skip
 
     def put(*cells: object) -> None:
@@ -240,20 +241,48 @@ def render_csv(report: BillingReport) -> str:
 
     s = report.summary
     period = s.period.name
-    for label, figures in (("read", s.usd.read), ("gpu", s.usd.gpu), ("unused", s.usd.unused)):
-        put("total", label, period, *_cells(figures), "", "")
+    totals = (
+        ("read", s.usd.read), ("gpu", s.usd.gpu), ("unused", s.usd.unused), ("spend", s.spend)
+    )  # fmt: skip
+    for label, figures in totals:
+        put("total", label, period, *_cells(figures), "", "", *_rates(figures))
     for line in s.usd.left_out:
-        put("left-out", "reason", line.key, *_cells(line.figures), "", "")
+        put("left-out", "reason", line.key, *_cells(line.figures), "", "", *_rates(line.figures))
     for name, lines in s.breakdowns.items():
         for line in lines:
-            put("breakdown", name, key_label(name, line.key), *_cells(line.figures), "", "")
+            put("breakdown", name, key_label(name, line.key), *_cells(line.figures), "", "",
+                *_rates(line.figures))  # fmt: skip
     for u in s.unused:
-        put("unused", u.cloud, u.instance_type, *_cells(u.figures), u.reservation_id, "")
+        put("unused", u.cloud, u.instance_type, *_cells(u.figures), u.reservation_id, "",
+            *_rates(u.figures))  # fmt: skip
+    for m in s.months:  # rows: the month's GPU rows; resource_id: the rows read in it
+        put("month", "month", m.month, *_cells(m.spend), m.read_rows, "", *_rates(m.spend))
+    for i in s.invoices:  # billed in the invoice's currency; effective: the part in the period
+        put("invoice", i.provider, i.billing_period, cents(i.in_period_billed), cents(i.billed),
+            "", "", i.rows, i.currency, "", "", "", "")  # fmt: skip
+    for c in s.commitments:  # gpu_hours: used hours, spot_gpu_hours: unused hours
+        put("commitment", c.kind, c.id, cents(c.unused_effective), "",
+            c.used_hours.quantize(Decimal("0.01")), c.unused_hours.quantize(Decimal("0.01")),
+            "", c.cloud, "", "", _rate(c.utilization, "0.0001"), "")  # fmt: skip
+    for w in s.warnings:
+        put("data-quality", w.code, w.message, "", "", "", "", w.rows, "", "", "", "", "")
     for f in report.open_findings:
         b = f.resource.billing
         put("finding", f.severity.label, f.resource.instance_type, b.effective_usd, b.billed_usd,
             b.gpu_hours, "", "", f.resource.id, f.rule_id)  # fmt: skip
     return out.getvalue()
+
+
+def _rate(value: Decimal | None, step: str) -> str:
+    return "" if value is None else f"{value.quantize(Decimal(step))}"
+
+
+def _rates(figures: Figures) -> list[str]:
+    return [
+        f"{cents(figures.list)}",
+        _rate(figures.savings_rate, "0.0001"),
+        _rate(figures.per_gpu_hour, "0.001"),
+    ]
 
 
 def _cells(figures: Figures) -> list[str]:

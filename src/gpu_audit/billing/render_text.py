@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from decimal import Decimal
 
+from gpu_audit.billing.render_figures import markdown_sections, terminal_lines
 from gpu_audit.billing.report import BillingReport
 from gpu_audit.billing.spelling import dimension_title, hours, key_label, md_usd, share, usd
-from gpu_audit.billing.summary import Figures, cents
+from gpu_audit.billing.summary import Figures, Line, cents
 
 ROWS = 100  # findings in the runbook's table: a page stays readable; JSON and CSV list them all
 TERMINAL_ROWS = 30
@@ -36,6 +37,7 @@ def render_markdown(report: BillingReport) -> str:
         "lrrrr",
     )
     lines += ["", _check_line(report, lambda v: v.replace("$", "\\$")), ""]
+    lines += markdown_sections(s)
     for name in (
         "cloud",
         "capacity",
@@ -48,7 +50,7 @@ def render_markdown(report: BillingReport) -> str:
             continue
         title = dimension_title(name)
         lines += [f"### By {title}", ""]
-        total = s.usd.gpu.effective
+        total = sum((line.figures.effective for line in part), Decimal(0))  # the lines add up
         lines += table(
             [title.replace("`", ""), "effective", "billed", "GPU-hours", "share"],
             [
@@ -251,7 +253,7 @@ def render_table(report: BillingReport) -> str:
         out += ["", f"by {dimension_title(name).replace('`', '')}"]
         body = [
             [terminal_safe(key_label(name, line.key))[:40], usd(line.figures.effective),
-             hours(line.figures.gpu_hours), share(line.figures.effective, s.usd.gpu.effective)]
+             hours(line.figures.gpu_hours), share(line.figures.effective, _sum(part))]
             for line in part[:10]
         ]  # fmt: skip
         out.append(
@@ -288,8 +290,13 @@ def render_table(report: BillingReport) -> str:
                 f"{t.currency}: {cents(t.gpu.effective):,} of GPU usage (not added to the dollars)"
             )
         )
+    out += terminal_lines(s)
     out += ["", _headline(report, lambda v: v)]
     return "\n".join(out) + "\n"
+
+
+def _sum(part: tuple[Line, ...]) -> Decimal:
+    return sum((line.figures.effective for line in part), Decimal(0))
 
 
 def _table_cells(figures: Figures) -> list[str]:

@@ -1,0 +1,168 @@
+"""The FinOps reader's figures for people: spend with the unused capacity, list cost and the
+effective savings rate, cost per GPU-hour, months, invoices, commitments and data quality, as
+Markdown sections and terminal lines (render_text places them)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+
+from gpu_audit.billing.spelling import hours, md_usd, usd
+from gpu_audit.billing.summary import BillingSummary, Figures, cents
+
+
+def percent(value: Decimal | None) -> str:
+    return "–" if value is None else f"{(value * 100).quantize(Decimal('0.1'))}%"
+
+
+def rate(value: Decimal | None, money: Callable[[str], str] = lambda v: v) -> str:
+    """Dollars per GPU-hour, to a tenth of a cent."""
+    return "–" if value is None else money(f"${value.quantize(Decimal('0.001')):,}")
+
+
+def spend_line(s: BillingSummary, mark: Callable[[str], str]) -> str:
+    """GPU spend with the unused capacity, and what a FinOps reader checks first."""
+    spend = s.spend
+    return (
+        f"GPU spend {mark(usd(spend.effective))} (usage {mark(usd(s.usd.gpu.effective))} + "
+        f"reserved or committed capacity left unused {mark(usd(s.usd.unused.effective))}), "
+        f"billed {mark(usd(spend.billed))}, list {mark(usd(spend.list))}: effective savings rate "
+        f"{percent(spend.savings_rate)}; {rate(s.usd.gpu.per_gpu_hour, mark)} per GPU-hour; "
+        f"spot share {percent(s.spot_share)}; commitment coverage "
+        f"{percent(s.commitment_coverage)}."
+    )
+
+
+def markdown_sections(s: BillingSummary) -> list[str]:
+    from gpu_audit.report.markdown_text import inline, table
+
+    lines = [spend_line(s, lambda v: v.replace("$", "\\$")), ""]
+    lines += ["### GPU spend by month", ""]
+    lines += table(
+        ["month", "GPU spend", "billed", "list", "GPU-hours", "rows read"],
+        [
+            [
+                m.month,
+                *_money_cells(m.spend, md_usd),
+                hours(m.spend.gpu_hours),
+                f"{m.read_rows:,}" if m.read_rows else "no rows",
+            ]
+            for m in s.months
+        ],
+        "lrrrrr",
+    )
+    lines.append("")
+    for name, title in (("instance_type", "instance type"), ("capacity", "capacity")):
+        part = s.breakdowns.get(name, ())
+        if not part:
+            continue
+        lines += [f"### Cost per GPU-hour by {title}", ""]
+        lines += table(
+            [title, "effective", "list", "savings rate", "GPU-hours", "per GPU-hour"],
+            [
+                [
+                    inline(line.key or "(not stated)", 60),
+                    md_usd(line.figures.effective),
+                    md_usd(line.figures.list),
+                    percent(line.figures.savings_rate),
+                    hours(line.figures.gpu_hours),
+                    rate(line.figures.per_gpu_hour, lambda v: v.replace("$", "\\$")),
+                ]
+                for line in part[:15]
+            ],
+            "lrrrrr",
+        )
+        lines.append("")
+    if s.commitments:
+        lines += ["### Commitments and capacity reservations (GPU rows)", ""]
+        lines += table(
+            ["kind", "id", "cloud", "used hours", "unused hours", "utilization", "unused"],
+            [
+                [
+                    c.kind,
+                    inline(c.id, 60),
+                    inline(c.cloud),
+                    hours(c.used_hours),
+                    hours(c.unused_hours),
+                    percent(c.utilization),
+                    md_usd(c.unused_effective),
+                ]
+                for c in s.commitments
+            ],
+            "lllrrrr",
+        )
+        lines.append("")
+    if s.invoices:
+        lines += ["### Each invoice (BilledCost of every row, by provider and billing period)", ""]
+        lines += table(
+            ["provider", "billing period", "currency", "billed", "rows", "charged in the period"],
+            [
+                [
+                    inline(i.provider),
+                    inline(i.billing_period or "(not stated)"),
+                    inline(i.currency),
+                    f"{cents(i.billed):,}",
+                    f"{i.rows:,}",
+                    f"{cents(i.in_period_billed):,}",
+                ]
+                for i in s.invoices
+            ],
+            "lllrrr",
+        )
+        lines.append("")
+    if s.warnings:
+        lines += ["### Data quality", ""]
+        lines += [f"- {inline(w.message)}{_rows(w.rows)}" for w in s.warnings]
+        lines.append("")
+    return lines
+
+
+def terminal_lines(s: BillingSummary) -> list[str]:
+    from gpu_audit.report.escape import terminal_safe
+
+    out = ["", spend_line(s, lambda v: v), "", "by month"]
+    for m in s.months:
+        read = f"{m.read_rows:,} rows read" if m.read_rows else "no rows"
+        out.append(
+            f"  {m.month}  {usd(m.spend.effective):>14}  {hours(m.spend.gpu_hours):>12} GPU-h  {read}"
+        )
+    for name in ("instance_type", "capacity"):
+        part = s.breakdowns.get(name, ())
+        if part:
+            out += ["", f"cost per GPU-hour by {name.replace('_', ' ')}"]
+            out += [
+                terminal_safe(
+                    f"  {(line.key or '(not stated)')[:30]:<30} {rate(line.figures.per_gpu_hour):>10}"
+                    f"  savings {percent(line.figures.savings_rate)}"
+                )
+                for line in part[:10]
+            ]
+    if s.commitments:
+        out += ["", "commitments and capacity reservations"]
+        out += [
+            terminal_safe(
+                f"  {c.kind}: {c.id[:60]} ({c.cloud}) {percent(c.utilization)} used, "
+                f"{hours(c.unused_hours)} h unused ({usd(c.unused_effective)})"
+            )
+            for c in s.commitments
+        ]
+    if s.invoices:
+        out += ["", "invoices (billed, every row)"]
+        out += [
+            terminal_safe(
+                f"  {i.provider} {i.billing_period or '(not stated)'}: {cents(i.billed):,} "
+                f"{i.currency} in {i.rows:,} rows"
+            )
+            for i in s.invoices
+        ]
+    for w in s.warnings:
+        out.append(terminal_safe(f"data quality: {w.message}{_rows(w.rows)}"))
+    return out
+
+
+def _rows(count: int) -> str:
+    return "" if not count else f": {count:,} row" + ("" if count == 1 else "s")
+
+
+def _money_cells(figures: Figures, money: Callable[[Decimal], str]) -> list[str]:
+    return [money(figures.effective), money(figures.billed), money(figures.list)]
