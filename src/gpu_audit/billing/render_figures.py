@@ -124,7 +124,8 @@ def terminal_lines(s: BillingSummary) -> list[str]:
     for m in s.months:
         read = f"{m.read_rows:,} rows read" if m.read_rows else "no rows"
         out.append(
-            f"  {m.month}  {usd(m.spend.effective):>14}  {hours(m.spend.gpu_hours):>12} GPU-h  {read}"
+            f"  {m.month}  {usd(m.spend.effective):>14}  "
+            f"{hours(m.spend.gpu_hours):>12} GPU-h  {read}"
         )
     for name in ("instance_type", "capacity"):
         part = s.breakdowns.get(name, ())
@@ -132,7 +133,8 @@ def terminal_lines(s: BillingSummary) -> list[str]:
             out += ["", f"cost per GPU-hour by {name.replace('_', ' ')}"]
             out += [
                 terminal_safe(
-                    f"  {(line.key or '(not stated)')[:30]:<30} {rate(line.figures.per_gpu_hour):>10}"
+                    f"  {(line.key or '(not stated)')[:30]:<30} "
+                    f"{rate(line.figures.per_gpu_hour):>10}"
                     f"  savings {percent(line.figures.savings_rate)}"
                 )
                 for line in part[:10]
