@@ -9,6 +9,7 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -330,3 +331,55 @@ def test_a_bigquery_answer_of_another_shape_is_one_line(
     )
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"gpu-audit: error: {message}"), result.stderr
+
+
+REAL_SAMPLE = Path(__file__).resolve().parents[2] / "fixtures/billing/real/focus-1.0-sample-300.csv"
+
+
+@pytest.mark.parametrize("engine", ["athena", "bigquery"])
+def test_each_rendering_reads_a_plain_focus_file_as_duckdb_does(engine: str) -> None:
+    """The new reading (each row's provider, `NULL` cells, instance types in the description) is
+    part of the one query: each engine's rendering, run back in DuckDB on the FinOps
+    Foundation's sample laid out as that engine's table, gives the groups DuckDB gives."""
+    from gpu_audit.billing.remote import SCHEMAS
+
+    period = parse_period("2024-09")
+    conn = duck.connect()
+    # BigQuery's table is FOCUS 1.3's: the provider is ServiceProviderName
+    raw = (
+        f"(SELECT *, ProviderName AS ServiceProviderName FROM read_csv('{REAL_SAMPLE}', "
+        "all_varchar = true, header = true))"
+    )
+    present = {r[0] for r in conn.execute(f"DESCRIBE SELECT * FROM {raw}").fetchall()}
+    # the table as the engine holds it: its types, the sample's text cells (`NULL` as written)
+    columns = ", ".join(
+        (f'TRY_CAST(NULLIF("{name}", \'NULL\') AS {kind}) AS "{name}"' if name in present
+         else f'CAST(NULL AS {kind}) AS "{name}"')
+        for name, kind in SCHEMAS[engine].items()
+        if name != "Tags"  # tags are not read here (no tag keys)
+    )  # fmt: skip
+    table = "focus_db.aws_focus" if engine == "athena" else BQ_TABLE
+    conn.execute('CREATE SCHEMA IF NOT EXISTS "focus_db"')
+    conn.execute(f'CREATE VIEW "focus_db"."plain" AS SELECT {columns} FROM {raw}')
+    sql = remote_sql(engine, table, period, (), gpu_types())
+    local = sqlglot.transpile(sql, read=engine, write="duckdb")[0]
+    local = local.replace("DECIMAL(38, 5)", "DECIMAL(38, 10)")  # see bigquery_answer
+    for quoted in (
+        '"focus_db"."aws_focus"',
+        '"acme-billing"."focus"."gcp_billing_export_focus_01"',
+    ):
+        local = local.replace(quoted, '"focus_db"."plain"')
+    rows = conn.execute(local).fetchall()
+    _, direct = duck.run([str(REAL_SAMPLE)], period, (), gpu_types())
+
+    def figures(groups: Any) -> list[tuple[Any, ...]]:
+        return sorted(
+            (g.cloud, g.kind, g.instance_type, g.billing_period, g.effective, g.billed, g.list,
+             g.gpu_hours, g.rows, g.over_list_rows, g.negative_rows)
+            for g in groups
+        )  # fmt: skip
+
+    got = figures(duck.group(row, ()) for row in rows)
+    assert got == figures(direct)
+    assert {g[0] for g in got} == {"aws", "azure", "oci"}
+    assert any(g[1] == "gpu" and g[2] == "g5.4xlarge" for g in got)

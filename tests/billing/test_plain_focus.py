@@ -122,3 +122,41 @@ def test_gpu_instance_types_are_named_from_the_description(report: dict[str, Any
     assert {"p5.48xlarge", "g5.4xlarge", "ml.p4d.24xlarge", "g6.xlarge"} <= types
     assert {"BM.GPU.H100.8", "VM.GPU.A10.1"} <= types
     assert "c5.2xlarge" not in types
+
+
+def test_data_quality_warnings_count_their_rows(tmp_path_factory: pytest.TempPathFactory) -> None:
+    unused = row("AWS", "$98.32 per Unused Reservation Linux p5.48xlarge Instance Hour", "98.32",
+                 "1", CommitmentDiscountId="ri-1", CommitmentDiscountStatus="Unused")  # fmt: skip
+    rows = [
+        row("AWS", "$1.624 per On Demand Linux g5.4xlarge Instance Hour", "1.624", "1"),  # no id
+        row("AWS", "$1.624 per On Demand Linux g5.4xlarge Instance Hour", "2.00", "1",
+            ResourceId="i-1", ListCost="1.624"),  # effective over list
+        row("AWS", "$1.624 per On Demand Linux g5.4xlarge Instance Hour", "-1.624", "-1",
+            ResourceId="i-1", ChargeClass="Correction"),  # negative usage
+        row("AWS", "$1.81 per On Demand Linux g5.4xlarge Instance Hour", "1.81", "1",
+            ResourceId="i-2", BillingCurrency="EUR"),
+        unused,  # no ResourceId, as unused capacity never has: not warned of
+    ]  # fmt: skip
+    path = tmp_path_factory.mktemp("quality") / "focus.csv"
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    result = CliRunner().invoke(
+        main,
+        ["billing", str(path), "--from", "2026-07-01", "--to", "2026-08-31", "--format", "json"],
+    )
+    assert result.exit_code == 0, result.stderr
+    body = json.loads(result.stdout)
+    warnings = {w["code"]: w for w in body["data_quality"]}
+    assert warnings["gpu-usage-without-resource-id"]["rows"] == 1
+    assert warnings["effective-over-list"]["rows"] == 1
+    assert warnings["negative-usage"]["rows"] == 1
+    assert (
+        warnings["other-currency"]["rows"] == 1 and "EUR" in warnings["other-currency"]["message"]
+    )
+    assert "2026-07" in warnings["missing-months"]["message"]
+    assert [c["currency"] for c in body["other_currencies"]] == ["EUR"]
+    assert Decimal(str(body["spend"]["effective_usd"])) == Decimal("1.624") + Decimal(
+        "2.00"
+    ) - Decimal("1.624") + Decimal("98.32")  # dollars only, the unused capacity included
