@@ -286,6 +286,11 @@ def _not_gpu(
           meter="TimedStorage-ByteHrs", effective=gb * Decimal("0.023"),
           resource="acme-ml-datasets", tags={"user:team": "nlp"},
           description="$0.023 per GB - first 50 TB / month of storage used")  # fmt: skip
+    # the p4d's own transfer: inter-region out of the GPU instance (same ResourceId)
+    gb = Decimal(rng.randint(2_000_000, 6_000_000)) / 1000
+    f.add(bp=bp, period=period, kind="transfer", account=RESEARCH, hours=gb, unit="GB",
+          meter="USE1-USW2-AWS-Out-Bytes", effective=gb * Decimal("0.02"), resource=P4D_ID,
+          tags=NLP, description="$0.02 per GB - US East (N. Virginia) data transfer to US West (Oregon)")  # fmt: skip
     credit = -money(rng, "200", "400")
     f.add(bp=bp, period=period, kind="other", account=RESEARCH, unit=None, pricing=None,
           category="Credit", frequency="One-Time", meter=None, region=None, effective=credit,

@@ -190,3 +190,19 @@ def test_every_format_states_the_new_figures(quarter: Quarter, report: dict[str,
     assert Decimal(total_spend["effective_usd"]) == Decimal(str(report["spend"]["effective_usd"]))
     assert {r["key"] for r in rows if r["section"] == "month"} == set(MONTHS)
     assert {r["section"] for r in rows} >= {"invoice", "commitment"}
+
+
+def test_the_gpu_resources_transfer_is_beside_the_spend(
+    quarter: Quarter, report: dict[str, Any]
+) -> None:
+    moved = [r for r in quarter.in_period() if r.kind == "transfer"]
+    assert moved and all(r.resource_id for r in moved)
+    assert shown(report["totals"]["transfer"]["effective_usd"]) == cents(total(moved, "effective"))
+    assert report["totals"]["transfer"]["rows"] == len(moved)
+    by_cloud = {x["key"]: shown(x["effective_usd"]) for x in report["transfer"]["cloud"]}
+    assert by_cloud == {"aws": cents(total(moved, "effective"))}
+    team = {x["key"]: shown(x["effective_usd"]) for x in report["transfer"]["tag:team"]}
+    assert team == {"nlp": cents(total(moved, "effective"))}
+    # not in the GPU spend, and not hidden in "left out"
+    assert all(x["reason"] != "transfer" for x in report["totals"]["left_out"])
+    assert shown(report["spend"]["effective_usd"]) == cents(total(spend_rows(quarter), "effective"))

@@ -70,7 +70,7 @@ def billed_resources(groups: Iterable[BilledGroup], period: Period) -> list[Reso
     merged: dict[tuple[str, str], list[BilledGroup]] = {}
     ends = [period.start]
     for group in groups:
-        if group.in_period and group.currency == USD and group.kind != "other":
+        if group.in_period and group.currency == USD and group.kind not in ("other", "transfer"):
             merged.setdefault(resource_key(group), []).append(group)
             ends.extend([group.last_charge] if group.last_charge else [])
     # The bill's last charge, not the period's end: a quarter read in its second month has

@@ -37,6 +37,10 @@ AWS_DESCRIBED = (
     r"(?:[0-9]*xlarge|large|medium|small|micro|nano|metal[a-z0-9-]*))\b"
 )
 HOURLY = r"(?i)\bhours?\b"
+# Data transfer: FOCUS ServiceCategory `Networking`, AWS usage types `…DataTransfer…`,
+# `…-Out-Bytes`, or a description that says so (GCP `Network Inter Zone Egress`)
+TRANSFER_USAGE = r"DataTransfer|-(In|Out)-Bytes|Regional-Bytes"
+TRANSFER = r"(?i)data transfer|egress|\binter[- ]?(region|zone)\b"
 # An OCI shape in the description: `BM.GPU.H100.8`, `VM.GPU.A10.1`, `BM.GPU4.8`
 OCI_SHAPE = r"(?i)\b((?:bm|vm)\.gpu[0-9]*\.[a-z0-9-]+(?:\.[0-9]+)?)\b"
 # The provider a row names → the cloud its columns are read as (FOCUS `ProviderName`, 1.3
@@ -150,7 +154,7 @@ _KEYED = (
     "CapacityReservationStatus", "CommitmentDiscountStatus", "ServiceName",
     "ServiceProviderName", "ProviderName", "x_UsageType", "SkuMeter", "SkuPriceDetails",
     "x_SkuMeterCategory", "x_SkuDetails", "Tags", "x_Labels", "ChargeDescription",
-    "ConsumedUnit", "BillingPeriodStart",
+    "ConsumedUnit", "BillingPeriodStart", "ServiceCategory",
 )  # fmt: skip
 _SUMMED = ("EffectiveCost", "BilledCost", "ConsumedQuantity", "ListCost")
 # per-row checks counted before rows are summed (data quality: rows, not groups)
@@ -279,6 +283,11 @@ def normalised(source: Source, tag_keys: Sequence[str], dialect: str = "duckdb")
         f"OR upper(COALESCE({c.text('CommitmentDiscountStatus')}, '')) = 'UNUSED' "
         f"OR COALESCE({usage_type}, '') LIKE '%UnusedBox%')"
     )
+    transfer = (
+        f"(upper(COALESCE({c.text('ServiceCategory')}, '')) = 'NETWORKING' "
+        f"OR regexp_matches(COALESCE({usage_type}, ''), {literal(TRANSFER_USAGE)}) "
+        f"OR regexp_matches(COALESCE({description}, ''), {literal(TRANSFER)}))"
+    )
     columns = [
         f"{cloud} AS cloud",
         f"{provider} AS provider_name",
@@ -300,6 +309,7 @@ def normalised(source: Source, tag_keys: Sequence[str], dialect: str = "duckdb")
         f"{itype} AS instance_type",
         f"TRY_CAST({c.key('SkuPriceDetails', 'GpuCount')} AS INTEGER) AS gpus_stated",
         f"{unused} AS unused",
+        f"{transfer} AS transfer",
         f"{c.money('EffectiveCost')} AS effective",
         f"{c.money('BilledCost')} AS billed",
         f"{c.money('ConsumedQuantity')} AS quantity",
@@ -396,7 +406,7 @@ typed AS (
   LEFT JOIN catalog AS g
     ON g.cloud = f.cloud AND g.type_key = lower(regexp_replace(f.instance_type, '^ml\\.', ''))
 ),
-r AS (
+k AS (
   SELECT t.*,
     CASE
       WHEN upper(COALESCE(t.charge_category, '')) <> 'USAGE' THEN 'other'
@@ -404,7 +414,7 @@ r AS (
       WHEN t.gpus > 0 OR t.gcp_gpu IS NOT NULL THEN 'gpu'
       WHEN t.gpu_machine THEN 'gpu-machine'
       ELSE 'other'
-    END AS kind,
+    END AS base_kind,
     CASE
       WHEN upper(COALESCE(t.charge_category, '')) <> 'USAGE'
         THEN COALESCE(t.charge_category, 'no ChargeCategory')
@@ -428,6 +438,20 @@ r AS (
       ELSE CAST(0 AS {MONEY})
     END AS gpu_hours
   FROM typed AS t
+),
+gpu_ids AS (
+  SELECT DISTINCT lower(resource_id) AS gpu_id FROM k
+  WHERE in_period AND base_kind IN ('gpu', 'gpu-machine') AND resource_id IS NOT NULL
+),
+r AS (
+  SELECT k.*,
+    CASE
+      WHEN k.base_kind = 'other' AND k.in_period AND k.transfer
+        AND upper(COALESCE(k.charge_category, '')) = 'USAGE' AND g.gpu_id IS NOT NULL
+        THEN 'transfer'
+      ELSE k.base_kind
+    END AS kind
+  FROM k LEFT JOIN gpu_ids AS g ON g.gpu_id = lower(k.resource_id)
 )
 SELECT {", ".join(select)}, {", ".join(sums)}
 FROM r

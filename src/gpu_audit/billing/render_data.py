@@ -53,6 +53,7 @@ def _currency(totals: CurrencyTotals) -> dict[str, Any]:
         "gpu": _figures(totals.gpu),
         "gpu_machine": _figures(totals.machine),
         "unused": _figures(totals.unused),
+        "transfer": _figures(totals.transfer),
         "left_out": [{"reason": line.key, **_figures(line.figures)} for line in totals.left_out],
         "corrections_usd": _money(totals.corrections),
     }
@@ -137,6 +138,10 @@ def to_json(report: BillingReport) -> dict[str, Any]:
             for c in s.commitments
         ],
         "commitment_coverage": _ratio(s.commitment_coverage),
+        "transfer": {
+            name: [{"key": line.key, **_figures(line.figures)} for line in lines]
+            for name, lines in s.transfer
+        },
         "data_quality": [
             {"code": w.code, "rows": w.rows, "message": w.message} for w in s.warnings
         ],
@@ -242,7 +247,8 @@ def render_csv(report: BillingReport) -> str:
     s = report.summary
     period = s.period.name
     totals = (
-        ("read", s.usd.read), ("gpu", s.usd.gpu), ("unused", s.usd.unused), ("spend", s.spend)
+        ("read", s.usd.read), ("gpu", s.usd.gpu), ("unused", s.usd.unused), ("spend", s.spend),
+        ("transfer", s.usd.transfer),
     )  # fmt: skip
     for label, figures in totals:
         put("total", label, period, *_cells(figures), "", "", *_rates(figures))
@@ -255,6 +261,10 @@ def render_csv(report: BillingReport) -> str:
     for u in s.unused:
         put("unused", u.cloud, u.instance_type, *_cells(u.figures), u.reservation_id, "",
             *_rates(u.figures))  # fmt: skip
+    for name, lines in s.transfer:
+        for line in lines:
+            put("transfer", name, key_label(name, line.key), *_cells(line.figures), "", "",
+                *_rates(line.figures))  # fmt: skip
     for m in s.months:  # rows: the month's GPU rows; resource_id: the rows read in it
         put("month", "month", m.month, *_cells(m.spend), m.read_rows, "", *_rates(m.spend))
     for i in s.invoices:  # billed in the invoice's currency; effective: the part in the period

@@ -92,6 +92,26 @@ def markdown_sections(s: BillingSummary) -> list[str]:
             "lllrrrr",
         )
         lines.append("")
+    transfer = [(name, part) for name, part in s.transfer if part]
+    for name, part in transfer:
+        title = "cloud" if name == "cloud" else f"tag `{name[4:]}`"
+        lines += [f"### GPU resources' data transfer by {title} (beside the GPU spend)", ""]
+        spend = {line.key: line.figures.effective for line in s.breakdowns.get(name, ())}
+        lines += table(
+            [title.replace("`", ""), "transfer", "GPU spend", "transfer ÷ GPU spend", "rows"],
+            [
+                [
+                    inline(line.key or ("(untagged)" if name.startswith("tag:") else "–"), 60),
+                    md_usd(line.figures.effective),
+                    md_usd(spend.get(line.key, Decimal(0))),
+                    _share(line.figures.effective, spend.get(line.key, Decimal(0))),
+                    f"{line.figures.rows:,}",
+                ]
+                for line in part[:15]
+            ],
+            "lrrrr",
+        )
+        lines.append("")
     if s.invoices:
         lines += ["### Each invoice (BilledCost of every row, by provider and billing period)", ""]
         lines += table(
@@ -148,6 +168,15 @@ def terminal_lines(s: BillingSummary) -> list[str]:
             )
             for c in s.commitments
         ]
+    for name, part in s.transfer:
+        if part:
+            out += ["", f"GPU resources' data transfer by {name.replace('tag:', 'tag ')}"]
+            out += [
+                terminal_safe(
+                    f"  {(line.key or '(untagged)')[:30]:<30} {usd(line.figures.effective):>14}"
+                )
+                for line in part[:10]
+            ]
     if s.invoices:
         out += ["", "invoices (billed, every row)"]
         out += [
@@ -160,6 +189,10 @@ def terminal_lines(s: BillingSummary) -> list[str]:
     for w in s.warnings:
         out.append(terminal_safe(f"data quality: {w.message}{_rows(w.rows)}"))
     return out
+
+
+def _share(part: Decimal, whole: Decimal) -> str:
+    return "–" if not whole else percent(part / whole)
 
 
 def _rows(count: int) -> str:

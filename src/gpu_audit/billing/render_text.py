@@ -29,6 +29,7 @@ def render_markdown(report: BillingReport) -> str:
             ["read in the period", *_md_cells(s.usd.read)],
             ["GPU usage", *_md_cells(s.usd.gpu)],
             ["reserved or committed, unused", *_md_cells(s.usd.unused)],
+            ["GPU resources' data transfer", *_md_cells(s.usd.transfer)],
             *(
                 [f"left out: {inline(line.key)}", *_md_cells(line.figures)]
                 for line in s.usd.left_out
@@ -213,7 +214,8 @@ def _check_line(report: BillingReport, mark: Callable[[str], str]) -> str:
         f"Check against the invoice: {mark(usd(s.usd.read.billed))} billed in "
         f"{s.usd.read.rows:,} rows "
         f"read for the period = GPU {mark(usd(s.usd.gpu.billed))} + unused "
-        f"{mark(usd(s.usd.unused.billed))} + left out "
+        f"{mark(usd(s.usd.unused.billed))} + GPU resources' transfer "
+        f"{mark(usd(s.usd.transfer.billed))} + left out "
         f"{mark(usd(sum((line.figures.billed for line in s.usd.left_out), Decimal(0))))}. "
         f"Corrections counted: {mark(usd(s.usd.corrections))}; {s.outside_rows:,} rows read fall "
         f"outside the period. Effective left out: {mark(usd(left))}."
@@ -238,6 +240,7 @@ def render_table(report: BillingReport) -> str:
         ["read in the period", *_table_cells(s.usd.read)],
         ["GPU usage", *_table_cells(s.usd.gpu)],
         ["unused reserved/committed", *_table_cells(s.usd.unused)],
+        ["GPU resources' transfer", *_table_cells(s.usd.transfer)],
         *(
             [terminal_safe(f"left out: {line.key}"), *_table_cells(line.figures)]
             for line in s.usd.left_out

@@ -146,6 +146,7 @@ class CurrencyTotals:
     unused: Figures  # reserved or committed GPU capacity left unused
     left_out: tuple[Line, ...]  # by reason (storage, CPU, tax, credits, purchases, …)
     corrections: Decimal  # EffectiveCost of correction rows counted in the period
+    transfer: Figures = Figures()  # data transfer of the GPU resources (same ResourceId)
 
 
 @record
@@ -164,6 +165,8 @@ class BillingSummary:
     commitments: tuple[Commitment, ...] = ()
     committed_gpu_hours: Decimal = Decimal(0)  # GPU-hours a commitment discount covers
     warnings: tuple[Warning, ...] = ()
+    # the GPU resources' data transfer by cloud and tag:<key>, beside their GPU spend
+    transfer: tuple[tuple[str, tuple[Line, ...]], ...] = ()
 
     @property
     def spend(self) -> Figures:
@@ -216,6 +219,7 @@ def summarize(
         g for g in groups if g.in_period and g.currency == USD and g.kind in ("gpu", "gpu-machine")
     ]
     unused = [g for g in groups if g.in_period and g.currency == USD and g.kind == "unused"]
+    moved = [g for g in groups if g.in_period and g.currency == USD and g.kind == "transfer"]
     breakdowns: dict[str, tuple[Line, ...]] = {}
     for name, key in _KEYS.items():
         # spend by who and where includes the unused capacity; by what ran (instance type,
@@ -244,6 +248,10 @@ def summarize(
             (g.gpu_hours for g in gpu if g.kind == "gpu" and _committed(g)), Decimal(0)
         ),
         warnings=_warnings(period, groups),
+        transfer=tuple(
+            (name, _lines(moved, key))
+            for name, key in (("cloud", _KEYS["cloud"]), *((f"tag:{t}", _tag(t)) for t in tag_keys))
+        ),
     )
 
 
@@ -359,7 +367,7 @@ def _tag(key: str) -> Callable[[BilledGroup], str | None]:
 
 
 def _currency(currency: str, groups: Sequence[BilledGroup]) -> CurrencyTotals:
-    read, gpu, machine, unused = Figures(), Figures(), Figures(), Figures()
+    read, gpu, machine, unused, transfer = Figures(), Figures(), Figures(), Figures(), Figures()
     left: dict[str, Figures] = defaultdict(Figures)
     corrections = Decimal(0)
     for g in groups:
@@ -372,13 +380,15 @@ def _currency(currency: str, groups: Sequence[BilledGroup]) -> CurrencyTotals:
             machine = machine.plus(g) if g.kind == "gpu-machine" else machine
         elif g.kind == "unused":
             unused = unused.plus(g)
+        elif g.kind == "transfer":
+            transfer = transfer.plus(g)
         else:
             left[g.reason or "other"] = left[g.reason or "other"].plus(g)
     lines = sorted(
         (Line(k, v) for k, v in left.items()),
         key=lambda line: (-abs(line.figures.effective), line.key or ""),
     )
-    return CurrencyTotals(currency, read, gpu, machine, unused, tuple(lines), corrections)
+    return CurrencyTotals(currency, read, gpu, machine, unused, tuple(lines), corrections, transfer)
 
 
 def _lines(
