@@ -250,15 +250,19 @@ files = json.loads(open(sys.argv[2]).read())
 KEYS = ("BillingCurrency", "ChargeCategory", "ChargeClass", "PricingCategory", "SubAccountId",
         "RegionId", "ResourceId", "CapacityReservationId", "CommitmentDiscountId", "ServiceName",
         "SkuMeter", "x_UsageType", "SkuPriceDetails", "CapacityReservationStatus",
-        "CommitmentDiscountStatus", "Tags", "ProviderName")
+        "CommitmentDiscountStatus", "Tags", "ProviderName",
+        # read since issue 44: the description (FOCUS 1.0's instance type), the unit, the invoice,
+        # the service category (transfer); the charge month is a key too (below)
+        "ChargeDescription", "ConsumedUnit", "BillingPeriodStart", "ServiceCategory")
 start = time.perf_counter()
 conn = duckdb.connect()
 conn.execute("SET enable_progress_bar = false")
 present = {r[0] for r in conn.execute("DESCRIBE SELECT * FROM read_parquet(?)", [files]).fetchall()}
 keys = ", ".join(f'"{k}"' for k in KEYS if k in present)
 rows = conn.execute(
-    f"SELECT {keys}, SUM(CAST(EffectiveCost AS DECIMAL(38, 10))), SUM(CAST(BilledCost AS "
-    "DECIMAL(38, 10))), SUM(CAST(ConsumedQuantity AS DECIMAL(38, 10))), MIN(ChargePeriodStart), "
+    f"SELECT {keys}, strftime(ChargePeriodStart, '%Y-%m'), SUM(CAST(EffectiveCost AS DECIMAL(38, 10))), "
+    "SUM(CAST(BilledCost AS DECIMAL(38, 10))), SUM(CAST(ConsumedQuantity AS DECIMAL(38, 10))), "
+    "SUM(CAST(ListCost AS DECIMAL(38, 10))), MIN(ChargePeriodStart), "
     "MAX(ChargePeriodEnd), COUNT(*) FROM read_parquet(?) GROUP BY ALL", [files]
 ).fetchall()
 print(json.dumps({"query": time.perf_counter() - start, "groups": len(rows), "effective": "-"}))

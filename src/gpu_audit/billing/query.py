@@ -190,7 +190,7 @@ def summed_first(source: Source, period: Period, tag_keys: Sequence[str]) -> Sou
         *(quote(name) for name in keys),
         *(f"{expr} AS {quote(name)}" for name, expr in tags.items()),
         f"{flag} AS period_flag",
-        f"strftime({start}, '%Y-%m') AS charge_month",
+        f"date_trunc('month', {start}) AS charge_month",  # a key only: months kept apart
         *sums,
         *(f"SUM({_check(c, name)}) AS {name}" for name in _COUNTED),
         f"MIN({start}) AS {quote('ChargePeriodStart')}",
@@ -206,7 +206,7 @@ def summed_first(source: Source, period: Period, tag_keys: Sequence[str]) -> Sou
         ChargePeriodStart="TIMESTAMP WITH TIME ZONE",
         ChargePeriodEnd="TIMESTAMP WITH TIME ZONE",
         period_flag="INTEGER",
-        charge_month="VARCHAR",
+        charge_month="TIMESTAMP WITH TIME ZONE",
         row_count="BIGINT",
         over_list_rows="BIGINT",
         negative_rows="BIGINT",

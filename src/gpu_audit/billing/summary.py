@@ -278,22 +278,18 @@ def _months(period: Period, groups: Sequence[BilledGroup]) -> tuple[MonthLine, .
 
 def _invoices(groups: Sequence[BilledGroup]) -> tuple[Invoice, ...]:
     """Each provider's billing periods that hold a row charged in the report's period."""
-    billed: dict[tuple[str, str | None, str], list[Decimal | int]] = {}
+    every: dict[tuple[str, str | None, str], Figures] = defaultdict(Figures)
+    inside: dict[tuple[str, str | None, str], Figures] = defaultdict(Figures)
     for g in groups:
-        entry = billed.setdefault(
-            (g.cloud, g.billing_period, g.currency), [Decimal(0), 0, Decimal(0), 0]
-        )
-        entry[0] += g.billed
-        entry[1] += g.rows
+        key = (g.cloud, g.billing_period, g.currency)
+        every[key] = every[key].plus(g)
         if g.in_period:
-            entry[2] += g.billed
-            entry[3] += g.rows
+            inside[key] = inside[key].plus(g)
     return tuple(
-        Invoice(cloud, period, currency, Decimal(b), int(n), Decimal(inside))
-        for (cloud, period, currency), (b, n, inside, count) in sorted(
-            billed.items(), key=lambda item: (item[0][0], item[0][1] or "", item[0][2])
-        )
-        if count
+        Invoice(cloud, period, currency, every[key].billed, every[key].rows, inside[key].billed)
+        for key in sorted(every, key=lambda k: (k[0], k[1] or "", k[2]))
+        if inside[key].rows
+        for cloud, period, currency in [key]
     )
 
 
