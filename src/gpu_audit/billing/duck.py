@@ -261,12 +261,14 @@ def group(row: Sequence[Any], tag_keys: Sequence[str]) -> BilledGroup:
     fixed = dict(zip(GROUP_COLUMNS, row[: len(GROUP_COLUMNS)], strict=True))
     tag_values = row[len(GROUP_COLUMNS) : len(GROUP_COLUMNS) + len(tag_keys)]
     sums = dict(zip(SUM_COLUMNS, row[len(GROUP_COLUMNS) + len(tag_keys) :], strict=True))
-    zero = Decimal(0)
-    money = ("effective", "billed", "quantity", "gpu_hours", "corrections", "list")
+    money: dict[str, Any] = {
+        name: Decimal(0) if sums[name] is None else sums[name]
+        for name in ("effective", "billed", "quantity", "gpu_hours", "corrections", "list")
+    }
     return BilledGroup(
         **fixed,
         tags={k: str(v) for k, v in zip(tag_keys, tag_values, strict=True) if v is not None},
-        **{name: zero if sums[name] is None else sums[name] for name in money},
+        **money,
         rows=int(sums["rows"]),
         first_charge=sums["first_charge"],
         last_charge=sums["last_charge"],
