@@ -160,3 +160,36 @@ def test_data_quality_warnings_count_their_rows(tmp_path_factory: pytest.TempPat
     assert Decimal(str(body["spend"]["effective_usd"])) == Decimal("1.624") + Decimal(
         "2.00"
     ) - Decimal("1.624") + Decimal("98.32")  # dollars only, the unused capacity included
+
+
+def test_transfer_over_a_fifth_of_compute_is_a_finding(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    tags = '{"team": "nlp", "owner": "ana", "project": "llm"}'
+    rows = [
+        row("AWS", "$1.624 per On Demand Linux g5.4xlarge Instance Hour", "162.40", "100",
+            ResourceId="i-far", Tags=tags),
+        row("AWS", "$0.02 per GB - US East (N. Virginia) data transfer to US West (Oregon)",
+            "60.00", "3000", ResourceId="i-far", ConsumedUnit="GB", Tags=tags,
+            SkuMeter="USE1-USW2-AWS-Out-Bytes"),
+        row("AWS", "$1.624 per On Demand Linux g5.4xlarge Instance Hour", "162.40", "100",
+            ResourceId="i-near", Tags=tags),
+        row("AWS", "$0.01 per GB - regional data transfer - in/out/between EC2 AZs", "1.00",
+            "100", ResourceId="i-near", ConsumedUnit="GB", Tags=tags),
+    ]  # fmt: skip
+    path = tmp_path_factory.mktemp("transfer") / "focus.csv"
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    result = CliRunner().invoke(
+        main, ["billing", str(path), "--period", "2026-08", "--format", "json"]
+    )
+    assert result.exit_code == 0, result.stderr
+    body = json.loads(result.stdout)
+    assert Decimal(str(body["totals"]["transfer"]["effective_usd"])) == Decimal("61.00")
+    assert Decimal(str(body["spend"]["effective_usd"])) == Decimal("324.80")  # not in the spend
+    found = [f for f in body["findings"] if f["rule_id"] == "billed-transfer-over-compute"]
+    assert [f["resource_id"] for f in found] == ["i-far"]
+    assert found[0]["effective_usd"] == 162.4  # the compute; the transfer is beside it, in dollars
+    assert found[0]["transfer_usd"] == 60.0

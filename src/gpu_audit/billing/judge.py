@@ -68,19 +68,32 @@ def billed_resources(groups: Iterable[BilledGroup], period: Period) -> list[Reso
     """One resource per billed thing (USD rows in the period; other currencies are reported,
     not judged in dollars)."""
     merged: dict[tuple[str, str], list[BilledGroup]] = {}
+    moved: dict[tuple[str, str], Decimal] = {}  # the resource's data transfer, beside it
     ends = [period.start]
     for group in groups:
-        if group.in_period and group.currency == USD and group.kind not in ("other", "transfer"):
+        if not group.in_period or group.currency != USD:
+            continue
+        if group.kind == "transfer":
+            key = resource_key(group)
+            moved[key] = moved.get(key, Decimal(0)) + group.effective
+        elif group.kind != "other":
             merged.setdefault(resource_key(group), []).append(group)
             ends.extend([group.last_charge] if group.last_charge else [])
     # The bill's last charge, not the period's end: a quarter read in its second month has
     # nothing after today, and what still runs must not look stopped.
     data_end = min(max(ends), period.end)
-    return [_resource(key, parts, period, data_end) for key, parts in sorted(merged.items())]
+    return [
+        _resource(key, parts, period, data_end, moved.get(key))
+        for key, parts in sorted(merged.items())
+    ]
 
 
 def _resource(
-    key: tuple[str, str], parts: Sequence[BilledGroup], period: Period, data_end: datetime
+    key: tuple[str, str],
+    parts: Sequence[BilledGroup],
+    period: Period,
+    data_end: datetime,
+    transfer: Decimal | None = None,
 ) -> Resource:
     cloud, rid = key
     usage = [g for g in parts if g.kind in ("gpu", "unused")] or list(parts)
@@ -123,6 +136,12 @@ def _resource(
             first_charge=min(firsts) if firsts else None,
             last_charge=last,
             ended=None if last is None else last < data_end - timedelta(days=1),
+            transfer_usd=float(cents(transfer or Decimal(0))),
+            transfer_share=(
+                float(round(max(transfer or Decimal(0), Decimal(0)) / effective, 4))
+                if effective > 0
+                else None
+            ),
         ),
         price=Price(
             hourly_usd=rate,

@@ -172,6 +172,7 @@ def _finding(f: Any) -> dict[str, Any]:
         "gpu_hours": b.gpu_hours,
         "effective_usd": b.effective_usd,
         "billed_usd": b.billed_usd,
+        "transfer_usd": b.transfer_usd,
         "first_charge": _time(b.first_charge),
         "last_charge": _time(b.last_charge),
         "ended": b.ended,

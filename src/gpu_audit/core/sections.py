@@ -160,6 +160,15 @@ class Billing:
     ended: bool | None = canonical(
         "the resource stopped billing before the period's last day", sources="billing export"
     )
+    transfer_usd: float | None = canonical(
+        "data transfer billed on the resource's `ResourceId` in the period (FOCUS `EffectiveCost`)",
+        sources="billing export",
+    )
+    transfer_share: float | None = canonical(
+        "the resource's data transfer over its compute (`transfer_usd` ÷ `effective_usd`)",
+        sources="billing export",
+        minimum=0,
+    )
 
 
 @record
