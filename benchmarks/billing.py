@@ -260,7 +260,7 @@ conn.execute("SET enable_progress_bar = false")
 present = {r[0] for r in conn.execute("DESCRIBE SELECT * FROM read_parquet(?)", [files]).fetchall()}
 keys = ", ".join(f'"{k}"' for k in KEYS if k in present)
 rows = conn.execute(
-    f"SELECT {keys}, strftime(ChargePeriodStart, '%Y-%m'), SUM(CAST(EffectiveCost AS DECIMAL(38, 10))), "
+    f"SELECT {keys}, date_trunc('month', ChargePeriodStart), SUM(CAST(EffectiveCost AS DECIMAL(38, 10))), "
     "SUM(CAST(BilledCost AS DECIMAL(38, 10))), SUM(CAST(ConsumedQuantity AS DECIMAL(38, 10))), "
     "SUM(CAST(ListCost AS DECIMAL(38, 10))), MIN(ChargePeriodStart), "
     "MAX(ChargePeriodEnd), COUNT(*) FROM read_parquet(?) GROUP BY ALL", [files]

@@ -113,6 +113,13 @@ class _Columns:
             return f"CAST({quote(name)} AS {MONEY})"
         return f"CAST({self.text(name)} AS {MONEY})"
 
+    def number(self, name: str) -> str:
+        """A number to compare: a numeric column as it is (no cast per row), text as money."""
+        kind = self.types.get(name, "")
+        if kind.startswith(("DECIMAL", "DOUBLE", "FLOAT", "REAL", "BIGINT", "INTEGER", "HUGEINT")):
+            return quote(name)
+        return self.money(name)
+
     def time(self, name: str) -> str:
         kind = self.types.get(name)
         if kind is None:
@@ -217,8 +224,8 @@ def summed_first(source: Source, period: Period, tag_keys: Sequence[str]) -> Sou
 def _check(c: _Columns, name: str) -> str:
     """1 where a row fails a per-row check (`_COUNTED`), else 0."""
     test = _COUNTED[name].format(
-        effective=c.money("EffectiveCost"), list=c.money("ListCost"),
-        quantity=c.money("ConsumedQuantity"),
+        effective=c.number("EffectiveCost"), list=c.number("ListCost"),
+        quantity=c.number("ConsumedQuantity"),
     )  # fmt: skip
     return f"CASE WHEN {test} THEN 1 ELSE 0 END"
 
