@@ -152,6 +152,7 @@ def _job(
                 "hpo.max_trials",
                 as_number(limits["max_total_trials"]),
                 limits.line_of("max_total_trials"),
+                raw=limits["max_total_trials"],
             )
     if body.get("type") == "sweep":
         stop = body.get("early_termination")

@@ -155,7 +155,10 @@ def _experiment(draft: JobDraft, spec: LineMap) -> None:
     """Katib: trials are capped by `maxTrialCount`; stopped early only with `earlyStopping`."""
     if "maxTrialCount" in spec:
         draft.put(  # the draft refuses an impossible count at its line
-            "hpo.max_trials", as_number(spec["maxTrialCount"]), spec.line_of("maxTrialCount")
+            "hpo.max_trials",
+            as_number(spec["maxTrialCount"]),
+            spec.line_of("maxTrialCount"),
+            raw=spec["maxTrialCount"],
         )
     early = map_of(spec.get("earlyStopping"))
     if early is not None and early.get("algorithmName"):

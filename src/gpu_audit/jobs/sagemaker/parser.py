@@ -231,7 +231,8 @@ def _tuning(document: Document, path: str, found: Found) -> list[Resource]:
         if name is not None:
             draft.name = name
         trials, trials_line = lookup(limits, "MaxNumberOfTrainingJobs")
-        draft.put("hpo.max_trials", as_number(refs.resolve(trials)), trials_line)
+        raw_trials = refs.resolve(trials)
+        draft.put("hpo.max_trials", as_number(raw_trials), trials_line, raw=raw_trials)
         stopping, stopping_line = lookup(config, "TrainingJobEarlyStoppingType")
         if stopping_line is None:
             draft.set("hpo.early_stopping", False)  # absent: `Off`, the documented default
