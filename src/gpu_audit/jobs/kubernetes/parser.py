@@ -27,7 +27,7 @@ from gpu_audit.core.yamlsrc import Document, LineMap, is_templated
 from gpu_audit.jobs.evidence import Kind, infer, runs_in
 from gpu_audit.jobs.gpus import ray_accelerator_type
 from gpu_audit.jobs.interface import JobDraft, JobFormat
-from gpu_audit.jobs.kubernetes.checkpoint import checkpoint_evidence
+from gpu_audit.jobs.kubernetes.checkpoint import checkpoint_evidence, named_training
 from gpu_audit.jobs.kubernetes.placement import placement
 from gpu_audit.jobs.kubernetes.workloads import Group, Pods, items, map_of, workload
 from gpu_audit.jobs.values import as_bool, as_number, seconds_to_hours
@@ -112,7 +112,11 @@ class Kubernetes(JobFormat):
                 draft.tag(key, value)
         _buckets(draft, [g for g, _ in gpu_groups])
         checkpoint_evidence(draft, [g for g, _ in gpu_groups])
-        infer(draft, runs_in(spec), _kind(kind, experiment, data.line_of("kind")))
+        said = _kind(kind, experiment, data.line_of("kind"))
+        named = None if said else named_training(name, [g for g, _ in gpu_groups])
+        if named is not None:  # what it runs decides first; its names and writes, after
+            said = Kind(Workload.TRAINING, f"a {kind} ({named[0]})", named[1])
+        infer(draft, runs_in(spec), said)
         for note in work.notes:
             draft.add_note(note)
         return [draft.build()]
