@@ -132,3 +132,11 @@ def test_either_half_missing_leaves_the_workload_unknown(
     path.write_text(_job(job, container, mount), encoding="utf-8")
     (resource,) = load_jobs([str(path)]).resources
     assert resource.workload is Workload.UNKNOWN
+
+
+@pytest.mark.parametrize(("deadline", "advised"), [(600, False), (1200, False), (1800, True)])
+def test_no_spot_advice_for_a_run_capped_at_a_few_minutes(
+    deadline: int, advised: bool, tmp_path: Path
+) -> None:
+    text = _job().replace("activeDeadlineSeconds: 86400", f"activeDeadlineSeconds: {deadline}")
+    assert ("spot-for-training" in _rules(tmp_path, "job.yaml", text)) is advised
