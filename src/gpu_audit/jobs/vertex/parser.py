@@ -168,6 +168,7 @@ def _custom(document: Document, path: str, data: Any, spec: Any, kind: str) -> l
     infer(draft, runs_in(spec), Kind(Workload.TRAINING, f"a Vertex AI {kind}"))
     if kind == "CustomJobSpec":
         draft.add_note("a CustomJobSpec: region and labels are given on the command line")
+        draft.templated.add("tags.*")  # `--labels`: set at launch, so not evaluated here
     draft.default("capacity", Capacity.ON_DEMAND)  # no `scheduling.strategy`: STANDARD
     return [draft.build()]
 
