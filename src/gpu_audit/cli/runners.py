@@ -413,7 +413,8 @@ def lookup_entries(
             entries.append(
                 {"name": name, "cloud": spec.cloud, "gpu_model": spec.gpu_model,
                  "gpu_count": spec.gpu_count, "gpu_memory_gib": spec.gpu_memory_gib,
-                 "class_rank": cls.rank if cls else None, **_priced(price(name, region))}
+                 "class_rank": cls.rank if cls else None,
+                 **_priced(price(name, region, cards=_cards(name)))}
             )  # fmt: skip
             continue
         cls = gpu_class(name)
@@ -429,6 +430,13 @@ def lookup_entries(
             continue
         unknown.append(name)
     return entries, unknown
+
+
+def _cards(name: str) -> tuple[str, ...]:
+    """An `ml.` type is SageMaker's: its own rate card, as `estimate` and `check` price it."""
+    from gpu_audit.catalog.lookup import rate_cards
+
+    return rate_cards("sagemaker", None) if name.strip().lower().startswith("ml.") else ()
 
 
 def _priced(quote: Any) -> dict[str, Any]:
