@@ -111,3 +111,16 @@ def test_determined_is_not_asked_for_a_wall_clock_cap_it_cannot_hold(tmp_path: P
     result = _judge(tmp_path, "exp.yaml", source)
     assert "tuning-job-cap" not in {f.rule_id for f in result.findings}
     assert not [f for f in result.findings if f.severity >= Severity.HIGH]
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for p in (FIXTURES / "sweeps").rglob("*") if p.suffix in (".json", ".yaml")),
+    ids=lambda p: p.name,
+)
+def test_every_high_finding_on_a_sweep_file_has_a_fix_the_file_can_take(path: Path) -> None:
+    loaded = load_jobs([str(path)])
+    result = audit(loaded.resources, load_policy(None), NOW, Scope(command="check"))
+    for finding in result.findings:
+        if finding.severity >= Severity.HIGH:
+            assert finding.fix, f"{path.name}: {finding.message}"

@@ -74,6 +74,8 @@ class Kubernetes(JobFormat):
         "hpo.max_trials": "set `maxTrialCount` on the Katib Experiment",
         "hpo.early_stopping": "set `earlyStopping` on the Katib Experiment",
         "tags.*": "add the keys to `metadata.labels`",
+        "estimate.ceiling_usd": "lower `activeDeadlineSeconds` (a Katib Experiment: or "
+        "`maxTrialCount`), or raise the `gpu-audit/budget-usd` label",
     }
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:

@@ -89,6 +89,8 @@ class SageMaker(JobFormat):
         "hpo.max_trials": "set `ResourceLimits.MaxNumberOfTrainingJobs`",
         "hpo.early_stopping": "set `TrainingJobEarlyStoppingType: Auto`",
         "tags.*": "add the keys to `Tags`",
+        "estimate.ceiling_usd": "lower `StoppingCondition.MaxRuntimeInSeconds` (a tuning job: or "
+        "`ResourceLimits.MaxNumberOfTrainingJobs`), or raise the `gpu-audit/budget-usd` tag",
     }
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:

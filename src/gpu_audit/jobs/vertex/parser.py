@@ -90,6 +90,8 @@ class Vertex(JobFormat):
         "hpo.early_stopping": "set an automated stopping spec in `studySpec` "
         "(`decayCurveStoppingSpec`, `medianAutomatedStoppingSpec`)",
         "tags.*": "add the keys to `labels`",
+        "estimate.ceiling_usd": "lower `scheduling.timeout` (a tuning job: or `maxTrialCount`), or "
+        "raise the `gpu-audit-budget-usd` label",
         "retired": "ask for a current GPU in `machineSpec.acceleratorType`; a legacy AI Platform "
         "job moves to a Vertex AI custom job (`gcloud ai custom-jobs create`)",
     }
