@@ -18,6 +18,10 @@ from gpu_audit.catalog.gpus import canonical_gpu
 from gpu_audit.catalog.lookup import instance_spec, instance_types, normalise_type
 from gpu_audit.core.frozen import record
 
+# GPUs Compute Engine attaches to N1 machines one at a time; A100, H100 and L4 come only in their
+# own machine types (A2, A3, G2), whose rows the catalog has (Compute Engine GPU docs, 2026-11).
+N1_ATTACHABLE = frozenset({"T4", "V100", "P100", "P4", "K80"})
+
 
 @record
 class Notice:
@@ -121,8 +125,6 @@ def _by_model(model: str, today: date, cloud: str | None) -> list[Notice]:
     """GPUs asked for by model, with no machine the catalog knows, on `cloud` (None: any cloud
     the catalog sells it on): the notices of the clouds that sell it, if every one of them has
     dated its end; none while one cloud sells it with no date (it is offered there)."""
-    from gpu_audit.catalog.shapes import N1_ATTACHABLE  # shapes prices with this module
-
     clouds = {s.cloud for s in instance_types() if s.gpu_model == model}
     clouds |= {n.cloud for n in notices() if n.scope == "gpu" and n.item == model}
     if model in N1_ATTACHABLE:  # attached to an N1 host on Compute Engine, not a machine type
