@@ -71,7 +71,9 @@ def test_estimate_never_offers_a_machine_no_longer_sold() -> None:
     everywhere = options("V100", 1, hours=None)
     assert not any(retired_type(o.instance_type, date.today()) for o in everywhere.options)
     code = CliRunner().invoke(main, ["estimate", "--instance-type", "Standard_NC6s_v3"])
-    assert "Not offered, no longer sold: Standard_NC6s_v3" in code.stdout
+    assert "Not offered, no longer sold: " in code.stdout
+    assert "Standard_NC6s_v3 (Azure NCv3-series (V100), retired 2025-09-30)" in code.stdout
+    assert "p3.2xlarge (Amazon EC2 P3 (V100), retired 2025-12-20)" in code.stdout
 
 
 def test_a_gpu_ask_is_never_priced_on_a_retired_machine() -> None:
@@ -111,10 +113,13 @@ def test_azure_nvv3_and_nvv4_are_retired_once_september_30_2026_has_passed() -> 
     assert lifecycle("azure", None, "Standard_NV8as_v4", None, after)[0] == (
         "Azure NVv4-series (AMD MI25), retired 2026-09-30"
     )
-    # M60 on Azure is sold only as NVv3: retired there; AWS G3 has no dated notice, so an M60
-    # asked for on no cloud is still offered
+    # M60 on Azure is sold only as NVv3: retired there; on AWS only as G3, retired 2025-10-31
+    # (issue 48), so an M60 asked for on no cloud is retired everywhere it was sold
     assert lifecycle("azure", "M60", None, None, after)[0] is not None
-    assert lifecycle(None, "M60", None, None, after) == (None, None)
+    assert lifecycle(None, "M60", None, None, after)[0] == (
+        "Amazon EC2 G3 (M60), retired 2025-10-31; Azure NVv3-series (M60), retired 2026-09-30"
+    )
+    assert lifecycle(None, "M60", None, None, before)[1] is not None  # NVv3 still ahead
     table = options("M60", 1, hours=None, cloud="azure")
     assert all(o.instance_type != "Standard_NV12s_v3" for o in table.options)
     assert any(w.startswith("Standard_NV12s_v3 (Azure NVv3-series") for w in table.withdrawn)
@@ -125,4 +130,23 @@ def test_azure_nc_nd_nv_retired_on_6_september_2023() -> None:
     assert lifecycle("azure", "K80", "Standard_NC6_Promo", None, date(2023, 9, 6)) == (
         "Azure NC-series (K80), retired 2023-09-06",
         None,
+    )
+
+
+def test_ec2_p3_and_g3_are_retired_on_their_dates_p2_and_sagemaker_are_not() -> None:
+    """Issue 48: the dated e-mails AWS sent, corroborated by the EC2 API's and the Deep Learning
+    AMI's absence of P3 and G3; P2 has no dated notice; SageMaker's ml.p3 is its own list."""
+    from gpu_audit.catalog.lifecycle import ended
+
+    today = date(2026, 12, 4)
+    p3 = ended("p3.8xlarge", today)
+    assert p3 is not None and p3.ends == date(2025, 12, 20) and "gpuhunt#233" in p3.source
+    g3 = ended("g3s.xlarge", today)
+    assert g3 is not None and g3.ends == date(2025, 10, 31)
+    assert ended("p3.8xlarge", date(2025, 12, 19)) is None  # still sold the day before
+    assert ended("p2.xlarge", today) is None  # no dated notice: no verdict
+    assert ended("ml.p3.2xlarge", today) is None  # SageMaker still lists it
+    assert ended("p3dn.24xlarge", today) is None  # not in the P3 notice
+    assert lifecycle("aws", "V100", "p3.2xlarge", None, today)[0] == (
+        "Amazon EC2 P3 (V100), retired 2025-12-20"
     )

@@ -109,3 +109,31 @@ def test_kubernetes_args_and_tgi_environment_name_the_model(tmp_path: Path) -> N
     (resource,) = load_jobs([str(path)]).resources
     assert resource.served_model.name == "mistralai/Mistral-7B-Instruct-v0.3"
     assert resource.served_model.precision == "4-bit"
+
+
+RAYSERVICE = (
+    Path(__file__).resolve().parents[2] / "fixtures/precision/k8s-rayservice-deepseek-r1.yaml"
+)
+
+
+def test_a_rayservice_model_source_and_its_parallel_sizes_decide_the_advice(
+    tmp_path: Path,
+) -> None:
+    (resource,) = load_jobs([str(RAYSERVICE)]).resources
+    assert resource.served_model.name == "deepseek-ai/DeepSeek-R1"  # model_source, not model_id
+    assert resource.served_model.params_b == 671
+    # 671B at 16-bit over tensor 8 × pipeline 2 = 16 GPUs: 78.1 GiB a GPU, no 24 GB card holds it
+    assert resource.served_model.gib_per_gpu == pytest.approx(78.1, abs=0.1)
+    assert _rules(resource) == {"gpu-class-cap"}  # the H100 class cap, no RTX-4090-class advice
+
+
+def test_a_small_model_in_a_rayservice_is_told_to_use_a_small_gpu(tmp_path: Path) -> None:
+    text = RAYSERVICE.read_text(encoding="utf-8")
+    text = text.replace("deepseek-ai/DeepSeek-R1", "Qwen/Qwen2.5-7B-Instruct")
+    text = text.replace("tensor_parallel_size: 8", "tensor_parallel_size: 1")
+    text = text.replace("pipeline_parallel_size: 2", "pipeline_parallel_size: 1")
+    path = tmp_path / "small.yaml"
+    path.write_text(text, encoding="utf-8")
+    (resource,) = load_jobs([str(path)]).resources
+    assert resource.served_model.name == "Qwen/Qwen2.5-7B-Instruct"
+    assert "inference-small-gpu" in _rules(resource)

@@ -31,7 +31,7 @@ def test_markdown_and_json_from_one_scan(in_root: Path, tmp_path: Path) -> None:
     ]
     outcome = CliRunner().invoke(main, args)
     assert outcome.exit_code == 0, outcome.output
-    assert outcome.output.startswith("51 findings (31 high, 20 medium)")
+    assert outcome.output.startswith("50 findings (30 high, 20 medium)")
     document = json.loads(js.read_text(encoding="utf-8"))
     report = md.read_text(encoding="utf-8")
     assert report.startswith("# GPU audit report")

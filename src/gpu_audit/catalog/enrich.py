@@ -8,7 +8,7 @@ from functools import lru_cache
 from operator import attrgetter
 
 from gpu_audit.catalog import PriceQuote, gpu_class, instance_spec, price, rate_cards
-from gpu_audit.catalog.lifecycle import lifecycle
+from gpu_audit.catalog.lifecycle import lifecycle, retired_type
 from gpu_audit.catalog.shapes import CLOUD_OF_SERVICE, gpu_shape_price, pinned_cloud
 from gpu_audit.catalog.sweep import bound, is_sweep
 from gpu_audit.core.resource import (
@@ -56,7 +56,12 @@ def enrich(resource: Resource, now: datetime) -> Resource:
         retired, retiring = lifecycle(
             cloud, gpu.model, resource.instance_type, resource.service, now.date()
         )
-    if retired is not None:  # no longer sold: no price to run it at, or to save against
+    live = resource.kind is Kind.INSTANCE and resource.instance_type and retired is None
+    if live and retired_type(str(resource.instance_type), now.date()):
+        # a running machine of a family no longer sold bills at its price, but no spot (or
+        # other relaunch) saving can be had on it: `retired` keeps the savings rules off it
+        retired = lifecycle(None, gpu.model, resource.instance_type, None, now.date())[0]
+    elif retired is not None:  # no longer sold: no price to run it at, or to save against
         quote = resource.price
     elif quote is not resource.price and resource.kind in _SHARE_KINDS:
         quote = _share_of(quote, resource.share, gpu.count, resource.instance_type)

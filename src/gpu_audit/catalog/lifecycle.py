@@ -18,6 +18,10 @@ from gpu_audit.catalog.gpus import canonical_gpu
 from gpu_audit.catalog.lookup import instance_spec, instance_types, normalise_type
 from gpu_audit.core.frozen import record
 
+# GPUs Compute Engine attaches to N1 machines one at a time; A100, H100 and L4 come only in their
+# own machine types (A2, A3, G2), whose rows the catalog has (Compute Engine GPU docs, 2026-11).
+N1_ATTACHABLE = frozenset({"T4", "V100", "P100", "P4", "K80"})
+
 
 @record
 class Notice:
@@ -76,7 +80,13 @@ def _covering(
     found = []
     if instance_type:
         key = normalise_type(instance_type)
-        found += [n for p, n in _families() if p.fullmatch(key) and n.ends]
+        # SageMaker sells its `ml.` types on its own list: an EC2 family's end is not theirs
+        managed = instance_type.strip().lower().startswith("ml.")
+        found += [
+            n
+            for p, n in _families()
+            if p.fullmatch(key) and n.ends and not (managed and n.name.startswith("Amazon EC2"))
+        ]
     for notice in notices():
         if notice.ends is None:
             continue
@@ -117,6 +127,8 @@ def _by_model(model: str, today: date, cloud: str | None) -> list[Notice]:
     dated its end; none while one cloud sells it with no date (it is offered there)."""
     clouds = {s.cloud for s in instance_types() if s.gpu_model == model}
     clouds |= {n.cloud for n in notices() if n.scope == "gpu" and n.item == model}
+    if model in N1_ATTACHABLE:  # attached to an N1 host on Compute Engine, not a machine type
+        clouds.add("gcp")
     found: list[Notice] = []
     for each in sorted(clouds) if cloud is None else [cloud]:
         ending = _ends_on(each, model)
@@ -156,3 +168,13 @@ def retired_type(instance_type: str, today: date) -> bool:
         return False
     retired, _ = lifecycle(spec.cloud, spec.gpu_model, instance_type, None, today)
     return retired is not None
+
+
+def ended(instance_type: str, today: date) -> Notice | None:
+    """The notice that ended a machine type (its family's, or its GPU's on its cloud), if its
+    date has passed: what `catalog lookup` says of a type the cloud no longer sells."""
+    spec = instance_spec(instance_type)
+    if spec is None:
+        return None
+    covering = _covering(spec.cloud, canonical_gpu(spec.gpu_model), instance_type, None)
+    return next((n for n in covering if n.ends is not None and n.ends <= today), None)

@@ -24,6 +24,7 @@ from gpu_audit.catalog import (
     price,
     regional_prices,
 )
+from gpu_audit.catalog.lifecycle import N1_ATTACHABLE as _N1_ATTACHABLE
 from gpu_audit.catalog.lifecycle import lifecycle, retired_type
 
 # The cloud a billing service runs on; a service not listed is a provider the catalog does not
@@ -35,9 +36,8 @@ CLOUD_OF_SERVICE = {
 }  # fmt: skip
 
 
-# GPUs Compute Engine attaches to N1 machines one at a time; A100, H100 and L4 come only in their
-# own machine types (A2, A3, G2), whose rows the catalog has (Compute Engine GPU docs, 2026-11).
-N1_ATTACHABLE = frozenset({"T4", "V100", "P100", "P4", "K80"})
+# GPUs Compute Engine attaches to N1 machines one at a time (catalog/lifecycle.py holds the set)
+N1_ATTACHABLE = _N1_ATTACHABLE
 
 
 def pinned_cloud(service: str | None) -> tuple[str | None, bool]:

@@ -380,7 +380,7 @@ def lookup_rows(names: tuple[str, ...], region: str | None) -> tuple[list[list[s
     from gpu_audit.report.summary import rate
 
     entries, unknown = lookup_entries(names, region)
-    rows = []
+    rows: list[list[str]] = []
     for e in entries:
         priced = e["region"] is not None
         where = f"{e['region']}{'' if e['exact_region'] else ' (reference)'}" if priced else "-"
@@ -410,11 +410,11 @@ def lookup_entries(
             if region:
                 check_region(region, (spec.cloud,))
             cls = gpu_class(spec.gpu_model)
-            entries.append(
-                {"name": name, "cloud": spec.cloud, "gpu_model": spec.gpu_model,
-                 "gpu_count": spec.gpu_count, "gpu_memory_gib": spec.gpu_memory_gib,
-                 "class_rank": cls.rank if cls else None, **_priced(price(name, region))}
-            )  # fmt: skip
+            entry = {"name": name, "cloud": spec.cloud, "gpu_model": spec.gpu_model,
+                     "gpu_count": spec.gpu_count, "gpu_memory_gib": spec.gpu_memory_gib,
+                     "class_rank": cls.rank if cls else None,
+                     **_priced(price(name, region, cards=_cards(name)))}  # fmt: skip
+            entries.append({**entry, **_ended(name)})
             continue
         cls = gpu_class(name)
         if cls is not None:
@@ -429,6 +429,45 @@ def lookup_entries(
             continue
         unknown.append(name)
     return entries, unknown
+
+
+def ended_lines(names: tuple[str, ...]) -> list[str]:
+    """`p3.2xlarge: no longer offered: Amazon EC2 P3 (V100), retired 2025-12-20 (source: …)`."""
+    lines = []
+    for name in names:
+        notice = _ended(name)["no_longer_offered"]
+        if notice is not None:
+            lines.append(
+                f"{name}: no longer offered: {notice['name']}, retired {notice['since']}; no spot"
+                f" offer or saving is priced on it (source: {notice['source']})"
+            )
+    return lines
+
+
+def _ended(name: str) -> dict[str, Any]:
+    """`no_longer_offered` (the lifecycle row: what, since when, its source) for a type the cloud
+    no longer sells, whose spot price is then no offer (null); None for a type still sold."""
+    from datetime import UTC, datetime
+
+    from gpu_audit.catalog.lifecycle import ended
+
+    notice = ended(name, datetime.now(UTC).date())
+    if notice is None:
+        return {"no_longer_offered": None}
+    return {
+        "spot_usd": None,  # a type no longer launched has no spot offer, and no saving on it
+        "no_longer_offered": {
+            "name": notice.name, "since": str(notice.ends), "checked": notice.checked,
+            "source": notice.source,
+        },
+    }  # fmt: skip
+
+
+def _cards(name: str) -> tuple[str, ...]:
+    """An `ml.` type is SageMaker's: its own rate card, as `estimate` and `check` price it."""
+    from gpu_audit.catalog.lookup import rate_cards
+
+    return rate_cards("sagemaker", None) if name.strip().lower().startswith("ml.") else ()
 
 
 def _priced(quote: Any) -> dict[str, Any]:

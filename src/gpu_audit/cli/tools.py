@@ -167,7 +167,7 @@ def catalog_lookup(
       gpu-audit catalog lookup H100
     """
     _prices(prices)
-    from gpu_audit.cli.runners import lookup_rows
+    from gpu_audit.cli.runners import ended_lines, lookup_rows
     from gpu_audit.report.escape import terminal_safe
     from gpu_audit.report.fit import fitted, terminal_width
 
@@ -198,6 +198,8 @@ def catalog_lookup(
                 for row in rows]  # fmt: skip
         drop = ("class rank", "count", "cloud", "GiB/GPU")  # the GPU, region and prices stay
         click.echo(fitted(headers, rows, terminal_width(), drop, footnotes="source"))
+    for line in ended_lines(names):
+        click.echo(terminal_safe(line))
     for name in unknown:
         click.echo(f"gpu-audit: {terminal_safe(name)}: not in the catalog", err=True)
     sys.exit(ExitCode.ERROR if unknown else ExitCode.OK)

@@ -64,7 +64,10 @@ _TABLE: tuple[tuple[Workload, str, str, tuple[str, ...]], ...] = (
     (_I, "a model server", r"\btorchserve\b|\blmdeploy\s+serve\b|\bllama-server\b"
      r"|\bmlc_llm\s+serve\b|\btext-embeddings-router\b|\bkserve\b|\bbentoml\s+serve\b",
      ("serve", "text-embeddings-router")),
-    (_T, "a training tool", r"\bfine[-_]?tun\w*|\bpretrain\w*|\baxolotl\b|\bnanotron\b"
+    # an evaluation harness, before the training tools: it names the (pretrained, fine-tuned)
+    # model it evaluates (`lm_eval --model_args pretrained=org/llama-finetuned`)
+    (_B, "an evaluation harness", r"\blm[-_]eval\b|\blighteval\b", ("eval",)),
+    (_T, "a training tool", r"\bfine[-_]?tun\w*|\bpretrain(?!ed)\w*|\baxolotl\b|\bnanotron\b"
      r"|\bmegatron\b|\bmaxtext\b|\bt5x\b|\blevanter\b|\btorchtitan\b|\bopen_clip\b"
      r"|\b(?:sft|dpo|grpo|ppo|rlhf|lora)[\w-]*\.(?:py|sh|ya?ml)\b",
      ("tun", "pretrain", "axolotl", "nanotron", "megatron", "maxtext", "t5x", "levanter",
@@ -72,7 +75,7 @@ _TABLE: tuple[tuple[Workload, str, str, tuple[str, ...]], ...] = (
     (_B, "batch inference", r"whisper\w*|\btranscri\w+|alphafold\w*|colabfold\w*"
      r"|\besmfold\b|\bembed\w*\.py\b|\b(?:generate|compute|extract)[-_]"
      r"(?:embeddings?|vectors|features)\b|\bbatch[-_]?infer\w*|\boffline[-_]infer\w*"
-     r"|[\w-]*(?:predict|infer|generat|eval|score)\w*\.py\b|\blm[-_]eval\b|\blighteval\b",
+     r"|[\w-]*(?:predict|infer|generat|eval|score)\w*\.py\b",
      ("whisper", "transcri", "fold", "embed", "vectors", "features", "infer", "predict",
       "generat", "eval", "score")),
     (_T, "a distributed launcher", r"\btorchrun\b|torch\.distributed\.(?:launch|run)\b"

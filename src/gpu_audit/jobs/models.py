@@ -3,9 +3,12 @@ needs to judge whether the weights fit the smaller GPU it would recommend."""
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
+
+import yaml
 
 from gpu_audit.core.lazyre import lazy
 from gpu_audit.core.yamlsrc import is_templated
@@ -83,7 +86,7 @@ def read_served_model(draft: JobDraft, texts: Iterable[tuple[str, int | None]]) 
     precision = next((name for name, p in _PRECISION_PATTERNS if p.search(said)), "16-bit")
     draft.set("served_model.params_b", size.params_b, line)
     draft.set("served_model.precision", precision, line)
-    draft.model_gpus = _gpus_per_copy(said)
+    draft.model_gpus = _engine_gpus(data) or _gpus_per_copy(said)
     draft.add_note(f"model {model}: {size.params_b:g}B parameters ({size.source}), {precision}")
 
 
@@ -149,18 +152,55 @@ def _put_env(found: dict[str, tuple[str, str, int | None]], value: Any, line: in
             found.setdefault(key.upper(), (key, str(item), line))
 
 
-def _model_key(data: Any, budget: int = 400) -> tuple[str, int | None] | None:
-    """A model id under a key that names one (Ray Serve LLM `model_id`, `model_source`)."""
-    stack: list[Any] = [data]
+def _model_key(data: Any) -> tuple[str, int | None] | None:
+    """A model id under a key that names one (Ray Serve LLM `model_id`, `model_source`), in the
+    document or the Serve config a KubeRay RayService holds as text (`serveConfigV2: |`)."""
+    named = [
+        (key, value, line)
+        for key, value, line in _keys(data)
+        if key in _MODEL_KEYS and isinstance(value, str) and _ID.match(value)
+    ]
+    # Ray Serve LLM's `model_id` is the name it serves under; `model_source` is the weights
+    found = next((n for n in named if n[0] == "model_source"), named[0] if named else None)
+    return (found[1], found[2]) if found else None
+
+
+# Ray Serve LLM's `engine_kwargs` (vLLM's engine arguments): one copy of the model is split over
+# tensor × pipeline parallel GPUs
+_PARALLEL_KEYS = ("tensor_parallel_size", "pipeline_parallel_size")
+_EMBEDDED = frozenset({"serveConfigV2", "serve_config", "serveConfig"})
+
+
+def _engine_gpus(data: Any) -> int | None:
+    """GPUs per copy from the first mapping stating a tensor or pipeline parallel size."""
+    sizes: dict[str, int] = {}
+    for key, value, _line in _keys(data):
+        if key in _PARALLEL_KEYS and key not in sizes and isinstance(value, int) and value >= 1:
+            sizes[key] = min(value, 4096)
+    return math.prod(sizes.values()) if sizes else None
+
+
+def _keys(data: Any, budget: int = 400) -> Iterator[tuple[Any, Any, int | None]]:
+    """(key, value, line) of every mapping in the document, depth first, with the YAML text of a
+    Serve config key read as a document of its own (its keys at the key's line)."""
+    stack: list[tuple[Any, int | None]] = [(data, None)]
     while stack and budget > 0:
         budget -= 1
-        node = stack.pop()
+        node, at = stack.pop()
         if isinstance(node, dict):
             for key, value in node.items():
-                if key in _MODEL_KEYS and isinstance(value, str) and _ID.match(value):
-                    return value, getattr(node, "line_of", lambda _k: None)(key)
+                line = getattr(node, "line_of", lambda _k: None)(key) or at
+                yield key, value, line
                 if isinstance(value, dict | list):
-                    stack.append(value)
+                    stack.append((value, at))
+                elif key in _EMBEDDED and isinstance(value, str) and len(value) < 200_000:
+                    stack.append((_embedded(value), line))
         elif isinstance(node, list):
-            stack.extend(node)
-    return None
+            stack.extend((item, at) for item in reversed(node))
+
+
+def _embedded(text: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:  # not YAML: nothing to read (the KubeRay operator refuses it)
+        return None

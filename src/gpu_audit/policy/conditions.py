@@ -283,9 +283,14 @@ def _leaf(spec: FieldSpec, op: str, operand: Any, at: tuple[Any, Any], where: Lo
             raise fail(f"'{op}' takes true or false")
         want_present = operand if op == "present" else not operand
 
+        # `tags.*` templated: the format's tags are all given at launch (a Vertex CustomJobSpec's
+        # `--labels` on the command line)
+        wildcard = "tags.*" if name.startswith("tags.") else name
+
         def presence(resource: Resource) -> Verdict:
             value = get(resource)
-            if value is None and name in resource.source.templated:
+            templated = resource.source.templated
+            if value is None and (name in templated or wildcard in templated):
                 return name  # set at deploy time: neither present nor absent here
             return (value is not None) is want_present
 

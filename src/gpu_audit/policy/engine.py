@@ -184,6 +184,8 @@ def _judge(rule: Rule) -> Judge:
     def remembered(resource: Resource) -> Explanation | str | None:
         base = values(resource) if values is not None else None
         key = (base, *map(resource.tags.get, tag_keys)) if tag_keys else base
+        if resource.source.templated:  # a field set at deploy time is not evaluated, not absent
+            key = (key, resource.source.templated)
         try:
             return memo[key]
         except KeyError:

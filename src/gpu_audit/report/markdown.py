@@ -124,8 +124,10 @@ def _run_savings(summary: Summary) -> list[list[str]]:
 
 def _job_figures(summary: Summary, unpriced: str) -> list[list[str]]:
     """Job files run nothing: their hourly rate, a run where the cap is known, savings per run."""
-    rows = [["GPU rate of the jobs", f"{money(summary.hourly_cost_usd)} / hour over "
-             f"{summary.resources} jobs{unpriced}"]]  # fmt: skip
+    rate = f"{money(summary.hourly_cost_usd)} / hour over {summary.resources} jobs{unpriced}"
+    if summary.unpriced_resources and summary.unpriced_resources >= summary.resources:
+        rate = f"not priced ({plural(summary.resources, 'job')})"  # never a $0.00 rate
+    rows = [["GPU rate of the jobs", rate]]
     if summary.jobs_with_run_cost:
         rows.append(["Cost per run", f"{money(summary.run_cost_usd)} over "
                      f"{summary.jobs_with_run_cost} jobs with a runtime cap"])  # fmt: skip

@@ -88,14 +88,23 @@ def _unpriced(summary: Summary) -> str:
     return f" (not priced: {plural(summary.unpriced_resources, 'resource')}{count})"
 
 
+def _spend(summary: Summary) -> str:
+    """`GPU spend $1.00/month (not priced: …)`; `GPU spend not priced (…)` with nothing priced."""
+    if summary.resources and summary.unpriced_resources >= summary.resources:
+        return "GPU spend not priced" + _unpriced(summary).replace(" (not priced: ", " (")
+    return f"GPU spend {usd(summary.monthly_cost_usd)}/month" + _unpriced(summary)
+
+
 def _job_figures(summary: Summary) -> list[str]:
     """What job files cost and save: their hourly rate, a run where a cap is known, per run."""
     unpriced = summary.unpriced_resources
-    parts = [
-        plural(summary.resources, "job"),
-        f"GPU rate {usd(summary.hourly_cost_usd)}/hour"
-        + (f" (not priced: {plural(unpriced, 'job')})" if unpriced else ""),
-    ]
+    if unpriced and unpriced >= summary.resources:  # nothing priced: no $0.00 rate to show
+        rate = "GPU rate not priced"
+    else:
+        rate = f"GPU rate {usd(summary.hourly_cost_usd)}/hour" + (
+            f" (not priced: {plural(unpriced, 'job')})" if unpriced else ""
+        )
+    parts = [plural(summary.resources, "job"), rate]
     if summary.jobs_with_run_cost:
         capped = plural(summary.jobs_with_run_cost, "job")
         parts.append(f"{usd(summary.run_cost_usd)} per run over {capped} with a runtime cap")
@@ -132,7 +141,7 @@ def summary_line(summary: Summary) -> str:
     else:
         parts += [
             plural(summary.resources, "resource"),
-            f"GPU spend {usd(summary.monthly_cost_usd)}/month" + _unpriced(summary),
+            _spend(summary),
             f"savings {usd(summary.monthly_savings_usd)}/month",
         ]
     if summary.jobs_with_run_savings and not summary.jobs:  # never added to the monthly figure

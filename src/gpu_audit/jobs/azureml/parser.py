@@ -50,6 +50,8 @@ class AzureML(JobFormat):
         "hpo.max_trials": "set `limits.max_total_trials` on the sweep",
         "hpo.early_stopping": "set `early_termination` on the sweep",
         "tags.*": "add the keys to `tags`",
+        "estimate.ceiling_usd": "lower `limits.timeout` (a sweep: or `limits.max_total_trials`, "
+        "`limits.trial_timeout`), or raise the `gpu-audit/budget-usd` tag",
     }
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:
@@ -152,6 +154,7 @@ def _job(
                 "hpo.max_trials",
                 as_number(limits["max_total_trials"]),
                 limits.line_of("max_total_trials"),
+                raw=limits["max_total_trials"],
             )
     if body.get("type") == "sweep":
         stop = body.get("early_termination")

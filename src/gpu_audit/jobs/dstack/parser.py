@@ -243,6 +243,10 @@ def _workload(draft: JobDraft, data: LineMap) -> None:
     word = {Workload.INFERENCE: "a dstack service", Workload.NOTEBOOK: "a dstack dev environment"}
     said = Kind(kind, f"{word[kind]} (`type: {data['type']}`)", line) if kind in word else None
     infer(draft, ran, said)
+    if data["type"] == "task" and draft.values.get("workload") is not Workload.NOTEBOOK:
+        # a task ends with its commands and releases its instances (a benchmark's run ends);
+        # one that only starts an IDE or sleeps runs until stopped
+        draft.set("limits.release_hours", 0.0, line)
 
 
 def _volumes(draft: JobDraft, data: LineMap) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 from gpu_audit.core.yamlsrc import LineMap, is_templated
 from gpu_audit.jobs.interface import JobDraft
 from gpu_audit.jobs.kubernetes.workloads import Group
-from gpu_audit.jobs.scripts import commands, written_paths
+from gpu_audit.jobs.scripts import commands, says_checkpoint, under, written_paths
 
 DURABLE = re.compile(r"^(?:s3|gs|gcs|az|abfss?|wasbs?|hf|oci|r2|s3a)://[^/\s]+", re.IGNORECASE)
 _ENV_NAME = re.compile(r"^CHECKPOINT|_?CKPT", re.IGNORECASE)
@@ -62,3 +62,51 @@ def _from_env(container: LineMap) -> tuple[str, int | None, str] | None:
 
 def _durable(value: Any) -> bool:
     return isinstance(value, str) and not is_templated(value) and bool(DURABLE.match(value))
+
+
+_TRAIN_NAME = re.compile(r"(?:^|[-_.])train(?:er|ing)?(?:$|[-_.\d])", re.IGNORECASE)
+
+
+def named_training(job_name: object, groups: list[Group]) -> tuple[str, int | None] | None:
+    """Training by its names and its writes: the Job or a container is named for training
+    (`train-llm`, `trainer`) and a container writes checkpoints to a volume it mounts. The
+    evidence in words and its line; None when either half is missing."""
+    names = [str(job_name)] if isinstance(job_name, str) else []
+    for group in groups:
+        for container in _containers(group.pod):
+            name = container.get("name")
+            found = _mounted_checkpoints(container)
+            if found is None:
+                continue
+            said = next((n for n in [*names, str(name)] if _TRAIN_NAME.search(n)), None)
+            if said is not None:
+                path, line = found
+                return (
+                    f"`{said}` named for training, writing checkpoints to the mounted {path}",
+                    line,
+                )
+    return None
+
+
+def _mounted_checkpoints(container: LineMap) -> tuple[str, int | None] | None:
+    """A checkpoint path this container writes inside one of its volume mounts."""
+    mounts = container.get("volumeMounts")
+    paths = [
+        (str(m.get("mountPath")), str(m.get("name", "")))
+        for m in (mounts if isinstance(mounts, list) else [])
+        if isinstance(m, LineMap) and isinstance(m.get("mountPath"), str)
+    ]
+    written: list[tuple[str, str, int | None]] = []
+    for key in ("command", "args"):
+        for path, evidence in written_paths(commands(container.get(key))):
+            written.append((path, evidence, container.line_of(key)))
+    env = container.get("env")
+    for item in env if isinstance(env, list) else []:
+        if isinstance(item, LineMap) and isinstance(item.get("value"), str):
+            name = str(item.get("name", ""))
+            written.append((str(item["value"]), name, item.line_of("value")))
+    for mount, volume in paths:
+        for path, evidence, line in written:
+            if under(path, mount) and says_checkpoint(f"{evidence} {path} {mount} {volume}"):
+                return path, line
+    return None

@@ -27,7 +27,7 @@ from gpu_audit.core.yamlsrc import Document, LineMap, is_templated
 from gpu_audit.jobs.evidence import Kind, infer, runs_in
 from gpu_audit.jobs.gpus import ray_accelerator_type
 from gpu_audit.jobs.interface import JobDraft, JobFormat
-from gpu_audit.jobs.kubernetes.checkpoint import checkpoint_evidence
+from gpu_audit.jobs.kubernetes.checkpoint import checkpoint_evidence, named_training
 from gpu_audit.jobs.kubernetes.placement import placement
 from gpu_audit.jobs.kubernetes.workloads import Group, Pods, items, map_of, workload
 from gpu_audit.jobs.values import as_bool, as_number, seconds_to_hours
@@ -74,6 +74,8 @@ class Kubernetes(JobFormat):
         "hpo.max_trials": "set `maxTrialCount` on the Katib Experiment",
         "hpo.early_stopping": "set `earlyStopping` on the Katib Experiment",
         "tags.*": "add the keys to `metadata.labels`",
+        "estimate.ceiling_usd": "lower `activeDeadlineSeconds` (a Katib Experiment: or "
+        "`maxTrialCount`), or raise the `gpu-audit/budget-usd` label",
     }
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:
@@ -112,7 +114,11 @@ class Kubernetes(JobFormat):
                 draft.tag(key, value)
         _buckets(draft, [g for g, _ in gpu_groups])
         checkpoint_evidence(draft, [g for g, _ in gpu_groups])
-        infer(draft, runs_in(spec), _kind(kind, experiment, data.line_of("kind")))
+        said = _kind(kind, experiment, data.line_of("kind"))
+        named = None if said else named_training(name, [g for g, _ in gpu_groups])
+        if named is not None:  # what it runs decides first; its names and writes, after
+            said = Kind(Workload.TRAINING, f"a {kind} ({named[0]})", named[1])
+        infer(draft, runs_in(spec), said)
         for note in work.notes:
             draft.add_note(note)
         return [draft.build()]
@@ -155,7 +161,10 @@ def _experiment(draft: JobDraft, spec: LineMap) -> None:
     """Katib: trials are capped by `maxTrialCount`; stopped early only with `earlyStopping`."""
     if "maxTrialCount" in spec:
         draft.put(  # the draft refuses an impossible count at its line
-            "hpo.max_trials", as_number(spec["maxTrialCount"]), spec.line_of("maxTrialCount")
+            "hpo.max_trials",
+            as_number(spec["maxTrialCount"]),
+            spec.line_of("maxTrialCount"),
+            raw=spec["maxTrialCount"],
         )
     early = map_of(spec.get("earlyStopping"))
     if early is not None and early.get("algorithmName"):

@@ -89,6 +89,8 @@ class SageMaker(JobFormat):
         "hpo.max_trials": "set `ResourceLimits.MaxNumberOfTrainingJobs`",
         "hpo.early_stopping": "set `TrainingJobEarlyStoppingType: Auto`",
         "tags.*": "add the keys to `Tags`",
+        "estimate.ceiling_usd": "lower `StoppingCondition.MaxRuntimeInSeconds` (a tuning job: or "
+        "`ResourceLimits.MaxNumberOfTrainingJobs`), or raise the `gpu-audit/budget-usd` tag",
     }
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:
@@ -231,7 +233,8 @@ def _tuning(document: Document, path: str, found: Found) -> list[Resource]:
         if name is not None:
             draft.name = name
         trials, trials_line = lookup(limits, "MaxNumberOfTrainingJobs")
-        draft.put("hpo.max_trials", as_number(refs.resolve(trials)), trials_line)
+        raw_trials = refs.resolve(trials)
+        draft.put("hpo.max_trials", as_number(raw_trials), trials_line, raw=raw_trials)
         stopping, stopping_line = lookup(config, "TrainingJobEarlyStoppingType")
         if stopping_line is None:
             draft.set("hpo.early_stopping", False)  # absent: `Off`, the documented default

@@ -90,6 +90,10 @@ class Vertex(JobFormat):
         "hpo.early_stopping": "set an automated stopping spec in `studySpec` "
         "(`decayCurveStoppingSpec`, `medianAutomatedStoppingSpec`)",
         "tags.*": "add the keys to `labels`",
+        "estimate.ceiling_usd": "lower `scheduling.timeout` (a tuning job: or `maxTrialCount`), or "
+        "raise the `gpu-audit-budget-usd` label",
+        "retired": "ask for a current GPU in `machineSpec.acceleratorType`; a legacy AI Platform "
+        "job moves to a Vertex AI custom job (`gcloud ai custom-jobs create`)",
     }
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:
@@ -137,7 +141,14 @@ def _endpoint(document: Document, path: str, data: LineMap, resources: LineMap) 
 
 def _legacy_markers(legacy: dict[Any, Any]) -> bool:
     keys = ("scaleTier", "masterType", "masterConfig", "pythonModule", "runtimeVersion")
-    return any(key in legacy for key in keys)
+    return any(key in legacy for key in keys) or _tuning_only(legacy)
+
+
+def _tuning_only(legacy: dict[Any, Any]) -> bool:
+    """A `--config` file of a tuning job alone: the machines come from `--scale-tier` on the
+    command line (`gcloud ai-platform jobs submit training --config hptuning_config.yaml`)."""
+    hyper = legacy.get("hyperparameters")
+    return isinstance(hyper, dict) and any(k in hyper for k in ("maxTrials", "params", "goal"))
 
 
 def _custom(document: Document, path: str, data: Any, spec: Any, kind: str) -> list[Resource]:
@@ -159,6 +170,7 @@ def _custom(document: Document, path: str, data: Any, spec: Any, kind: str) -> l
     infer(draft, runs_in(spec), Kind(Workload.TRAINING, f"a Vertex AI {kind}"))
     if kind == "CustomJobSpec":
         draft.add_note("a CustomJobSpec: region and labels are given on the command line")
+        draft.templated.add("tags.*")  # `--labels`: set at launch, so not evaluated here
     draft.default("capacity", Capacity.ON_DEMAND)  # no `scheduling.strategy`: STANDARD
     return [draft.build()]
 
@@ -166,7 +178,10 @@ def _custom(document: Document, path: str, data: Any, spec: Any, kind: str) -> l
 def _study(draft: JobDraft, data: LineMap) -> None:
     if "maxTrialCount" in data:
         draft.put(  # the draft refuses an impossible count at its line
-            "hpo.max_trials", as_number(data.get("maxTrialCount")), data.line_of("maxTrialCount")
+            "hpo.max_trials",
+            as_number(data.get("maxTrialCount")),
+            data.line_of("maxTrialCount"),
+            raw=data.get("maxTrialCount"),  # `${MAX_TRIALS}`: set at deploy time, not absent
         )
     study = data.get("studySpec")
     if isinstance(study, LineMap):
@@ -200,6 +215,11 @@ def _legacy(document: Document, path: str, data: LineMap) -> list[Resource]:
             ("evaluator", "evaluatorCount"),
         ):
             _legacy_role(job, role, count_key, pools, draft)
+    machines = ("scaleTier", "masterType", "masterConfig", "workerType")
+    if pools.models is None and _tuning_only(job) and not any(k in job for k in machines):
+        # a tuning config alone: the machines come from `--scale-tier`, not from the file
+        pools.unknown = True
+        draft.add_note("a tuning config: the scale tier and its GPUs are given on the command line")
     if not set_gpus(draft, pools):
         return []
     draft.put(
@@ -221,7 +241,10 @@ def _legacy(document: Document, path: str, data: LineMap) -> list[Resource]:
             draft.mark(field, job.line_of("hyperparameters"))
         if "maxTrials" in hyper:
             draft.put(  # the draft refuses an impossible count at its line
-                "hpo.max_trials", as_number(hyper.get("maxTrials")), hyper.line_of("maxTrials")
+                "hpo.max_trials",
+                as_number(hyper.get("maxTrials")),
+                hyper.line_of("maxTrials"),
+                raw=hyper.get("maxTrials"),
             )
         if "enableTrialEarlyStopping" in hyper:
             draft.put(
