@@ -235,3 +235,116 @@ def test_the_json_report_carries_each_knob_with_file_and_line() -> None:
     training = resource["training"]
     assert training["precision"] == "bf16" and training["batch_size"] == 2
     assert training["located"]["precision"].endswith("torchtune-llama3_1-8B_full.yaml:73")
+
+
+# ---- the knob rules over the fixtures, end to end (load, enrich, judge) ----
+
+KNOB_RULES = (
+    "precision-supported", "tf32-supported", "mixed-precision-on-tensor-cores",
+    "full-fine-tune-fits-smaller", "dataloader-workers",
+)  # fmt: skip
+
+
+def _judged(path: Path | str) -> tuple[Resource, dict[str, Any], set[str]]:
+    """The enriched job, its knob findings by rule, and the knob rules it was not evaluated by."""
+    from tests.conftest import NOW
+
+    from gpu_audit.audit import audit
+    from gpu_audit.core.results import Scope
+    from gpu_audit.policy.loader import load_policy
+
+    result = audit([_one(path)], load_policy(None), NOW, Scope(command="check"))
+    (resource,) = result.resources
+    findings = {f.rule_id: f for f in result.findings if f.rule_id in KNOB_RULES}
+    missing = {n.rule_id for n in result.not_evaluated if n.rule_id in KNOB_RULES}
+    return resource, findings, missing
+
+
+def test_bf16_on_v100s_is_an_error_at_the_line_naming_the_config() -> None:
+    _, findings, _ = _judged(KNOBS / "kubernetes-torchtune.yaml")
+    finding = findings["precision-supported"]
+    assert finding.severity.label == "high" and finding.line == 15
+    # 8B parameters need 131 GiB: no smaller one-machine shape of its generation holds it
+    assert set(findings) == {"precision-supported"}
+
+
+def test_bf16_on_t4s_from_a_configmap_points_at_the_configmap_line() -> None:
+    _, findings, _ = _judged(KNOBS / "kubernetes-configmap.yaml")
+    assert findings["precision-supported"].line == 9
+    assert "gpu.precisions = fp64, fp32, fp16" in findings["precision-supported"].actual
+
+
+def test_fp32_on_an_a100_is_priced_at_a_third_of_its_hours() -> None:
+    resource, findings, _ = _judged(KNOBS / "skypilot-fp32-a100.yaml")
+    finding = findings["mixed-precision-on-tensor-cores"]
+    assert finding.line == 7  # `--mixed_precision no`
+    hourly = resource.price.hourly_usd
+    assert hourly and finding.saving_unit == "gpu-hour"  # no runtime cap: per GPU-hour
+    assert finding.saving_usd == pytest.approx(hourly / 3, abs=0.01)
+    assert "dataloader-workers" not in findings  # one GPU
+
+
+def test_a_7b_full_fine_tune_on_8_a100s_is_named_a_smaller_shape() -> None:
+    resource, findings, _ = _judged(KNOBS / "skypilot-hf-deepspeed.yaml")
+    training = resource.training
+    # 6.74B × 16 bytes × 1.1 = 110.5 GiB: 13.8 GiB a GPU over 8 L4s (24 GiB, 21.6 usable)
+    assert training.fits == "8× L4 (g6.48xlarge) for 110.5 GiB"
+    finding = findings["full-fine-tune-fits-smaller"]
+    assert finding.line == 10  # `--model_name_or_path`
+    hourly, target = resource.price.hourly_usd, training.fits_hourly_usd
+    assert hourly and target and target < hourly
+    assert finding.saving_usd == pytest.approx((hourly - target) / 8, abs=0.0001)
+    assert findings["dataloader-workers"].line == 4  # HF Trainer's default 0, on 8 GPUs
+
+
+def test_a_small_model_fits_one_smaller_gpu(tmp_path: Path) -> None:
+    job = tmp_path / "task.yaml"
+    job.write_text(
+        "resources:\n  accelerators: A100-80GB:1\n  cloud: aws\n  region: us-east-1\n"
+        "run: python train.py --model_name_or_path meta-llama/Llama-3.2-1B --bf16 --do_train\n"
+    )
+    resource, findings, _ = _judged(job)
+    # 1.23B × 16 × 1.1 = 20.2 GiB: one 24 GB card of Ampere or later holds it
+    assert resource.training.fits is not None and resource.training.fits.startswith("1× ")
+    assert "20.2 GiB" in resource.training.fits
+    assert findings["full-fine-tune-fits-smaller"].saving_usd
+
+
+def test_lora_on_one_l4_and_a_plain_job_get_no_knob_finding() -> None:
+    _, lora, lora_missing = _judged(KNOBS / "vertex-litgpt.yaml")
+    assert lora == {} and lora_missing == set()
+    _, plain, plain_missing = _judged(KNOBS / "skypilot-plain.yaml")
+    assert plain == {} and plain_missing == set()  # unstated knobs: no lines of their own
+
+
+def test_tf32_on_a_v100(tmp_path: Path) -> None:
+    job = tmp_path / "task.yaml"
+    job.write_text("resources:\n  accelerators: V100:1\nrun: python train.py --fp16 --tf32\n")
+    _, findings, _ = _judged(job)
+    assert set(findings) == {"tf32-supported"} and findings["tf32-supported"].line == 3
+
+
+# ---- the shared corpus: real job files nobody here wrote ----
+
+
+def test_knobs_in_the_real_corpus() -> None:
+    from tests.conftest import SHARED, need_shared
+
+    corpus = SHARED / "corpus"
+    need_shared(corpus)
+    bionemo = _one(corpus / "kubernetes" / "aionEKS__bionemo_esm2nv-training-job.yaml")
+    # Hydra `++` overrides in a PyTorchJob's args; the absolute --config-path is not followed
+    assert _knobs(bionemo) == {"precision": "fp16", "batch_size": 2, "grad_accum": 1}
+    assert (
+        "`/workspace/bionemo/examples/protein/esm2nv/conf/pretrain_esm2_8M.yaml` is an "
+        "absolute path" in (bionemo.source.note or "")
+    )
+    vicuna = _one(corpus / "skypilot" / "sky__llm_vicuna-llama-2_train.yaml")
+    knobs = _knobs(vicuna)
+    assert (knobs["precision"], knobs["tf32"], knobs["checkpointing"]) == ("bf16", True, True)
+    assert vicuna.training.located["precision"].endswith("sky__llm_vicuna-llama-2_train.yaml:74")
+    assert knobs["workers"] == 0  # HF Trainer's default: the run states no workers
+    # a 4-bit unsloth model is no full fine-tune
+    unsloth = _one(corpus / "dstack" / "rodrigomeireles__finetuner_train.dstack.yml")
+    assert unsloth.training.model == "unsloth/Meta-Llama-3.1-8B-Instruct-bnb-4bit"
+    assert unsloth.training.method is None

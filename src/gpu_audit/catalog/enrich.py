@@ -8,6 +8,7 @@ from functools import lru_cache
 from operator import attrgetter
 
 from gpu_audit.catalog import PriceQuote, gpu_class, instance_spec, price, rate_cards
+from gpu_audit.catalog.fit import smaller_fit
 from gpu_audit.catalog.lifecycle import lifecycle
 from gpu_audit.catalog.precision import compute_capability, precisions, tensor_cores
 from gpu_audit.catalog.shapes import CLOUD_OF_SERVICE, gpu_shape_price, pinned_cloud
@@ -74,6 +75,11 @@ def enrich(resource: Resource, now: datetime) -> Resource:
     estimate, hpo = resource.estimate, resource.hpo
     if resource.kind is Kind.JOB:
         estimate, hpo = _estimate(estimate, resource.limits, gpu, quote, hpo, resource.provider)
+    training = resource.training
+    if resource.kind is Kind.JOB and training.method == "full" and training.fits is None:
+        training = smaller_fit(
+            training, gpu, quote, resource.capacity, resource.service, resource.region
+        )
     if (
         gpu is resource.gpu
         and retired == resource.retired
@@ -83,6 +89,7 @@ def enrich(resource: Resource, now: datetime) -> Resource:
         and monthly == resource.monthly_cost_usd
         and estimate is resource.estimate
         and hpo is resource.hpo
+        and training is resource.training
     ):
         return resource
     return _copy(
@@ -95,6 +102,7 @@ def enrich(resource: Resource, now: datetime) -> Resource:
         monthly_cost_usd=monthly,
         estimate=estimate,
         hpo=hpo,
+        training=training,
     )
 
 

@@ -21,7 +21,14 @@ COMPUTE_CAPABILITY: dict[str, float] = {
 # fp16 with tensor cores from Volta (7.0) and as CUDA arithmetic from Pascal (6.0); bf16 and TF32
 # from Ampere (8.0: HF Trainer refuses `--bf16` and `--tf32` below it); fp8 tensor cores from Ada
 # (8.9) and Hopper (9.0), what Transformer Engine requires.
-SINCE: dict[str, float] = {"fp32": 0.0, "fp16": 6.0, "tf32": 8.0, "bf16": 8.0, "fp8": 8.9}
+SINCE: dict[str, float] = {
+    "fp64": 0.0,
+    "fp32": 0.0,
+    "fp16": 6.0,
+    "tf32": 8.0,
+    "bf16": 8.0,
+    "fp8": 8.9,
+}
 TENSOR_CORES_SINCE = 7.0
 
 

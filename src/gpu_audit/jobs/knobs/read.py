@@ -34,7 +34,11 @@ _HF_TRAINER = lazy(
         "Trainer(",
     ),
 )
-_ADAPTER = lazy(r"lora|peft|adapter", needs=("lora", "peft", "adapter"))
+# an adapter, or weights no full fine-tune trains (4-bit, unsloth's QLoRA builds)
+_ADAPTER = lazy(
+    r"lora|peft|adapter|4bit|4-bit|unsloth|gptq|awq",
+    needs=("lora", "peft", "adapter", "4bit", "4-bit", "unsloth", "gptq", "awq"),
+)
 _FULL = lazy(r"full_finetune", needs=("full_finetune",))
 
 
@@ -187,8 +191,10 @@ def _apply(
         from gpu_audit.catalog.models import model_size
 
         size = model_size(str(trained.value))
+        line = draft.lines.get("training.model")
         if size is not None:
-            draft.set("training.params_b", size.params_b, draft.lines.get("training.model"))
+            draft.set("training.params_b", size.params_b, line)
+        draft.mark("training.fits", line)  # a smaller shape's finding points at the model
     if located:
         draft.set("training.located", located)
     for note in dict.fromkeys(notes):

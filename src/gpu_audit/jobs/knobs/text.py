@@ -15,10 +15,10 @@ from gpu_audit.core.yamlsrc import is_templated
 from gpu_audit.jobs.knobs import spellings
 from gpu_audit.jobs.knobs.found import Knob
 
-# `--name value`, `--name=value` or a bare `--name`; Hydra / LightningCLI `a.b=value`
+# `--name value`, `--name=value` or a bare `--name`; Hydra (`a.b=value`, `++a.b=value`)
 _FLAG = lazy(
-    r"(?:(?<=\s)|^)(?:(--?[A-Za-z][\w.-]*)(?:=|[ \t]+(?!-|[\w.]+=))?|([a-z_]+(?:\.[a-z_]+)*)=)"
-    r"([^\s\\;&|]*)",
+    r"(?:(?<=\s)|^)(?:(--?[A-Za-z][\w.-]*)(?:=|[ \t]+(?!-|[\w.]+=))?"
+    r"|\+{0,2}([a-z_]+(?:\.[a-z_]+)*)=)([^\s\\;&|]*)",
 )
 # Python keyword arguments a training script passes
 _KWARG = lazy(
