@@ -10,6 +10,10 @@ from gpu_audit.core.resource import Resource
 # "What Every User Should Know About Mixed Precision Training"). The same work in 1/1.5 of the
 # time saves a third of the GPU-hours.
 MIXED_PRECISION_SPEEDUP = 1.5
+# A GPU its input pipeline keeps fed is taken to be 90% busy: the same work at that rate takes
+# busy ÷ 90 of the hours, so the saving is `1 − busy ÷ 90` of them (an upper bound: a pipeline
+# may not be the only thing the GPU waits for).
+FED_BUSY_PCT = 90.0
 KNOB_SAVINGS = ("mixed-precision", "smaller-shape", "input-pipeline")
 
 
@@ -23,7 +27,9 @@ def knob_hourly_saving(kind: str, resource: Resource) -> float | None:
     if kind == "smaller-shape":
         target = resource.training.fits_hourly_usd
         return None if target is None else round(max(0.0, hourly - target), 5)
-    if kind == "input-pipeline":  # the idle share of the GPUs' time the input pipeline leaves
-        busy = resource.utilization.gpu_avg
-        return None if busy is None else round(hourly * max(0.0, 1 - busy / 100), 5)
+    if kind == "input-pipeline":
+        busy = resource.activity.engine_pct
+        if busy is None:
+            return None
+        return round(hourly * max(0.0, 1 - busy / FED_BUSY_PCT), 5)
     return None

@@ -10,6 +10,7 @@ from enum import IntEnum, StrEnum
 from gpu_audit.core.declare import canonical
 from gpu_audit.core.frozen import record
 from gpu_audit.core.sections import (
+    Activity,
     Billing,
     Estimate,
     Hpo,
@@ -307,6 +308,7 @@ class Resource:
     )
     share: Share = Share()
     training: Training = Training()
+    activity: Activity = Activity()
     source: SourceRef = SourceRef()
 
     @property

@@ -425,3 +425,39 @@ class Training:
         sources="job parser",
         factory=dict,
     )
+
+
+_DCGM = "DCGM exporter through Prometheus (Kubernetes)"
+
+
+@record
+class Activity:
+    """What a pod's GPUs did over the window, from DCGM's profiling counters (docs/knobs.md)."""
+
+    engine_pct: float | None = canonical(
+        "% of the window the graphics engine was active (`DCGM_FI_PROF_GR_ENGINE_ACTIVE`), mean "
+        "over the pod's GPUs; `DCGM_FI_DEV_GPU_UTIL` where the profiling metrics are absent "
+        "(`activity.measured_by` says which)",
+        sources=_DCGM,
+        minimum=0,
+        maximum=100,
+    )
+    tensor_pct: float | None = canonical(
+        "% of cycles the tensor (HMMA) pipes were active (`DCGM_FI_PROF_PIPE_TENSOR_ACTIVE`)",
+        sources=_DCGM,
+        minimum=0,
+        maximum=100,
+    )
+    dram_pct: float | None = canonical(
+        "% of cycles the memory interface was active (`DCGM_FI_PROF_DRAM_ACTIVE`)",
+        sources=_DCGM,
+        minimum=0,
+        maximum=100,
+    )
+    measured_by: str | None = canonical(
+        "`profiling` (DCGM's profiling counters) or `gpu-util` (only `DCGM_FI_DEV_GPU_UTIL`)",
+        sources=_DCGM,
+    )
+    window_hours: float | None = canonical(
+        "the window the figures cover", unit="hours", sources=_DCGM, minimum=0
+    )

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpu_audit.core.knobs import spellings
+from gpu_audit.core.knobs.found import Knob
 from gpu_audit.core.yamlsrc import is_templated
-from gpu_audit.jobs.knobs import spellings
-from gpu_audit.jobs.knobs.found import Knob
 
 _BATCH = frozenset(
     {"per_device_train_batch_size", "train_micro_batch_size_per_gpu", "micro_batch_size"}

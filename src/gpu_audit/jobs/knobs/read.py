@@ -14,14 +14,14 @@ from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
+from gpu_audit.core.knobs.found import Knob
+from gpu_audit.core.knobs.text import line_at, read_flags
 from gpu_audit.core.lazyre import lazy
 from gpu_audit.core.yamlsrc import load_documents
 from gpu_audit.errors import InputError
 from gpu_audit.jobs.interface import JobDraft
 from gpu_audit.jobs.knobs import follow
-from gpu_audit.jobs.knobs.found import Knob
 from gpu_audit.jobs.knobs.mapping import read_mapping
-from gpu_audit.jobs.knobs.text import line_at, read_flags
 
 _HYPER = frozenset({"hyperparameters", "HyperParameters", "hyperParameters"})
 _HF_TRAINER = lazy(

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_audit.core.yamlsrc import is_templated
-from gpu_audit.jobs.values import as_bool, as_number
 
 # Lightning `precision` (every spelling 2.6 accepts), NeMo `trainer.precision`, Accelerate
 # `mixed_precision`, torchtune `dtype`, Megatron and HF words: → fp32 | fp16 | bf16 | fp8.
@@ -31,17 +30,33 @@ def precision(value: Any) -> str | None:
     return _PRECISION.get(value.strip().strip("\"'").lower())
 
 
+_TRUE = frozenset({"true", "yes", "on", "1"})
+_FALSE = frozenset({"false", "no", "off", "0"})
+
+
 def switch(value: Any) -> bool | None:
     """A flag's value: `true`, `True`, 1 → True; `false` → False; `auto`, templated → None."""
-    return as_bool(value)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return bool(value)
+    if isinstance(value, str) and not is_templated(value):
+        folded = value.strip().lower()
+        return True if folded in _TRUE else False if folded in _FALSE else None
+    return None
 
 
 def whole(value: Any) -> int | None:
-    """A count: 4, "4" → 4; a fraction, `auto` or a template → None."""
-    number = as_number(value)
-    if number is None or number != number or number in (float("inf"), float("-inf")):
+    """A count: 4, "4" → 4; a fraction, `auto`, a template or text → None."""
+    if isinstance(value, bool) or value is None or is_templated(value):
         return None
-    return int(number) if float(number).is_integer() else None
+    try:
+        number = float(value.strip()) if isinstance(value, str) else float(value)
+    except (TypeError, ValueError):
+        return None
+    if number != number or number in (float("inf"), float("-inf")):
+        return None
+    return int(number) if number.is_integer() else None
 
 
 def is_auto(value: Any) -> bool:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 
+from gpu_audit.core.knobs import spellings
+from gpu_audit.core.knobs.found import Knob
 from gpu_audit.core.lazyre import lazy
 from gpu_audit.core.yamlsrc import is_templated
-from gpu_audit.jobs.knobs import spellings
-from gpu_audit.jobs.knobs.found import Knob
 
 # `--name value`, `--name=value` or a bare `--name`; Hydra (`a.b=value`, `++a.b=value`)
 _FLAG = lazy(
