@@ -3,14 +3,8 @@ where it was read, and what its GPUs measured (docs/knobs.md)."""
 
 from __future__ import annotations
 
+from gpu_audit.core.knobs.names import KNOBS
 from gpu_audit.core.resource import Resource
-
-# (field of `training`, the label reports give it), in the order reports show them
-KNOBS = (
-    ("precision", "precision"), ("tf32", "tf32"), ("batch_size", "batch"),
-    ("grad_accum", "accumulation"), ("checkpointing", "checkpointing"), ("workers", "workers"),
-    ("compile", "compile"), ("model", "model"), ("method", "method"),
-)  # fmt: skip
 
 
 def _shown(value: object) -> str:
