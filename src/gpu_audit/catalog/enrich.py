@@ -8,7 +8,6 @@ from functools import lru_cache
 from operator import attrgetter
 
 from gpu_audit.catalog import PriceQuote, gpu_class, instance_spec, price, rate_cards
-from gpu_audit.catalog.fit import smaller_fit
 from gpu_audit.catalog.lifecycle import lifecycle
 from gpu_audit.catalog.precision import compute_capability, precisions, tensor_cores
 from gpu_audit.catalog.shapes import CLOUD_OF_SERVICE, gpu_shape_price, pinned_cloud
@@ -77,6 +76,8 @@ def enrich(resource: Resource, now: datetime) -> Resource:
         estimate, hpo = _estimate(estimate, resource.limits, gpu, quote, hpo, resource.provider)
     training = resource.training
     if resource.kind is Kind.JOB and training.method == "full" and training.fits is None:
+        from gpu_audit.catalog.fit import smaller_fit  # full fine-tunes only: not every check
+
         training = smaller_fit(
             training, gpu, quote, resource.capacity, resource.service, resource.region
         )

@@ -26,7 +26,6 @@ from gpu_audit.jobs.batch import markers as batch
 from gpu_audit.jobs.determined import markers as determined
 from gpu_audit.jobs.dstack import markers as dstack
 from gpu_audit.jobs.hydra import markers as hydra
-from gpu_audit.jobs.knobs.follow import CONFIG_MAPS, config_maps
 from gpu_audit.jobs.kubernetes import markers as kubernetes
 from gpu_audit.jobs.lazy import LazyFormat
 from gpu_audit.jobs.misspelt import misspelt_key
@@ -146,13 +145,16 @@ def _load_file(path: str, raw: bytes | None = None) -> tuple[list[Resource], Ski
     suppressions = parse_suppressions(text)
     resources: list[Resource] = []
     recognised: list[str] = []
-    # a ConfigMap in the same file may hold the config a job's command names (jobs/knobs)
-    maps = config_maps(documents) if "ConfigMap" in text else {}
-    token = CONFIG_MAPS.set(maps)
-    try:
+    if "ConfigMap" in text:  # it may hold the config a job's command names (jobs/knobs)
+        from gpu_audit.jobs.knobs.follow import CONFIG_MAPS, config_maps
+
+        token = CONFIG_MAPS.set(config_maps(documents))
+        try:
+            parsed = [_parse(document, path) for document in documents]
+        finally:
+            CONFIG_MAPS.reset(token)
+    else:
         parsed = [_parse(document, path) for document in documents]
-    finally:
-        CONFIG_MAPS.reset(token)
     for found in parsed:
         if found is None:
             continue

@@ -21,7 +21,6 @@ from gpu_audit.core.yamlsrc import load_documents
 from gpu_audit.errors import InputError
 from gpu_audit.jobs.interface import JobDraft
 from gpu_audit.jobs.knobs import follow
-from gpu_audit.jobs.knobs.mapping import read_mapping
 
 _HYPER = frozenset({"hyperparameters", "HyperParameters", "hyperParameters"})
 _HF_TRAINER = lazy(
@@ -55,6 +54,8 @@ def read_knobs(draft: JobDraft, ran: Iterable[tuple[str, int | None]]) -> None:
         said.append(text)
     data = draft.document.data
     for hyper in _hyperparameters(data):
+        from gpu_audit.jobs.knobs.mapping import read_mapping  # configs only: not every job
+
         found, _ = read_mapping(hyper, draft.path)
         knobs += found
         said.extend(f"{k}" for k in hyper)
@@ -132,6 +133,8 @@ def _read_file(
         return read_flags(text, path, first, python=True), []
     if kind.endswith(".sh"):
         return read_flags(text, path, first), []
+    from gpu_audit.jobs.knobs.mapping import read_mapping  # configs only: not every job
+
     try:
         documents = load_documents(kind, text)
     except InputError:
