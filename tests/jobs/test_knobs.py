@@ -348,3 +348,20 @@ def test_knobs_in_the_real_corpus() -> None:
     unsloth = _one(corpus / "dstack" / "rodrigomeireles__finetuner_train.dstack.yml")
     assert unsloth.training.model == "unsloth/Meta-Llama-3.1-8B-Instruct-bnb-4bit"
     assert unsloth.training.method is None
+
+
+def test_sagemaker_train_script_named_by_its_hyperparameters(tmp_path: Path) -> None:
+    """SageMaker's framework containers run `sagemaker_program`: the script beside the job file
+    is read for its TrainingArguments."""
+    (tmp_path / "train.py").write_text(
+        "args = TrainingArguments(\n    bf16=True,\n    gradient_checkpointing=True,\n)\n"
+    )
+    job = json.loads((KNOBS / "sagemaker-hyperparameters.json").read_text())
+    job["HyperParameters"]["fp16"] = "false"
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(job, indent=2))
+    resource = _one(path)
+    knobs = _knobs(resource)
+    assert (knobs["precision"], knobs["checkpointing"]) == ("bf16", True)
+    assert _at(resource, "precision") == "train.py:2"
+    assert resource.training.located["batch_size"].endswith("job.json:11")
