@@ -365,3 +365,20 @@ def test_sagemaker_train_script_named_by_its_hyperparameters(tmp_path: Path) -> 
     assert (knobs["precision"], knobs["checkpointing"]) == ("bf16", True)
     assert _at(resource, "precision") == "train.py:2"
     assert resource.training.located["batch_size"].endswith("job.json:11")
+
+
+def test_a_pytorchjob_on_v100s_asking_for_bf16(tmp_path: Path) -> None:
+    job = tmp_path / "pytorchjob.yaml"
+    job.write_text(
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: ft\nspec:\n"
+        "  pytorchReplicaSpecs:\n    Worker:\n      replicas: 2\n      template:\n        spec:\n"
+        "          nodeSelector:\n            node.kubernetes.io/instance-type: p3.8xlarge\n"
+        "          containers:\n            - name: pytorch\n              image: x/train:1\n"
+        "              args: [\"--bf16\", \"--per_device_train_batch_size\", \"8\",\n"
+        "                     \"--dataloader_num_workers\", \"4\"]\n"
+        "              resources: {limits: {nvidia.com/gpu: 4}}\n"
+    )
+    resource, findings, _ = _judged(job)
+    assert _knobs(resource) == {"precision": "bf16", "batch_size": 8, "workers": 4}
+    assert findings["precision-supported"].line == 16  # the `args` line
+    assert "dataloader-workers" not in findings
