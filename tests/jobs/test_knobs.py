@@ -374,8 +374,8 @@ def test_a_pytorchjob_on_v100s_asking_for_bf16(tmp_path: Path) -> None:
         "  pytorchReplicaSpecs:\n    Worker:\n      replicas: 2\n      template:\n        spec:\n"
         "          nodeSelector:\n            node.kubernetes.io/instance-type: p3.8xlarge\n"
         "          containers:\n            - name: pytorch\n              image: x/train:1\n"
-        "              args: [\"--bf16\", \"--per_device_train_batch_size\", \"8\",\n"
-        "                     \"--dataloader_num_workers\", \"4\"]\n"
+        '              args: ["--bf16", "--per_device_train_batch_size", "8",\n'
+        '                     "--dataloader_num_workers", "4"]\n'
         "              resources: {limits: {nvidia.com/gpu: 4}}\n"
     )
     resource, findings, _ = _judged(job)
