@@ -34,7 +34,7 @@ def doc_rows() -> list[str]:
     """The docs' field table, as the table says it must read."""
     rows = ["| field | type | meaning | filled by |", "|---|---|---|---|"]
     for spec in FIELDS.values():
-        name = "tags.<key>" if spec.type == "tag" else spec.name
+        name = "tags.<key>" if spec.name == "tags" else spec.name
         kind = spec.unit or ("integer" if spec.integer else _TYPE_NAMES.get(spec.type, "number"))
         assert all(f"`{choice}`" in spec.doc for choice in spec.choices or ())
         rows.append(f"| `{name}` | {kind} | {spec.doc} | {spec.sources} |")

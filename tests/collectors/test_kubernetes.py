@@ -168,10 +168,13 @@ def test_dcgm_utilization_per_node_and_pod_in_eight_queries(tmp_path: Path) -> N
     with serve_kube(fleet()) as url, serve_prometheus(prometheus) as prom:
         config = kubeconfig(tmp_path / "config", url)
         resources, _, _ = collect(settings_for(config, "eks-prod", "gke-dev", prometheus=prom))
-    assert len(prometheus.queries) == 9  # eight queries (four for MIG slices), one retried
-    assert prometheus.queries[1] == "avg by (Hostname) (avg_over_time(DCGM_FI_DEV_GPU_UTIL[1440m]))"
+    # eleven queries (four for MIG slices, three for profiling activity), one retried
+    assert len(prometheus.queries) == 12
+    assert prometheus.queries[1] == (
+        "avg by (Hostname, hostname) (avg_over_time(DCGM_FI_DEV_GPU_UTIL[1440m]))"
+    )
     assert 'DCGM_FI_DEV_GPU_UTIL{pod!=""}[1440m]' in prometheus.queries[4]
-    assert 'DCGM_FI_PROF_GR_ENGINE_ACTIVE{GPU_I_ID!=""}[1440m]' in prometheus.queries[-1]
+    assert 'DCGM_FI_PROF_GR_ENGINE_ACTIVE{GPU_I_ID!=""}[1440m]' in prometheus.queries[-4]
     busy = resources[f"eks-prod:{BUSY}"].utilization
     assert (busy.gpu_avg, busy.gpu_p95, busy.window_hours) == (42.6, 94.0, 24.0)
     idle = resources[f"eks-prod:{IDLE}"].utilization

@@ -93,7 +93,7 @@ def test_the_cluster_scan_lists_gpu_nodes_and_pods_flags_idle_ones_and_exits_3(
     spend = sum(r["monthly_cost_usd"] or 0 for r in nodes.values())
     assert report["summary"]["monthly_cost_usd"] == pytest.approx(spend, abs=0.02)
     assert all(r.method == "GET" for r in fake.requests)
-    assert len(prometheus.queries) == 8  # four of them for MIG slices
+    assert len(prometheus.queries) == 11  # four of them for MIG slices, three profiling
     assert "incomplete" in stderr and "context locked" in stderr
 
 

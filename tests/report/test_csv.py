@@ -46,6 +46,7 @@ DOCUMENTED = [
     "waiver_reason",
     "suppressed_reason",
     "remediation",
+    "knobs",
 ]
 
 

@@ -77,7 +77,11 @@ def test_a_version_2_report_reads_as_the_same_inventory(tmp_path: Path) -> None:
     v3.write_text(render("json", replace(demo_scan(), tool_version="0.0.0-golden")))
     assert json.loads(v3.read_text())["version"] == 3
     old, new = load_inventory(str(V2_DEMO)), load_inventory(str(v3))
-    assert old.resources == new.resources and old.coverage_gaps == new.coverage_gaps
+    # version 3 also writes the catalog's GPU facts (precisions, tensor cores, capability)
+    facts = {"precisions": None, "tensor_cores": None, "compute_capability": None}
+    bare = tuple(replace(r, gpu=replace(r.gpu, **facts)) for r in new.resources)
+    assert old.resources == bare and old.coverage_gaps == new.coverage_gaps
+    assert any(r.gpu.precisions for r in new.resources)
     assert len(old.resources) == len(v2["resources"])
 
 

@@ -9,6 +9,7 @@ from operator import attrgetter
 
 from gpu_audit.catalog import PriceQuote, gpu_class, instance_spec, price, rate_cards
 from gpu_audit.catalog.lifecycle import lifecycle, retired_type
+from gpu_audit.catalog.precision import compute_capability, precisions, tensor_cores
 from gpu_audit.catalog.shapes import CLOUD_OF_SERVICE, gpu_shape_price, pinned_cloud
 from gpu_audit.catalog.sweep import bound, is_sweep
 from gpu_audit.core.resource import (
@@ -78,6 +79,13 @@ def enrich(resource: Resource, now: datetime) -> Resource:
     estimate, hpo = resource.estimate, resource.hpo
     if resource.kind is Kind.JOB:
         estimate, hpo = _estimate(estimate, resource.limits, gpu, quote, hpo, resource.provider)
+    training = resource.training
+    if resource.kind is Kind.JOB and training.method == "full" and training.fits is None:
+        from gpu_audit.catalog.fit import smaller_fit  # full fine-tunes only: not every check
+
+        training = smaller_fit(
+            training, gpu, quote, resource.capacity, resource.service, resource.region
+        )
     if (
         gpu is resource.gpu
         and retired == resource.retired
@@ -87,6 +95,7 @@ def enrich(resource: Resource, now: datetime) -> Resource:
         and monthly == resource.monthly_cost_usd
         and estimate is resource.estimate
         and hpo is resource.hpo
+        and training is resource.training
     ):
         return resource
     return _copy(
@@ -99,6 +108,7 @@ def enrich(resource: Resource, now: datetime) -> Resource:
         monthly_cost_usd=monthly,
         estimate=estimate,
         hpo=hpo,
+        training=training,
     )
 
 
@@ -213,7 +223,7 @@ def _catalog_facts(
     pooled: bool = False,
 ) -> tuple[Gpu, Price]:
     """GPU spec and prices for one combination; fleets repeat a few hundred of them at most."""
-    full = _gpu(gpu, instance_type)
+    full = _hardware(_gpu(gpu, instance_type))
     return full, _price(cards, service, kind, instance_type, region, capacity, full, given, pooled)
 
 
@@ -232,6 +242,21 @@ def _gpu(gpu: Gpu, instance_type: str | None) -> Gpu:
     if (model, count, memory) == (gpu.model, gpu.count, gpu.memory_gib):
         return gpu
     return Gpu(model, count, memory, gpu.allocated)
+
+
+def _hardware(gpu: Gpu) -> Gpu:
+    """The GPU's compute capability, precisions and tensor cores (catalog/precision.py)."""
+    if gpu.model is None or gpu.compute_capability is not None:
+        return gpu
+    capability = compute_capability(gpu.model)
+    if capability is None:
+        return gpu
+    return replace(
+        gpu,
+        compute_capability=capability,
+        precisions=precisions(gpu.model),
+        tensor_cores=tensor_cores(gpu.model),
+    )
 
 
 def priced_quote(

@@ -58,6 +58,19 @@ class TrendPoint:
     findings_open: int
 
 
+@record
+class KnobChange:
+    """A knob of a resource that changed since the previous audit, with its GPUs' busy % (DCGM's
+    engine activity where measured, else the utilization average) then and now."""
+
+    location: str
+    knob: str
+    was: str | None  # None: not stated
+    now: str | None
+    busy_before: float | None
+    busy_after: float | None
+
+
 @record(kw_only=True)
 class Comparison:
     """What changed since the previous audit of the same scope, as plain data reporters read.
@@ -77,3 +90,4 @@ class Comparison:
     previous_savings_usd: float | None = None
     savings_realised_usd: float = 0.0
     trend: tuple[TrendPoint, ...] = ()  # oldest first, this audit last
+    knob_changes: tuple[KnobChange, ...] = ()  # with a history: knobs changed (docs/knobs.md)

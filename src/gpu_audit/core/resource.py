@@ -9,7 +9,17 @@ from enum import IntEnum, StrEnum
 
 from gpu_audit.core.declare import canonical
 from gpu_audit.core.frozen import record
-from gpu_audit.core.sections import Billing, Estimate, Hpo, Reservation, Run, ServedModel, Share
+from gpu_audit.core.sections import (
+    Activity,
+    Billing,
+    Estimate,
+    Hpo,
+    Reservation,
+    Run,
+    ServedModel,
+    Share,
+    Training,
+)
 
 
 class Kind(StrEnum):
@@ -79,6 +89,19 @@ class Gpu:
     memory_gib: float | None = canonical("memory per GPU in GiB", sources="catalog", minimum=0)
     allocated: int | None = canonical(
         "GPUs requested by the pods on a Kubernetes node", sources="Kubernetes API", minimum=0
+    )
+    precisions: tuple[str, ...] | None = canonical(
+        "training precisions the GPU runs: `fp32`, `fp16`, `tf32`, `bf16`, `fp8` "
+        "(from its compute capability)",
+        sources="catalog",
+    )
+    tensor_cores: bool | None = canonical(
+        "the GPU has tensor cores (Volta, compute capability 7.0, and later)", sources="catalog"
+    )
+    compute_capability: float | None = canonical(
+        "the GPU's CUDA compute capability (7.0 V100, 8.0 A100, 9.0 H100)",
+        sources="catalog",
+        minimum=0,
     )
 
 
@@ -284,6 +307,8 @@ class Resource:
         minimum=0,
     )
     share: Share = Share()
+    training: Training = Training()
+    activity: Activity = Activity()
     source: SourceRef = SourceRef()
 
     @property

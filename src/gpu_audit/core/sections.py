@@ -1,10 +1,11 @@
 """The resource's larger sections: a sweep's caps (`hpo`), the model served, a job's estimate, a
-bill's figures (`billing`), capacity bought ahead (`reservation`), a finished run (`run`) and a
-shared GPU's share (`share`). `gpu_audit.core.resource` assembles them into `Resource`; their
-field names are the policy language's."""
+bill's figures (`billing`), capacity bought ahead (`reservation`), a finished run (`run`), a
+shared GPU's share (`share`) and a training job's knobs (`training`). `gpu_audit.core.resource`
+assembles them into `Resource`; their field names are the policy language's."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
 from gpu_audit.core.declare import canonical
@@ -362,4 +363,110 @@ class Share:
         sources="derived",
         minimum=0,
         maximum=100,
+    )
+
+
+_KNOB = "job config, or a script or config its command names (docs/knobs.md)"
+
+
+@record
+class Training:
+    """The knobs a training job states: precision, batch, checkpointing, workers, compile, model."""
+
+    precision: str | None = canonical(
+        "the training precision stated: `fp32`, `fp16`, `bf16`, `fp8` (HF `--bf16`/`--fp16`, "
+        "Accelerate `mixed_precision`, DeepSpeed `bf16.enabled`, Lightning and NeMo `precision` "
+        "(`16-mixed` is fp16), torchtune `dtype`)",
+        sources=_KNOB,
+    )
+    tf32: bool | None = canonical("TF32 matmuls asked for (HF `--tf32`)", sources=_KNOB)
+    batch_size: int | None = canonical(
+        "per-device batch size (`per_device_train_batch_size`, DeepSpeed "
+        "`train_micro_batch_size_per_gpu`, `micro_batch_size`, torchtune `batch_size`)",
+        sources=_KNOB,
+        minimum=1,
+    )
+    grad_accum: int | None = canonical(
+        "gradient accumulation steps (`gradient_accumulation_steps`, Lightning "
+        "`accumulate_grad_batches`)",
+        sources=_KNOB,
+        minimum=1,
+    )
+    checkpointing: bool | None = canonical(
+        "activation (gradient) checkpointing on (`gradient_checkpointing`, torchtune "
+        "`enable_activation_checkpointing`, NeMo `activations_checkpoint_granularity`)",
+        sources=_KNOB,
+    )
+    workers: int | None = canonical(
+        "data-loader worker processes per device (`dataloader_num_workers`, `num_workers`); HF "
+        "Trainer's documented default 0 where a Trainer command states none",
+        sources=_KNOB,
+        minimum=0,
+    )
+    compile: bool | None = canonical(
+        "`torch.compile` on (HF `--torch_compile`, torchtune `compile`, Accelerate "
+        "`dynamo_backend`)",
+        sources=_KNOB,
+    )
+    model: str | None = canonical(
+        "the model trained, as the file names it (a Hugging Face id, a torchtune component)",
+        sources=_KNOB,
+    )
+    params_b: float | None = canonical(
+        "its parameters, in billions (the catalog's open-model table, or the size its name states)",
+        sources="catalog",
+        minimum=0,
+    )
+    method: str | None = canonical(
+        "`full` (every weight trained) or `lora` (an adapter: LoRA, QLoRA, PEFT), as stated",
+        sources=_KNOB,
+    )
+    fits: str | None = canonical(
+        "for a full fine-tune: the cheapest smaller or fewer GPUs its weights, gradients and Adam "
+        "states fit with mixed precision and gradient checkpointing (docs/knobs.md)",
+        sources="derived (catalog)",
+    )
+    fits_hourly_usd: float | None = canonical(
+        "that shape's hourly price, on the job's own capacity", sources="derived", minimum=0
+    )
+    located: Mapping[str, str] = canonical(
+        "where each knob was read: knob → `file:line` (the job file or a file it names)",
+        sources="job parser",
+        factory=dict,
+    )
+
+
+_DCGM = "DCGM exporter through Prometheus (Kubernetes)"
+
+
+@record
+class Activity:
+    """What a pod's GPUs did over the window, from DCGM's profiling counters (docs/knobs.md)."""
+
+    engine_pct: float | None = canonical(
+        "% of the window the graphics engine was active (`DCGM_FI_PROF_GR_ENGINE_ACTIVE`), mean "
+        "over the pod's GPUs; `DCGM_FI_DEV_GPU_UTIL` where the profiling metrics are absent "
+        "(`activity.measured_by` says which)",
+        sources=_DCGM,
+        minimum=0,
+        maximum=100,
+    )
+    tensor_pct: float | None = canonical(
+        "% of cycles the tensor (HMMA) pipes were active (`DCGM_FI_PROF_PIPE_TENSOR_ACTIVE`)",
+        sources=_DCGM,
+        minimum=0,
+        maximum=100,
+    )
+    dram_pct: float | None = canonical(
+        "% of cycles the memory interface was active (`DCGM_FI_PROF_DRAM_ACTIVE`)",
+        sources=_DCGM,
+        minimum=0,
+        maximum=100,
+    )
+    measured_by: str | None = canonical(
+        "`profiling` (DCGM's profiling counters) or `gpu-util` (only `DCGM_FI_DEV_GPU_UTIL`)",
+        sources=_DCGM,
+    )
+    window_hours: float | None = canonical(
+        "the window the figures cover", unit="hours", sources=_DCGM, minimum=0
     )

@@ -27,6 +27,7 @@ class Cost:
     price_source: str | None
     trials: int | None = None  # a tuning sweep's trial cap: `run_usd` is then its ceiling
     sweep: bool = False  # a tuning sweep: `runtime_cap_hours` is per trial, `run_usd` the ceiling
+    knobs: str = ""  # the training knobs it states (`precision=bf16; batch=4`), docs/knobs.md
 
     @property
     def unbounded(self) -> bool:

@@ -60,6 +60,8 @@ def _change(before: Job | None, after: Job | None, base: Side, head: Side) -> Jo
         renamed = before.file != after.file
         if renamed:
             notes.append(f"file renamed from {before.file}")
+        if was is not None and now is not None and was.knobs != now.knobs:
+            notes.append(knob_change(was.knobs, now.knobs))
         same = was == _moved(now, was) and not new and not resolved and not renamed
         change = "unchanged" if same else "modified"
     elif after is not None:
@@ -77,6 +79,25 @@ def _change(before: Job | None, after: Job | None, base: Side, head: Side) -> Jo
     return JobChange(
         job.file, job.name, change, was, now, run, percent, hourly, new, resolved, tuple(notes)
     )
+
+
+def knob_change(was: str, now: str) -> str:
+    """`knobs changed: precision fp32 → bf16, workers 0 → 8`: what differs, knob by knob."""
+    before, after = _knobs(was), _knobs(now)
+    parts = [
+        f"{name} {before.get(name, 'unstated')} → {after.get(name, 'unstated')}"
+        for name in dict.fromkeys([*before, *after])
+        if before.get(name) != after.get(name)
+    ]
+    return (
+        "knobs changed: " + ", ".join(parts) + " (the run is priced at its cap either way; the "
+        "knob rules' new and resolved findings say what the change saves)"
+    )
+
+
+def _knobs(text: str) -> dict[str, str]:
+    pairs = (part.split("=", 1) for part in text.split("; ") if "=" in part)
+    return {name: value for name, value in pairs if name != "measured"}
 
 
 def _moved(now: Cost | None, was: Cost | None) -> Cost | None:

@@ -13,6 +13,7 @@ from gpu_audit.diff.model import Cost, FindingNote
 from gpu_audit.estimate.compute import estimate_job
 from gpu_audit.jobs import load_jobs
 from gpu_audit.policy.loader import Policy
+from gpu_audit.report.knobs import knobs_text
 
 
 @record
@@ -89,6 +90,7 @@ def cost_of(resource: Resource, file: str) -> Cost:
         price_source=rate.source if rate else None,
         trials=estimate.trials,
         sweep=estimate.sweep is not None,
+        knobs=knobs_text(resource),
     )
 
 

@@ -14,6 +14,7 @@ from gpu_audit.core.runs import Sweep
 from gpu_audit.errors import ConfigError, InputError
 from gpu_audit.history.baseline import load_baseline
 from gpu_audit.history.compare import compare
+from gpu_audit.history.knobs import knob_changes, states_knobs
 from gpu_audit.history.schema import check_file
 from gpu_audit.history.store import HistoryStore
 from gpu_audit.history.sweeps import SweepEstimate, with_ceilings
@@ -77,6 +78,9 @@ def remember(
         with paused_gc():  # ~1M acyclic objects; a gen-2 pass over the scan's heap was ~0.4 s
             keys = list(map(resource_key, result.resources))
             since = compare(result, store.previous(result), f"history {history}", keys)
+            if states_knobs(result.resources):  # a knob change beside the GPUs' utilization
+                changes = knob_changes(store.previous_resources(result), result.resources)
+                since = replace(since, knob_changes=tuple(changes))
             result = replace(result, since=since)
             store.record(result, keys, estimates)
     finally:

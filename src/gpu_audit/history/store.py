@@ -15,11 +15,12 @@ from typing import Any
 from gpu_audit.core.comparison import TrendPoint
 from gpu_audit.core.fingerprint import resource_key
 from gpu_audit.core.frozen import record
+from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import ScanResult, Scope
 from gpu_audit.errors import InputError
 from gpu_audit.history import past, reservations, rows, schema, sweeps
 from gpu_audit.history.compare import TREND_AUDITS, Previous, compare
-from gpu_audit.history.documents import encode_checks, pack
+from gpu_audit.history.documents import encode_checks, pack, unpack
 from gpu_audit.history.rows import iso, waiver_mapping
 
 
@@ -99,6 +100,17 @@ class HistoryStore:
                 self.conn.execute("ROLLBACK")
                 raise
             self.conn.execute("COMMIT")
+
+    def previous_resources(self, result: ScanResult) -> list[Resource]:
+        """Every resource of the latest audit of the same scope before `result`, in full (its
+        stored documents); [] when there is none."""
+        with self.errors():
+            row = self.conn.execute(
+                "SELECT resource_documents FROM audits WHERE scope_key = ? AND generated_at < ? "
+                "ORDER BY generated_at DESC, id DESC LIMIT 1",
+                (scope_key(result.scope), iso(result.generated_at)),
+            ).fetchone()
+        return unpack(row[0]) if row else []
 
     def previous(self, result: ScanResult) -> Previous | None:
         """The latest audit of the same scope before `result`, with the trend up to it."""

@@ -220,6 +220,10 @@ def infer(
     draft.add_note(f"workload {workload.value}: {evidence}")
     if workload is Workload.INFERENCE:  # what it serves decides whether a smaller GPU would do
         read_served_model(draft, [(r.text, r.line) for r in ran])
+    if workload is Workload.TRAINING:  # the knobs that decide how much of its GPUs it uses
+        from gpu_audit.jobs.knobs.read import read_knobs
+
+        read_knobs(draft, [(r.text, r.line) for r in ran])
 
 
 def _short(text: str, limit: int = 48) -> str:

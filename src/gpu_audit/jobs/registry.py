@@ -145,8 +145,17 @@ def _load_file(path: str, raw: bytes | None = None) -> tuple[list[Resource], Ski
     suppressions = parse_suppressions(text)
     resources: list[Resource] = []
     recognised: list[str] = []
-    for document in documents:
-        found = _parse(document, path)
+    if "ConfigMap" in text:  # it may hold the config a job's command names (jobs/knobs)
+        from gpu_audit.jobs.knobs.follow import CONFIG_MAPS, config_maps
+
+        token = CONFIG_MAPS.set(config_maps(documents))
+        try:
+            parsed = [_parse(document, path) for document in documents]
+        finally:
+            CONFIG_MAPS.reset(token)
+    else:
+        parsed = [_parse(document, path) for document in documents]
+    for found in parsed:
         if found is None:
             continue
         recognised.append(found[0])

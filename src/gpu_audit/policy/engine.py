@@ -11,6 +11,7 @@ from operator import attrgetter
 
 from gpu_audit.catalog import PriceQuote, gpu_hour_price, instance_spec, price, rate_cards
 from gpu_audit.catalog.enrich import HOURS_PER_MONTH, cents
+from gpu_audit.catalog.knob_savings import KNOB_SAVINGS, knob_hourly_saving
 from gpu_audit.core.fields import TAG_PREFIX, field_spec
 from gpu_audit.core.frozen import record
 from gpu_audit.core.gcpause import paused_gc
@@ -271,6 +272,8 @@ def _saving(kind: str | None, downsize_to: str | None) -> Saving | None:
         return _minimum_saving
     if kind == "slice":
         return _slice_saving
+    if kind in KNOB_SAVINGS:
+        return partial(_knob_monthly, kind)
     if kind == "downsize" and downsize_to is None:
         return _half_saving
     if kind == "downsize":
@@ -361,6 +364,12 @@ def _minimum_saving(resource: Resource) -> float | None:
     return round(monthly * min(minimum, nodes) / nodes, 2)
 
 
+def _knob_monthly(kind: str, resource: Resource) -> float | None:
+    """A knob's saving on live capacity: its hourly saving × the hours of a month."""
+    hourly = knob_hourly_saving(kind, resource)
+    return None if hourly is None else round(hourly * HOURS_PER_MONTH, 2)
+
+
 def _half_saving(resource: Resource) -> float | None:
     """No target class: one size down is about half the GPUs or half the price."""
     monthly = resource.monthly_cost_usd
@@ -383,7 +392,7 @@ JobSaving = Callable[[Resource], tuple[float | None, str | None]]
 
 def _job_saving(kind: str | None, downsize_to: str | None) -> JobSaving | None:
     """How a rule prices a job's finding: per run at its runtime cap, else per GPU-hour."""
-    if kind not in ("stop", "spot", "downsize"):
+    if kind not in ("stop", "spot", "downsize", *KNOB_SAVINGS):
         return None
     target = _target_price(downsize_to) if kind == "downsize" and downsize_to else None
     return partial(_per_run, kind, target)
@@ -407,6 +416,8 @@ def _hourly_saving(kind: str, target: PriceQuote | None, resource: Resource) -> 
     price = resource.price
     if kind == "stop":
         return price.hourly_usd
+    if kind in KNOB_SAVINGS:
+        return knob_hourly_saving(kind, resource)
     if kind == "spot":
         if resource.capacity is Capacity.SPOT:
             return 0.0

@@ -14,6 +14,7 @@ from typing import TextIO
 
 from gpu_audit.core.resource import Capacity, Kind, Resource, Severity, Workload
 from gpu_audit.core.results import Finding, ScanResult
+from gpu_audit.report.knobs import knobs_text
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -84,6 +85,7 @@ COLUMNS: dict[str, Callable[[Finding], str]] = {
     "waiver_reason": lambda f: _text(f.waiver.reason if f.waiver else None),
     "suppressed_reason": lambda f: _text(f.suppressed),
     "remediation": lambda f: _text(f.remediation),
+    "knobs": lambda f: knobs_text(f.resource),
 }
 
 
@@ -160,7 +162,8 @@ class _Cells(dict[object, str]):
 def _lines(findings: Iterable[Finding], cells: _Cells) -> list[str]:
     lines = []
     last: Resource | None = None
-    before = after = cost = ""  # the resource's cells: `kind` to `path`, `instance_type` to `owner`
+    # the resource's cells: `kind` to `path`, `instance_type` to `owner`, and its knobs
+    before = after = cost = knobs = ""
     job = False
     for finding in findings:
         resource = finding.resource
@@ -170,6 +173,7 @@ def _lines(findings: Iterable[Finding], cells: _Cells) -> list[str]:
             before = _before(resource, job, cells)
             after = _after(resource, cells)
             cost = _amount(resource.monthly_cost_usd)
+            knobs = _field(knobs_text(resource))
         waiver = finding.waiver
         if waiver is None:
             status = "open" if finding.suppressed is None else "suppressed"
@@ -187,7 +191,7 @@ def _lines(findings: Iterable[Finding], cells: _Cells) -> list[str]:
             f"{cells[finding.expected]},{cells[finding.actual]},{cost},"
             f"{'' if monthly is None else _amount(monthly)},"
             f"{'' if saving is None else _amount(saving)},{cells[finding.saving_unit]},"
-            f"{waived},{cells[finding.suppressed]},{cells[finding.remediation]}\r\n"
+            f"{waived},{cells[finding.suppressed]},{cells[finding.remediation]},{knobs}\r\n"
         )
     return lines
 

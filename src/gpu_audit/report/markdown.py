@@ -16,6 +16,7 @@ from gpu_audit.report.markdown_detail import (
     skipped_inputs,
     waivers,
 )
+from gpu_audit.report.markdown_knobs import knobs_section
 from gpu_audit.report.markdown_reservations import reservations
 from gpu_audit.report.markdown_resources import findings_by_resource
 from gpu_audit.report.markdown_shares import shared_gpus
@@ -39,6 +40,7 @@ def render(result: ScanResult) -> str:
         findings_by_resource(result, best),
         findings_by_rule(result, best),
         sweeps_section(result),
+        knobs_section(result),
         waivers(result),
         not_evaluated(result),
         coverage_gaps(result),

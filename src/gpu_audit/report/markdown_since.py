@@ -7,7 +7,7 @@ import json
 
 from gpu_audit.core.comparison import Change, Comparison, Resolved, TrendPoint
 from gpu_audit.core.results import Finding, ScanResult
-from gpu_audit.report.markdown_text import inline, money, shown_source, table
+from gpu_audit.report.markdown_text import breakable, inline, money, shown_source, table
 from gpu_audit.report.summary import saving_text, short_id
 
 TOP = 10
@@ -26,13 +26,36 @@ def since_section(result: ScanResult) -> list[str]:
         ]
     lines = [f"### Since the last audit ({since.previous_at:%Y-%m-%d})", ""]
     if result.scope.command == "check":  # job files run nothing: findings, never a month
-        return lines + _job_changes(result)
+        return lines + _job_changes(result) + knob_change_lines(since)
     lines += table(["Measure", "Then", "Now"], _measures(since), align="lrr")
     lines += _persisting(result)
     lines += _resolved(since)
     lines += _removed(since)
+    lines += knob_change_lines(since)
     lines += _trend(since.trend)
     return lines
+
+
+def knob_change_lines(since: Comparison) -> list[str]:
+    """Knobs changed since the last audit, beside the GPUs' busy % then and now."""
+    if not since.knob_changes:
+        return []
+
+    def pct(value: float | None) -> str:
+        return "–" if value is None else f"{value:g}%"
+
+    rows = [
+        [breakable(inline(c.location, 120)), inline(c.knob), inline(c.was or "not stated"),
+         inline(c.now or "not stated"), pct(c.busy_before), pct(c.busy_after)]
+        for c in since.knob_changes
+    ]  # fmt: skip
+    return [
+        "",
+        "Knobs changed since the last audit, beside the GPUs' busy share (DCGM engine activity, "
+        "else utilization) then and now:",
+        "",
+        *table(["Resource", "Knob", "Then", "Now", "Busy then", "Busy now"], rows, "llllrr"),
+    ]
 
 
 def _job_changes(result: ScanResult) -> list[str]:

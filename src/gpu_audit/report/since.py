@@ -77,6 +77,17 @@ _NO_MONEY = {"monthly_cost_usd": None, "monthly_savings_usd": None, "savings_rea
 
 
 def _block(since: Comparison) -> dict[str, Any]:
+    block = _base_block(since)
+    if since.knob_changes:  # with a history: knobs changed since (docs/knobs.md)
+        block["knob_changes"] = [
+            {"location": c.location, "knob": c.knob, "then": c.was, "now": c.now,
+             "busy_then_pct": c.busy_before, "busy_now_pct": c.busy_after}
+            for c in since.knob_changes
+        ]  # fmt: skip
+    return block
+
+
+def _base_block(since: Comparison) -> dict[str, Any]:
     kind, _, path = since.source.partition(" ")
     return {
         "source": f"{kind} {shown_path(path)}" if path else since.source,  # no machine paths

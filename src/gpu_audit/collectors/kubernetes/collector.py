@@ -1,7 +1,8 @@
 """Kubernetes collector: GPU nodes and the pods holding GPUs, per kubeconfig context, read-only.
 
 Calls: `list nodes` and `list pods` (all namespaces), paginated with `limit` and `continue`, and
-eight Prometheus queries for DCGM utilization when `prometheus` is set (four for MIG slices).
+eleven Prometheus queries for DCGM utilization when `prometheus` is set (four for MIG slices,
+three for profiling activity).
 The client is imported inside the calls (see connect.py).
 
 A node's `id` is its provider id (`aws:///us-east-1a/i-…`, `gce://project/zone/name`), which is

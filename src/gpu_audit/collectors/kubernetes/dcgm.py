@@ -1,4 +1,4 @@
-"""GPU utilization from the DCGM exporter through Prometheus: eight instant queries per scan.
+"""GPU utilization from the DCGM exporter through Prometheus: eleven instant queries per scan.
 
 Per node and per pod, the average is the mean over its GPUs of each GPU's average over the
 window, and the p95 is the busiest GPU's 95th percentile: a node or pod reads as idle only when
@@ -8,6 +8,11 @@ MIG instances report no `DCGM_FI_DEV_GPU_UTIL` (NVIDIA/dcgm-exporter issues #105
 activity is `mig_metric` (`DCGM_FI_PROF_GR_ENGINE_ACTIVE`, a 0-1 ratio read as a percent), on
 series that carry the instance (`GPU_I_ID`, `GPU_I_PROFILE`) and the pod holding it. Two more
 queries read it per MIG node and per pod, so a slice is judged by its own activity.
+
+Three more read each pod's profiling activity (`PROFILING`: the graphics engine, the tensor pipes,
+the memory interface; 0-1 ratios read as percents), what the knob rules join to the pod's
+settings. The exporter's host label was `Hostname` until dcgm-exporter PR #655 renamed it
+`hostname`: nodes are grouped by both, so either spelling finds its node.
 """
 
 from __future__ import annotations
@@ -41,6 +46,23 @@ class DcgmUtilization:
     pods: Mapping[PodKey, Utilization]
     mig_nodes: Mapping[str, Utilization] = field(default_factory=dict)
     mig_pods: Mapping[PodKey, Utilization] = field(default_factory=dict)
+    # per pod: {"engine": %, "tensor": %, "dram": %} from the profiling counters it has
+    profiling: Mapping[PodKey, Mapping[str, float]] = field(default_factory=dict)
+
+
+# the profiling counters read per pod, by the name the pod's activity gives them
+PROFILING = {
+    "engine": "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+    "tensor": "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+    "dram": "DCGM_FI_PROF_DRAM_ACTIVE",
+}
+
+
+def host_labels(settings: KubernetesSettings) -> tuple[str, ...]:
+    """The node label as configured and its other spelling (`Hostname`, `hostname`)."""
+    label = settings.node_label
+    other = label[0].swapcase() + label[1:] if label.lower() == "hostname" else None
+    return (label, other) if other else (label,)
 
 
 def queries(settings: KubernetesSettings) -> dict[str, str]:
@@ -48,9 +70,14 @@ def queries(settings: KubernetesSettings) -> dict[str, str]:
     window = f"{max(1, round(settings.window_hours * 60))}m"
     series = f"{settings.metric}[{window}]"
     pod_series = f'{settings.metric}{{{settings.pod_label}!=""}}[{window}]'
-    node_by = settings.node_label
+    node_by = ", ".join(host_labels(settings))
     pod_by = f"{settings.namespace_label}, {settings.pod_label}"
     mig = f'{settings.mig_metric}{{GPU_I_ID!=""}}[{window}]'
+    profiling = {
+        f"prof_{name}": f'avg by ({pod_by}) (avg_over_time({metric}{{{settings.pod_label}!=""}}'
+        f"[{window}]))"
+        for name, metric in PROFILING.items()
+    }
     return {
         "node_avg": f"avg by ({node_by}) (avg_over_time({series}))",
         "node_p95": f"max by ({node_by}) (quantile_over_time(0.95, {series}))",
@@ -60,7 +87,7 @@ def queries(settings: KubernetesSettings) -> dict[str, str]:
         "mig_node_p95": f"max by ({node_by}) (quantile_over_time(0.95, {mig}))",
         "mig_pod_avg": f"avg by ({pod_by}) (avg_over_time({mig}))",
         "mig_pod_p95": f"max by ({pod_by}) (quantile_over_time(0.95, {mig}))",
-    }
+    } | profiling
 
 
 def fetch(settings: KubernetesSettings, now: datetime) -> DcgmUtilization:
@@ -69,8 +96,10 @@ def fetch(settings: KubernetesSettings, now: datetime) -> DcgmUtilization:
     values = {key: _query(base, text, now, settings) for key, text in queries(settings).items()}
     window = settings.window_hours
 
+    hosts = host_labels(settings)
+
     def node_key(labels: Mapping[str, str]) -> str | None:
-        return labels.get(settings.node_label) or None
+        return next((labels[h] for h in hosts if labels.get(h)), None)
 
     def pod_key(labels: Mapping[str, str]) -> PodKey | None:
         namespace, pod = labels.get(settings.namespace_label), labels.get(settings.pod_label)
@@ -80,7 +109,11 @@ def fetch(settings: KubernetesSettings, now: datetime) -> DcgmUtilization:
     pods = _join(values["pod_avg"], values["pod_p95"], pod_key, window)
     mig_nodes = _join(values["mig_node_avg"], values["mig_node_p95"], node_key, window, 100)
     mig_pods = _join(values["mig_pod_avg"], values["mig_pod_p95"], pod_key, window, 100)
-    return DcgmUtilization(nodes, pods, mig_nodes, mig_pods)
+    profiling: dict[PodKey, dict[str, float]] = {}
+    for name in PROFILING:
+        for key, value in _samples(values[f"prof_{name}"], pod_key, 100):
+            profiling.setdefault(key, {})[name] = value
+    return DcgmUtilization(nodes, pods, mig_nodes, mig_pods, profiling)
 
 
 def _join(

@@ -8,6 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 from gpu_audit.collectors.kubernetes.dcgm import DcgmUtilization
+from gpu_audit.collectors.kubernetes.knobs import pod_activity, pod_training
 from gpu_audit.collectors.kubernetes.nodes import (
     account_of,
     capacity_of,
@@ -252,6 +253,9 @@ def pod_resource(
         # time-slicing, MPS, HAMi: DCGM sees the whole GPU; its shares cannot be told apart
         measured = utilization.nodes.get(node_name) or Utilization()
         parts.append(f"{mode}: utilization is the whole GPU's, shared with the node's other pods")
+    activity, said = pod_activity(utilization, (namespace, name), measured)
+    if said:
+        parts.append(said)
     if note:
         parts.append(note)
     return Resource(
@@ -272,6 +276,8 @@ def pod_resource(
         launched_at=timestamp(started or meta.get("creationTimestamp")),
         utilization=measured,
         share=_pod_share(view, pod, node),
+        training=pod_training(pod.raw),
+        activity=activity,
         source=SourceRef(note="; ".join(parts)),
     )
 
