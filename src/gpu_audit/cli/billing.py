@@ -110,6 +110,9 @@ def billing(
         )
     if engine != "duckdb" and (paths or not table):
         raise ConfigError(f"--engine {engine} reads --table NAME, not PATH arguments")
+    from gpu_audit.billing.extras import require
+
+    require(engine, run=not show_sql)  # --sql runs nothing: no Athena or BigQuery client
     if show_sql:
         click.echo(_sql(engine, table, paths, when, keys))
         return

@@ -242,14 +242,21 @@ def history_reservations(path: str | None, config_path: str | None, fmt: str) ->
     Example:
       gpu-audit history reservations --history audits.db
     """
+    from gpu_audit.report.escape import terminal_safe
     from gpu_audit.report.fit import fitted, terminal_width
     from gpu_audit.report.summary import usd
 
     store = _open(path, config_path)
     uses = store.reservation_uses()
+    audits = len(store.audits()) if not uses else 0
     store.close()
     if fmt == "json":
         _json("reservations", "reservations", [_use_json(u) for u in uses])
+        return
+    if not uses:  # a history of fleets without one (the demo's): a sentence, not a bare header
+        recorded = f"{audits} audit{'' if audits == 1 else 's'} recorded"
+        where = terminal_safe(store.path)
+        click.echo(f"no reservation or Capacity Block in {where} ({recorded})")
         return
     rows = [
         [
