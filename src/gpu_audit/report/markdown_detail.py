@@ -208,7 +208,7 @@ def coverage_gaps(result: ScanResult) -> list[str]:
     if not result.coverage_gaps:
         return [*lines, "", "None: every account, project and region in scope was read."]
     rows = [
-        [inline(g.provider), inline(g.scope, 120), inline(g.error, 80), inline(g.message, 300)]
+        [inline(g.provider), inline(g.where, 120), inline(g.error, 80), inline(g.message, 300)]
         for g in result.coverage_gaps
     ]
     return [*lines, "", *table(["Provider", "Scope", "Error", "Message"], rows)]

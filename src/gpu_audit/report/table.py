@@ -296,7 +296,7 @@ def _set_aside(result: ScanResult) -> list[str]:
 
 def _problems(result: ScanResult) -> list[str]:
     lines = [
-        f"COVERAGE GAP: {clean(g.provider)} {clean(g.scope)}: {clean(g.error)}: "
+        f"COVERAGE GAP: {clean(g.provider)} {clean(g.where)}: {clean(g.error)}: "
         f"{clean(g.message, 120)}"
         for g in result.coverage_gaps
     ]
