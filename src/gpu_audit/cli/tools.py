@@ -20,7 +20,7 @@ ESTIMATE_FORMATS = FORMATS
 
 
 @click.command(short_help="What a run costs: job files, or the options for a GPU request.")
-@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, metavar="[FILES]...")  # files, directories, globs: as check
 @click.option("--gpu", metavar="MODEL:N", help="GPUs per node to price, e.g. A100-80GB:8.")
 @click.option("--instance-type", metavar="TYPE", help="Price the GPUs of this instance type.")
 @click.option("--hours", type=float, help="Runtime (overrides a job's runtime cap).")
@@ -33,7 +33,8 @@ ESTIMATE_FORMATS = FORMATS
 @click.option("--output", "-o", metavar="PATH", help="Write the estimate here (atomically).")
 @prices_option
 def estimate(files: tuple[str, ...], **options: Any) -> None:
-    """Cost of one run of each job (on-demand and spot, with the price's source and date), or
+    """Cost of one run of each job in FILES (files, directories and quoted globs, as `check`
+    takes them; on-demand and spot, with the price's source and date), or
     every instance type offering --gpu / --instance-type, cheapest run first. No network.
     Exit 1 when a job's run costs more than the budget it declares, or when the run has no end
     (no runtime cap, no --hours) so its budget is not evaluated.
