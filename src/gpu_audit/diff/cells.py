@@ -61,6 +61,21 @@ def across(job: JobChange, show: Callable[[Cost], str]) -> str:
     return values[0] if len(set(values)) == 1 else " → ".join(values)
 
 
+_SUFFIXES = (" sweep ceiling", ", unbounded", " GPU-h")
+
+
+def across_run(job: JobChange) -> str:
+    """`across(job, run)` with a suffix both sides share said once: `$11,750.40 → $2,252.16
+    sweep ceiling`, `$5.09/h → $5.77/h, unbounded` (so the cost column fits 80 columns)."""
+    values = [run(c) for c in (job.before, job.after) if c is not None]
+    if len(set(values)) == 1:
+        return values[0]
+    for suffix in _SUFFIXES:
+        if all(v.endswith(suffix) for v in values):
+            return " → ".join(v.removesuffix(suffix) for v in values) + suffix
+    return " → ".join(values)
+
+
 def delta(job: JobChange) -> str:
     if job.delta_usd is not None:
         percent = "" if job.delta_percent is None else f" ({_percent(job.delta_percent)})"

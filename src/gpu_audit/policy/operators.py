@@ -101,7 +101,10 @@ def scalar(spec: FieldSpec, operand: Any, fail: Callable[[str], PolicyError]) ->
                 f"'unknown' means the source did not say; test it with '{spec.name}: absent'"
             )
         if spec.choices and text not in spec.choices:
-            raise fail(f"'{text}' is not one of {', '.join(sorted(spec.choices))}")
+            from gpu_audit.policy.structure import did_you_mean  # an error's hint only
+
+            hint = did_you_mean(text, spec.choices)
+            raise fail(f"'{text}' is not one of {', '.join(sorted(spec.choices))}{hint}")
         return text
     if spec.type == "number":
         return ordered_operand(spec, operand, fail)

@@ -71,6 +71,14 @@ class Kubernetes(JobFormat):
         "limits.max_runtime_hours": "set `activeDeadlineSeconds` on the Job (or its `runPolicy`)",
         "gpu.model": "select a smaller GPU with the `nvidia.com/gpu.product` or "
         "`node.kubernetes.io/instance-type` nodeSelector",
+        # a GKE manifest's nodes carry GKE's labels, an EKS/Karpenter one's AWS's
+        "capacity@gce": 'select spot nodes with the nodeSelector `cloud.google.com/gke-spot: "true"`',
+        "gpu.model@gce": "select a smaller GPU with the `cloud.google.com/gke-accelerator` "
+        "nodeSelector (e.g. `nvidia-l4`, `nvidia-tesla-a100`)",
+        "gpu.model@ec2": "select a smaller GPU with the `karpenter.k8s.aws/instance-gpu-name` or "
+        "`node.kubernetes.io/instance-type` nodeSelector",
+        "checkpoint.uri": "pass the container a bucket to checkpoint to and resume from "
+        "(`--checkpoint-dir s3://…` in `args`, or a `CHECKPOINT_DIR` env var)",
         "hpo.max_trials": "set `maxTrialCount` on the Katib Experiment",
         "hpo.early_stopping": "set `earlyStopping` on the Katib Experiment",
         "tags.*": "add the keys to `metadata.labels`",
