@@ -29,15 +29,15 @@ def _text_lines(*paths: Path) -> list[str]:
 
 
 def test_each_asked_rule_ends_with_a_fix_on_the_fixtures() -> None:
-    lines = [l for l in _text_lines(FIXTURES / "jobs") if any(f" {r}: " in l for r in ASKED)]
-    assert {r for r in ASKED if any(f" {r}: " in l for l in lines)} == set(ASKED)
+    lines = [ln for ln in _text_lines(FIXTURES / "jobs") if any(f" {r}: " in ln for r in ASKED)]
+    assert {r for r in ASKED if any(f" {r}: " in ln for ln in lines)} == set(ASKED)
     missing = [line for line in lines if "; fix: " not in line]
     assert not missing, missing
 
 
 def test_each_asked_rule_ends_with_a_fix_on_the_corpus() -> None:
     need_shared(SHARED / "corpus")
-    lines = [l for l in _text_lines(SHARED / "corpus") if any(f" {r}: " in l for r in ASKED)]
+    lines = [ln for ln in _text_lines(SHARED / "corpus") if any(f" {r}: " in ln for r in ASKED)]
     assert lines
     missing = [line for line in lines if "; fix: " not in line]
     assert not missing, missing
@@ -52,8 +52,8 @@ def test_each_asked_rule_ends_with_a_fix_on_the_corpus() -> None:
      ("dstack/dev-environment.dstack.yml", "idle-teardown", "`inactivity_duration`")],
 )  # fmt: skip
 def test_the_fix_names_the_files_own_key(path: str, rule: str, key: str) -> None:
-    lines = [l for l in _text_lines(FIXTURES / "jobs" / path) if f" {rule}: " in l]
-    assert lines and all(f"; fix: " in l and key in l.split("; fix: ")[1] for l in lines), lines
+    lines = [ln for ln in _text_lines(FIXTURES / "jobs" / path) if f" {rule}: " in ln]
+    assert lines and all("; fix: " in ln and key in ln.split("; fix: ")[1] for ln in lines), lines
 
 
 def test_a_hydra_sweep_without_a_pruner_is_told_to_set_one(tmp_path: Path) -> None:
@@ -62,7 +62,7 @@ def test_a_hydra_sweep_without_a_pruner_is_told_to_set_one(tmp_path: Path) -> No
     end = text.index("    params:")
     job = tmp_path / "sweep.yaml"
     job.write_text(text[:start] + text[end:])
-    [line] = [l for l in _text_lines(job) if " hpo-early-stopping: " in l]
+    [line] = [ln for ln in _text_lines(job) if " hpo-early-stopping: " in ln]
     assert line.endswith("fix: set `hydra.sweeper.pruner` (`_target_: "
                          "optuna.pruners.HyperbandPruner`, or `MedianPruner`)")  # fmt: skip
 
@@ -98,12 +98,12 @@ def test_a_gke_pytorchjob_is_told_gkes_own_labels(tmp_path: Path) -> None:
     job.write_text(GKE_PYTORCHJOB)
     data = _check(job)
     fixes = {f["rule_id"]: f["message"] for f in data["findings"]}
-    gpu = [l for l in _text_lines(job) if " gpu-class-cap: " in l]
+    gpu = [ln for ln in _text_lines(job) if " gpu-class-cap: " in ln]
     assert gpu, fixes
     assert "`cloud.google.com/gke-accelerator`" in gpu[0].split("; fix: ")[1]
     assert "nvidia.com/gpu.product" not in gpu[0] and "karpenter" not in gpu[0]
-    spot = [l for l in _text_lines(job) if " spot-for-training: " in l]
-    assert spot and "`cloud.google.com/gke-spot: \"true\"`" in spot[0].split("; fix: ")[1]
+    spot = [ln for ln in _text_lines(job) if " spot-for-training: " in ln]
+    assert spot and '`cloud.google.com/gke-spot: "true"`' in spot[0].split("; fix: ")[1]
     assert "karpenter" not in spot[0]
 
 

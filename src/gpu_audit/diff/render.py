@@ -14,7 +14,6 @@ from gpu_audit.diff.cells import (
     delta,
     gpus,
     headline,
-    run,
     summary,
 )
 from gpu_audit.diff.model import DiffResult, JobChange
@@ -46,9 +45,9 @@ def render(result: DiffResult, fmt: str) -> str:
 def render_table(result: DiffResult) -> str:
     """The table fits the terminal as `check`'s does: the capacity, cap, GPU and change columns
     go first, then the widest is clipped; the costs never are."""
-    from gpu_audit.report.fit import fitted, terminal_width
-
     import textwrap
+
+    from gpu_audit.report.fit import fitted, terminal_width
 
     safe = terminal_safe
     width = terminal_width()

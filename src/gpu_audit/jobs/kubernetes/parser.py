@@ -72,7 +72,8 @@ class Kubernetes(JobFormat):
         "gpu.model": "select a smaller GPU with the `nvidia.com/gpu.product` or "
         "`node.kubernetes.io/instance-type` nodeSelector",
         # a GKE manifest's nodes carry GKE's labels, an EKS/Karpenter one's AWS's
-        "capacity@gce": 'select spot nodes with the nodeSelector `cloud.google.com/gke-spot: "true"`',
+        "capacity@gce": "select spot nodes with the nodeSelector "
+        '`cloud.google.com/gke-spot: "true"`',
         "gpu.model@gce": "select a smaller GPU with the `cloud.google.com/gke-accelerator` "
         "nodeSelector (e.g. `nvidia-l4`, `nvidia-tesla-a100`)",
         "gpu.model@ec2": "select a smaller GPU with the `karpenter.k8s.aws/instance-gpu-name` or "
