@@ -137,3 +137,50 @@ def test_an_option_before_the_command_says_where_it_goes(args: list[str], said: 
     assert result.returncode == 2
     assert said in result.stderr
     assert "Traceback" not in result.stderr
+
+
+LONG = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: TrainTheVeryLargeLanguageModelOnEightGpusWithoutAnySeparatorsAtAll
+spec:
+  activeDeadlineSeconds: 7200
+  template:
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-l4
+      containers:
+        - name: train
+          image: trainer:1
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+      restartPolicy: Never
+"""
+
+
+def _widest(markdown: str) -> list[tuple[float, list[str]]]:
+    from tests.report.github_width import CONTENT_PX, min_width
+    from tests.report.test_markdown import parse
+    from tests.report.test_markdown_rendered import _tables as md_tables
+
+    tables = md_tables(parse(markdown))
+    assert tables
+    return [(min_width(t), t[0]) for t in tables if min_width(t) > CONTENT_PX]
+
+
+def test_the_check_reports_tables_fit_githubs_page_on_real_files(tmp_path: Path) -> None:
+    """The corpus's skipped inputs (long file names), and a job and file named with no `-_.`."""
+    from tests.conftest import SHARED, need_shared
+
+    need_shared(SHARED / "corpus")
+    folder = tmp_path / "jobs"
+    folder.mkdir()
+    (folder / "averyverylongmanifestnamewithnoseparatorsatallforthisjob.yaml").write_text(LONG)
+    (folder / "notes.yaml").write_text("just: a note\n")
+    for target in (SHARED / "corpus", folder):
+        out = tmp_path / "check.md"
+        result = gpu_audit("check", str(target), "--fail-on", "none", "-o", str(out))
+        assert result.returncode == 0, result.stderr
+        assert _widest(out.read_text(encoding="utf-8")) == []

@@ -13,6 +13,7 @@ from gpu_audit.core.results import Finding, RuleInfo, ScanResult, WaiverState
 from gpu_audit.core.savings import total_savings
 from gpu_audit.report import not_evaluated as missing
 from gpu_audit.report.markdown_text import (
+    breakable,
     inline,
     money,
     prose,
@@ -219,7 +220,7 @@ def skipped_inputs(result: ScanResult) -> list[str]:
         return []
     rows = [
         [
-            inline(shown_path(s.path), 120),
+            breakable(inline(shown_path(s.path), 120)),  # a long file name wraps, not the page
             str(s.line) if s.line else "–",
             "unreadable" if s.error else "not a GPU job",
             inline(s.reason, 300),
