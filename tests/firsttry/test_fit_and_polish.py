@@ -184,3 +184,12 @@ def test_the_check_reports_tables_fit_githubs_page_on_real_files(tmp_path: Path)
         result = gpu_audit("check", str(target), "--fail-on", "none", "-o", str(out))
         assert result.returncode == 0, result.stderr
         assert _widest(out.read_text(encoding="utf-8")) == []
+
+
+def test_policies_list_fits_80_columns() -> None:
+    result = gpu_audit("policies", "list", columns=80)
+    assert result.returncode == 0, result.stderr
+    [table] = _tables(result.stdout)
+    assert len(table[1]) <= 80 and all(len(row) <= 80 for row in table)
+    ids = [row.split()[0] for row in table[2:]]
+    assert "spot-for-training" in ids and "billed-cost-allocation-tags" in ids  # never clipped

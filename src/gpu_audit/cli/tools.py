@@ -109,16 +109,17 @@ def policies_list(paths: tuple[str, ...]) -> None:
     Example:
       gpu-audit policies list --policy team.yaml
     """
-    from tabulate import tabulate
-
     from gpu_audit.policy.loader import load_policy
+    from gpu_audit.report.fit import fitted, terminal_width
 
     policy = load_policy(list(paths))
     rows = [
-        (r.info.id, r.info.severity.label, r.info.title, ",".join(t.value for t in r.info.targets))
+        [r.info.id, r.info.severity.label, r.info.title, ",".join(t.value for t in r.info.targets)]
         for r in policy.rules
     ]
-    click.echo(tabulate(rows, headers=["id", "severity", "title", "targets"]))
+    # fits the terminal as every table does: the title is clipped first, never the id
+    headers = ["id", "severity", "title", "targets"]
+    click.echo(fitted(headers, rows, terminal_width(), keep=("id", "severity")))
 
 
 def _prices(flag: str | None, output: str | None = None, files: tuple[str, ...] = ()) -> list[str]:
