@@ -152,3 +152,14 @@ def test_diff_base_main_in_a_master_repository(grown_sweep: Path) -> None:
     )
     typo = gpu_audit("diff", "--base", "mastr", cwd=grown_sweep)
     assert "did you mean 'master'?" in typo.stderr
+
+
+def test_estimate_of_a_directory_skips_what_check_skips(tmp_path: Path) -> None:
+    source = (JOBS / "hydra" / "optuna-submitit.yaml").read_text()
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "jobs" / "kept.yaml").write_text(source)
+    (tmp_path / "jobs" / "scratch-copy.yaml").write_text(source.replace("vit-search", "copy"))
+    (tmp_path / ".gpu-audit.yaml").write_text("exclude: ['scratch-*']\n")
+    result = gpu_audit("estimate", "jobs", "--format", "json", cwd=tmp_path)
+    assert result.returncode in (0, 1), result.stderr
+    assert [j["job"] for j in json.loads(result.stdout)["jobs"]] == ["vit-search"]

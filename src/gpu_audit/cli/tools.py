@@ -53,7 +53,10 @@ def estimate(files: tuple[str, ...], **options: Any) -> None:
         raise ConfigError(f"estimate: no {fmt} output; formats: {', '.join(ESTIMATE_FORMATS)}")
     warning = check_extension(output, given or "") if output else None  # before any work
     inputs = [*files, *_prices(options.pop("prices"), output, files)]
-    report = run_estimate(EstimateRequest(files=files, fmt=fmt, **options))
+    from gpu_audit.settings import load_settings
+
+    excludes = load_settings(None).exclude if files else ()  # as `check` skips them
+    report = run_estimate(EstimateRequest(files=files, fmt=fmt, excludes=excludes, **options))
     if output:
         from gpu_audit.core.writer import write_atomic
 

@@ -20,6 +20,7 @@ class EstimateRequest:
     cloud: str | None = None
     max_usd: float | None = None
     fmt: str = "text"
+    excludes: tuple[str, ...] = ()  # `exclude:` patterns under directories and globs, as check
 
 
 @record
@@ -66,10 +67,9 @@ def _jobs(request: EstimateRequest) -> EstimateReport:
     from gpu_audit.estimate.render import money, render_jobs
     from gpu_audit.jobs import load_jobs
     from gpu_audit.jobs.discover import expand
-    from gpu_audit.settings import load_settings
 
     # directories walked and quoted globs expanded, as `check` takes them
-    files, unmatched = expand(request.files, load_settings(None).exclude)
+    files, unmatched = expand(request.files, request.excludes)
     loaded = load_jobs(files)
     now = datetime.now(UTC)
     estimates = [estimate_job(enrich(r, now), request.hours) for r in loaded.resources]
