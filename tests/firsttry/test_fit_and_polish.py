@@ -193,3 +193,16 @@ def test_policies_list_fits_80_columns() -> None:
     assert len(table[1]) <= 80 and all(len(row) <= 80 for row in table)
     ids = [row.split()[0] for row in table[2:]]
     assert "spot-for-training" in ids and "billed-cost-allocation-tags" in ids  # never clipped
+
+
+def test_a_misspelt_gpu_class_gets_a_did_you_mean(tmp_path: Path) -> None:
+    policy = tmp_path / "g.yaml"
+    policy.write_text(
+        "version: 1\nrules:\n  - id: a\n    severity: high\n"
+        "    require: {gpu.model: {at-most: A100-80BG}}\n"
+    )
+    result = gpu_audit("policies", "validate", str(policy))
+    assert result.returncode == 2
+    assert result.stderr.strip().endswith(
+        "at-most: unknown GPU class 'A100-80BG' (did you mean 'A100-80GB'?)"
+    )
