@@ -108,10 +108,11 @@ def _misplaced(ctx: click.Context, exc: click.NoSuchOption, args: list[str]) -> 
     is told where it goes (`gpu-audit check --format text x`) instead of `No such option`."""
     group = ctx.command
     assert isinstance(group, click.Group)
-    name = exc.option_name
+    name = one_line(exc.option_name)
     commands = {*LAZY, *group.commands}
     at = next((i for i, a in enumerate(args) if a in commands), None)
-    given = [i for i, a in enumerate(args[: at or 0]) if a == name or a.startswith(f"{name}=")]
+    option = exc.option_name
+    given = [i for i, a in enumerate(args[: at or 0]) if a == option or a.startswith(f"{option}=")]
     if at is None or not given:
         return exc
     command = group.get_command(ctx, args[at])
@@ -126,7 +127,7 @@ def _misplaced(ctx: click.Context, exc: click.NoSuchOption, args: list[str]) -> 
 
     before = given[0]
     moved = [args[at], *args[before:at], *args[at + 1 :]]
-    shown = " ".join(shlex.quote(a) for a in ["gpu-audit", *args[:before], *moved])
+    shown = one_line(" ".join(shlex.quote(a) for a in ["gpu-audit", *args[:before], *moved]))
     return click.UsageError(
         f"{name} is an option of `{args[at]}`: it goes after the command: {shown} (only "
         "--version and --help come before it)",
