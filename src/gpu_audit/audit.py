@@ -70,7 +70,7 @@ def with_fixes(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
         resource = finding.resource
         fix = None
         if resource.kind is Kind.JOB and finding.field is not None:
-            fix = format_fix(resource.provider, finding.field)
+            fix = format_fix(resource.provider, finding.field, resource.service)
         fixed.append(finding if fix is None else replace(finding, fix=fix))
     return tuple(fixed)
 

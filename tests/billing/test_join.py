@@ -143,7 +143,7 @@ def test_a_report_never_replaces_what_the_run_reads(
     cases = [
         ["-o", str(manifest)],  # a file inside an export folder read as a whole
         ["--write-prices", str(aws / "rates.json")],
-        ["--history", history, "-o", history],
+        ["--history", history, "--format", "json", "-o", history],  # .db names no format
         ["-o", str(tmp_path / "same.json"), "--write-prices", str(tmp_path / "same.json")],
     ]
     for extra in cases:

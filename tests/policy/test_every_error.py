@@ -80,7 +80,7 @@ def test_scan_reports_every_policy_error_too(tmp_path: Path) -> None:
         ("version: 1\nrules:\n  - id: a\n    severity: high\n    require: {capacity: spot, "
          "true: 1}\n", ":5: rule 'a': true: a key must be text, got true/false (quote it)"),
         ("version: 1\ntrue: x\nrules: []\n", ":2: policy: true: a key must be text"),
-        ("version: 1\nrules: []\nwaivers:\n  - {rule: a, reason: r, owner: o, expires: "
+        ("version: 1\nrules: []\nwaivers:\n  - {rule: '*', reason: r, owner: o, expires: "
          "2027-01-01, where: {7: x}}\n", ":4: waiver #1: 7: a key must be text"),
         ("version: 1\nextends: 2026-01-01\nrules: []\n",
          ":2: policy: extends: expected a pack name or a policy file, got a date '2026-01-01' "

@@ -143,7 +143,13 @@ def run_athena(
 
     from gpu_audit.billing.duck import group
 
-    client = boto3.client("athena")
+    session = boto3.session.Session()
+    if not session.region_name:  # boto3 would raise NoRegionError (or build `athena..` from "")
+        raise ConfigError(
+            "athena: no AWS region: set AWS_REGION (or region in ~/.aws/config) to the "
+            "region of the Athena table"
+        )
+    client = session.client("athena")
     start: dict[str, Any] = {"QueryString": sql}
     if workgroup:
         start["WorkGroup"] = workgroup

@@ -10,6 +10,7 @@ from gpu_audit.billing.render_figures import markdown_sections, terminal_lines
 from gpu_audit.billing.report import BillingReport
 from gpu_audit.billing.spelling import dimension_title, hours, key_label, md_usd, share, usd
 from gpu_audit.billing.summary import Figures, Line, cents
+from gpu_audit.core.results import Finding
 
 ROWS = 100  # findings in the runbook's table: a page stays readable; JSON and CSV list them all
 TERMINAL_ROWS = 30
@@ -18,9 +19,10 @@ TERMINAL_ROWS = 30
 
 
 def render_markdown(report: BillingReport) -> str:
-    from gpu_audit.report.markdown_text import inline, prose, table
+    from gpu_audit.report.markdown_text import breakable, inline, prose, table
 
     s = report.summary
+    ids = shown_ids(report)
     lines = [f"## GPU spend from the bill: {inline(s.period.name)}", ""]
     lines += [_headline(report, lambda v: v.replace("$", "\\$")), ""]
     lines += table(
@@ -53,7 +55,7 @@ def render_markdown(report: BillingReport) -> str:
         lines += [f"### By {title}", ""]
         total = sum((line.figures.effective for line in part), Decimal(0))  # the lines add up
         lines += table(
-            [title.replace("`", ""), "effective", "billed", "GPU-hours", "share"],
+            [title.replace("`", ""), "effective", "billed", "GPU-hours", "share of spend"],
             [
                 [
                     inline(key_label(name, line.key), 60),
@@ -77,7 +79,7 @@ def render_markdown(report: BillingReport) -> str:
             [
                 [
                     inline(u.cloud),
-                    inline(u.reservation_id, 60),
+                    md_id(ids, u.reservation_id),
                     inline(u.instance_type),
                     hours(u.hours),
                     md_usd(u.figures.effective),
@@ -91,12 +93,12 @@ def render_markdown(report: BillingReport) -> str:
     lines += [f"### Findings from the bill ({len(opened)} open{_waived(report)})", ""]
     if opened:
         lines += table(
-            ["severity", "rule", "resource", "hours", "effective", "saving"],
+            ["severity", "rule", "resource", "hours", "spend", "saving over the period"],
             [
                 [
                     f.severity.label,
-                    inline(f.rule_id),
-                    inline(f.resource.id, 60),
+                    breakable(inline(f.rule_id)),
+                    f"{inline(f.resource.provider)} {md_id(ids, f.resource.id)}",
                     f"{f.resource.billing.hours or 0:,.2f}",
                     md_usd(f.resource.billing.effective_usd),
                     md_usd(f.saving_usd) if f.saving_usd is not None else "–",
@@ -138,6 +140,27 @@ def render_markdown(report: BillingReport) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def shown_ids(report: BillingReport) -> dict[str, str]:
+    """Every resource id the report names, by the tail that tells it apart from the others."""
+    from gpu_audit.report.ids import shown_ids as tails
+
+    named = [r.id for r in report.resources]
+    named += [u.reservation_id for u in report.summary.unused if u.reservation_id]
+    if report.coverage is not None:
+        named += [r.id for r in report.coverage.unseen]
+        named += [f.resource_id for f in report.coverage.findings]
+    return tails(named)
+
+
+def md_id(ids: dict[str, str], resource_id: str | None) -> str:
+    """A resource id in a Markdown cell: its distinguishing tail, with places to wrap."""
+    from gpu_audit.report.markdown_text import breakable, inline
+
+    if resource_id is None:
+        return inline(None)
+    return breakable(inline(ids.get(resource_id, resource_id), 120))
+
+
 def _md_cells(figures: Figures) -> list[str]:
     return _cells(figures, md_usd)
 
@@ -153,10 +176,11 @@ def _cells(figures: Figures, money: Callable[[Decimal], str]) -> list[str]:
 
 
 def _md_coverage(report: BillingReport) -> list[str]:
-    from gpu_audit.report.markdown_text import inline, table
+    from gpu_audit.report.markdown_text import breakable, inline, table
 
     c = report.coverage
     assert c is not None
+    ids = shown_ids(report)
     lines = ["### The bill against the scans", ""]
     lines.append(
         f"{c.audits} audits in the history; {c.matched} billed GPU resources were seen by a scan, "
@@ -170,7 +194,7 @@ def _md_coverage(report: BillingReport) -> list[str]:
             [
                 [
                     inline(r.provider),
-                    inline(r.id, 60),
+                    md_id(ids, r.id),
                     inline(r.instance_type),
                     f"{r.billing.hours or 0:,.2f}",
                     md_usd(r.billing.effective_usd),
@@ -184,7 +208,7 @@ def _md_coverage(report: BillingReport) -> list[str]:
         lines += table(
             ["rule", "resource", "since the last scan"],
             [
-                [inline(f.rule_id), inline(f.resource_id, 60), inline(f.status)]
+                [breakable(inline(f.rule_id)), md_id(ids, f.resource_id), inline(f.status)]
                 for f in c.findings[:30]
             ],
             "lll",
@@ -197,13 +221,14 @@ def _headline(report: BillingReport, mark: Callable[[str], str]) -> str:
     s = report.summary
     spot = s.spot_share
     spot_text = (
-        "no GPU-hours" if spot is None else f"{(spot * 100).quantize(Decimal('0.1'))}% on spot"
+        "none" if spot is None else f"{(spot * 100).quantize(Decimal('0.1'))}% of them on spot"
     )
+    found = len(report.open_findings)
     return (
         f"{mark(usd(s.usd.gpu.effective))} of GPU usage ({hours(s.usd.gpu.gpu_hours)} GPU-hours, "
         f"{spot_text}) and {mark(usd(s.usd.unused.effective))} of reserved or committed GPU "
-        f"capacity left unused, effective cost (amortized); {len(report.open_findings)} findings "
-        f"worth {mark(usd(report.waste_usd))} over the period."
+        f"capacity left unused, effective cost (amortized); {found} finding"
+        f"{'' if found == 1 else 's'} worth {mark(usd(report.waste_usd))} over the period."
     )
 
 
@@ -226,11 +251,16 @@ def _check_line(report: BillingReport, mark: Callable[[str], str]) -> str:
 
 
 def render_table(report: BillingReport) -> str:
+    import textwrap
+
     from tabulate import tabulate
 
     from gpu_audit.report.escape import terminal_safe
+    from gpu_audit.report.fit import terminal_width
 
     s = report.summary
+    width = terminal_width()
+    ids = shown_ids(report)
     out = [f"GPU spend from the bill, {terminal_safe(s.period.name)}", ""]
     for src in s.sources:
         extra = f", {len(src.superseded)} superseded (not read)" if src.superseded else ""
@@ -262,7 +292,7 @@ def render_table(report: BillingReport) -> str:
         out.append(
             tabulate(
                 body,
-                headers=["", "effective", "GPU-hours", "share"],
+                headers=["", "effective", "GPU-hours", "of spend"],
                 disable_numparse=True,
                 colalign=("left", "right", "right", "right"),
             )
@@ -270,14 +300,7 @@ def render_table(report: BillingReport) -> str:
     opened = report.open_findings
     out += ["", f"findings: {len(opened)} open{_waived(report)}"]
     for f in opened[:TERMINAL_ROWS]:
-        b = f.resource.billing
-        saving = f", {usd(f.saving_usd)} over the period" if f.saving_usd else ""
-        out.append(
-            terminal_safe(
-                f"  {f.severity.label:<8} {f.rule_id}: {f.resource.provider} {f.resource.id} "
-                f"({b.hours or 0:,.0f} h, {usd(b.effective_usd)}{saving})"
-            )
-        )
+        out += finding_lines(f, ids.get(f.resource.id, f.resource.id), width)
     if len(opened) > TERMINAL_ROWS:
         out.append(
             f"  … and {len(opened) - TERMINAL_ROWS:,} more (--format json or csv lists every one)"
@@ -286,7 +309,10 @@ def render_table(report: BillingReport) -> str:
         c = report.coverage
         out += ["", f"scan coverage: {c.matched} billed GPU resources seen by a scan, "
                     f"{len(c.unseen)} never ({usd(c.unseen_usd)})"]  # fmt: skip
-        out += [terminal_safe(f"  never scanned: {r.provider} {r.id}") for r in c.unseen[:10]]
+        out += [
+            _clipped(terminal_safe(f"  never scanned: {r.provider} {ids.get(r.id, r.id)}"), width)
+            for r in c.unseen[:10]
+        ]
     for t in s.other_currencies:
         out.append(
             terminal_safe(
@@ -294,12 +320,36 @@ def render_table(report: BillingReport) -> str:
             )
         )
     out += terminal_lines(s)
-    out += ["", _headline(report, lambda v: v)]
+    out += ["", *textwrap.wrap(_headline(report, lambda v: v), width, break_on_hyphens=False)]
     return "\n".join(out) + "\n"
 
 
 def _sum(part: tuple[Line, ...]) -> Decimal:
     return sum((line.figures.effective for line in part), Decimal(0))
+
+
+def finding_lines(finding: Finding, shown_id: str, width: int) -> list[str]:
+    """A finding in the terminal: what and where on one line, then each amount said what it is
+    (`1,604 h; spend $60,460.97; saving $46,436.46 over the period`), both within `width`."""
+    from gpu_audit.report.escape import terminal_safe
+
+    b = finding.resource.billing
+    what = f"  {finding.severity.label:<8} {finding.rule_id}: {finding.resource.provider} "
+    amounts = [f"{b.hours or 0:,.0f} h", f"spend {usd(b.effective_usd)}"]
+    if finding.saving_usd:
+        amounts.append(f"saving {usd(finding.saving_usd)} over the period")
+    head = terminal_safe(what)
+    where = terminal_safe(shown_id)
+    room = max(width - len(head), 12)
+    if len(where) > room and "/" in where:  # its name alone (`cr-0f3a…`), not its kind
+        where = where.rsplit("/", 1)[1]
+    if len(where) > room:  # the tail tells it apart: keep the end
+        where = "…" + where[-(room - 1) :]
+    return [head + where, _clipped(" " * 11 + "; ".join(amounts), width)]
+
+
+def _clipped(line: str, width: int) -> str:
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def _table_cells(figures: Figures) -> list[str]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gpu_audit.cli.main import now_from
-from gpu_audit.errors import ConfigError, ExitCode
+from gpu_audit.errors import ConfigError, ExitCode, one_line
 
 FORMATS = ("table", "json", "csv", "markdown")
 FAIL_ON = ("none", "info", "low", "medium", "high", "critical")
@@ -35,7 +35,11 @@ if TYPE_CHECKING:
 )  # fmt: skip
 @click.option(
     "--policy", "policies", multiple=True, metavar="FILE",
-    help="Policy file(s) (default: the runbook pack).",
+    help="Policy file(s) (default: `policies:` in .gpu-audit.yaml, else the runbook pack).",
+)  # fmt: skip
+@click.option(
+    "--config", "config_path", metavar="FILE",
+    help="Settings file (default: .gpu-audit.yaml found upwards): its policies and waivers.",
 )  # fmt: skip
 @click.option(
     "--history", metavar="PATH",
@@ -60,7 +64,8 @@ if TYPE_CHECKING:
 )
 @click.option(
     "--format", "fmt", type=click.Choice(FORMATS),
-    help="Output format (default: table on a terminal, else JSON).",
+    help="Output format (default: from the --output extension, else table on a terminal and "
+    "JSON otherwise).",
 )  # fmt: skip
 @click.option("--output", "-o", metavar="FILE", help="Write the report to FILE (atomically).")
 @click.option(
@@ -75,6 +80,7 @@ def billing(
     end: str | None,
     tags: tuple[str, ...],
     policies: tuple[str, ...],
+    config_path: str | None,
     history: str | None,
     write_prices: str | None,
     engine: str,
@@ -102,6 +108,7 @@ def billing(
     from gpu_audit.billing import report as run
     from gpu_audit.billing.period import parse_period
 
+    fmt = _format(fmt, output)  # before any work: `-o bill.md` is Markdown, `-o bill.sarif` no
     when = parse_period(period, start, end)
     keys = tags or run.DEFAULT_TAGS
     if engine == "duckdb" and (table or not paths):
@@ -110,16 +117,22 @@ def billing(
         )
     if engine != "duckdb" and (paths or not table):
         raise ConfigError(f"--engine {engine} reads --table NAME, not PATH arguments")
+    from gpu_audit.billing.extras import require
+
+    require(engine, run=not show_sql)  # --sql runs nothing: no Athena or BigQuery client
     if show_sql:
         click.echo(_sql(engine, table, paths, when, keys))
         return
     now = now_from(now_text) or datetime.now(UTC)
     from gpu_audit.policy.loader import load_policy, policy_path
+    from gpu_audit.settings import load_settings
 
-    policy = load_policy([policy_path(name) for name in policies] or None)  # `runbook` by name
+    settings = load_settings(config_path)  # the team's policies and waivers, as scan and check
+    named = [policy_path(name) for name in policies or settings.policies]  # `runbook` by name
+    policy = load_policy(named or None)
     # Nothing this run reads is replaced: the export folders, the policies, the history
     folders = [path for path in paths if "://" not in path]
-    inputs = [*policy.files, *([history] if history else [])]
+    inputs = [*policy.files, *([history] if history else []), *filter(None, [settings.source])]
     _refuse_outputs(output, write_prices, inputs, folders)
     if engine == "duckdb":
         summary, groups = run.read_groups(paths, when, keys)
@@ -178,9 +191,30 @@ def _write(
     text = RENDERERS[chosen](report)
     if output:
         write_atomic(output, text, *read)
-        click.echo(f"wrote the {chosen} billing report to {output}", err=True)
+        shown = one_line(output)
+        click.echo(f"gpu-audit: wrote the {chosen} billing report to {shown}", err=True)
     else:
         click.echo(text, nl=False)
+
+
+def _format(given: str | None, output: str | None) -> str | None:
+    """The format `--format` names, else the one `-o`'s extension names, as every command reads
+    it (`check_extension`, `format_for`); None: table on a terminal, else JSON."""
+    from gpu_audit.report import check_extension, format_for
+
+    if not output:
+        return given
+    check_extension(output, given or "")
+    if given or not os.path.splitext(output)[1]:
+        return given
+    named = format_for(output, terminal=False)
+    named = "table" if named == "text" else named
+    if named not in FORMATS:
+        raise ConfigError(
+            f"{output}: billing writes no {named}; its formats: {', '.join(FORMATS)} "
+            "(or name one with --format)"
+        )
+    return named
 
 
 def _refuse_outputs(

@@ -112,9 +112,7 @@ def history_list(path: str | None, config_path: str | None, fmt: str) -> None:
             _count(a.new),
             _count(a.persisting),
             _count(a.resolved),
-            usd(a.monthly_cost_usd),
-            usd(a.monthly_savings_usd),
-            usd(a.savings_realised_usd),
+            *_monthly(a.scope.command, usd, a),
         )
         for a in store.audits()
     ]
@@ -185,16 +183,17 @@ def history_trend(
 
     store = _open(path, config_path)
     points = store.trend(audit_id)
+    audits = store.audits()
     store.close()
+    chosen = [a for a in audits if audit_id is None or a.id == audit_id][-1:]
+    command = chosen[0].scope.command if chosen else "scan"
     if fmt == "json":
-        _json("trend", "points", [_point_json(p) for p in points])
+        _json("trend", "points", [_point_json(p, command) for p in points])
         return
     rows = [
         [
             p.generated_at.strftime("%Y-%m-%d"),
-            usd(p.monthly_cost_usd),
-            usd(p.monthly_savings_usd),
-            usd(p.savings_realised_usd),
+            *_monthly(command, usd, p),
             str(p.findings_open),
         ]
         for p in points
@@ -214,20 +213,29 @@ def _audit_json(audit: Any) -> dict[str, Any]:
         "new": audit.new,
         "persisting": audit.persisting,
         "resolved": audit.resolved,
-        "monthly_cost_usd": audit.monthly_cost_usd,
-        "monthly_savings_usd": audit.monthly_savings_usd,
-        "savings_realised_usd": audit.savings_realised_usd,
+        **_monthly_json(audit.scope.command, audit),
     }
 
 
-def _point_json(point: Any) -> dict[str, Any]:
+def _point_json(point: Any, command: str) -> dict[str, Any]:
     return {
         "generated_at": point.generated_at.isoformat(),
-        "monthly_cost_usd": point.monthly_cost_usd,
-        "monthly_savings_usd": point.monthly_savings_usd,
-        "savings_realised_usd": point.savings_realised_usd,
+        **_monthly_json(command, point),
         "findings_open": point.findings_open,
     }
+
+
+_MONEY = ("monthly_cost_usd", "monthly_savings_usd", "savings_realised_usd")
+
+
+def _monthly_json(command: str, row: Any) -> dict[str, Any]:
+    """Spend, savings found and realised per month; null for a `check` (job files run
+    nothing: their savings are per run or per GPU-hour, never a month)."""
+    return {key: None if command == "check" else getattr(row, key) for key in _MONEY}
+
+
+def _monthly(command: str, usd: Any, row: Any) -> list[str]:
+    return ["–" if command == "check" else usd(getattr(row, key)) for key in _MONEY]
 
 
 @history_group.command("reservations", short_help="How full each reservation ran.")
@@ -242,14 +250,21 @@ def history_reservations(path: str | None, config_path: str | None, fmt: str) ->
     Example:
       gpu-audit history reservations --history audits.db
     """
+    from gpu_audit.report.escape import terminal_safe
     from gpu_audit.report.fit import fitted, terminal_width
     from gpu_audit.report.summary import usd
 
     store = _open(path, config_path)
     uses = store.reservation_uses()
+    audits = len(store.audits()) if not uses else 0
     store.close()
     if fmt == "json":
         _json("reservations", "reservations", [_use_json(u) for u in uses])
+        return
+    if not uses:  # a history of fleets without one (the demo's): a sentence, not a bare header
+        recorded = f"{audits} audit{'' if audits == 1 else 's'} recorded"
+        where = terminal_safe(store.path)
+        click.echo(f"no reservation or Capacity Block in {where} ({recorded})")
         return
     rows = [
         [

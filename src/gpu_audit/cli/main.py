@@ -85,8 +85,12 @@ class _Group(click.Group):
         return super().get_command(ctx, cmd_name)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        ctx.meta.setdefault(ARGV, tuple(args))  # the invocation, for the report header
-        return super().parse_args(ctx, args)
+        given = tuple(args)  # the parser consumes `args`
+        ctx.meta.setdefault(ARGV, given)  # the invocation, for the report header
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            raise _misplaced(ctx, exc, list(given)) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -97,6 +101,38 @@ class _Group(click.Group):
         except KeyboardInterrupt:  # not 1 ("open findings"): what a shell reports for SIGINT
             click.echo("\ngpu-audit: interrupted", err=True)
             ctx.exit(ExitCode.INTERRUPTED)
+
+
+def _misplaced(ctx: click.Context, exc: click.NoSuchOption, args: list[str]) -> click.UsageError:
+    """`gpu-audit --format text check x`: an option of a command, given before the command,
+    is told where it goes (`gpu-audit check --format text x`) instead of `No such option`."""
+    group = ctx.command
+    assert isinstance(group, click.Group)
+    name = one_line(exc.option_name)
+    commands = {*LAZY, *group.commands}
+    at = next((i for i, a in enumerate(args) if a in commands), None)
+    option = exc.option_name
+    given = [i for i, a in enumerate(args[: at or 0]) if a == option or a.startswith(f"{option}=")]
+    if at is None or not given:
+        return exc
+    command = group.get_command(ctx, args[at])
+    known = command is not None and any(name in p.opts for p in command.params)
+    if not known:
+        return click.UsageError(
+            f"No such option '{name}': options go after the command "
+            f"(gpu-audit {args[at]} --help lists {args[at]}'s)",
+            ctx,
+        )
+    import shlex  # an error's text only
+
+    before = given[0]
+    moved = [args[at], *args[before:at], *args[at + 1 :]]
+    shown = one_line(" ".join(shlex.quote(a) for a in ["gpu-audit", *args[:before], *moved]))
+    return click.UsageError(
+        f"{name} is an option of `{args[at]}`: it goes after the command: {shown} (only "
+        "--version and --help come before it)",
+        ctx,
+    )
 
 
 def _report_spec(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> list[Any]:

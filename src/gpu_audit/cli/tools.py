@@ -20,7 +20,7 @@ ESTIMATE_FORMATS = FORMATS
 
 
 @click.command(short_help="What a run costs: job files, or the options for a GPU request.")
-@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, metavar="[FILES]...")  # files, directories, globs: as check
 @click.option("--gpu", metavar="MODEL:N", help="GPUs per node to price, e.g. A100-80GB:8.")
 @click.option("--instance-type", metavar="TYPE", help="Price the GPUs of this instance type.")
 @click.option("--hours", type=float, help="Runtime (overrides a job's runtime cap).")
@@ -33,7 +33,8 @@ ESTIMATE_FORMATS = FORMATS
 @click.option("--output", "-o", metavar="PATH", help="Write the estimate here (atomically).")
 @prices_option
 def estimate(files: tuple[str, ...], **options: Any) -> None:
-    """Cost of one run of each job (on-demand and spot, with the price's source and date), or
+    """Cost of one run of each job in FILES (files, directories and quoted globs, as `check`
+    takes them; on-demand and spot, with the price's source and date), or
     every instance type offering --gpu / --instance-type, cheapest run first. No network.
     Exit 1 when a job's run costs more than the budget it declares, or when the run has no end
     (no runtime cap, no --hours) so its budget is not evaluated.
@@ -52,7 +53,10 @@ def estimate(files: tuple[str, ...], **options: Any) -> None:
         raise ConfigError(f"estimate: no {fmt} output; formats: {', '.join(ESTIMATE_FORMATS)}")
     warning = check_extension(output, given or "") if output else None  # before any work
     inputs = [*files, *_prices(options.pop("prices"), output, files)]
-    report = run_estimate(EstimateRequest(files=files, fmt=fmt, **options))
+    from gpu_audit.settings import load_settings
+
+    excludes = load_settings(None).exclude if files else ()  # as `check` skips them
+    report = run_estimate(EstimateRequest(files=files, fmt=fmt, excludes=excludes, **options))
     if output:
         from gpu_audit.core.writer import write_atomic
 
@@ -108,16 +112,17 @@ def policies_list(paths: tuple[str, ...]) -> None:
     Example:
       gpu-audit policies list --policy team.yaml
     """
-    from tabulate import tabulate
-
     from gpu_audit.policy.loader import load_policy
+    from gpu_audit.report.fit import fitted, terminal_width
 
     policy = load_policy(list(paths))
     rows = [
-        (r.info.id, r.info.severity.label, r.info.title, ",".join(t.value for t in r.info.targets))
+        [r.info.id, r.info.severity.label, r.info.title, ",".join(t.value for t in r.info.targets)]
         for r in policy.rules
     ]
-    click.echo(tabulate(rows, headers=["id", "severity", "title", "targets"]))
+    # fits the terminal as every table does: the title is clipped first, never the id
+    headers = ["id", "severity", "title", "targets"]
+    click.echo(fitted(headers, rows, terminal_width(), keep=("id", "severity")))
 
 
 def _prices(flag: str | None, output: str | None = None, files: tuple[str, ...] = ()) -> list[str]:

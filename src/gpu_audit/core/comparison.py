@@ -35,6 +35,8 @@ class Resolved:
     location: str
     monthly_savings_usd: float | None
     first_seen: datetime
+    # its resource is gone too (an instance that ended): not a saving realised by a fix
+    gone_with_resource: bool = False
 
 
 @record(kw_only=True)

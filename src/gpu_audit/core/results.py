@@ -153,6 +153,14 @@ class CoverageGap:
         named = [v for v in (self.account, self.region) if v and v not in self.scope]
         return " ".join([self.provider, self.scope, *named])
 
+    @property
+    def where(self) -> str:
+        """`location` without its provider: `account 123456789012, region us-west-2` where the
+        scope is a kind (`account/region`), never the kind's name alone."""
+        if self.account and self.region:
+            return f"account {self.account}, region {self.region}"
+        return self.location.removeprefix(f"{self.provider} ")
+
 
 @record(kw_only=True)
 class Skipped:

@@ -20,9 +20,15 @@ def hourly(value: float | None) -> str:
 
 
 def gpus(cost: Cost) -> str:
-    if cost.gpu_model is None or cost.gpu_count is None:
+    if cost.gpu_count is None:
         return "unknown GPUs"
+    if cost.gpu_model is None:  # the file states how many, not which (Hydra, Determined)
+        return f"{cost.gpu_count} GPUs, model unstated"
     return f"{cost.gpu_model} × {cost.gpu_count}"
+
+
+def gpu_hours(value: float | None) -> str:
+    return f"{value:,.6g} GPU-h" if value is not None and value < 1e6 else f"{value:,.0f} GPU-h"
 
 
 def capacity(cost: Cost) -> str:
@@ -40,8 +46,8 @@ def cap(cost: Cost) -> str:
 
 def run(cost: Cost) -> str:
     """One run: dollars; a priced job with no cap shows its hourly rate and says it is unbounded."""
-    if cost.hourly_usd is None:
-        return "unpriced"
+    if cost.hourly_usd is None:  # what the file states of its size, then: its GPU-hours
+        return "unpriced" if cost.gpu_hours is None else gpu_hours(cost.gpu_hours)
     if cost.run_usd is None:
         return f"{hourly(cost.hourly_usd)}, unbounded"
     if cost.sweep:
@@ -55,14 +61,54 @@ def across(job: JobChange, show: Callable[[Cost], str]) -> str:
     return values[0] if len(set(values)) == 1 else " → ".join(values)
 
 
+_SUFFIXES = (" sweep ceiling", ", unbounded", " GPU-h")
+
+
+def across_run(job: JobChange) -> str:
+    """`across(job, run)` with a suffix both sides share said once: `$11,750.40 → $2,252.16
+    sweep ceiling`, `$5.09/h → $5.77/h, unbounded` (so the cost column fits 80 columns)."""
+    values = [run(c) for c in (job.before, job.after) if c is not None]
+    if len(set(values)) == 1:
+        return values[0]
+    for suffix in _SUFFIXES:
+        if all(v.endswith(suffix) for v in values):
+            return " → ".join(v.removesuffix(suffix) for v in values) + suffix
+    return " → ".join(values)
+
+
 def delta(job: JobChange) -> str:
     if job.delta_usd is not None:
         percent = "" if job.delta_percent is None else f" ({_percent(job.delta_percent)})"
         return signed(job.delta_usd) + percent
     if job.unpriced:
-        return "unpriced"
+        change = _gpu_hours_delta(job)
+        return "unpriced" if change is None else f"{_signed_hours(change)} GPU-h, unpriced"
     hourly_delta = job.delta_hourly_usd or 0.0
     return f"{signed(hourly_delta)}/h, unbounded"
+
+
+def _gpu_hours_delta(job: JobChange) -> float | None:
+    """How many more GPU-hours one run (a sweep: its ceiling) takes, where both sides say."""
+    sides = [c.gpu_hours if c is not None else 0.0 for c in (job.before, job.after)]
+    if any(value is None for value in sides):
+        return None
+    before, after = (float(v or 0.0) for v in sides)
+    return round(after - before, 4)
+
+
+def _signed_hours(value: float) -> str:
+    return f"{'+' if value >= 0 else MINUS}{abs(value):,.6g}"
+
+
+def unpriced_gpu_hours(result: DiffResult) -> tuple[float, float] | None:
+    """Before and after GPU-hours of the changed unpriced jobs whose files state them: what a
+    diff says of a change no price covers (a sweep from 480 to 1,200 GPU-hours)."""
+    jobs = [j for j in result.changed if j.unpriced and _gpu_hours_delta(j) is not None]
+    if not jobs:
+        return None
+    before = sum((j.before.gpu_hours or 0.0) if j.before else 0.0 for j in jobs)
+    after = sum((j.after.gpu_hours or 0.0) if j.after else 0.0 for j in jobs)
+    return round(before, 4), round(after, 4)
 
 
 def _percent(value: float) -> str:
@@ -78,6 +124,14 @@ def headline(result: DiffResult) -> str:
     text = f"{signed(total.delta_usd)} per run{percent}"
     if total.unbounded_hourly_delta_usd:
         text += f", {signed(total.unbounded_hourly_delta_usd)}/h with no runtime cap"
+    hours = unpriced_gpu_hours(result)
+    if hours is not None and hours[0] != hours[1]:
+        grew = (
+            f"{_signed_hours(hours[1] - hours[0])} GPU-hours per run "
+            f"({hours[0]:,.6g} → {hours[1]:,.6g} GPU-hours, unpriced)"
+        )
+        priced = total.changed_jobs > total.unpriced_jobs
+        return f"{text}, {grew}" if priced else grew
     return text
 
 

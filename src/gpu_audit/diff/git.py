@@ -94,11 +94,35 @@ def resolve(root: str, name: str, flag: str) -> Revision:
                 f"diff: {flag} '{shown}' is not in this shallow clone: fetch it first "
                 f"(git fetch --depth=1 origin <branch or commit>, or check out with fetch-depth: 0)"
             ) from None
+        hint = _branch_hint(root, name)
         raise InputError(
             f"diff: {flag} '{shown}' is not a commit in this repository "
-            "(a typo, or a branch not fetched: git fetch origin <branch>)"
+            f"({hint or 'a typo, or a branch not fetched: git fetch origin <branch>'})"
         ) from None
     return Revision(name, out.decode().strip(), root)
+
+
+# The default branch goes by either name: `--base main` in a `master` repository is that one.
+_DEFAULT_NAMES = {"main": "master", "master": "main"}
+
+
+def _branch_hint(root: str, name: str) -> str | None:
+    """`did you mean 'master'?` from the repository's own branches (local, then remote)."""
+    try:
+        refs = ["for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/remotes"]
+        out = _git(root, refs)
+    except InputError:
+        return None
+    branches = [b for b in out.decode(errors="replace").split("\n") if b and "\t" not in b]
+    prefix, _, short = name.rpartition("/")
+    other = _DEFAULT_NAMES.get(short)
+    wanted = f"{prefix}/{other}" if prefix and other else other
+    if wanted in branches:
+        return f"did you mean '{wanted}'? this repository has '{wanted}', no '{name}'"
+    from difflib import get_close_matches  # an error's hint: only then
+
+    close = get_close_matches(name, branches, n=1, cutoff=0.6)
+    return f"did you mean '{printable(close[0], 80)}'?" if close else None
 
 
 def tree_files(revision: Revision) -> tuple[list[str], list[str]]:

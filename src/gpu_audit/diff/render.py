@@ -8,12 +8,12 @@ from typing import Any
 
 from gpu_audit.diff.cells import (
     across,
+    across_run,
     cap,
     capacity,
     delta,
     gpus,
     headline,
-    run,
     summary,
 )
 from gpu_audit.diff.model import DiffResult, JobChange
@@ -43,22 +43,27 @@ def render(result: DiffResult, fmt: str) -> str:
 
 
 def render_table(result: DiffResult) -> str:
-    """The table fits the terminal as `check`'s does: the capacity, cap and GPU columns go
-    first, then the widest is clipped; the change and the costs never are."""
+    """The table fits the terminal as `check`'s does: the capacity, cap, GPU and change columns
+    go first, then the widest is clipped; the costs never are."""
+    import textwrap
+
     from gpu_audit.report.fit import fitted, terminal_width
 
     safe = terminal_safe
-    lines = [safe(f"gpu-audit diff: {headline(result)}. {summary(result)}")]
+    width = terminal_width()
+    said = safe(f"gpu-audit diff: {headline(result)}. {summary(result)}")
+    lines = textwrap.wrap(said, width, break_on_hyphens=False)  # the table's width, as it
     changed = result.changed
     if changed:
         rows = [
             [j.file, j.name, j.change, across(j, gpus), across(j, capacity), across(j, cap),
-             across(j, run), delta(j)]
+             across_run(j), delta(j)]
             for j in changed
         ]  # fmt: skip
-        drop = ("runtime cap", "capacity", "GPUs")
-        keep = ("change", "per run", "delta")
-        lines += ["", fitted(TABLE_HEADERS, rows, terminal_width(), drop, keep=keep)]
+        # then the change (added, removed, modified: the per-run cells say which, `→` or one)
+        drop = ("runtime cap", "capacity", "GPUs", "change")
+        keep = ("per run", "delta")  # the costs are never clipped
+        lines += ["", fitted(TABLE_HEADERS, rows, width, drop, keep=keep)]
     for job in changed:
         extra = [f"  note: {n}" for n in job.notes]
         extra += [
@@ -68,12 +73,16 @@ def render_table(result: DiffResult) -> str:
             f"  - {f.severity} {f.rule_id}: resolved ({f.location})" for f in job.findings_resolved
         ]
         if extra:
-            lines += ["", safe(f"{job.file} {job.name}:"), *map(safe, extra)]
+            lines += ["", safe(f"{job.file} {job.name}:")]
+            for line in map(safe, extra):
+                lines += textwrap.wrap(line, width, subsequent_indent="    ",
+                                       break_on_hyphens=False)  # fmt: skip
     unchanged = len(result.jobs) - len(changed)
     if unchanged:
         lines += ["", f"{unchanged} GPU job(s) unchanged."]
     if result.prices_as_of:
-        lines.append(f"Prices as of {', '.join(result.prices_as_of)}; sources: --format json.")
+        dates = f"Prices as of {', '.join(result.prices_as_of)}; sources: --format json."
+        lines += textwrap.wrap(dates, width, break_on_hyphens=False)
     return "\n".join(lines) + "\n"
 
 

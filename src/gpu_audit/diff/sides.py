@@ -83,7 +83,8 @@ def cost_of(resource: Resource, file: str) -> Cost:
         runtime_cap_hours=estimate.hours,
         hourly_usd=rate.hourly_usd if rate else None,
         run_usd=estimate.ceiling_usd,  # a sweep's run is its ceiling
-        gpu_hours=estimate.gpu_hours,
+        # a sweep's GPU-hours are its ceiling's (every trial to its cap), as its run_usd is
+        gpu_hours=estimate.sweep.gpu_hours if estimate.sweep is not None else estimate.gpu_hours,
         instance_type=rate.instance_type if rate else resource.instance_type,
         region=rate.region if rate else resource.region,
         price_as_of=rate.as_of if rate else None,

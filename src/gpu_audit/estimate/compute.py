@@ -51,7 +51,7 @@ def estimate_job(resource: Resource, hours: float | None = None) -> JobEstimate:
         trials=resource.hpo.max_trials,
         tuning_on_demand_usd=_times(sweep, on_demand),
         tuning_spot_usd=_times(sweep, spot),
-        note=_no_price(resource) if quote is None else None,
+        note=_no_price(resource) if quote is None else _unfit(resource),
         sweep=sweep,
     )
 
@@ -165,7 +165,24 @@ def _share_label(resource: Resource) -> str:
 def _no_price(resource: Resource) -> str:
     if resource.retired:
         return f"not priced: no longer offered ({resource.retired}); it cannot run as written"
+    unfit = _unfit(resource)
+    if unfit:
+        return f"not priced: {unfit}"
+    if resource.provider == "kubernetes" and resource.service == "kubernetes":
+        return (
+            "not priced: the manifest names no cloud (no instance type the catalog knows, no "
+            "cloud's node label such as `cloud.google.com/gke-accelerator` or "
+            "`karpenter.k8s.aws/instance-gpu-name`)"
+        )
+    if resource.gpu.model is None and resource.instance_type is None:
+        return "not priced: the file names no GPU model or instance type"
     return "no price: the catalog does not know this GPU or instance type"
+
+
+def _unfit(resource: Resource) -> str | None:
+    """The Kubernetes parser's note that no pod fits the machine type it selects, if made."""
+    note = resource.source.note or ""
+    return next((part for part in note.split("; ") if "no pod fits" in part), None)
 
 
 def _rate(

@@ -39,8 +39,11 @@ def _clean(value: object) -> str:
 
 
 def _gpus(e: JobEstimate) -> str:
-    if e.gpu_model is None or e.gpu_count is None:
+    if e.gpu_count is None:
         return "unknown"
+    if e.gpu_model is None:  # a Hydra launcher's `gpus_per_node`, Determined's `slots_per_trial`
+        each = " per trial" if e.sweep is not None else ""
+        return f"{e.gpu_count}{each} (GPU model not stated)"
     if e.nodes and e.gpus_per_node:
         return f"{e.gpu_model} × {e.gpus_per_node} × {e.nodes} node{'s' if e.nodes != 1 else ''}"
     return f"{e.gpu_model} × {e.gpu_count}"

@@ -20,6 +20,7 @@ class EstimateRequest:
     cloud: str | None = None
     max_usd: float | None = None
     fmt: str = "text"
+    excludes: tuple[str, ...] = ()  # `exclude:` patterns under directories and globs, as check
 
 
 @record
@@ -65,11 +66,14 @@ def _jobs(request: EstimateRequest) -> EstimateReport:
     from gpu_audit.estimate.compute import estimate_job
     from gpu_audit.estimate.render import money, render_jobs
     from gpu_audit.jobs import load_jobs
+    from gpu_audit.jobs.discover import expand
 
-    loaded = load_jobs(request.files)
+    # directories walked and quoted globs expanded, as `check` takes them
+    files, unmatched = expand(request.files, request.excludes)
+    loaded = load_jobs(files)
     now = datetime.now(UTC)
     estimates = [estimate_job(enrich(r, now), request.hours) for r in loaded.resources]
-    errors = tuple(s.reason for s in loaded.skipped if s.error)
+    errors = (*unmatched, *(s.reason for s in loaded.skipped if s.error))
     over = sum(1 for e in estimates if e.over_budget)
     unbounded = tuple(
         f"{e.location}: {e.job}: budget {money(e.budget_usd)} not evaluated ({e.budget_reason})"

@@ -110,13 +110,19 @@ def compare(
     past = previous.seen
     rows = [past[fp] for fp in past.keys() - set(fingerprints)]
     gone = [f for f in previous.findings_of(sorted(rows)) if not _unseen(f, gaps)]
-    resolved = sorted(
-        (_resolved(f, previous.titles) for f in gone),
-        key=lambda r: (-(r.monthly_savings_usd or 0.0), r.location, r.rule_id),
-    )
     known = previous.resource_keys
     keys = keys if keys is not None else list(map(resource_key, result.resources))
-    rows = [known[key] for key in known.keys() - set(keys)]
+    ended = known.keys() - set(keys)
+    resolved = sorted(
+        (_resolved(f, previous.titles, f.resource_key in ended) for f in gone),
+        key=lambda r: (
+            r.gone_with_resource,  # what a fix realised first
+            -(r.monthly_savings_usd or 0.0),
+            r.location,
+            r.rule_id,
+        ),
+    )
+    rows = [known[key] for key in ended]
     removed = sorted(
         (
             Removed(
@@ -130,7 +136,7 @@ def compare(
         ),
         key=lambda r: (-(r.monthly_cost_usd or 0.0), r.location),
     )
-    realised = _realised(gone)
+    realised = _realised([f for f in gone if f.resource_key not in ended])
     point = TrendPoint(
         generated_at=now,
         monthly_cost_usd=cost,
@@ -185,8 +191,9 @@ def spend(resources: Sequence[Resource]) -> float:
     return round(sum(c for c in costs if c is not None and 0 <= c < math.inf), 2)
 
 
-def _resolved(f: PastFinding, titles: Mapping[str, str]) -> Resolved:
+def _resolved(f: PastFinding, titles: Mapping[str, str], ended: bool = False) -> Resolved:
     return Resolved(
+        gone_with_resource=ended,
         fingerprint=f.fingerprint,
         rule_id=f.rule_id,
         severity=Severity(f.severity),
@@ -203,7 +210,8 @@ def parse_time(text: str) -> datetime:
 
 
 def _realised(gone: list[PastFinding]) -> float:
-    """Savings of resolved findings; as with savings found, per resource the largest counts."""
+    """Savings of findings resolved on a resource still there (one that ended took its findings
+    with it: nothing was fixed); as with savings found, per resource the largest counts."""
     best: dict[str, float] = {}
     for item in gone:
         key = item.resource_key

@@ -46,7 +46,8 @@ class JobFormat(ABC):
     `hints` says, per canonical field, how to state it in this format when a rule found it
     missing (the not-evaluated section of a report shows it). `fixes` says, per canonical field
     (`tags.*` for any tag), which key of this format to change when a rule finds its value wrong:
-    a finding's fix, in the file's own words.
+    a finding's fix, in the file's own words; `field@service` is the fix for a file of that
+    billing service (a GKE manifest, `service: gce`, selects its GPU with GKE's own label).
     """
 
     name: ClassVar[str]

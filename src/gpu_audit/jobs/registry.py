@@ -77,13 +77,16 @@ def format_hints(name: str) -> dict[str, str]:
     return fmt.hints if fmt is not None else {}
 
 
-def format_fix(name: str, field: str) -> str | None:
-    """Which key of this job format states `field` (a finding's fix); None when it says none."""
+def format_fix(name: str, field: str, service: str | None = None) -> str | None:
+    """Which key of this job format states `field` (a finding's fix); None when it says none.
+    A `field@service` entry is the fix for a file of that service (a GKE manifest selects its
+    GPU with `cloud.google.com/gke-accelerator`, not `nvidia.com/gpu.product`)."""
     fmt = FORMATS.get(name)
     if fmt is None:
         return None
     fixes = fmt.fixes
-    return fixes.get(field) or (fixes.get("tags.*") if field.startswith("tags.") else None)
+    own = fixes.get(f"{field}@{service}") if service else None
+    return own or fixes.get(field) or (fixes.get("tags.*") if field.startswith("tags.") else None)
 
 
 @record

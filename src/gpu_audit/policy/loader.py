@@ -72,6 +72,9 @@ class _Layer:
     versions: list[str]
     errors: list[str] = field(default_factory=list)  # every problem, one located line each
     declared: set[str] = field(default_factory=set)  # rule ids written, compiled or not
+    # the rules a waiver that failed to compile names (`path:line`, ids): still checked, so an
+    # unknown one is said in the same run as the waiver's other mistakes
+    named: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
 
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -107,10 +110,11 @@ def load_policy(paths: list[str] | tuple[str, ...] | None) -> Policy:
             aliases[alias] = rule.info.id
     known = set(layer.rules) | set(aliases)
     declared = known | layer.declared  # a rule that failed to compile has its own error
-    for waiver in layer.waivers:
-        for name in sorted(r for r in waiver.rules if r != "*" and r not in declared):
+    named = [(w.waiver.source, tuple(w.rules)) for w in layer.waivers] + layer.named
+    for source, rules in named:
+        for name in sorted(r for r in rules if r != "*" and r not in declared):
             layer.errors.append(
-                f"{waiver.waiver.source}: waiver: rule: unknown rule '{shown(name)}'"
+                f"{source}: waiver: rule: unknown rule '{shown(name)}'"
                 f"{did_you_mean(name, declared)}"
             )
     if layer.errors:
@@ -195,11 +199,13 @@ def _apply_file(layer: _Layer, path: str, stack: tuple[str, ...]) -> None:
     waivers = data.get("waivers") or [] if ("waivers",) not in bad else []
     for index, raw in enumerate(waivers, start=1):
         if ("waivers", index - 1) in bad:
+            layer.named += _waiver_rules(path, raw)
             continue
         try:
             layer.waivers.append(_compile_waiver(path, index, raw))
         except PolicyError as exc:
             layer.errors += messages_of(exc)
+            layer.named += _waiver_rules(path, raw)
     layer.files.append(path)
     revision = data.get("revision")
     layer.versions.append(f"{os.path.basename(path)}@{revision if revision else digest}")
@@ -350,6 +356,16 @@ def _condition_problems(path: str, raw: Any) -> list[str]:
     except PolicyError as exc:
         return messages_of(exc)
     return []
+
+
+def _waiver_rules(path: str, raw: Any) -> list[tuple[str, tuple[str, ...]]]:
+    """The rule ids a waiver names, where it names them as text (for the unknown-rule check)."""
+    if not isinstance(raw, LineMap):
+        return []
+    rules = raw.get("rule")
+    ids = [rules] if isinstance(rules, str) else rules if isinstance(rules, list) else []
+    names = tuple(r for r in ids if isinstance(r, str))
+    return [(f"{path}:{raw.line}", names)] if names else []
 
 
 def _compile_waiver(path: str, index: int, raw: LineMap) -> CompiledWaiver:

@@ -27,10 +27,17 @@ _UNIT_HOURS = {"m": 1 / 60, "h": 1.0, "d": 24.0}
 _RANKS = {g.name: g.rank for g in ladder()}
 
 
+def _class_hint(operand: Any) -> str:
+    """` (did you mean 'A100-80GB'?)` for a misspelt GPU class."""
+    from gpu_audit.policy.structure import did_you_mean  # an error's hint only
+
+    return did_you_mean(operand, _RANKS)
+
+
 def ladder_class(operand: Any, fail: Callable[[str], PolicyError]) -> int:
     found = gpu_class(str(operand)) if isinstance(operand, str) else None
     if found is None:
-        raise fail(f"unknown GPU class '{operand}'")
+        raise fail(f"unknown GPU class '{operand}'{_class_hint(operand)}")
     if found.rank is None:
         raise fail(f"'{found.name}' is outside the GPU class ladder; name it with 'in' instead")
     return found.rank
@@ -92,7 +99,7 @@ def scalar(spec: FieldSpec, operand: Any, fail: Callable[[str], PolicyError]) ->
     if spec.type == "gpu":
         found = gpu_class(str(operand))
         if found is None:
-            raise fail(f"unknown GPU class '{operand}'")
+            raise fail(f"unknown GPU class '{operand}'{_class_hint(operand)}")
         return found.name
     if spec.type == "enum":
         text = str(operand)
@@ -101,7 +108,10 @@ def scalar(spec: FieldSpec, operand: Any, fail: Callable[[str], PolicyError]) ->
                 f"'unknown' means the source did not say; test it with '{spec.name}: absent'"
             )
         if spec.choices and text not in spec.choices:
-            raise fail(f"'{text}' is not one of {', '.join(sorted(spec.choices))}")
+            from gpu_audit.policy.structure import did_you_mean  # an error's hint only
+
+            hint = did_you_mean(text, spec.choices)
+            raise fail(f"'{text}' is not one of {', '.join(sorted(spec.choices))}{hint}")
         return text
     if spec.type == "number":
         return ordered_operand(spec, operand, fail)

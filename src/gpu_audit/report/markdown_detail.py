@@ -13,6 +13,7 @@ from gpu_audit.core.results import Finding, RuleInfo, ScanResult, WaiverState
 from gpu_audit.core.savings import total_savings
 from gpu_audit.report import not_evaluated as missing
 from gpu_audit.report.markdown_text import (
+    breakable,
     inline,
     money,
     prose,
@@ -208,7 +209,7 @@ def coverage_gaps(result: ScanResult) -> list[str]:
     if not result.coverage_gaps:
         return [*lines, "", "None: every account, project and region in scope was read."]
     rows = [
-        [inline(g.provider), inline(g.scope, 120), inline(g.error, 80), inline(g.message, 300)]
+        [inline(g.provider), inline(g.where, 120), inline(g.error, 80), inline(g.message, 300)]
         for g in result.coverage_gaps
     ]
     return [*lines, "", *table(["Provider", "Scope", "Error", "Message"], rows)]
@@ -219,7 +220,7 @@ def skipped_inputs(result: ScanResult) -> list[str]:
         return []
     rows = [
         [
-            inline(shown_path(s.path), 120),
+            breakable(inline(shown_path(s.path), 120)),  # a long file name wraps, not the page
             str(s.line) if s.line else "–",
             "unreadable" if s.error else "not a GPU job",
             inline(s.reason, 300),

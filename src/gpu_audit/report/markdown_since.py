@@ -140,13 +140,19 @@ def _counted(resolved: tuple[Resolved, ...]) -> list[float | None]:
     (on its first such finding); the resource's other findings count nothing."""
     largest: dict[tuple[str, str], Resolved] = {}
     for item in resolved:
+        if item.gone_with_resource:
+            continue
         key = (item.resource_id, item.location)
         held = largest.get(key)
         if held is None or (item.monthly_savings_usd or 0.0) > (held.monthly_savings_usd or 0.0):
             largest[key] = item
     counted = {id(item) for item in largest.values()}
     return [
-        r.monthly_savings_usd if id(r) in counted or r.monthly_savings_usd is None else 0.0
+        None
+        if r.gone_with_resource
+        else r.monthly_savings_usd
+        if id(r) in counted or r.monthly_savings_usd is None
+        else 0.0
         for r in resolved
     ]
 
@@ -161,7 +167,7 @@ def _resolved(since: Comparison) -> list[str]:
             inline(r.rule_id),
             f"{r.first_seen:%Y\u2011%m\u2011%d}",  # non-breaking hyphens: the date never wraps
             money(r.monthly_savings_usd),
-            money(part),
+            "gone with its resource" if r.gone_with_resource else money(part),
         ]
         for r, part in zip(since.resolved[:TOP], counted, strict=False)
     ]
@@ -169,7 +175,8 @@ def _resolved(since: Comparison) -> list[str]:
     headers = ["Resource", "Rule", "First seen", "Saving / month", "Counted"]
     note = (
         "_Counted: a resource's saving counts once, under its largest resolved finding; the "
-        f"column adds up to savings realised ({money(since.savings_realised_usd)} / month)._"
+        f"column adds up to savings realised ({money(since.savings_realised_usd)} / month). A "
+        "finding gone with its resource (an instance that ended) is no saving realised._"
     )
     return [
         "",

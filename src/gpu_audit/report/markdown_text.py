@@ -107,15 +107,31 @@ def breakable(markdown: str, longer_than: int = 20) -> str:
         return markdown
     out: list[str] = []
     index = 0
+    run = 0  # characters since the last place to wrap
     while index < len(markdown):
         if markdown.startswith("\\_", index):
             out.append("\\_<wbr>")
-            index += 2
+            index, run = index + 2, 0
             continue
         char = markdown[index]
-        out.append(char + "<wbr>" if char in "-." and index + 1 < len(markdown) else char)
-        index += 1
+        # a name with no `-_.` in 20 characters (`TrainTheLargeModelOnEightGpus`) wraps too: at
+        # a lower-to-upper case change, or after 20 characters; never inside `\x` or `&lt;`
+        atom = _ATOM.match(markdown, index)
+        piece = atom.group() if atom else char
+        upper = piece.isupper() and index and markdown[index - 1].islower()
+        if run >= _RUN or (upper and run >= 8):
+            out.append("<wbr>")
+            run = 0
+        out.append(piece)
+        index, run = index + len(piece), run + 1
+        if char in "-." and index < len(markdown):
+            out.append("<wbr>")
+            run = 0
     return "".join(out)
+
+
+_RUN = 20
+_ATOM = lazy(r"\\.|&[a-z]+;")
 
 
 def shown_path(path: str) -> str:

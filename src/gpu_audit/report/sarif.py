@@ -316,7 +316,7 @@ def _invocation(result: ScanResult, root: Path) -> dict[str, Any]:
         notes.append(
             {
                 "level": "error",
-                "message": {"text": f"{gap.provider} {gap.scope}: {gap.error}: {gap.message}"},
+                "message": {"text": f"{gap.provider} {gap.where}: {gap.error}: {gap.message}"},
             }
         )
     return {

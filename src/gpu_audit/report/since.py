@@ -27,9 +27,12 @@ def counts_line(since: Comparison, jobs: bool = False) -> str:
             f"persisting, {len(since.resolved)} resolved"
         )
     removed = ""
+    ended = sum(1 for r in since.resolved if r.gone_with_resource)
+    if ended:
+        removed = f"; {ended} of them gone with {'its' if ended == 1 else 'their'} resource"
     if since.removed:
         cost = sum(r.monthly_cost_usd or 0.0 for r in since.removed)
-        removed = f", {len(since.removed)} resources removed ({usd(cost)}/month)"
+        removed += f", {len(since.removed)} resources removed ({usd(cost)}/month)"
     return (
         f"since {since.previous_at:%Y-%m-%d}: {since.new} new, {since.persisting} persisting, "
         f"{len(since.resolved)} resolved (savings realised {usd(since.savings_realised_usd)}"

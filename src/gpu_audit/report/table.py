@@ -84,7 +84,8 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
             rows = [["new" if id(f) in new else "", *r] for f, r in zip(ordered, rows, strict=True)]
             headers = ["change", *headers]
         lines += _simple(headers, rows)
-        lines += _fixes(ordered, width)
+        fixes = _fixes(ordered, width)
+        lines += ["", *fixes] if fixes else []  # below the table, not read as its rows
         if len(group) > ROWS:
             more = f"{len(group) - ROWS:,} more {severity.label} findings with smaller savings"
             lines.append(f"… {more} (every finding: --format text, csv or json)")
@@ -186,6 +187,17 @@ def _fit(
         excess -= cut
     if excess > 0:  # still too wide: below the comfortable widths, to the floors
         excess = _to_floors(headers, sizes, excess)
+    if excess > 0 and "name" in headers and "resource" in headers:
+        # still too wide (a `change` column beside a check's at 80): the name goes, the
+        # `file:line` or id says which; what is freed widens the resource back
+        column = headers.index("name")
+        freed = sizes[column] + 2
+        del headers[column], sizes[column]
+        for row in rows:
+            del row[column]
+        at = headers.index("resource")
+        sizes[at] += max(freed - excess, 0)
+        excess -= freed
     for name in flexible:
         if name not in headers:
             continue
@@ -296,7 +308,7 @@ def _set_aside(result: ScanResult) -> list[str]:
 
 def _problems(result: ScanResult) -> list[str]:
     lines = [
-        f"COVERAGE GAP: {clean(g.provider)} {clean(g.scope)}: {clean(g.error)}: "
+        f"COVERAGE GAP: {clean(g.provider)} {clean(g.where)}: {clean(g.error)}: "
         f"{clean(g.message, 120)}"
         for g in result.coverage_gaps
     ]

@@ -27,6 +27,9 @@ class Determined(JobFormat):
         "hpo.max_trials": "set `searcher.max_trials`",
         "gpu.model": "Determined's resource pool decides the GPU: the file names none",
         "limits.max_runtime_hours": "Determined caps a trial in `max_length` units, not hours",
+        "capacity": "Determined's resource pool decides spot or on-demand "
+        "(`resources.resource_pool` names the pool): the file states neither",
+        "gpu.count": "set `resources.slots_per_trial` to a number",
     }
     fixes: ClassVar[dict[str, str]] = {
         "hpo.max_trials": "set `searcher.max_trials`",

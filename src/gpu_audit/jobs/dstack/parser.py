@@ -59,6 +59,10 @@ class Dstack(JobFormat):
         "capacity": "set `spot_policy: spot` (or `auto`)",
         "limits.max_runtime_hours": "set `max_duration`, e.g. `max_duration: 12h`",
         "gpu.model": "ask for a smaller GPU in `resources.gpu`",
+        "checkpoint.uri": "attach a network volume in `volumes` (`- name: ckpt` with `path: "
+        "/checkpoints`) and save to and resume from it",
+        "limits.idle_stop_hours": "set `inactivity_duration`, e.g. `inactivity_duration: 2h` (or "
+        "`max_duration`)",
         "tags.*": "add the keys to `tags`",
     }
 

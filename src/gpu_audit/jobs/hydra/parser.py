@@ -29,10 +29,15 @@ class HydraOptuna(JobFormat):
         "hpo.max_trials": "set `hydra.sweeper.n_trials`",
         "gpu.model": "the Optuna sweeper's trials run where `hydra/launcher` puts them",
         "limits.max_runtime_hours": "set `hydra.launcher.timeout_min` (Submitit launcher)",
+        "capacity": "the trials run where `hydra/launcher` puts them (a Slurm partition, a "
+        "cluster): the file states no spot or on-demand",
+        "gpu.count": "set `hydra.launcher.gpus_per_node` to a number (Submitit launcher)",
     }
     fixes: ClassVar[dict[str, str]] = {
         "hpo.max_trials": "set `hydra.sweeper.n_trials`",
         "limits.max_runtime_hours": "set `hydra.launcher.timeout_min`",
+        "hpo.early_stopping": "set `hydra.sweeper.pruner` (`_target_: "
+        "optuna.pruners.HyperbandPruner`, or `MedianPruner`)",
     }
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:

@@ -71,6 +71,15 @@ class Kubernetes(JobFormat):
         "limits.max_runtime_hours": "set `activeDeadlineSeconds` on the Job (or its `runPolicy`)",
         "gpu.model": "select a smaller GPU with the `nvidia.com/gpu.product` or "
         "`node.kubernetes.io/instance-type` nodeSelector",
+        # a GKE manifest's nodes carry GKE's labels, an EKS/Karpenter one's AWS's
+        "capacity@gce": "select spot nodes with the nodeSelector "
+        '`cloud.google.com/gke-spot: "true"`',
+        "gpu.model@gce": "select a smaller GPU with the `cloud.google.com/gke-accelerator` "
+        "nodeSelector (e.g. `nvidia-l4`, `nvidia-tesla-a100`)",
+        "gpu.model@ec2": "select a smaller GPU with the `karpenter.k8s.aws/instance-gpu-name` or "
+        "`node.kubernetes.io/instance-type` nodeSelector",
+        "checkpoint.uri": "pass the container a bucket to checkpoint to and resume from "
+        "(`--checkpoint-dir s3://…` in `args`, or a `CHECKPOINT_DIR` env var)",
         "hpo.max_trials": "set `maxTrialCount` on the Katib Experiment",
         "hpo.early_stopping": "set `earlyStopping` on the Katib Experiment",
         "tags.*": "add the keys to `metadata.labels`",
@@ -102,6 +111,7 @@ class Kubernetes(JobFormat):
         draft.anchor = gpu_groups[0][0].line
         _count(draft, gpu_groups)
         placement(draft, [(g.pod, g.line or data.line_of("spec")) for g, _ in gpu_groups])
+        _fits_machine(draft, gpu_groups)
         per_pod = _deadline(draft, work, metadata)
         _release(draft, kind, spec)
         _serve_accelerator(draft, spec)
@@ -122,6 +132,27 @@ class Kubernetes(JobFormat):
         for note in work.notes:
             draft.add_note(note)
         return [draft.build()]
+
+
+def _fits_machine(draft: JobDraft, groups: list[tuple[Group, _GpuRequest]]) -> None:
+    """A pod runs on one node: one asking more GPUs than the selected machine type has is never
+    scheduled there, and is not priced as several of them (`8 GPUs` on a 2-GPU type is no
+    4 nodes); the type is left unknown (its line kept) and the job says why."""
+    from gpu_audit.catalog import instance_spec
+
+    itype = draft.get("instance_type")
+    spec = instance_spec(itype) if isinstance(itype, str) else None
+    if spec is None or not spec.gpu_count:
+        return
+    asked = max((r.count for _, r in groups if r.count is not None and r.mode is None), default=0)
+    if asked <= spec.gpu_count:
+        return
+    draft.unknown("instance_type", draft.lines.get("instance_type"))
+    draft.add_note(
+        f"a pod asks for {asked:g} GPUs and {spec.instance_type} has {spec.gpu_count}: no pod "
+        f"fits that machine type (priced on one that holds {asked:g}, if any, never as "
+        "several of it)"
+    )
 
 
 def _kind(kind: str, experiment: bool, line: int | None) -> Kind | None:

@@ -88,6 +88,8 @@ class SageMaker(JobFormat):
         "gpu.model": "choose a smaller GPU type in `ResourceConfig.InstanceType`",
         "hpo.max_trials": "set `ResourceLimits.MaxNumberOfTrainingJobs`",
         "hpo.early_stopping": "set `TrainingJobEarlyStoppingType: Auto`",
+        "checkpoint.uri": "set `CheckpointConfig.S3Uri` (SageMaker syncs `/opt/ml/checkpoints` "
+        "to it, and back after an interruption)",
         "tags.*": "add the keys to `Tags`",
         "estimate.ceiling_usd": "lower `StoppingCondition.MaxRuntimeInSeconds` (a tuning job: or "
         "`ResourceLimits.MaxNumberOfTrainingJobs`), or raise the `gpu-audit/budget-usd` tag",

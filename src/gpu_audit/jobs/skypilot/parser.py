@@ -55,6 +55,10 @@ class SkyPilot(JobFormat):
         "(SkyPilot has no runtime cap), or tear the cluster down with `resources.autostop` "
         "`down: true`",
         "gpu.model": "ask for a smaller GPU in `resources.accelerators`",
+        "checkpoint.uri": "mount a bucket in `file_mounts` (`/checkpoints: {name: …, store: s3, "
+        "mode: MOUNT}`) and save to and resume from it",
+        "limits.idle_stop_hours": "set `resources.autostop: {idle_minutes: 30, down: true}` "
+        "(the cluster goes down when idle)",
         "tags.*": "add the keys to `resources.labels`",
     }
 

@@ -86,6 +86,8 @@ class Vertex(JobFormat):
         "capacity": "set `scheduling.strategy: SPOT`",
         "limits.max_runtime_hours": "set `scheduling.timeout` (in `trialJobSpec` for a tuning job)",
         "gpu.model": "choose a smaller GPU in `machineSpec.acceleratorType`",
+        "checkpoint.uri": "set `baseOutputDirectory.outputUriPrefix` to a `gs://` prefix (the job "
+        "gets it as `AIP_CHECKPOINT_DIR`) and save to and resume from it",
         "hpo.max_trials": "set `maxTrialCount`",
         "hpo.early_stopping": "set an automated stopping spec in `studySpec` "
         "(`decayCurveStoppingSpec`, `medianAutomatedStoppingSpec`)",

@@ -27,6 +27,9 @@ class WandbSweep(JobFormat):
         "hpo.max_trials": "set `run_cap`",
         "gpu.model": "a W&B sweep runs on its agents' machines: the file names no GPU",
         "limits.max_runtime_hours": "a W&B sweep has no per-run time cap: cap it in the program",
+        "capacity": "a W&B sweep runs on its agents' machines: spot or on-demand is theirs, "
+        "not the file's",
+        "gpu.count": "a W&B sweep runs on its agents' machines: the file names no GPU count",
     }
     fixes: ClassVar[dict[str, str]] = {
         "hpo.max_trials": "set `run_cap`",
