@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from decimal import Decimal
 
+from gpu_audit.billing.render_quarter import text_lines
 from gpu_audit.billing.report import BillingReport
 from gpu_audit.billing.spelling import dimension_title, hours, key_label, md_usd, share, usd
 from gpu_audit.billing.summary import Figures, cents
@@ -132,6 +133,7 @@ def render_markdown(report: BillingReport) -> str:
             "lrrr",
         )
         lines.append("")
+    lines += text_lines(report, md_usd, inline, markdown=True)  # the quarter ahead
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -288,7 +290,8 @@ def render_table(report: BillingReport) -> str:
                 f"{t.currency}: {cents(t.gpu.effective):,} of GPU usage (not added to the dollars)"
             )
         )
-    out += ["", _headline(report, lambda v: v)]
+    out += ["", *text_lines(report, usd, terminal_safe, markdown=False)]  # the quarter ahead
+    out += [_headline(report, lambda v: v)]
     return "\n".join(out) + "\n"
 
 

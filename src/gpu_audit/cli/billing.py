@@ -19,6 +19,7 @@ ENGINES = ("duckdb", "athena", "bigquery")
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from gpu_audit.billing.daily import DayGroup
     from gpu_audit.billing.model import BilledGroup
     from gpu_audit.billing.period import Period
     from gpu_audit.billing.report import BillingReport
@@ -121,8 +122,9 @@ def billing(
     folders = [path for path in paths if "://" not in path]
     inputs = [*policy.files, *([history] if history else [])]
     _refuse_outputs(output, write_prices, inputs, folders)
+    days: Sequence[DayGroup] = ()
     if engine == "duckdb":
-        summary, groups = run.read_groups(paths, when, keys)
+        summary, groups, days = run.read_daily(paths, when, keys)
     else:
         where = {
             "workgroup": athena_workgroup,
@@ -130,7 +132,7 @@ def billing(
             "project": bigquery_project,
         }
         summary, groups = run.read_remote(engine, table or "", when, keys, where)
-    report = run.judge(summary, groups, policy, now, history, engine)
+    report = run.judge(summary, groups, policy, now, history, engine, days)
     _write(report, groups, when, now, fmt, output, write_prices, (inputs, folders))
     sys.exit(_exit_code(report, fail_on))
 
