@@ -184,8 +184,9 @@ def _gcp_record(day: date, line: tuple[str, str, str | None, str, Decimal, Decim
 
 
 def write_aws_month(root: Path, month: int, through: date, execution: str = "exec-1") -> Path:
-    """The month's export as AWS refreshes it: one data file with the days up to `through`, and
-    the manifest naming it (an earlier day's file is removed: AWS overwrites it)."""
+    """The month's export as AWS refreshes it: one data file with the days up to `through` in
+    the execution's folder, and the manifest naming it (an earlier execution's file stays on
+    the prefix, listed by no manifest: superseded)."""
     first = date(2026, month, 1)
     last = min(date(2026, month + 1, 1) - timedelta(days=1), through)
     records = [
@@ -193,9 +194,6 @@ def write_aws_month(root: Path, month: int, through: date, execution: str = "exe
     ]
     period = f"2026-{month:02d}"
     rel = f"data/BILLING_PERIOD={period}/{execution}/{EXPORT}-00001.snappy.parquet"
-    folder = root / f"data/BILLING_PERIOD={period}"
-    for old in folder.glob("*/*.parquet") if folder.exists() else []:
-        old.unlink()
     write_parquet(root / rel, AWS_SCHEMA, records)
     manifest = {
         "executionId": execution,

@@ -57,6 +57,20 @@ def forecast_json(f: Forecast | None) -> dict[str, Any] | None:
     }
 
 
+def reading_json(report: BillingReport) -> dict[str, Any] | None:
+    """What an incremental run (`--history`) read and reused."""
+    r = report.reading
+    if r is None:
+        return None
+    return {
+        "history": r.history,
+        "full": r.full,
+        "files_read": len(r.read),
+        "files_reused": r.reused,
+        "files_dropped": r.dropped,
+    }
+
+
 def anomalies(report: BillingReport) -> list[tuple[Rise, Any]]:
     """The rises the policy judged anomalies (open or waived findings of a `rise_usd` rule),
     with their finding, largest first."""

@@ -9,6 +9,7 @@ from gpu_audit.billing.anomaly import Rise
 from gpu_audit.billing.coverage import Coverage, join_history
 from gpu_audit.billing.daily import DayGroup
 from gpu_audit.billing.forecast import Forecast
+from gpu_audit.billing.incremental import Reading
 from gpu_audit.billing.judge import billed_resources
 from gpu_audit.billing.model import BilledGroup
 from gpu_audit.billing.period import Period
@@ -36,6 +37,7 @@ class BillingReport:
     coverage: Coverage | None = None
     forecast: Forecast | None = None  # to the period's end (billing/forecast.py)
     rises: tuple[Rise, ...] = ()  # every team's and resource's largest rise (billing/anomaly.py)
+    reading: Reading | None = None  # what an incremental run read (billing/incremental.py)
 
     @property
     def open_findings(self) -> tuple[Finding, ...]:
@@ -112,6 +114,7 @@ def judge(
     history: str | None = None,
     engine: str = "duckdb",
     days: Sequence[DayGroup] = (),
+    reading: Reading | None = None,
 ) -> BillingReport:
     """`days` (the daily series, `billing.daily`): the forecast, and the rises the engine
     judges (fields on the billed resources, and a `spend` resource per team)."""
@@ -143,6 +146,7 @@ def judge(
         else None,
         forecast=forecast(days, summary.period, now, team),
         rises=rises,
+        reading=reading,
     )
 
 
@@ -152,11 +156,24 @@ def team_key(tag_keys: Sequence[str]) -> str | None:
 
 
 def read_daily(
-    paths: Sequence[str], period: Period, tag_keys: Sequence[str]
-) -> tuple[BillingSummary, list[BilledGroup], list[DayGroup]]:
-    """`read_groups` with the daily series: one read of the exports gives both."""
+    paths: Sequence[str],
+    period: Period,
+    tag_keys: Sequence[str],
+    history: str | None = None,
+    now: datetime | None = None,
+    full: bool = False,
+) -> tuple[BillingSummary, list[BilledGroup], list[DayGroup], Reading | None]:
+    """`read_groups` with the daily series: one read of the exports gives both; with a
+    history, only the files that are new or changed are read (billing/incremental.py)."""
     from gpu_audit.billing.daily import collapse, run_daily
+    from gpu_audit.billing.incremental import run_incremental
 
-    exports, days = run_daily(paths, period, query_keys(tag_keys), gpu_types())
+    reading = None
+    if history:
+        exports, days, reading = run_incremental(
+            paths, period, query_keys(tag_keys), gpu_types(), history, now or period.end, full
+        )
+    else:
+        exports, days = run_daily(paths, period, query_keys(tag_keys), gpu_types())
     groups = collapse(days)
-    return summarize(period, exports, groups, tag_keys), groups, days
+    return summarize(period, exports, groups, tag_keys), groups, days, reading

@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 )  # fmt: skip
 @click.option(
     "--history", metavar="PATH",
-    help="Join with this scan history: what no scan saw, what became of its findings.",
+    help="Join with this scan history (what no scan saw, what became of its findings); keep "
+    "each export file read and each forecast there, so the next run reads only new files.",
 )  # fmt: skip
 @click.option(
     "--write-prices", metavar="FILE",
@@ -69,6 +70,10 @@ if TYPE_CHECKING:
     help="Exit 1 on open findings at or above this severity.",
 )  # fmt: skip
 @click.option("--now", "now_text", metavar="ISO-TIME", help="The report's time (default: now).")
+@click.option(
+    "--full", is_flag=True,
+    help="With --history: read every export file again, not only the new or changed ones.",
+)  # fmt: skip
 def billing(
     paths: tuple[str, ...],
     period: str | None,
@@ -88,6 +93,7 @@ def billing(
     output: str | None,
     fail_on: str,
     now_text: str | None,
+    full: bool,
 ) -> None:
     """Read each PATH (a local copy of one cloud's FOCUS export folder: AWS Data Exports,
     Azure FocusCost, or GCP's FOCUS table written as Parquet) and report the period's GPU
@@ -123,8 +129,9 @@ def billing(
     inputs = [*policy.files, *([history] if history else [])]
     _refuse_outputs(output, write_prices, inputs, folders)
     days: Sequence[DayGroup] = ()
+    reading = None
     if engine == "duckdb":
-        summary, groups, days = run.read_daily(paths, when, keys)
+        summary, groups, days, reading = run.read_daily(paths, when, keys, history, now, full)
     else:
         where = {
             "workgroup": athena_workgroup,
@@ -132,7 +139,11 @@ def billing(
             "project": bigquery_project,
         }
         summary, groups = run.read_remote(engine, table or "", when, keys, where)
-    report = run.judge(summary, groups, policy, now, history, engine, days)
+    report = run.judge(summary, groups, policy, now, history, engine, days, reading)
+    if history and engine == "duckdb":
+        from gpu_audit.billing.incremental import remember_forecast
+
+        remember_forecast(history, report)
     _write(report, groups, when, now, fmt, output, write_prices, (inputs, folders))
     sys.exit(_exit_code(report, fail_on))
 
