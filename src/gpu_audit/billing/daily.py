@@ -88,28 +88,45 @@ def _key(group: BilledGroup) -> tuple[object, ...]:
 def collapse(days: Iterable[DayGroup]) -> list[BilledGroup]:
     """The period's groups: each group's days summed (exact Decimals; first and last charge
     the earliest and latest)."""
-    merged: dict[tuple[object, ...], BilledGroup] = {}
+    merged: dict[tuple[object, ...], list[Any]] = {}
     for item in days:
         g = item.group
         key = _key(g)
-        old = merged.get(key)
-        if old is None:
-            merged[key] = g
+        acc = merged.get(key)
+        if acc is None:
+            merged[key] = [g, g.effective, g.billed, g.quantity, g.gpu_hours, g.corrections,
+                           g.rows, g.first_charge, g.last_charge, 1]  # fmt: skip
             continue
-        firsts = [t for t in (old.first_charge, g.first_charge) if t is not None]
-        lasts = [t for t in (old.last_charge, g.last_charge) if t is not None]
-        merged[key] = dataclasses.replace(
-            old,
-            effective=old.effective + g.effective,
-            billed=old.billed + g.billed,
-            quantity=old.quantity + g.quantity,
-            gpu_hours=old.gpu_hours + g.gpu_hours,
-            corrections=old.corrections + g.corrections,
-            rows=old.rows + g.rows,
-            first_charge=min(firsts) if firsts else None,
-            last_charge=max(lasts) if lasts else None,
+        acc[1] += g.effective
+        acc[2] += g.billed
+        acc[3] += g.quantity
+        acc[4] += g.gpu_hours
+        acc[5] += g.corrections
+        acc[6] += g.rows
+        if g.first_charge is not None and (acc[7] is None or g.first_charge < acc[7]):
+            acc[7] = g.first_charge
+        if g.last_charge is not None and (acc[8] is None or g.last_charge > acc[8]):
+            acc[8] = g.last_charge
+        acc[9] += 1
+    out = []
+    for g, eff, billed, qty, gh, corr, rows, first, last, count in merged.values():
+        if count == 1:
+            out.append(g)
+            continue
+        out.append(
+            dataclasses.replace(
+                g,
+                effective=eff,
+                billed=billed,
+                quantity=qty,
+                gpu_hours=gh,
+                corrections=corr,
+                rows=rows,
+                first_charge=first,
+                last_charge=last,
+            )
         )
-    return list(merged.values())
+    return out
 
 
 def gpu_days(days: Iterable[DayGroup], with_unused: bool = False) -> list[DayGroup]:

@@ -111,7 +111,9 @@ def run_incremental(
     conn = duck.connect()
     try:
         fs = duck.file_system(conn)
-        exports = [discover(path, fs, period) for path in paths]
+        # local paths absolute: the history knows a file by one name from any directory
+        local = [path if "://" in path else os.path.abspath(path) for path in paths]
+        exports = [discover(path, fs, period) for path in local]
         key = query_key(period, tag_keys, gpu_types)
         with store.errors():
             known = billing_cache.known(store.conn, key)
