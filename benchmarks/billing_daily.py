@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (SQL text and the runs are kept on one line each)
 """Benchmark: the daily `billing --history` run (one new export day) against a full re-read.
 
 Run with `.venv/bin/python benchmarks/billing_daily.py [--rows N] [--resources R] [--data DIR]
@@ -125,8 +126,12 @@ def main() -> None:
                 shutil.rmtree(day)
             results.append(("cold (--history, empty)", measure(str(export), "--history", str(db))))
             add_day(export, args.rows, args.resources)
-            results.append(("daily (--history, 1 new file)", measure(str(export), "--history", str(db))))
-        results.append(("full again (--history --full)", measure(str(export), "--history", str(db), "--full")))
+            results.append(
+                ("daily (--history, 1 new file)", measure(str(export), "--history", str(db)))
+            )
+        results.append(
+            ("full again (--history --full)", measure(str(export), "--history", str(db), "--full"))
+        )
         print("| run | wall | CPU | peak RSS |\n|---|---:|---:|---:|")
         for name, (wall, cpu, rss) in results:
             print(f"| {name} | {wall:.2f} s | {cpu:.2f} s | {rss:,.0f} MiB |")
