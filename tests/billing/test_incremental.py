@@ -87,6 +87,11 @@ def test_the_next_day_opens_only_the_new_files_and_matches_a_full_read(tmp_path:
         ("2026-08-20", "2026-08-19"),
     ]
     assert kept[1][2] == second["forecast"]["total"]["forecast_usd"]
+    # and the second run sets the first one's forecast beside what it reads now
+    assert first["past_forecasts"] == []
+    assert [(p["last_day"], p["forecast_usd"]) for p in second["past_forecasts"]] == [
+        ("2026-08-18", first["forecast"]["total"]["forecast_usd"])
+    ]
     # --full opens every current file again (here the garbled ones: refused with one line)
     code, _, err = billing(str(aws), str(gcp), "--history", str(db), "--now", now, "--full")
     assert code == 2 and len(err.strip().splitlines()) == 1, err

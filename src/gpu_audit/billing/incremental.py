@@ -216,3 +216,19 @@ def remember_forecast(history: str, report: Any) -> None:
             billing_cache.add_forecast(tx, rows)
     finally:
         store.close()
+
+
+def past_forecasts(history: str, period: Period) -> tuple[billing_cache.ForecastRow, ...]:
+    """The totals earlier runs forecast for `period` (oldest first), to set beside what was
+    spent; none where the history does not exist yet."""
+    from gpu_audit.history.store import HistoryStore
+
+    if not os.path.exists(history):
+        return ()
+    store = HistoryStore.open(history)
+    try:
+        with store.errors():
+            rows = billing_cache.forecasts(store.conn, period.name)
+    finally:
+        store.close()
+    return tuple(r for r in rows if r.dimension == "total")

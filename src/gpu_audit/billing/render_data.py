@@ -9,7 +9,13 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from gpu_audit.billing.render_quarter import anomalies_json, csv_rows, forecast_json, reading_json
+from gpu_audit.billing.render_quarter import (
+    anomalies_json,
+    csv_rows,
+    forecast_json,
+    past_json,
+    reading_json,
+)
 from gpu_audit.billing.report import BillingReport
 from gpu_audit.billing.spelling import key_label
 from gpu_audit.billing.summary import CurrencyTotals, Figures, cents
@@ -104,6 +110,7 @@ def to_json(report: BillingReport) -> dict[str, Any]:
         "forecast": forecast_json(report.forecast),
         "anomalies": anomalies_json(report),
         "incremental": reading_json(report),
+        "past_forecasts": past_json(report),
     }
     return body
 

@@ -71,6 +71,21 @@ def reading_json(report: BillingReport) -> dict[str, Any] | None:
     }
 
 
+def past_json(report: BillingReport) -> list[dict[str, Any]]:
+    """Earlier runs' total forecasts of the period, beside the GPU spend read now."""
+    return [
+        {
+            "recorded_at": r.recorded_at,
+            "last_day": r.last_day,
+            "to_date_usd": r.to_date_usd,
+            "forecast_usd": r.forecast_usd,
+            "low_usd": r.low_usd,
+            "high_usd": r.high_usd,
+        }
+        for r in report.past_forecasts
+    ]
+
+
 def anomalies(report: BillingReport) -> list[tuple[Rise, Any]]:
     """The rises the policy judged anomalies (open or waived findings of a `rise_usd` rule),
     with their finding, largest first."""
@@ -177,6 +192,25 @@ def text_lines(report: BillingReport, usd: Callable[[float], str], esc: Callable
         if markdown:
             out += ["", *_chart(f, usd)]
         out.append("")
+    if report.past_forecasts:
+        spent = report.summary.usd.gpu.effective
+        now = f"GPU spend read now: {usd(_usd(spent))} (to {_last_read(report)})."
+        out += [f"{head}Earlier forecasts of this period", "", now, ""]
+        out += _table(
+            ["run of", "days read to", "forecast", "band", "then to date"],
+            [
+                [
+                    esc(r.recorded_at[:10]),
+                    esc(r.last_day),
+                    usd(r.forecast_usd),
+                    f"{usd(r.low_usd)} – {usd(r.high_usd)}",
+                    usd(r.to_date_usd),
+                ]
+                for r in report.past_forecasts[-10:]
+            ],
+            markdown,
+        )
+        out.append("")
     found = anomalies(report)
     if found:
         out += [f"{head}GPU spend anomalies", ""]
@@ -204,6 +238,11 @@ def text_lines(report: BillingReport, usd: Callable[[float], str], esc: Callable
         )
         out.append("")
     return out
+
+
+def _last_read(report: BillingReport) -> str:
+    f = report.forecast
+    return str(f.last_day) if f is not None else "the period's end"
 
 
 def _table(head: list[str], rows: Iterable[list[str]], markdown: bool) -> list[str]:

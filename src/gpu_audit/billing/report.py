@@ -18,6 +18,7 @@ from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Kind, Resource
 from gpu_audit.core.results import Finding, NotEvaluated, WaiverStatus
 from gpu_audit.errors import ConfigError
+from gpu_audit.history.billing_cache import ForecastRow
 from gpu_audit.policy.loader import Policy
 
 DEFAULT_TAGS = ("team", "project", "owner")
@@ -38,6 +39,7 @@ class BillingReport:
     forecast: Forecast | None = None  # to the period's end (billing/forecast.py)
     rises: tuple[Rise, ...] = ()  # every team's and resource's largest rise (billing/anomaly.py)
     reading: Reading | None = None  # what an incremental run read (billing/incremental.py)
+    past_forecasts: tuple[ForecastRow, ...] = ()  # earlier runs' totals for this period
 
     @property
     def open_findings(self) -> tuple[Finding, ...]:

@@ -141,8 +141,11 @@ def billing(
         summary, groups = run.read_remote(engine, table or "", when, keys, where)
     report = run.judge(summary, groups, policy, now, history, engine, days, reading)
     if history and engine == "duckdb":
-        from gpu_audit.billing.incremental import remember_forecast
+        from dataclasses import replace
 
+        from gpu_audit.billing.incremental import past_forecasts, remember_forecast
+
+        report = replace(report, past_forecasts=past_forecasts(history, when))
         remember_forecast(history, report)
     _write(report, groups, when, now, fmt, output, write_prices, (inputs, folders))
     sys.exit(_exit_code(report, fail_on))
