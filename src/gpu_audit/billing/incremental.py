@@ -72,27 +72,43 @@ def identity(export: ExportFiles, path: str) -> str:
     return folder[len(root) :].lstrip("/") if folder.startswith(root) else folder
 
 
-def encode(item: DayGroup) -> dict[str, Any]:
+def encode(item: DayGroup) -> list[Any]:
+    """A day group as a JSON list in `BilledGroup`'s field order (decimals as exact text,
+    times as ISO text), its day last."""
     g = item.group
-    body: dict[str, Any] = {name: getattr(g, name) for name in GROUP_COLUMNS}
-    body.update({name: str(getattr(g, name)) for name in _DECIMALS})
-    body.update({name: _iso(getattr(g, name)) for name in _TIMES})
-    body.update(tags=dict(g.tags), rows=g.rows, day=item.day.isoformat() if item.day else None)
-    return body
+    return [
+        *(getattr(g, name) for name in GROUP_COLUMNS),
+        dict(g.tags),
+        *(str(getattr(g, name)) for name in _DECIMALS),
+        g.rows,
+        *(_iso(getattr(g, name)) for name in _TIMES),
+        item.day.isoformat() if item.day else None,
+    ]
 
 
 def _iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
-def decode(body: dict[str, Any]) -> DayGroup:
-    fields = {name: body[name] for name in GROUP_COLUMNS}
-    fields.update({name: Decimal(body[name]) for name in _DECIMALS})
-    fields.update(
-        {name: datetime.fromisoformat(body[name]) if body[name] else None for name in _TIMES}
+_WIDTH = len(GROUP_COLUMNS)
+
+
+def decode(body: list[Any]) -> DayGroup:
+    w = _WIDTH
+    first, last, day = body[w + 7], body[w + 8], body[w + 9]
+    group = BilledGroup(
+        *body[:w],
+        body[w],
+        Decimal(body[w + 1]),
+        Decimal(body[w + 2]),
+        Decimal(body[w + 3]),
+        Decimal(body[w + 4]),
+        Decimal(body[w + 5]),
+        body[w + 6],
+        datetime.fromisoformat(first) if first else None,
+        datetime.fromisoformat(last) if last else None,
     )
-    day = date.fromisoformat(body["day"]) if body["day"] else None
-    return DayGroup(day, BilledGroup(**fields, tags=body["tags"], rows=body["rows"]))
+    return DayGroup(date.fromisoformat(day) if day else None, group)
 
 
 def run_incremental(

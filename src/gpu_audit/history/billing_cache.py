@@ -76,11 +76,11 @@ class ForecastRow:
     method: str
 
 
-def pack(groups: Sequence[dict[str, Any]]) -> bytes:
+def pack(groups: Sequence[list[Any]]) -> bytes:
     return zlib.compress(json.dumps(groups, separators=(",", ":")).encode("utf-8"), 6)
 
 
-def unpack(blob: bytes) -> list[dict[str, Any]]:
+def unpack(blob: bytes) -> list[list[Any]]:
     body = json.loads(zlib.decompress(blob).decode("utf-8"))
     assert isinstance(body, list)
     return body
