@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from datetime import date, datetime, timedelta
 from decimal import Decimal
+from operator import attrgetter
 from typing import Any
 
 from gpu_audit.billing import duck, query
@@ -78,11 +79,12 @@ def read_files(
     return [DayGroup(row[-1], duck.group(row[:-1], tag_keys)) for row in rows]
 
 
+_COLUMNS = attrgetter(*GROUP_COLUMNS)
+_COARSE = timedelta(hours=25)
+
+
 def _key(group: BilledGroup) -> tuple[object, ...]:
-    return (
-        *(getattr(group, name) for name in GROUP_COLUMNS),
-        tuple(sorted(group.tags.items())),
-    )
+    return (*_COLUMNS(group), tuple(sorted(group.tags.items())))
 
 
 def collapse(days: Iterable[DayGroup]) -> list[BilledGroup]:
@@ -148,7 +150,7 @@ def coarse(group: BilledGroup) -> bool:
     daily series."""
     if group.first_charge is None or group.last_charge is None:
         return False
-    return group.last_charge - group.first_charge > timedelta(hours=25)
+    return group.last_charge - group.first_charge > _COARSE
 
 
 def last_read(rows: Sequence[DayGroup], now: datetime) -> date:
