@@ -3,6 +3,8 @@ the synthetic quarter (monthly, weekly and hourly rows, corrections, superseded 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gpu_audit.billing import duck
@@ -26,3 +28,33 @@ def test_the_days_sum_back_to_the_period_groups_exactly(quarter: Quarter, cloud:
     assert len(days) > len(plain)  # GPU groups are split by day
     assert all(d.day is None for d in days if not d.group.in_period or d.group.kind == "other")
     assert sorted(map(repr, collapse(days))) == sorted(map(repr, plain))
+
+
+def test_a_history_run_on_every_layout_matches_the_plain_read(
+    quarter: Quarter, tmp_path: Path
+) -> None:
+    """AWS manifests and a superseded file, Azure month-to-date runs (gzip CSV and Parquet),
+    GCP Parquet: the kept aggregates, read back, give the plain run's report to the cent."""
+    import json
+
+    from click.testing import CliRunner
+
+    from gpu_audit.cli.main import main
+
+    folders = [str(quarter.root / cloud) for cloud in ("aws", "azure", "gcp")]
+    args = ["billing", *folders, "--period", "2026-Q3", "--format", "json",
+            "--now", "2026-10-05T00:00:00Z"]  # fmt: skip
+    db = str(tmp_path / "history.db")
+    plain = CliRunner().invoke(main, args)
+    cold = CliRunner().invoke(main, [*args, "--history", db])
+    warm = CliRunner().invoke(main, [*args, "--history", db])
+    assert plain.exit_code == cold.exit_code == warm.exit_code == 0, cold.stderr + warm.stderr
+    bodies = [json.loads(r.stdout) for r in (plain, cold, warm)]
+    for key in ("totals", "breakdowns", "unused", "other_currencies", "outside_period",
+                "findings", "anomalies", "waste_usd"):  # fmt: skip
+        assert bodies[0][key] == bodies[1][key] == bodies[2][key], key
+    read = sum(s["files"] for s in bodies[0]["sources"])
+    assert bodies[1]["incremental"]["files_read"] == read
+    assert (bodies[2]["incremental"]["files_read"], bodies[2]["incremental"]["files_reused"]) == (
+        0, read,
+    )  # fmt: skip

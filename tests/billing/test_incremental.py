@@ -130,3 +130,11 @@ def test_a_foreign_history_file_is_refused_and_left_as_it_was(tmp_path: Path, ki
     )
     assert code == 2 and "not a gpu-audit history database" in err, err
     assert db.read_bytes() == before
+
+
+def test_full_without_a_history_is_one_line(tmp_path: Path) -> None:
+    aws, gcp = daily_bill.build(tmp_path / "daily", date(2026, 7, 10))
+    code, _, err = billing(str(aws), str(gcp), "--full")
+    assert code == 2 and err.strip().splitlines() == [
+        "gpu-audit: error: --full re-reads the files a --history keeps: give --history DB"
+    ]

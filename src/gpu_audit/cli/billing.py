@@ -117,6 +117,8 @@ def billing(
         )
     if engine != "duckdb" and (paths or not table):
         raise ConfigError(f"--engine {engine} reads --table NAME, not PATH arguments")
+    if full and not (history and engine == "duckdb"):
+        raise ConfigError("--full re-reads the files a --history keeps: give --history DB")
     if show_sql:
         click.echo(_sql(engine, table, paths, when, keys))
         return
