@@ -96,18 +96,15 @@ _WIDTH = len(GROUP_COLUMNS)
 def decode(body: list[Any]) -> DayGroup:
     w = _WIDTH
     first, last, day = body[w + 7], body[w + 8], body[w + 9]
-    group = BilledGroup(
+    fields: list[Any] = [
         *body[:w],
         body[w],
-        Decimal(body[w + 1]),
-        Decimal(body[w + 2]),
-        Decimal(body[w + 3]),
-        Decimal(body[w + 4]),
-        Decimal(body[w + 5]),
+        *(Decimal(text) for text in body[w + 1 : w + 6]),
         body[w + 6],
         datetime.fromisoformat(first) if first else None,
         datetime.fromisoformat(last) if last else None,
-    )
+    ]
+    group = BilledGroup(*fields)  # positionally, in the record's field order
     return DayGroup(date.fromisoformat(day) if day else None, group)
 
 
