@@ -52,7 +52,7 @@ class Rise:
     start: date
     end: date  # its last day above the baseline
     baseline: Decimal  # the daily baseline of its first day
-    peak_pct: Decimal  # the largest day's excess, % of that day's baseline (at least $1)
+    peak_pct: Decimal  # the largest day's excess, % of its baseline (at least the first day's, $1)
     above: Decimal  # dollars above the baseline so far
     forecast: Decimal  # dollars above the baseline by the period's end
     ongoing: bool  # still above at the last day read
@@ -102,7 +102,7 @@ def rises(
             base, spread = frozen[weekday]
             if value - base > SPREADS * spread:
                 excess.append(value - base)
-                peak = max(peak, (value - base) * 100 / max(base, FLOOR_USD))
+                peak = max(peak, (value - base) * 100 / max(base, base0, FLOOR_USD))
                 day += timedelta(days=1)
                 continue
             found.append(_rise(kind, key, start, excess, base0, peak, False, 0))
