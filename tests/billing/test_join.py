@@ -103,10 +103,18 @@ def test_the_markdown_names_the_coverage_gap(quarter: Quarter, history: str) -> 
     assert "a coverage gap in the scheduled scan" in out and CLUSTER_IDS[1] in out
 
 
-def test_a_missing_history_is_one_line(quarter: Quarter, tmp_path: Path) -> None:
+def test_a_missing_history_is_created_and_a_missing_folder_is_one_line(
+    quarter: Quarter, tmp_path: Path
+) -> None:
+    """`billing --history` keeps what it read there (issue 45), so a new file is created;
+    a history in a folder that does not exist is refused."""
     code, _, err = invoke("billing", str(quarter.root / "aws"), "--period", "2026-Q3",
-                          "--history", str(tmp_path / "none.db"))  # fmt: skip
-    assert code == 2 and "no such database" in err and len(err.strip().splitlines()) == 1
+                          "--history", str(tmp_path / "none" / "none.db"))  # fmt: skip
+    assert code == 2 and "no such directory" in err and len(err.strip().splitlines()) == 1
+    code, out, err = invoke("billing", str(quarter.root / "aws"), "--period", "2026-Q3",
+                            "--history", str(tmp_path / "new.db"), "--format", "json")  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["coverage"]["audits"] == 0 and (tmp_path / "new.db").exists()
 
 
 def test_billed_rates_feed_estimate_through_prices(quarter: Quarter, tmp_path: Path) -> None:

@@ -171,7 +171,9 @@ _COUNTED = {
 }
 
 
-def summed_first(source: Source, period: Period, tag_keys: Sequence[str]) -> Source:
+def summed_first(
+    source: Source, period: Period, tag_keys: Sequence[str], by_day: bool = False
+) -> Source:
     """The fast path (DuckDB): the files' rows summed by the raw columns the query reads and by
     where their charge falls (before, in, after the period), so the per-row work (trimming,
     JSON, regular expressions, the catalog join, twenty group keys) runs once per distinct
@@ -198,13 +200,15 @@ def summed_first(source: Source, period: Period, tag_keys: Sequence[str]) -> Sou
         *(f"{expr} AS {quote(name)}" for name, expr in tags.items()),
         f"{flag} AS period_flag",
         f"date_trunc('month', {start}) AS charge_month",  # a key only: months kept apart
+        # the daily series (billing/daily.py): alike rows of one UTC day only
+        *([f"CAST({start} AS DATE) AS charge_day"] if by_day else []),
         *sums,
         *(f"SUM({_check(c, name)}) AS {name}" for name in _COUNTED),
         f"MIN({start}) AS {quote('ChargePeriodStart')}",
         f"MAX({c.time('ChargePeriodEnd')}) AS {quote('ChargePeriodEnd')}",
         "COUNT(*) AS row_count",
     ]
-    groups = ", ".join(str(i) for i in range(1, len(keys) + len(tags) + 3))
+    groups = ", ".join(str(i) for i in range(1, len(keys) + len(tags) + 3 + by_day))
     relation = f"(SELECT {', '.join(select)} FROM {source.relation} GROUP BY {groups})"
     columns = {name: source.columns[name] for name in keys}
     columns.update(dict.fromkeys(tags, "VARCHAR"))
@@ -356,8 +360,10 @@ def aggregate(
     tag_keys: Sequence[str],
     gpu_types: Iterable[tuple[str, str, str, int]],
     dialect: str = "duckdb",
+    by_day: bool = False,
 ) -> str:
-    """The query, in DuckDB's dialect (with the source adapters written for `dialect`)."""
+    """The query, in DuckDB's dialect (with the source adapters written for `dialect`);
+    `by_day` adds the UTC day of each group's charges as a last column (billing/daily.py)."""
     union = " UNION ALL ".join(f"({normalised(s, tag_keys, dialect)})" for s in sources)
     start, end = _timestamp(period.start), _timestamp(period.end)
     gpus = "COALESCE(f.gpus_stated, g.gpus)"
@@ -402,6 +408,10 @@ def aggregate(
         "SUM(r.list) AS list",
         *(f"SUM(r.{name}) AS {name}" for name in _COUNTED),
     ]
+    positions = [str(i) for i in range(1, len(select) + 1)]
+    if by_day:  # also by the UTC day of the charge's start (GPU rows in the period; else NULL)
+        sums.append(f"CASE WHEN {detail} THEN CAST(r.charge_start AS DATE) END AS charge_day")
+        positions.append(str(len(select) + len(sums)))
     return f"""
 WITH focus AS ({union}),
 catalog AS ({_catalog_table(gpu_types)}),
@@ -462,7 +472,7 @@ r AS (
 )
 SELECT {", ".join(select)}, {", ".join(sums)}
 FROM r
-GROUP BY {", ".join(str(i) for i in range(1, len(select) + 1))}
+GROUP BY {", ".join(positions)}
 """
 
 

@@ -9,6 +9,13 @@ import json
 from decimal import Decimal
 from typing import Any
 
+from gpu_audit.billing.render_quarter import (
+    anomalies_json,
+    csv_rows,
+    forecast_json,
+    past_json,
+    reading_json,
+)
 from gpu_audit.billing.report import BillingReport
 from gpu_audit.billing.spelling import key_label
 from gpu_audit.billing.summary import CurrencyTotals, Figures, cents
@@ -149,6 +156,10 @@ def to_json(report: BillingReport) -> dict[str, Any]:
         "waste_usd": report.waste_usd,
         "not_evaluated": len(report.not_evaluated),
         "coverage": _coverage(report),
+        "forecast": forecast_json(report.forecast),
+        "anomalies": anomalies_json(report),
+        "incremental": reading_json(report),
+        "past_forecasts": past_json(report),
     }
     return body
 
@@ -180,6 +191,9 @@ def _finding(f: Any) -> dict[str, Any]:
         "expected": f.expected,
         "actual": f.actual,
         "remediation": f.remediation,
+        "rise_start": _time(b.rise_start),
+        "rise_usd": b.rise_usd,
+        "rise_forecast_usd": b.rise_forecast_usd,
     }
 
 
@@ -281,6 +295,7 @@ def render_csv(report: BillingReport) -> str:
         b = f.resource.billing
         put("finding", f.severity.label, f.resource.instance_type, b.effective_usd, b.billed_usd,
             b.gpu_hours, "", "", f.resource.id, f.rule_id)  # fmt: skip
+    csv_rows(report, put)  # the forecast and the anomalies
     return out.getvalue()
 
 

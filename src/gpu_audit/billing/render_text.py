@@ -7,6 +7,7 @@ from collections.abc import Callable
 from decimal import Decimal
 
 from gpu_audit.billing.render_figures import markdown_sections, terminal_lines
+from gpu_audit.billing.render_quarter import text_lines
 from gpu_audit.billing.report import BillingReport
 from gpu_audit.billing.spelling import dimension_title, hours, key_label, md_usd, share, usd
 from gpu_audit.billing.summary import Figures, Line, cents
@@ -137,6 +138,7 @@ def render_markdown(report: BillingReport) -> str:
             "lrrr",
         )
         lines.append("")
+    lines += text_lines(report, md_usd, inline, markdown=True)  # the quarter ahead
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -320,6 +322,7 @@ def render_table(report: BillingReport) -> str:
             )
         )
     out += terminal_lines(s)
+    out += ["", *text_lines(report, usd, terminal_safe, markdown=False)]  # the quarter ahead
     out += ["", *textwrap.wrap(_headline(report, lambda v: v), width, break_on_hyphens=False)]
     return "\n".join(out) + "\n"
 

@@ -5,15 +5,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
+from gpu_audit.billing.anomaly import Rise
 from gpu_audit.billing.coverage import Coverage, join_history
+from gpu_audit.billing.daily import DayGroup
+from gpu_audit.billing.forecast import Forecast
+from gpu_audit.billing.incremental import Reading
 from gpu_audit.billing.judge import billed_resources
 from gpu_audit.billing.model import BilledGroup
 from gpu_audit.billing.period import Period
 from gpu_audit.billing.summary import BillingSummary, summarize
 from gpu_audit.core.frozen import record
-from gpu_audit.core.resource import Resource
+from gpu_audit.core.resource import Kind, Resource
 from gpu_audit.core.results import Finding, NotEvaluated, WaiverStatus
 from gpu_audit.errors import ConfigError
+from gpu_audit.history.billing_cache import ForecastRow
 from gpu_audit.policy.loader import Policy
 
 DEFAULT_TAGS = ("team", "project", "owner")
@@ -31,6 +36,10 @@ class BillingReport:
     waivers: tuple[WaiverStatus, ...]
     policy_files: tuple[str, ...]
     coverage: Coverage | None = None
+    forecast: Forecast | None = None  # to the period's end (billing/forecast.py)
+    rises: tuple[Rise, ...] = ()  # every team's and resource's largest rise (billing/anomaly.py)
+    reading: Reading | None = None  # what an incremental run read (billing/incremental.py)
+    past_forecasts: tuple[ForecastRow, ...] = ()  # earlier runs' totals for this period
 
     @property
     def open_findings(self) -> tuple[Finding, ...]:
@@ -108,10 +117,18 @@ def judge(
     now: datetime,
     history: str | None = None,
     engine: str = "duckdb",
+    days: Sequence[DayGroup] = (),
+    reading: Reading | None = None,
 ) -> BillingReport:
+    """`days` (the daily series, `billing.daily`): the forecast, and the rises the engine
+    judges (fields on the billed resources, and a `spend` resource per team)."""
+    from gpu_audit.billing.anomaly import with_rises
+    from gpu_audit.billing.forecast import forecast
     from gpu_audit.policy.engine import evaluate
 
     resources = tuple(billed_resources(groups, summary.period))
+    team = team_key(summary.tag_keys)
+    resources, rises = with_rises(resources, days, summary.period, team)
     evaluation = evaluate(resources, policy, now)
     return BillingReport(
         generated_at=now,
@@ -128,5 +145,39 @@ def judge(
         not_evaluated=evaluation.not_evaluated,
         waivers=evaluation.waivers,
         policy_files=tuple(policy.files),
-        coverage=join_history(history, resources) if history else None,
+        coverage=join_history(history, [r for r in resources if r.kind is Kind.BILLED])
+        if history
+        else None,
+        forecast=forecast(days, summary.period, now, team),
+        rises=rises,
+        reading=reading,
     )
+
+
+def team_key(tag_keys: Sequence[str]) -> str | None:
+    """The tag the forecast and the rises are per team by: `team`, else the first `--tag`."""
+    return "team" if "team" in tag_keys else (tag_keys[0] if tag_keys else None)
+
+
+def read_daily(
+    paths: Sequence[str],
+    period: Period,
+    tag_keys: Sequence[str],
+    history: str | None = None,
+    now: datetime | None = None,
+    full: bool = False,
+) -> tuple[BillingSummary, list[BilledGroup], list[DayGroup], Reading | None]:
+    """`read_groups` with the daily series: one read of the exports gives both; with a
+    history, only the files that are new or changed are read (billing/incremental.py)."""
+    from gpu_audit.billing.daily import collapse, run_daily
+    from gpu_audit.billing.incremental import run_incremental
+
+    reading = None
+    if history:
+        exports, days, reading = run_incremental(
+            paths, period, query_keys(tag_keys), gpu_types(), history, now or period.end, full
+        )
+    else:
+        exports, days = run_daily(paths, period, query_keys(tag_keys), gpu_types())
+    groups = collapse(days)
+    return summarize(period, exports, groups, tag_keys), groups, days, reading

@@ -19,6 +19,7 @@ ENGINES = ("duckdb", "athena", "bigquery")
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from gpu_audit.billing.daily import DayGroup
     from gpu_audit.billing.model import BilledGroup
     from gpu_audit.billing.period import Period
     from gpu_audit.billing.report import BillingReport
@@ -43,7 +44,8 @@ if TYPE_CHECKING:
 )  # fmt: skip
 @click.option(
     "--history", metavar="PATH",
-    help="Join with this scan history: what no scan saw, what became of its findings.",
+    help="Join with this scan history (what no scan saw, what became of its findings); keep "
+    "each export file read and each forecast there, so the next run reads only new files.",
 )  # fmt: skip
 @click.option(
     "--write-prices", metavar="FILE",
@@ -73,6 +75,10 @@ if TYPE_CHECKING:
     help="Exit 1 on open findings at or above this severity.",
 )  # fmt: skip
 @click.option("--now", "now_text", metavar="ISO-TIME", help="The report's time (default: now).")
+@click.option(
+    "--full", is_flag=True,
+    help="With --history: read every export file again, not only the new or changed ones.",
+)  # fmt: skip
 def billing(
     paths: tuple[str, ...],
     period: str | None,
@@ -93,6 +99,7 @@ def billing(
     output: str | None,
     fail_on: str,
     now_text: str | None,
+    full: bool,
 ) -> None:
     """Read each PATH (a local copy of one cloud's FOCUS export folder: AWS Data Exports,
     Azure FocusCost, or GCP's FOCUS table written as Parquet) and report the period's GPU
@@ -120,6 +127,8 @@ def billing(
     from gpu_audit.billing.extras import require
 
     require(engine, run=not show_sql)  # --sql runs nothing: no Athena or BigQuery client
+    if full and not (history and engine == "duckdb"):
+        raise ConfigError("--full re-reads the files a --history keeps: give --history DB")
     if show_sql:
         click.echo(_sql(engine, table, paths, when, keys))
         return
@@ -134,8 +143,10 @@ def billing(
     folders = [path for path in paths if "://" not in path]
     inputs = [*policy.files, *([history] if history else []), *filter(None, [settings.source])]
     _refuse_outputs(output, write_prices, inputs, folders)
+    days: Sequence[DayGroup] = ()
+    reading = None
     if engine == "duckdb":
-        summary, groups = run.read_groups(paths, when, keys)
+        summary, groups, days, reading = run.read_daily(paths, when, keys, history, now, full)
     else:
         where = {
             "workgroup": athena_workgroup,
@@ -143,7 +154,14 @@ def billing(
             "project": bigquery_project,
         }
         summary, groups = run.read_remote(engine, table or "", when, keys, where)
-    report = run.judge(summary, groups, policy, now, history, engine)
+    report = run.judge(summary, groups, policy, now, history, engine, days, reading)
+    if history and engine == "duckdb":
+        from dataclasses import replace
+
+        from gpu_audit.billing.incremental import past_forecasts, remember_forecast
+
+        report = replace(report, past_forecasts=past_forecasts(history, when))
+        remember_forecast(history, report)
     _write(report, groups, when, now, fmt, output, write_prices, (inputs, folders))
     sys.exit(_exit_code(report, fail_on))
 

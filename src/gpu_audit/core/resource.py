@@ -29,6 +29,7 @@ class Kind(StrEnum):
     BILLED = "billed"  # GPU capacity as a billing export saw it over a period (`gpu-audit billing`)
     RESERVATION = "reservation"  # capacity bought ahead: a reservation or Capacity Block (`scan`)
     RUN = "run"  # a finished training job or tuning sweep over a period (`scan --since`)
+    SPEND = "spend"  # a team's daily GPU spend as the bill shows it (`gpu-audit billing`)
 
 
 class Capacity(StrEnum):
@@ -220,7 +221,7 @@ class Resource:
     """
 
     kind: Kind = canonical(
-        "`instance`, `job`, `pod`, `billed`, `reservation` or `run`",
+        "`instance`, `job`, `pod`, `billed`, `reservation`, `run` or `spend`",
         sources="collector, job parser or billing export",
         required=True,
     )

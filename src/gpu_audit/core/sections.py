@@ -170,6 +170,25 @@ class Billing:
         sources="billing export",
         minimum=0,
     )
+    rise_start: datetime | None = canonical(
+        "the day its daily GPU spend rose far above its own recent history (its largest such "
+        "rise in the period; billing/anomaly.py)",
+        sources="billing export",
+    )
+    rise_usd: float | None = canonical(
+        "dollars above its baseline since the rise began, to the last day read",
+        sources="billing export",
+    )
+    rise_forecast_usd: float | None = canonical(
+        "dollars above its baseline by the period's end, where the rise goes on",
+        sources="billing export",
+    )
+    rise_pct: float | None = canonical(
+        "the rise's largest day above its baseline, in % of that baseline", sources="billing export"
+    )
+    rise_days: int | None = canonical(
+        "days the rise has lasted", sources="billing export", minimum=0
+    )
 
 
 @record

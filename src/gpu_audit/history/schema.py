@@ -7,11 +7,11 @@ import sqlite3
 from collections.abc import Callable
 
 from gpu_audit.errors import InputError
-from gpu_audit.history import reservations, sweeps
+from gpu_audit.history import billing_cache, reservations, sweeps
 from gpu_audit.history.upgrade import to_2
 
 APPLICATION_ID = 0x47505541  # "GPUA" in the SQLite header's application_id
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 _MAGIC = b"SQLite format 3\x00"
 
 
@@ -83,6 +83,7 @@ MIGRATIONS: dict[int, str | Callable[[sqlite3.Connection], None]] = {
     2: to_2,
     3: reservations.TABLE,  # each audit's used and total count per reservation
     4: sweeps.TABLE,  # each sweep file a check read: its GPU-hours bound and commit
+    5: billing_cache.TABLE,  # each export file billing read, its aggregates; each forecast
 }
 
 

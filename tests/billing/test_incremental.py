@@ -1,0 +1,140 @@
+"""A daily run with `--history` reads only the files that arrived since the last one and
+matches a full read to the cent; `--full` reads everything again; a superseded file's
+aggregates are dropped; the history keeps each run's forecast; a foreign file is refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from gpu_audit.cli.main import main
+from tests.billing import daily_bill
+
+DAY1 = date(2026, 8, 18)
+DAY2 = DAY1 + timedelta(days=1)
+
+
+def billing(*args: str) -> tuple[int, dict[str, Any] | None, str]:
+    result = CliRunner().invoke(main, ["billing", *args, "--period", "2026-Q3", "--format", "json"])
+    body = json.loads(result.stdout) if result.exit_code == 0 else None
+    return result.exit_code, body, result.stderr
+
+
+def garble_keeping_size_and_time(path: Path) -> None:
+    """Overwrite a file with bytes no reader can parse, with its size and mtime kept: a run
+    that opens it fails, one that trusts the history does not."""
+    stat = path.stat()
+    path.write_bytes(b"\xff" * stat.st_size)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def same_figures(a: dict[str, Any], b: dict[str, Any]) -> None:
+    for key in ("totals", "breakdowns", "unused", "forecast", "anomalies", "waste_usd"):
+        assert a[key] == b[key], key
+    assert [f["resource_id"] for f in a["findings"]] == [f["resource_id"] for f in b["findings"]]
+
+
+def test_the_next_day_opens_only_the_new_files_and_matches_a_full_read(tmp_path: Path) -> None:
+    aws, gcp = daily_bill.build(tmp_path / "daily", DAY1)
+    db = tmp_path / "history.db"
+    first_now = f"{DAY2}T06:00:00Z"
+    code, first, err = billing(str(aws), str(gcp), "--history", str(db), "--now", first_now)
+    assert code == 0, err
+    assert first and first["incremental"]["files_read"] == 2 + 49  # July, August; 49 GCP days
+    assert first["incremental"]["files_reused"] == 0
+    old_files = sorted(p for p in (*aws.rglob("*.parquet"), *gcp.rglob("*.parquet")))
+    # one more day arrives: AWS rewrites August in a new execution (the old file stays on the
+    # prefix, listed by no manifest), GCP writes a new export day's folder
+    new_aws = daily_bill.write_aws_month(aws, 8, DAY2, execution="exec-0819")
+    new_gcp = daily_bill.write_gcp_day(gcp, DAY2)
+    for path in old_files:
+        garble_keeping_size_and_time(path)
+    now = f"{DAY2 + timedelta(days=1)}T06:00:00Z"
+    code, second, err = billing(str(aws), str(gcp), "--history", str(db), "--now", now)
+    assert code == 0, err  # no garbled file was opened
+    assert second and second["incremental"] == {
+        "history": str(db), "full": False, "files_read": 2, "files_reused": 1 + 49,
+        "files_dropped": 1,  # the superseded August file
+    }  # fmt: skip
+    conn = sqlite3.connect(db)
+    assert {row[0] for row in conn.execute("SELECT path FROM billing_files")} >= {
+        str(new_aws),
+        str(new_gcp),
+    }
+    # the same quarter written fresh and read whole, with no history
+    full_aws, full_gcp = daily_bill.build(tmp_path / "fresh", DAY2)
+    code, full, err = billing(str(full_aws), str(full_gcp), "--now", now)
+    assert code == 0, err
+    assert full
+    same_figures(second, full)
+    # what it rests on, by hand: the report's GPU figure is every GPU day to 19 August
+    want = sum(daily_bill.spend(d) for d in daily_bill.days(daily_bill.Q3_FIRST, DAY2))
+    assert second["totals"]["gpu"]["effective_usd"] == float(round(want, 2))
+    # each run's forecast is kept, with the day it rests on
+    kept = conn.execute(
+        "SELECT recorded_at, last_day, forecast_usd FROM billing_forecasts "
+        "WHERE dimension = 'total' ORDER BY rowid"
+    ).fetchall()
+    assert [(r[0][:10], r[1]) for r in kept] == [
+        ("2026-08-19", "2026-08-18"),
+        ("2026-08-20", "2026-08-19"),
+    ]
+    assert kept[1][2] == second["forecast"]["total"]["forecast_usd"]
+    # and the second run sets the first one's forecast beside what it reads now
+    assert first["past_forecasts"] == []
+    assert [(p["last_day"], p["forecast_usd"]) for p in second["past_forecasts"]] == [
+        ("2026-08-18", first["forecast"]["total"]["forecast_usd"])
+    ]
+    # --full opens every current file again (here the garbled ones: refused with one line)
+    code, _, err = billing(str(aws), str(gcp), "--history", str(db), "--now", now, "--full")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+
+
+def test_full_reads_every_file_again_and_gives_the_same_figures(tmp_path: Path) -> None:
+    aws, gcp = daily_bill.build(tmp_path / "daily", DAY1)
+    db = tmp_path / "history.db"
+    now = f"{DAY2}T06:00:00Z"
+    code, first, err = billing(str(aws), str(gcp), "--history", str(db), "--now", now)
+    assert code == 0 and first, err
+    code, again, err = billing(str(aws), str(gcp), "--history", str(db), "--now", now, "--full")
+    assert code == 0 and again, err
+    assert again["incremental"]["files_read"] == 51 and again["incremental"]["full"]
+    code, cached, err = billing(str(aws), str(gcp), "--history", str(db), "--now", now)
+    assert code == 0 and cached, err
+    assert cached["incremental"]["files_read"] == 0 and cached["incremental"]["files_reused"] == 51
+    same_figures(first, again)
+    same_figures(first, cached)
+
+
+@pytest.mark.parametrize("kind", ["another program's SQLite", "text"])
+def test_a_foreign_history_file_is_refused_and_left_as_it_was(tmp_path: Path, kind: str) -> None:
+    aws, gcp = daily_bill.build(tmp_path / "daily", date(2026, 7, 20))
+    db = tmp_path / "other.db"
+    if kind == "text":
+        db.write_text("not a database\n" * 20, encoding="utf-8")
+    else:
+        conn = sqlite3.connect(db)
+        conn.execute("CREATE TABLE t (x)")
+        conn.commit()
+        conn.close()
+    before = db.read_bytes()
+    code, _, err = billing(
+        str(aws), str(gcp), "--history", str(db), "--now", "2026-07-21T00:00:00Z"
+    )
+    assert code == 2 and "not a gpu-audit history database" in err, err
+    assert db.read_bytes() == before
+
+
+def test_full_without_a_history_is_one_line(tmp_path: Path) -> None:
+    aws, gcp = daily_bill.build(tmp_path / "daily", date(2026, 7, 10))
+    code, _, err = billing(str(aws), str(gcp), "--full")
+    assert code == 2 and err.strip().splitlines() == [
+        "gpu-audit: error: --full re-reads the files a --history keeps: give --history DB"
+    ]
