@@ -263,3 +263,50 @@ def test_the_gpu_teams_transfer_and_the_locality_saving(
     assert cells[("total", "team-transfer", "2026-08")] == team
     assert cells[("team-transfer", "cloud", "aws")] == team
     assert cells[("team-transfer", "tag:team", "nlp")] == team
+
+
+def test_a_teams_own_transfer_rule_prices_the_locality_lever_at_its_own_bound(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    root = tmp_path_factory.mktemp("own-rule")
+    g5 = "$1.624 per On Demand Linux g5.4xlarge Instance Hour"
+    far = "$0.02 per GB - US East (N. Virginia) data transfer to US West (Oregon)"
+    rows = [
+        row("AWS", g5, "162.40", "100", ResourceId="i-far"),
+        row("AWS", far, "60.00", "3000", ResourceId="i-far", ConsumedUnit="GB",
+            SkuMeter="USE1-USW2-AWS-Out-Bytes"),
+    ]  # fmt: skip
+    path = root / "focus.csv"
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    policy = root / "policy.yaml"
+    policy.write_text(
+        "version: 1\n"
+        "rules:\n"
+        "  - id: transfer-under-a-tenth\n"
+        "    title: transfer under a tenth of compute\n"
+        "    severity: low\n"
+        "    targets: [billed]\n"
+        "    require: {billing.billed_usd: {gte: 0}, billing.transfer_share: {lte: 0.1}}\n"
+        "    savings: locality\n"
+        "  - id: no-transfer\n"
+        "    title: no transfer at all\n"
+        "    severity: info\n"
+        "    targets: [billed]\n"
+        "    require: {billing.transfer_usd: {lte: 0}}\n"
+        "    savings: locality\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(
+        main,
+        ["billing", str(path), "--period", "2026-08", "--format", "json", "--policy", str(policy)],
+    )
+    assert result.exit_code == 0, result.stderr
+    found = {f["rule_id"]: f["saving_usd"] for f in json.loads(result.stdout)["findings"]}
+    # above a tenth: 60.00 − 0.1 × 162.40; no bound on the share: the whole transfer
+    assert Decimal(str(found["transfer-under-a-tenth"])) == Decimal("60.00") - Decimal(
+        "0.1"
+    ) * Decimal("162.40")
+    assert Decimal(str(found["no-transfer"])) == Decimal("60.00")
