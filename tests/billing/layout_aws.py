@@ -291,6 +291,18 @@ def _not_gpu(
     f.add(bp=bp, period=period, kind="transfer", account=RESEARCH, hours=gb, unit="GB",
           meter="USE1-USW2-AWS-Out-Bytes", effective=gb * Decimal("0.02"), resource=P4D_ID,
           tags=NLP, description="$0.02 per GB - US East (N. Virginia) data transfer to US West (Oregon)")  # fmt: skip
+    # the nlp team's dataset bucket replicated across regions: no GPU's ResourceId, but the
+    # team tag of GPU rows (team transfer); the platform team's (no GPUs) stays left out
+    gb = Decimal("812.345") + bp.month
+    f.add(bp=bp, period=period, kind="team-transfer", account=RESEARCH, hours=gb, unit="GB",
+          service=S3, meter="USE1-USW2-AWS-Out-Bytes", effective=gb * Decimal("0.02"),
+          resource="acme-ml-datasets", tags={"user:team": "nlp"},
+          description="$0.02 per GB - US East (N. Virginia) data transfer to US West (Oregon)")  # fmt: skip
+    gb = Decimal("64.5")
+    f.add(bp=bp, period=period, kind="other", account=RESEARCH, hours=gb, unit="GB",
+          meter="USE1-DataTransfer-Regional-Bytes", effective=gb * Decimal("0.01"),
+          resource="i-0e5a1b2c3d4e5f6a7", tags={"user:team": "platform"},
+          description="$0.01 per GB - regional data transfer - in/out/between EC2 AZs")  # fmt: skip
     credit = -money(rng, "200", "400")
     f.add(bp=bp, period=period, kind="other", account=RESEARCH, unit=None, pricing=None,
           category="Credit", frequency="One-Time", meter=None, region=None, effective=credit,

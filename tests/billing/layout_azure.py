@@ -257,6 +257,18 @@ def _usage(
           effective=gb * Decimal("0.087"), meter="Standard Data Transfer Out",
           meter_category="Bandwidth", service=("Bandwidth", "Networking"),
           description="Standard Data Transfer Out")  # fmt: skip
+    # the speech team's data account sends out (the team tag of Azure GPU rows: team transfer);
+    # an nlp-tagged transfer stays left out: nlp's GPUs are on AWS, not Azure
+    storage = f"/subscriptions/{APPS_SUB}/resourceGroups/data/providers/Microsoft.Storage/storageAccounts/acmemldata"
+    gb = Decimal("431.25") + bp.month
+    b.add(bp=bp, period=period, kind="team-transfer", sub=APPS_SUB, hours=gb, unit="GB",
+          effective=gb * Decimal("0.087"), meter="Standard Data Transfer Out",
+          meter_category="Bandwidth", service=("Bandwidth", "Networking"), name="acmemldata",
+          resource=storage, tags='{"team":"speech"}', description="Standard Data Transfer Out")  # fmt: skip
+    b.add(bp=bp, period=period, kind="other", sub=APPS_SUB, hours=Decimal("12.5"), unit="GB",
+          effective=Decimal("12.5") * Decimal("0.087"), meter="Standard Data Transfer Out",
+          meter_category="Bandwidth", service=("Bandwidth", "Networking"),
+          tags='{"team":"nlp"}', description="Standard Data Transfer Out")  # fmt: skip
 
 
 def _month_rows(b: _Blob, rng: random.Random, bp: date, stop: date, flavour: Flavour) -> None:

@@ -162,6 +162,8 @@ STORAGE = Sku(
     "Cloud Storage",
 )
 EGRESS = Sku("Network Internet Data Transfer Out from Americas to Americas", "9DE9-9092-B3BC", "gibibyte", "other", None)  # fmt: skip
+# inter-zone traffic of the recsys team's feature store (labelled, no GPU's resource): team transfer
+INTER_ZONE = Sku("Network Inter Zone Egress", "DE9E-AFBC-A15A", "gibibyte", "team-transfer", None)  # fmt: skip
 
 
 class _File:
@@ -306,6 +308,9 @@ def build(root: Path, flavour: Flavour) -> list[Row]:
         for period in slices(bp, next_month(bp), flavour.usage_step):
             _a2(late if month == 9 else files[0], rng, period)
             _rest(files[1], rng, period, flavour.demo)
+            if not flavour.demo:  # in the file with labels
+                files[0].add(INTER_ZONE, period, Decimal("57.5"), Decimal("0.01"),
+                             resource=SELF_LINK + "feast-01", labels={"team": "recsys"})  # fmt: skip
         if month == 9:
             h = Decimal(rng.randint(200, 400))
             month_period = (utc(bp), utc(next_month(bp)))

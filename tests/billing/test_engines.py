@@ -88,6 +88,8 @@ def test_the_athena_rendering_gives_duckdbs_answer(quarter: Quarter) -> None:
     _, rows = athena_answer(quarter)
     _, direct = duck.run([str(quarter.root / "aws")], PERIOD, KEYS, gpu_types())
     assert sorted(map(repr, (duck.group(row, KEYS) for row in rows))) == sorted(map(repr, direct))
+    # the GPU resource's transfer and the GPU team's other transfer are in the one query
+    assert {"transfer", "team-transfer"} <= {g.kind for g in direct}
 
 
 @pytest.fixture()
@@ -130,6 +132,7 @@ def test_engine_athena_reads_the_aggregate_through_boto3(quarter: Quarter, athen
     got, want = json.loads(remote.stdout), json.loads(local.stdout)
     assert got["engine"] == "athena" and got["sources"][0]["path"] == TABLE
     assert got["totals"] == want["totals"] and got["breakdowns"] == want["breakdowns"]
+    assert got["team_transfer"] == want["team_transfer"] and want["team_transfer"]["tag:team"]
     assert [f["resource_id"] for f in got["findings"]] == [
         f["resource_id"] for f in want["findings"]
     ]
@@ -267,6 +270,7 @@ def test_engine_bigquery_pages_the_aggregate_through_an_authorized_session(
     got, want = json.loads(remote.stdout), json.loads(local.stdout)
     assert got["engine"] == "bigquery"
     assert got["totals"] == want["totals"] and got["breakdowns"] == want["breakdowns"]
+    assert got["team_transfer"] == want["team_transfer"] and want["team_transfer"]["tag:team"]
     assert [f["resource_id"] for f in got["findings"]] == [
         f["resource_id"] for f in want["findings"]
     ]

@@ -206,3 +206,46 @@ def test_the_gpu_resources_transfer_is_beside_the_spend(
     # not in the GPU spend, and not hidden in "left out"
     assert all(x["reason"] != "transfer" for x in report["totals"]["left_out"])
     assert shown(report["spend"]["effective_usd"]) == cents(total(spend_rows(quarter), "effective"))
+
+
+def test_the_gpu_teams_other_transfer_is_its_own_line(
+    quarter: Quarter, report: dict[str, Any]
+) -> None:
+    teamed = [r for r in quarter.in_period() if r.kind == "team-transfer"]
+    # the nlp bucket, the speech storage account, the recsys feature store
+    assert {r.cloud for r in teamed} == {"aws", "azure", "gcp"}
+    assert all(r.resource_id and r.tags.get("team") for r in teamed)
+    # never the same row in both: a GPU resource's transfer is not a team's other transfer
+    gpu_ids = {r.resource_id for r in quarter.in_period() if r.kind == "gpu"}
+    assert not {r.resource_id for r in teamed} & gpu_ids
+    totals = report["totals"]
+    assert shown(totals["team_transfer"]["effective_usd"]) == cents(total(teamed, "effective"))
+    assert shown(totals["team_transfer"]["billed_usd"]) == cents(total(teamed, "billed"))
+    assert totals["team_transfer"]["rows"] == len(teamed)
+    by_cloud = {x["key"]: shown(x["effective_usd"]) for x in report["team_transfer"]["cloud"]}
+    assert by_cloud == {
+        cloud: cents(total([r for r in teamed if r.cloud == cloud], "effective"))
+        for cloud in ("aws", "azure", "gcp")
+    }
+    team = {x["key"]: shown(x["effective_usd"]) for x in report["team_transfer"]["tag:team"]}
+    assert team == {
+        "nlp": cents(total([r for r in teamed if r.cloud == "aws"], "effective")),
+        "speech": cents(total([r for r in teamed if r.cloud == "azure"], "effective")),
+        "recsys": cents(total([r for r in teamed if r.cloud == "gcp"], "effective")),
+    }
+    # the GPU resources' own transfer is unchanged, and every row is read once
+    moved = [r for r in quarter.in_period() if r.kind == "transfer"]
+    assert shown(totals["transfer"]["effective_usd"]) == cents(total(moved, "effective"))
+    left = [r for r in quarter.in_period() if r.kind == "other" and r.currency == "USD"]
+    assert sum(x["rows"] for x in totals["left_out"]) == len(left)
+    # the table, CSV and Markdown state it as the JSON does
+    line = f"{cents(total(teamed, 'effective')):,}"
+    assert line in run(quarter, "table", "--tag", "team")
+    assert f"${line}" in run(quarter, "markdown", "--tag", "team")
+    cells = {
+        (r["section"], r["dimension"], r["key"]): Decimal(r["effective_usd"])
+        for r in csv.DictReader(io.StringIO(run(quarter, "csv", "--tag", "team")))
+        if r["section"] in ("total", "team-transfer")
+    }
+    assert cells[("total", "team-transfer", "2026-Q3")] == cents(total(teamed, "effective"))
+    assert cells[("team-transfer", "tag:team", "speech")] == team["speech"]

@@ -193,3 +193,120 @@ def test_transfer_over_a_fifth_of_compute_is_a_finding(
     assert [f["resource_id"] for f in found] == ["i-far"]
     assert found[0]["effective_usd"] == 162.4  # the compute; the transfer is beside it, in dollars
     assert found[0]["transfer_usd"] == 60.0
+
+
+def test_the_gpu_teams_transfer_and_the_locality_saving(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    nlp, web = '{"team": "nlp"}', '{"team": "web"}'
+    g5 = "$1.624 per On Demand Linux g5.4xlarge Instance Hour"
+    far = "$0.02 per GB - US East (N. Virginia) data transfer to US West (Oregon)"
+    rows = [
+        row("AWS", g5, "162.40", "100", ResourceId="i-far", Tags=nlp),
+        row("AWS", far, "60.00", "3000", ResourceId="i-far", ConsumedUnit="GB", Tags=nlp,
+            SkuMeter="USE1-USW2-AWS-Out-Bytes"),
+        # the nlp team's bucket replicated across regions: no GPU's id, the GPU team's tag
+        row("AWS", far, "24.68", "1234", ResourceId="nlp-datasets", ConsumedUnit="GB",
+            Tags=nlp, SkuMeter="USE1-USW2-AWS-Out-Bytes", ServiceName="Amazon S3"),
+        row("AWS", far, "0.37", "18.5", ResourceId="nlp-cache", ConsumedUnit="GB", Tags=nlp),
+        # a team without GPUs, and nlp's transfer on a cloud where nlp has no GPU rows
+        row("AWS", far, "5.00", "250", ResourceId="web-assets", ConsumedUnit="GB", Tags=web),
+        row("Google Cloud", "Network Inter Zone Egress", "3.30", "330", ConsumedUnit="GiB",
+            ResourceId="nlp-gcs", Tags=nlp),
+        # nlp storage: not transfer
+        row("AWS", "$0.023 per GB - first 50 TB / month of storage used", "2.30", "100",
+            ResourceId="nlp-datasets", ConsumedUnit="GB-Mo", Tags=nlp),
+    ]  # fmt: skip
+    path = tmp_path_factory.mktemp("team-transfer") / "focus.csv"
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    args = ["billing", str(path), "--period", "2026-08"]
+    result = CliRunner().invoke(main, [*args, "--format", "json"])
+    assert result.exit_code == 0, result.stderr
+    body = json.loads(result.stdout)
+    totals = body["totals"]
+    assert Decimal(str(totals["transfer"]["effective_usd"])) == Decimal("60.00")
+    team = Decimal("24.68") + Decimal("0.37")
+    assert Decimal(str(totals["team_transfer"]["effective_usd"])) == team
+    assert totals["team_transfer"]["rows"] == 2
+    by_cloud = {x["key"]: Decimal(str(x["effective_usd"])) for x in body["team_transfer"]["cloud"]}
+    assert by_cloud == {"aws": team}
+    by_team = {
+        x["key"]: Decimal(str(x["effective_usd"])) for x in body["team_transfer"]["tag:team"]
+    }
+    assert by_team == {"nlp": team}
+    left = {x["reason"]: Decimal(str(x["effective_usd"])) for x in totals["left_out"]}
+    assert left == {"usage, not a GPU": Decimal("5.00") + Decimal("3.30") + Decimal("2.30")}
+    # every row once: GPU + transfer + team transfer + left out = read
+    read = Decimal(str(totals["read"]["effective_usd"]))
+    assert read == Decimal("162.40") + Decimal("60.00") + team + sum(left.values())
+    # the locality lever: the transfer above 20% of compute, 60.00 − 0.2 × 162.40
+    found = [f for f in body["findings"] if f["rule_id"] == "billed-transfer-over-compute"]
+    assert [(f["resource_id"], f["saving_usd"]) for f in found] == [("i-far", 27.52)]
+    assert Decimal(str(found[0]["saving_usd"])) == Decimal("60.00") - Decimal("0.2") * Decimal(
+        "162.40"
+    )
+    assert body["waste_usd"] >= 27.52
+    # the table, CSV and Markdown state the team transfer too
+    table = CliRunner().invoke(main, [*args, "--format", "table"]).stdout
+    assert "GPU teams' other transfer" in table and "25.05" in table
+    markdown = CliRunner().invoke(main, [*args, "--format", "markdown"]).stdout
+    assert "GPU teams' other data transfer (same team tag, no GPU resource) by cloud" in markdown
+    assert "$25.05" in markdown
+    out = CliRunner().invoke(main, [*args, "--format", "csv"]).stdout
+    cells = {
+        (r["section"], r["dimension"], r["key"]): Decimal(r["effective_usd"])
+        for r in csv.DictReader(out.splitlines())
+    }
+    assert cells[("total", "team-transfer", "2026-08")] == team
+    assert cells[("team-transfer", "cloud", "aws")] == team
+    assert cells[("team-transfer", "tag:team", "nlp")] == team
+
+
+def test_a_teams_own_transfer_rule_prices_the_locality_lever_at_its_own_bound(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    root = tmp_path_factory.mktemp("own-rule")
+    g5 = "$1.624 per On Demand Linux g5.4xlarge Instance Hour"
+    far = "$0.02 per GB - US East (N. Virginia) data transfer to US West (Oregon)"
+    rows = [
+        row("AWS", g5, "162.40", "100", ResourceId="i-far"),
+        row("AWS", far, "60.00", "3000", ResourceId="i-far", ConsumedUnit="GB",
+            SkuMeter="USE1-USW2-AWS-Out-Bytes"),
+    ]  # fmt: skip
+    path = root / "focus.csv"
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    policy = root / "policy.yaml"
+    policy.write_text(
+        "version: 1\n"
+        "rules:\n"
+        "  - id: transfer-under-a-tenth\n"
+        "    title: transfer under a tenth of compute\n"
+        "    severity: low\n"
+        "    targets: [billed]\n"
+        "    require: {billing.billed_usd: {gte: 0}, billing.transfer_share: {lte: 0.1}}\n"
+        "    savings: locality\n"
+        "  - id: no-transfer\n"
+        "    title: no transfer at all\n"
+        "    severity: info\n"
+        "    targets: [billed]\n"
+        "    require: {billing.transfer_usd: {lte: 0}}\n"
+        "    savings: locality\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(
+        main,
+        ["billing", str(path), "--period", "2026-08", "--format", "json", "--policy", str(policy)],
+    )
+    assert result.exit_code == 0, result.stderr
+    found = {f["rule_id"]: f["saving_usd"] for f in json.loads(result.stdout)["findings"]}
+    # above a tenth: 60.00 − 0.1 × 162.40; no bound on the share: the whole transfer
+    assert Decimal(str(found["transfer-under-a-tenth"])) == Decimal("60.00") - Decimal(
+        "0.1"
+    ) * Decimal("162.40")
+    assert Decimal(str(found["no-transfer"])) == Decimal("60.00")

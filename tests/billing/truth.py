@@ -12,7 +12,7 @@ from typing import Any
 Q3_START = datetime(2026, 7, 1, tzinfo=UTC)
 Q3_END = datetime(2026, 10, 1, tzinfo=UTC)
 ZERO = Decimal(0)
-KINDS = ("gpu", "unused", "gpu-machine", "transfer", "other")
+KINDS = ("gpu", "unused", "gpu-machine", "transfer", "team-transfer", "other")
 BY_FIELDS = ("cloud", "account", "region", "instance_type", "gpu_model", "capacity", "resource_id")
 
 
@@ -26,8 +26,9 @@ class Row:
       Rows outside the period are still `counted`; `Quarter.in_period` filters both.
     - `kind`: "gpu" (GPU usage), "unused" (unused capacity reservation or commitment: spend, no
       GPU-hours), "gpu-machine" (a GCP core/RAM SKU of a GPU machine family: spend, no GPU-hours),
-      "transfer" (data transfer of a GPU resource, by its ResourceId), "other" (storage, other
-      transfer, CPU VMs, tax, credits, commitment purchases and fees).
+      "transfer" (data transfer of a GPU resource, by its ResourceId), "team-transfer" (data
+      transfer on no GPU resource, tagged with a team that has GPU usage rows in the same cloud),
+      "other" (storage, other transfer, CPU VMs, tax, credits, commitment purchases and fees).
     - `effective`, `billed`: EffectiveCost and BilledCost exactly as written (never via float).
     - `hours`: ConsumedQuantity as written: instance-hours, or GPU-hours on a GCP GPU SKU; for a GCP
       core/RAM SKU the SKU's own unit (vCPU-hours, GiB-hours); 0 when the row has no quantity.

@@ -76,7 +76,7 @@ def billed_resources(groups: Iterable[BilledGroup], period: Period) -> list[Reso
         if group.kind == "transfer":
             key = resource_key(group)
             moved[key] = moved.get(key, Decimal(0)) + group.effective
-        elif group.kind != "other":
+        elif group.kind not in ("other", "team-transfer"):  # a team's transfer: no resource
             merged.setdefault(resource_key(group), []).append(group)
             ends.extend([group.last_charge] if group.last_charge else [])
     # The bill's last charge, not the period's end: a quarter read in its second month has

@@ -16,7 +16,9 @@ class BilledGroup:
 
     `kind`: `gpu` (GPU usage), `gpu-machine` (GCP core/RAM of a GPU machine family: spend, no
     GPU-hours), `unused` (reserved or committed GPU capacity paid and unused: spend, no
-    GPU-hours) or `other` (not a GPU, or not usage: `reason` says which). Rows outside the
+    GPU-hours), `transfer` (data transfer on a GPU resource's ResourceId), `team-transfer`
+    (data transfer on no GPU resource but of a team tag a GPU row of the cloud carries) or
+    `other` (not a GPU, or not usage: `reason` says which). Rows outside the
     period and `other` rows keep only cloud, currency, kind and reason.
     """
 

@@ -43,6 +43,8 @@ TRANSFER_USAGE = r"DataTransfer|-(In|Out)-Bytes|Regional-Bytes"
 TRANSFER = r"(?i)data transfer|egress|\binter[- ]?(region|zone)\b"
 # An OCI shape in the description: `BM.GPU.H100.8`, `VM.GPU.A10.1`, `BM.GPU4.8`
 OCI_SHAPE = r"(?i)\b((?:bm|vm)\.gpu[0-9]*\.[a-z0-9-]+(?:\.[0-9]+)?)\b"
+# The tag whose values make a transfer row the GPU teams' (`team-transfer`), where read
+TEAM_TAG = "team"
 # The provider a row names → the cloud its columns are read as (FOCUS `ProviderName`, 1.3
 # `ServiceProviderName`); a provider named otherwise is kept as written, lower-cased.
 PROVIDERS = (
@@ -412,6 +414,7 @@ def aggregate(
     if by_day:  # also by the UTC day of the charge's start (GPU rows in the period; else NULL)
         sums.append(f"CASE WHEN {detail} THEN CAST(r.charge_start AS DATE) END AS charge_day")
         positions.append(str(len(select) + len(sums)))
+    teams_cte, team_arm, team_join = _team_transfer(tag_keys)
     return f"""
 WITH focus AS ({union}),
 catalog AS ({_catalog_table(gpu_types)}),
@@ -460,20 +463,43 @@ gpu_ids AS (
   SELECT DISTINCT lower(resource_id) AS gpu_id FROM k
   WHERE in_period AND base_kind IN ('gpu', 'gpu-machine') AND resource_id IS NOT NULL
 ),
-r AS (
+{teams_cte}r AS (
   SELECT k.*,
     CASE
       WHEN k.base_kind = 'other' AND k.in_period AND k.transfer
         AND upper(COALESCE(k.charge_category, '')) = 'USAGE' AND g.gpu_id IS NOT NULL
-        THEN 'transfer'
+        THEN 'transfer'{team_arm}
       ELSE k.base_kind
     END AS kind
-  FROM k LEFT JOIN gpu_ids AS g ON g.gpu_id = lower(k.resource_id)
+  FROM k LEFT JOIN gpu_ids AS g ON g.gpu_id = lower(k.resource_id){team_join}
 )
 SELECT {", ".join(select)}, {", ".join(sums)}
 FROM r
 GROUP BY {", ".join(positions)}
 """
+
+
+def _team_transfer(tag_keys: Sequence[str]) -> tuple[str, str, str]:
+    """The parts of the query that mark `team-transfer`: data-transfer usage rows in the period
+    on no GPU resource's ResourceId whose team tag (`TEAM_TAG`, where the report reads it) has a
+    value some GPU usage row of the same cloud carries. A row on a GPU resource's id is
+    `transfer` first, so no row is counted in both."""
+    if TEAM_TAG not in tag_keys:
+        return "", "", ""
+    team = quote("tag:" + TEAM_TAG)
+    cte = (
+        "gpu_teams AS (\n"
+        f"  SELECT DISTINCT cloud AS team_cloud, {team} AS team FROM k\n"
+        f"  WHERE in_period AND base_kind IN ('gpu', 'gpu-machine') AND {team} IS NOT NULL\n"
+        "),\n"
+    )
+    arm = (
+        "\n      WHEN k.base_kind = 'other' AND k.in_period AND k.transfer\n"
+        "        AND upper(COALESCE(k.charge_category, '')) = 'USAGE' AND t.team IS NOT NULL\n"
+        "        THEN 'team-transfer'"
+    )
+    join = f"\n  LEFT JOIN gpu_teams AS t ON t.team_cloud = k.cloud AND t.team = k.{team}"
+    return cte, arm, join
 
 
 def render(sql: str, dialect: str) -> str:

@@ -61,6 +61,7 @@ def _currency(totals: CurrencyTotals) -> dict[str, Any]:
         "gpu_machine": _figures(totals.machine),
         "unused": _figures(totals.unused),
         "transfer": _figures(totals.transfer),
+        "team_transfer": _figures(totals.team_transfer),
         "left_out": [{"reason": line.key, **_figures(line.figures)} for line in totals.left_out],
         "corrections_usd": _money(totals.corrections),
     }
@@ -148,6 +149,10 @@ def to_json(report: BillingReport) -> dict[str, Any]:
         "transfer": {
             name: [{"key": line.key, **_figures(line.figures)} for line in lines]
             for name, lines in s.transfer
+        },
+        "team_transfer": {
+            name: [{"key": line.key, **_figures(line.figures)} for line in lines]
+            for name, lines in s.team_transfer
         },
         "data_quality": [
             {"code": w.code, "rows": w.rows, "message": w.message} for w in s.warnings
@@ -263,7 +268,7 @@ def render_csv(report: BillingReport) -> str:
     period = s.period.name
     totals = (
         ("read", s.usd.read), ("gpu", s.usd.gpu), ("unused", s.usd.unused), ("spend", s.spend),
-        ("transfer", s.usd.transfer),
+        ("transfer", s.usd.transfer), ("team-transfer", s.usd.team_transfer),
     )  # fmt: skip
     for label, figures in totals:
         put("total", label, period, *_cells(figures), "", "", *_rates(figures))
@@ -279,6 +284,10 @@ def render_csv(report: BillingReport) -> str:
     for name, lines in s.transfer:
         for line in lines:
             put("transfer", name, key_label(name, line.key), *_cells(line.figures), "", "",
+                *_rates(line.figures))  # fmt: skip
+    for name, lines in s.team_transfer:
+        for line in lines:
+            put("team-transfer", name, key_label(name, line.key), *_cells(line.figures), "", "",
                 *_rates(line.figures))  # fmt: skip
     for m in s.months:  # rows: the month's GPU rows; resource_id: the rows read in it
         put("month", "month", m.month, *_cells(m.spend), m.read_rows, "", *_rates(m.spend))

@@ -4,11 +4,11 @@ Markdown sections and terminal lines (render_text places them)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 
 from gpu_audit.billing.spelling import hours, md_usd, usd
-from gpu_audit.billing.summary import BillingSummary, Figures, cents
+from gpu_audit.billing.summary import BillingSummary, Figures, Line, cents
 
 
 def percent(value: Decimal | None) -> str:
@@ -92,10 +92,18 @@ def markdown_sections(s: BillingSummary) -> list[str]:
             "lllrrrr",
         )
         lines.append("")
-    transfer = [(name, part) for name, part in s.transfer if part]
-    for name, part in transfer:
+    transfer = [
+        (heading, name, part)
+        for heading, parts in (
+            ("GPU resources' data transfer", s.transfer),
+            ("GPU teams' other data transfer (same team tag, no GPU resource)", s.team_transfer),
+        )
+        for name, part in parts
+        if part
+    ]
+    for heading, name, part in transfer:
         title = "cloud" if name == "cloud" else f"tag `{name[4:]}`"
-        lines += [f"### GPU resources' data transfer by {title} (beside the GPU spend)", ""]
+        lines += [f"### {heading} by {title} (beside the GPU spend)", ""]
         spend = {line.key: line.figures.effective for line in s.breakdowns.get(name, ())}
         lines += table(
             [title.replace("`", ""), "transfer", "GPU spend", "transfer ÷ GPU spend", "rows"],
@@ -168,15 +176,11 @@ def terminal_lines(s: BillingSummary) -> list[str]:
             )
             for c in s.commitments
         ]
-    for name, part in s.transfer:
-        if part:
-            out += ["", f"GPU resources' data transfer by {name.replace('tag:', 'tag ')}"]
-            out += [
-                terminal_safe(
-                    f"  {(line.key or '(untagged)')[:30]:<30} {usd(line.figures.effective):>14}"
-                )
-                for line in part[:10]
-            ]
+    for heading, parts in (
+        ("GPU resources' data transfer", s.transfer),
+        ("GPU teams' other data transfer", s.team_transfer),
+    ):
+        out += _transfer_lines(heading, parts)
     if s.invoices:
         out += ["", "invoices (billed, every row)"]
         out += [
@@ -201,3 +205,20 @@ def _rows(count: int) -> str:
 
 def _money_cells(figures: Figures, money: Callable[[Decimal], str]) -> list[str]:
     return [money(figures.effective), money(figures.billed), money(figures.list)]
+
+
+def _transfer_lines(heading: str, parts: Sequence[tuple[str, Sequence[Line]]]) -> list[str]:
+    """The terminal's lines of one transfer figure, by cloud and tag."""
+    from gpu_audit.report.escape import terminal_safe
+
+    out: list[str] = []
+    for name, part in parts:
+        if part:
+            out += ["", f"{heading} by {name.replace('tag:', 'tag ')}"]
+            out += [
+                terminal_safe(
+                    f"  {(line.key or '(untagged)')[:30]:<30} {usd(line.figures.effective):>14}"
+                )
+                for line in part[:10]
+            ]
+    return out

@@ -33,6 +33,7 @@ def render_markdown(report: BillingReport) -> str:
             ["GPU usage", *_md_cells(s.usd.gpu)],
             ["reserved or committed, unused", *_md_cells(s.usd.unused)],
             ["GPU resources' data transfer", *_md_cells(s.usd.transfer)],
+            ["GPU teams' other data transfer", *_md_cells(s.usd.team_transfer)],
             *(
                 [f"left out: {inline(line.key)}", *_md_cells(line.figures)]
                 for line in s.usd.left_out
@@ -242,7 +243,8 @@ def _check_line(report: BillingReport, mark: Callable[[str], str]) -> str:
         f"{s.usd.read.rows:,} rows "
         f"read for the period = GPU {mark(usd(s.usd.gpu.billed))} + unused "
         f"{mark(usd(s.usd.unused.billed))} + GPU resources' transfer "
-        f"{mark(usd(s.usd.transfer.billed))} + left out "
+        f"{mark(usd(s.usd.transfer.billed))} + GPU teams' other transfer "
+        f"{mark(usd(s.usd.team_transfer.billed))} + left out "
         f"{mark(usd(sum((line.figures.billed for line in s.usd.left_out), Decimal(0))))}. "
         f"Corrections counted: {mark(usd(s.usd.corrections))}; {s.outside_rows:,} rows read fall "
         f"outside the period. Effective left out: {mark(usd(left))}."
@@ -273,6 +275,7 @@ def render_table(report: BillingReport) -> str:
         ["GPU usage", *_table_cells(s.usd.gpu)],
         ["unused reserved/committed", *_table_cells(s.usd.unused)],
         ["GPU resources' transfer", *_table_cells(s.usd.transfer)],
+        ["GPU teams' other transfer", *_table_cells(s.usd.team_transfer)],
         *(
             [terminal_safe(f"left out: {line.key}"), *_table_cells(line.figures)]
             for line in s.usd.left_out

@@ -147,6 +147,8 @@ class CurrencyTotals:
     left_out: tuple[Line, ...]  # by reason (storage, CPU, tax, credits, purchases, …)
     corrections: Decimal  # EffectiveCost of correction rows counted in the period
     transfer: Figures = Figures()  # data transfer of the GPU resources (same ResourceId)
+    # data transfer of the GPU teams (same team tag and cloud, on no GPU resource's id)
+    team_transfer: Figures = Figures()
 
 
 @record
@@ -167,6 +169,8 @@ class BillingSummary:
     warnings: tuple[Warning, ...] = ()
     # the GPU resources' data transfer by cloud and tag:<key>, beside their GPU spend
     transfer: tuple[tuple[str, tuple[Line, ...]], ...] = ()
+    # the GPU teams' other data transfer (same team tag and cloud) by cloud and tag:<key>
+    team_transfer: tuple[tuple[str, tuple[Line, ...]], ...] = ()
 
     @property
     def spend(self) -> Figures:
@@ -220,6 +224,8 @@ def summarize(
     ]
     unused = [g for g in groups if g.in_period and g.currency == USD and g.kind == "unused"]
     moved = [g for g in groups if g.in_period and g.currency == USD and g.kind == "transfer"]
+    teamed = [g for g in groups if g.in_period and g.currency == USD and g.kind == "team-transfer"]
+    transfer_keys = (("cloud", _KEYS["cloud"]), *((f"tag:{t}", _tag(t)) for t in tag_keys))
     breakdowns: dict[str, tuple[Line, ...]] = {}
     for name, key in _KEYS.items():
         # spend by who and where includes the unused capacity; by what ran (instance type,
@@ -248,10 +254,8 @@ def summarize(
             (g.gpu_hours for g in gpu if g.kind == "gpu" and _committed(g)), Decimal(0)
         ),
         warnings=_warnings(period, groups),
-        transfer=tuple(
-            (name, _lines(moved, key))
-            for name, key in (("cloud", _KEYS["cloud"]), *((f"tag:{t}", _tag(t)) for t in tag_keys))
-        ),
+        transfer=tuple((name, _lines(moved, key)) for name, key in transfer_keys),
+        team_transfer=tuple((name, _lines(teamed, key)) for name, key in transfer_keys),
     )
 
 
@@ -364,6 +368,7 @@ def _tag(key: str) -> Callable[[BilledGroup], str | None]:
 
 def _currency(currency: str, groups: Sequence[BilledGroup]) -> CurrencyTotals:
     read, gpu, machine, unused, transfer = Figures(), Figures(), Figures(), Figures(), Figures()
+    team_transfer = Figures()
     left: dict[str, Figures] = defaultdict(Figures)
     corrections = Decimal(0)
     for g in groups:
@@ -378,13 +383,17 @@ def _currency(currency: str, groups: Sequence[BilledGroup]) -> CurrencyTotals:
             unused = unused.plus(g)
         elif g.kind == "transfer":
             transfer = transfer.plus(g)
+        elif g.kind == "team-transfer":
+            team_transfer = team_transfer.plus(g)
         else:
             left[g.reason or "other"] = left[g.reason or "other"].plus(g)
     lines = sorted(
         (Line(k, v) for k, v in left.items()),
         key=lambda line: (-abs(line.figures.effective), line.key or ""),
     )
-    return CurrencyTotals(currency, read, gpu, machine, unused, tuple(lines), corrections, transfer)
+    return CurrencyTotals(
+        currency, read, gpu, machine, unused, tuple(lines), corrections, transfer, team_transfer
+    )
 
 
 def _lines(

@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache, partial
 from operator import attrgetter
 
@@ -36,7 +37,7 @@ class Evaluation:
 class _Plan:
     """One rule, ready for the hot loop: its judge, its explanation and its savings."""
 
-    __slots__ = ("aliases", "id", "info", "job_savings", "judge", "rule", "savings")
+    __slots__ = ("aliases", "id", "info", "job_savings", "judge", "rule", "savings", "share")
 
     def __init__(self, rule: Rule) -> None:
         info = rule.info
@@ -47,6 +48,7 @@ class _Plan:
         target = _downsize_target(rule)
         self.savings = _saving(info.savings, target)
         self.job_savings = _job_saving(info.savings, target)
+        self.share = _transfer_bound(rule.require) if info.savings == "locality" else None
         self.info = info
 
     def finding(
@@ -62,7 +64,7 @@ class _Plan:
         # Vertex) is live capacity, billed by the month like an instance.
         monthly: float | None
         if resource.kind is Kind.BILLED:  # dollars as billed over the period, never per month
-            monthly, amount = None, billed_saving(info.savings, resource)
+            monthly, amount = None, billed_saving(info.savings, resource, self.share)
             unit = None if amount is None else "period"
         elif resource.kind is Kind.RESERVATION:  # its unused instances, to its end in the month
             unused = resource.reservation.unused_usd if info.savings == "stop" else None
@@ -281,11 +283,16 @@ def _saving(kind: str | None, downsize_to: str | None) -> Saving | None:
     return None
 
 
-def billed_saving(kind: str | None, resource: Resource) -> float | None:
+def billed_saving(
+    kind: str | None, resource: Resource, share: Decimal | None = None
+) -> float | None:
     """A billed resource's saving over its period, from what it was billed: stopping saves
     its effective cost (an unused reservation, its unused part); spot saves the catalog's
-    spot discount on its on-demand spend. Other kinds are not priced on a bill."""
+    spot discount on its on-demand spend; locality saves the data transfer above `share` of
+    its compute (the rule's bound; none: all of it). Other kinds are not priced on a bill."""
     billing = resource.billing
+    if kind == "locality":
+        return _locality_saving(billing.transfer_usd, billing.effective_usd, share)
     if kind == "stop":
         spent = billing.unused_usd or billing.effective_usd
         return None if spent is None else max(0.0, spent)
@@ -299,6 +306,42 @@ def billed_saving(kind: str | None, resource: Resource) -> float | None:
     if quote is None or not quote.on_demand or quote.spot is None:
         return None
     return round(billing.effective_usd * max(0.0, 1 - quote.spot / quote.on_demand), 2)
+
+
+def _locality_saving(
+    transfer: float | None, compute: float | None, share: Decimal | None
+) -> float | None:
+    """The transfer above `share` of the compute, exactly in cents (both are billed cents)."""
+    if transfer is None:
+        return None
+    allowed = Decimal(0)
+    if share is not None:
+        if compute is None:
+            return None
+        allowed = share * max(Decimal(str(compute)), Decimal(0))
+    excess = max(Decimal(str(transfer)) - allowed, Decimal(0))
+    return float(excess.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def _transfer_bound(condition: Condition) -> Decimal | None:
+    """The share of compute a rule lets a resource's transfer reach: the number its `require`
+    puts on `billing.transfer_share` with `lte` or `lt` (None where it puts none)."""
+    if isinstance(condition, Leaf):
+        if condition.field.name == "billing.transfer_share" and condition.operator in (
+            "lte",
+            "lt",
+        ):
+            try:
+                return Decimal(condition.operand_text)
+            except ArithmeticError:
+                return None
+        return None
+    if isinstance(condition, Group) and condition.mode == "all":  # a bound every finding broke
+        for part in condition.parts:
+            found = _transfer_bound(part)
+            if found is not None:
+                return found
+    return None
 
 
 def run_saving(kind: str | None, resource: Resource) -> float | None:
