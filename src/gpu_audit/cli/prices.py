@@ -21,6 +21,26 @@ prices_option = click.option(
 )
 
 
+interruptions_option = click.option(
+    "--interruption-rates",
+    "interruption_rates",
+    metavar="FILE",
+    help="Lay this interruption-rate file (gpu_audit_interruptions: 1) over the bundled rates "
+    "that price spot lost work.",
+)
+
+
+def use_interruptions(path: str | None) -> str:
+    """Lay the rate file over the bundled rates; its description ('' for the bundled ones alone,
+    which a hook then never reads unless a job needs them)."""
+    if not path and "gpu_audit.catalog.interruptions" not in sys.modules:
+        return ""
+    from gpu_audit.catalog.interruptions import describe, use_rates
+
+    used = use_rates(path)
+    return describe(used) if path else ""
+
+
 def use_prices(path: str | None, max_age_days: int, now: datetime) -> str:
     """Lay the price file over the catalog; print its age warning (one line); its description,
     '' for the bundled catalog alone."""

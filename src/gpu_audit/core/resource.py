@@ -9,7 +9,16 @@ from enum import IntEnum, StrEnum
 
 from gpu_audit.core.declare import canonical
 from gpu_audit.core.frozen import record
-from gpu_audit.core.sections import Billing, Estimate, Hpo, Reservation, Run, ServedModel, Share
+from gpu_audit.core.sections import (
+    Billing,
+    Estimate,
+    Hpo,
+    Interruption,
+    Reservation,
+    Run,
+    ServedModel,
+    Share,
+)
 
 
 class Kind(StrEnum):
@@ -284,6 +293,7 @@ class Resource:
         minimum=0,
     )
     share: Share = Share()
+    interruption: Interruption = Interruption()
     source: SourceRef = SourceRef()
 
     @property

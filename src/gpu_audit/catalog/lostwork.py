@@ -1,0 +1,130 @@
+"""Expected spot lost work per run, and the spot saving net of it (docs/spot.md); pure functions.
+
+lost = hours × rate × (interval ÷ 2 + resume) × spot hourly rate, the interval in hours (the
+whole run where the job states no checkpoint interval); discount = (on-demand − spot) × hours;
+net = discount − lost. A job file is priced at its runtime cap and the runbook's resume bound;
+a finished run at its training time and its measured mean resume.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from gpu_audit.catalog.interruptions import Rate, rate_for
+from gpu_audit.catalog.shapes import CLOUD_OF_SERVICE
+from gpu_audit.core.resource import Capacity, Interruption, Kind, Resource, State, Workload
+from gpu_audit.core.yamlsrc import is_templated
+
+DEFAULT_RESUME_MINUTES = 5.0
+# The label or tag a job states its checkpoint interval in (GCP labels allow no `/`).
+INTERVAL_TAGS = ("gpu-audit/checkpoint-interval-minutes", "gpu-audit-checkpoint-interval-minutes")
+# Fields a templated interval leaves unknown: the rules over them are not evaluated.
+UNKNOWN_WHEN_TEMPLATED = frozenset(
+    {"checkpoint.interval_minutes", "interruption.lost_usd", "interruption.net_usd"}
+)
+_CLOUDS = ("aws", "gcp", "azure")
+
+
+def money(value: float) -> float:
+    """Round half up to the cent, either sign."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    return float(Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def lost_work(
+    hours: float, rate: float, interval_minutes: float | None, resume_minutes: float, spot: float
+) -> float:
+    """Expected lost work in dollars (unrounded): no interval is a restart from zero."""
+    interval = hours if interval_minutes is None else interval_minutes / 60
+    return hours * rate * (interval / 2 + resume_minutes / 60) * spot
+
+
+def cloud_of(resource: Resource) -> str | None:
+    if resource.provider in _CLOUDS:
+        return resource.provider
+    return CLOUD_OF_SERVICE.get(resource.service or "")
+
+
+def stated_interval(resource: Resource) -> tuple[float | None, bool]:
+    """(the job's checkpoint interval in minutes, templated): the field, else the tag."""
+    if resource.checkpoint.interval_minutes is not None:
+        return resource.checkpoint.interval_minutes, False
+    if "checkpoint.interval_minutes" in resource.source.templated:
+        return None, True
+    for key in INTERVAL_TAGS:
+        text = resource.tags.get(key)
+        if text is None:
+            continue
+        if is_templated(text):
+            return None, True
+        try:
+            minutes = float(text)
+        except ValueError:
+            return None, True  # not a number: unknown, never read as "no checkpoint"
+        if minutes > 0 and minutes == minutes and minutes != float("inf"):
+            return minutes, False
+        return None, True
+    return None, False
+
+
+def _judged(resource: Resource) -> bool:
+    return (
+        resource.kind is Kind.JOB
+        and resource.state in (State.DEFINED, None)
+        and resource.workload is Workload.TRAINING
+        and resource.capacity in (Capacity.SPOT, Capacity.ON_DEMAND)
+        and resource.role != "head"
+        and resource.retired is None
+    )
+
+
+def with_lost_work(resource: Resource, resume_minutes: float) -> Resource:
+    """A training job file with its expected lost work on spot (other resources as they are)."""
+    if not _judged(resource):
+        return resource
+    interval, templated = stated_interval(resource)
+    if templated:
+        unknown = resource.source.templated | UNKNOWN_WHEN_TEMPLATED
+        return replace(resource, source=replace(resource.source, templated=unknown))
+    rate = rate_for(cloud_of(resource), resource.instance_type, resource.region)
+    hours = resource.limits.max_runtime_hours
+    on_demand, spot = resource.price.on_demand_hourly_usd, resource.price.spot_hourly_usd
+    section = figures(rate, hours, interval, resume_minutes, on_demand, spot)
+    checkpoint = resource.checkpoint
+    if interval is not None and checkpoint.interval_minutes is None:
+        checkpoint = replace(checkpoint, interval_minutes=interval)
+    return replace(resource, interruption=section, checkpoint=checkpoint)
+
+
+def figures(
+    rate: Rate | None,
+    hours: float | None,
+    interval: float | None,
+    resume_minutes: float,
+    on_demand: float | None,
+    spot: float | None,
+) -> Interruption:
+    """The section: every input, and lost, discount and net where all of them are known."""
+    base = Interruption(
+        rate_per_hour=rate.per_hour if rate else None,
+        rate_public=rate.public if rate else None,
+        rate_source=rate.source if rate else None,
+        rate_as_of=rate.as_of if rate else None,
+        hours=hours,
+        checkpoint_minutes=(
+            interval if interval is not None else (hours * 60 if hours is not None else None)
+        ),
+        resume_minutes=resume_minutes,
+        spot_hourly_usd=spot,
+    )
+    if rate is None or hours is None or spot is None or on_demand is None:
+        return base
+    lost = lost_work(hours, rate.per_hour, interval, resume_minutes, spot)
+    discount = (on_demand - spot) * hours
+    return replace(
+        base,
+        lost_usd=money(lost),
+        discount_usd=money(discount),
+        net_usd=money(discount - lost),
+    )
