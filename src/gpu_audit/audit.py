@@ -40,7 +40,7 @@ def audit(
     """Judge resources as of `now`: the one function `scan` and `check` both call."""
     with paused_gc():
         enriched = tuple(enrich(r, now) for r in infer_workloads(resources, workload_patterns))
-        enriched = _with_lost_work(enriched, policy)
+        enriched = _with_lost_work(enriched, policy, now)
         enriched = join_reservations(enriched, now, reservation_idle)
         enriched = split_shares(enriched)  # pods on shared GPU nodes: their share of its cost
     evaluation = evaluate(enriched, policy, now)
@@ -97,14 +97,19 @@ def _minutes(spec: Any, text: str) -> float:
         return DEFAULT_RESUME_MINUTES
 
 
-def _with_lost_work(resources: tuple[Resource, ...], policy: Policy) -> tuple[Resource, ...]:
-    """Training job files with their expected spot lost work (docs/spot.md)."""
-    if not any(r.kind is Kind.JOB for r in resources):
+def _with_lost_work(
+    resources: tuple[Resource, ...], policy: Policy, now: datetime
+) -> tuple[Resource, ...]:
+    """Training job files with their expected spot lost work, GPU pods with their start-up in
+    dollars (docs/spot.md)."""
+    jobs = any(r.kind is Kind.JOB for r in resources)
+    pods = any(r.kind is Kind.POD and r.run.startup_minutes is not None for r in resources)
+    if not jobs and not pods:
         return resources
-    from gpu_audit.catalog.lostwork import with_lost_work
+    from gpu_audit.catalog.lostwork import with_lost_work, with_pod_startup
 
     resume = resume_bound(policy)
-    return tuple(with_lost_work(r, resume) for r in resources)
+    return tuple(with_pod_startup(with_lost_work(r, resume), now) for r in resources)
 
 
 def with_fixes(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:

@@ -9,6 +9,7 @@ a finished run at its training time and its measured mean resume.
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime
 
 from gpu_audit.catalog.interruptions import Rate, rate_for
 from gpu_audit.catalog.shapes import CLOUD_OF_SERVICE
@@ -128,3 +129,17 @@ def figures(
         discount_usd=money(discount),
         net_usd=money(discount - lost),
     )
+
+
+def with_pod_startup(resource: Resource, now: datetime) -> Resource:
+    """A GPU pod's start-up (PodScheduled to Ready) in dollars at its hourly price, and as a
+    share of its run so far (from its start to `now`)."""
+    run = resource.run
+    minutes, started = run.startup_minutes, resource.launched_at
+    if resource.kind is not Kind.POD or minutes is None or started is None:
+        return resource
+    so_far = (now - started).total_seconds() / 60
+    share = None if so_far <= 0 else round(min(100.0, minutes / so_far * 100), 2)
+    hourly = resource.price.hourly_usd
+    usd = None if hourly is None else round(minutes / 60 * hourly, 6)
+    return replace(resource, run=replace(run, startup_usd=usd, startup_share=share))

@@ -262,13 +262,14 @@ class Run:
         maximum=100,
     )
     interruptions: int | None = canonical(
-        "spot interruptions (SageMaker secondary status `Interrupted`); absent where the API "
-        "does not say (Vertex AI)",
+        "spot interruptions (SageMaker secondary status `Interrupted`; a Kubernetes GPU pod: its "
+        "containers' restarts); absent where the API does not say (Vertex AI)",
         sources="API",
         minimum=0,
     )
     restarts: int | None = canonical(
-        "restarts (SageMaker secondary status `Restarting`); absent where the API does not say",
+        "restarts (SageMaker secondary status `Restarting`; a Kubernetes pod: its containers' "
+        "`restartCount`); absent where the API does not say",
         sources="API",
         minimum=0,
     )
@@ -298,14 +299,16 @@ class Run:
     resume_minutes: float | None = canonical(
         "mean time from the end of an interruption to training again (SageMaker: the end of an "
         "`Interrupted` transition to the start of the next `Training`; waiting for capacity is "
-        "not resume)",
+        "not resume; a Kubernetes pod: a restarted container's `lastState.terminated.finishedAt` "
+        "to the pod's `Ready` transition)",
         unit="minutes",
         sources="API",
         minimum=0,
     )
     startup_minutes: float | None = canonical(
-        "billed start-up before training (SageMaker `Downloading` + `DownloadingTrainingImage`), "
-        "summed over the trials",
+        "billed start-up before training (SageMaker `Downloading` + `DownloadingTrainingImage`, "
+        "summed over the trials; a Kubernetes pod that has not restarted: `PodScheduled` to "
+        "`Ready`)",
         unit="minutes",
         sources="API",
         minimum=0,
@@ -316,7 +319,7 @@ class Run:
         minimum=0,
     )
     startup_share: float | None = canonical(
-        "percent of the run's cost spent in billed start-up",
+        "percent of the run's cost spent in billed start-up (a pod: of its run so far)",
         sources="derived",
         minimum=0,
         maximum=100,

@@ -28,6 +28,7 @@ from gpu_audit.collectors.kubernetes.sharing import (
     node_shares,
     pod_share,
 )
+from gpu_audit.collectors.kubernetes.starts import pod_starts
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import (
     Gpu,
@@ -272,6 +273,7 @@ def pod_resource(
         launched_at=timestamp(started or meta.get("creationTimestamp")),
         utilization=measured,
         share=_pod_share(view, pod, node),
+        run=pod_starts(status),
         source=SourceRef(note="; ".join(parts)),
     )
 
