@@ -102,7 +102,7 @@ def _with_lost_work(
 ) -> tuple[Resource, ...]:
     """Training job files with their expected spot lost work, GPU pods with their start-up in
     dollars (docs/spot.md)."""
-    jobs = any(r.kind is Kind.JOB for r in resources)
+    jobs = any(r.kind is Kind.JOB or r.kind is Kind.RUN for r in resources)
     pods = any(r.kind is Kind.POD and r.run.startup_minutes is not None for r in resources)
     if not jobs and not pods:
         return resources

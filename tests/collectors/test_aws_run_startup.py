@@ -9,6 +9,7 @@ bundled `sagemaker:ml.g5.xlarge` us-east-1 on-demand rate, $1.408 an hour (price
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -58,13 +59,15 @@ def job(
     spot: bool = False,
     mode: str = "File",
     tuning_arn: str | None = None,
+    checkpoint: bool = True,
 ) -> None:
     extra: dict[str, Any] = {}
     stopping = {"MaxRuntimeInSeconds": 86400}
     if spot:
         extra["EnableManagedSpotTraining"] = True
-        extra["CheckpointConfig"] = {"S3Uri": f"s3://ckpt/{name}/"}
         stopping["MaxWaitTimeInSeconds"] = 172800
+    if spot and checkpoint:
+        extra["CheckpointConfig"] = {"S3Uri": f"s3://ckpt/{name}/"}
     client.create_training_job(
         TrainingJobName=name,
         AlgorithmSpecification={"TrainingImage": IMAGE, "TrainingInputMode": mode},
@@ -203,3 +206,42 @@ def test_a_sweeps_interruptions_and_mean_resume_are_counted_across_its_trials(
     run = _runs(report)["resume-sweep"]["run"]
     assert run["resume_minutes"] == round(140 / 60, 4)
     assert "spot-resume-time" not in _findings(report, "resume-sweep")
+
+
+def test_a_finished_run_states_its_expected_lost_work_from_its_own_figures(
+    sagemaker: Any, tmp_path: Any
+) -> None:
+    """A spot job alone, no checkpoint, 7,200 s training, 2,880 s billable, interrupted once and
+    resumed 120 s later (2 minutes, measured). With a rate file giving ml.g5.xlarge us-east-1
+    0.5 an hour: the run's spot rate = 1.408 × 2,880 ÷ 7,200 = 0.5632; hours = 2;
+    lost = 2 × 0.5 × (2/2 + 2/60) × 0.5632 = 0.581973 → $0.58; discount = (1.408 − 0.5632) × 2
+    = 1.6896 → $1.69; net = 1.107627 → $1.11. An on-demand job with a checkpoint has no stated
+    interval: its lost work is unknown, never a restart from zero."""
+    rates = tmp_path / "rates.json"
+    rates.write_text(json.dumps({
+        "gpu_audit_interruptions": 1, "as_of": "2026-12-01",
+        "unit": "interruptions per instance-hour", "method": "a team's own measure",
+        "sources": [{"name": "team", "url": "internal dashboard", "date": "2026-12-01"}],
+        "rows": [{"provider": "aws", "type": "g5.xlarge", "region": "us-east-1", "per_hour": 0.5,
+                  "public": "0.5/h measured", "source": "team", "date": "2026-12-01"}],
+    }))  # fmt: skip
+    job(
+        sagemaker, "spot-alone", training=7200, billable=2880, spot=True, checkpoint=False,
+        steps=_steps(("Training", 0, 3000), ("Interrupted", 3000, 3300), ("Training", 3420, 7200)),
+    )  # fmt: skip
+    job(sagemaker, "od-alone", training=3600, billable=3600, steps=_steps(("Training", 0, 3600)))
+    _backend().training_jobs["od-alone"].checkpoint_config = {"S3Uri": "s3://ckpt/od/"}
+    report = _scan("--interruption-rates", str(rates))
+    figures = _runs(report)["spot-alone"]["interruption"]
+    spot = G5_XLARGE * 2880 / 7200
+    lost = 2 * Decimal("0.5") * (1 + Decimal(2) / 60) * spot
+    discount = (G5_XLARGE - spot) * 2
+    assert (figures["hours"], figures["resume_minutes"], figures["spot_hourly_usd"]) == (
+        2.0, 2.0, float(spot)
+    )  # fmt: skip
+    assert (figures["lost_usd"], figures["discount_usd"], figures["net_usd"]) == (
+        cents(lost), cents(discount), cents(discount - lost)
+    ) == (0.58, 1.69, 1.11)  # fmt: skip
+    assert figures["checkpoint_minutes"] == 120.0 and figures["rate_public"] == "0.5/h measured"
+    on_demand = _runs(report)["od-alone"]["interruption"]
+    assert on_demand["lost_usd"] is None and on_demand["checkpoint_minutes"] is None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
+from gpu_audit.catalog import instance_spec, price, rate_cards
 from gpu_audit.catalog.interruptions import Rate, rate_for
 from gpu_audit.catalog.shapes import CLOUD_OF_SERVICE
 from gpu_audit.core.resource import Capacity, Interruption, Kind, Resource, State, Workload
@@ -81,7 +82,10 @@ def _judged(resource: Resource) -> bool:
 
 
 def with_lost_work(resource: Resource, resume_minutes: float) -> Resource:
-    """A training job file with its expected lost work on spot (other resources as they are)."""
+    """A training job file, or a SageMaker training job that ran alone, with its expected lost
+    work on spot (other resources as they are)."""
+    if resource.kind is Kind.RUN:
+        return _run_lost_work(resource, resume_minutes)
     if not _judged(resource):
         return resource
     interval, templated = stated_interval(resource)
@@ -143,3 +147,44 @@ def with_pod_startup(resource: Resource, now: datetime) -> Resource:
     hourly = resource.price.hourly_usd
     usd = None if hourly is None else round(minutes / 60 * hourly, 6)
     return replace(resource, run=replace(run, startup_usd=usd, startup_share=share))
+
+
+def _run_lost_work(resource: Resource, bound: float) -> Resource:
+    """A finished SageMaker job alone: hours = its training time, resume = its measured mean
+    (the runbook's bound where it was never interrupted), the spot rate = on-demand × billable ÷
+    training (a spot run) or the catalog's spot rate (an on-demand one). No checkpoint: the whole
+    run; a checkpoint with no stated interval: unknown (the API states none)."""
+    run = resource.run
+    spec = instance_spec(resource.instance_type) if resource.instance_type else None
+    if (
+        resource.service != "sagemaker"
+        or run.trials is not None
+        or resource.capacity not in (Capacity.SPOT, Capacity.ON_DEMAND)
+        or not run.training_hours
+        or run.billable_hours is None
+        or spec is None
+        or not spec.gpu_count
+        or not resource.gpu.count
+    ):
+        return resource
+    instances = resource.gpu.count / spec.gpu_count
+    quote = price(
+        resource.instance_type, resource.region, cards=rate_cards("sagemaker", "training")
+    )
+    if quote is None or quote.on_demand is None:
+        return resource
+    if resource.capacity is Capacity.SPOT:
+        spot = quote.on_demand * run.billable_hours / run.training_hours
+    elif quote.spot is not None:
+        spot = quote.spot
+    else:
+        return resource
+    wall = run.training_hours / instances
+    interval = None if resource.checkpoint.uri is None else -1.0
+    resume = run.resume_minutes if run.resume_minutes is not None else bound
+    rate = rate_for("aws", resource.instance_type, resource.region)
+    if interval is not None:  # checkpointed, at an interval the API does not state
+        section = figures(rate, wall, None, resume, None, spot * instances)
+        return replace(resource, interruption=replace(section, checkpoint_minutes=None))
+    section = figures(rate, wall, None, resume, quote.on_demand * instances, spot * instances)
+    return replace(resource, interruption=section)
