@@ -235,3 +235,28 @@ def test_a_pack_changing_the_resume_bound_changes_the_lost_work(tmp_path: Path) 
     lost = 24 * P4D_RATE * (Decimal(10) / 60 + Decimal(65) / 60) * P4D_SPOT
     figures = resource(report, "od-slow")["interruption"]
     assert (figures["resume_minutes"], figures["lost_usd"]) == (65.0, cents(lost)) == (65.0, 0.06)
+
+
+def test_estimate_states_the_lost_work_and_the_net_with_the_rate_file(tmp_path: Path) -> None:
+    """estimate at the 24 h cap: lost $122.80, net −$61.24 (as check above); with --hours 12:
+    lost = 12 × 1 × (3 + 5/60) × 1.6594 = 61.3978 → $61.40; discount = 2.565 × 12 = 30.78;
+    net = −30.6178 → −$30.62."""
+    spot = str(vertex(tmp_path, "bert-spot", spot=True, interval="360"))
+    rates = ("--interruption-rates", str(GCP_RATES))
+    text = CliRunner().invoke(main, ["estimate", spot, *rates])
+    assert text.exit_code == 0, text.output
+    assert "spot lost work: $122.80 expected per run at 1 interruptions an hour" in text.stdout
+    assert "spot saves -$61.24 net" in text.stdout and "2026-12-03" in text.stdout
+    data = CliRunner().invoke(main, ["estimate", spot, *rates, "--format", "json", "--hours", "12"])
+    (job,) = json.loads(data.stdout)["jobs"]
+    lost = 12 * (Decimal(6) / 2 + RESUME_H) * A2_SPOT
+    assert (
+        (job["spot_lost_usd"], job["spot_net_usd"])
+        == (
+            cents(lost),
+            cents((A2_OD - A2_SPOT) * 12 - lost),
+        )
+        == (61.40, -30.62)
+    )
+    bundled = CliRunner().invoke(main, ["estimate", spot])  # no GCP row: said, not assumed rare
+    assert "spot lost work not evaluated: no interruption rate" in bundled.stdout
