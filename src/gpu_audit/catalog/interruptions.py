@@ -86,7 +86,8 @@ def _row_lines(text: str) -> list[int]:
     found = re.search(r'"rows"\s*:\s*\[', text)
     if found is None:
         return []
-    lines, at = [], found.end()
+    lines: list[int] = []
+    at = found.end()
     try:
         while True:
             at = space.match(text, at).end()  # type: ignore[union-attr]
