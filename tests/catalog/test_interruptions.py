@@ -143,3 +143,61 @@ def test_the_option_refuses_a_bad_file_with_exit_2_and_one_line(
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert lines == [f"gpu-audit: error: {bad}:1: interruption rates: unit: expected "
                      "'interruptions per instance-hour'"]  # fmt: skip
+
+
+@pytest.fixture
+def feed_server() -> Iterator[tuple[str, list[str]]]:
+    """The real feed sample served on loopback (an ephemeral port), as S3 serves the feed."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    body = SAMPLE.read_bytes()
+    paths: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            paths.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/spot-advisor-data.json", paths
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_catalog_refresh_rewrites_the_aws_rows_and_keeps_the_others(
+    tmp_path: Path, feed_server: tuple[str, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, paths = feed_server
+    monkeypatch.setenv("GPU_AUDIT_SPOT_ADVISOR_URL", url)
+    output = tmp_path / "rates.json"
+    output.write_text(GCP.read_text())  # a GCP row from capacity advice, to be kept
+    command = ["catalog", "refresh", "--provider", "aws", "--interruptions", "-o", str(output)]
+    result = CliRunner().invoke(main, [*command, "--region", "us-east-1"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == f"{output}: 5 aws interruption rates, 1 requests"
+    assert paths == ["/spot-advisor-data.json"]
+    written = read_rates(str(output))  # it reads back
+    by_key = {(r.provider, r.type, r.region): r for r in written.rows}
+    assert by_key[("gcp", "a2-highgpu-1g", "us-central1")].per_hour == 1.0
+    p5 = by_key[("aws", "p5.48xlarge", "us-east-1")]  # r=4 in the feed: >20%, max 100
+    assert (p5.per_hour, p5.public, p5.source) == (
+        0.00136986,
+        ">20% (r=4, max 100)",
+        "aws-spot-advisor",
+    )
+    assert {s.name for s in written.sources} == {"gcp-capacity-advice", "aws-spot-advisor"}
+    assert not any(r.region == "us-west-2" for r in written.rows)  # --region narrows
+    refused = CliRunner().invoke(main, [*command[:3], "gcp", *command[4:]])
+    assert refused.exit_code == 2 and "publishes no interruption feed" in refused.stderr
