@@ -143,8 +143,12 @@ def test_an_on_demand_job_with_a_20_minute_checkpoint_is_told_spot_net_of_lost_w
         "lost_usd": cents(lost),
         "discount_usd": cents(discount),
         "net_usd": cents(discount - lost),
+        # per hour: (37.688 − 8.7421) − 0.00021918 × 0.25 × 8.7421 = 28.945421 → 28.9454
+        "net_hourly_usd": float(round((P4D_OD - P4D_SPOT) - lost / hours, 4)),
     }
-    assert cents(lost) == 0.01 and cents(discount) == 694.70
+    assert (
+        cents(lost) == 0.01 and cents(discount) == 694.70 and figures["net_hourly_usd"] == 28.9454
+    )
 
 
 def test_a_spot_job_with_no_checkpoint_prices_a_restart_from_zero(tmp_path: Path) -> None:
@@ -260,3 +264,29 @@ def test_estimate_states_the_lost_work_and_the_net_with_the_rate_file(tmp_path: 
     )
     bundled = CliRunner().invoke(main, ["estimate", spot])  # no GCP row: said, not assumed rare
     assert "spot lost work not evaluated: no interruption rate" in bundled.stdout
+
+
+def test_a_job_with_no_runtime_cap_is_judged_per_hour_where_it_states_an_interval(
+    tmp_path: Path,
+) -> None:
+    """No cap, 6 h interval, 1 interruption an hour: per hour, discount 4.2244 − 1.6594 = 2.565,
+    lost 1 × (3 + 5/60) × 1.6594 = 5.1165: net −2.5515 an hour: not told spot. At a 20-minute
+    interval: lost (10/60 + 5/60) × 1.6594 = 0.41485, net 2.15015 → the saving per GPU-hour
+    (1 GPU) 2.1502 rather than the gross 2.565."""
+
+    def uncapped(name: str, interval: str) -> Path:
+        path = vertex(tmp_path, name, spot=False, interval=interval)
+        body = json.loads(path.read_text())
+        del body["jobSpec"]["scheduling"]["timeout"]
+        path.write_text(json.dumps(body))
+        return path
+
+    report = check(str(uncapped("od-6h", "360")), str(uncapped("od-20m", "20")),
+                   "--interruption-rates", str(GCP_RATES))  # fmt: skip
+    six = resource(report, "od-6h")["interruption"]
+    assert (six["hours"], six["net_usd"], six["net_hourly_usd"]) == (None, None, -2.5515)
+    assert "spot-for-training" not in findings(report, "od-6h")
+    net = (A2_OD - A2_SPOT) - (Decimal(20) / 60 / 2 + RESUME_H) * A2_SPOT
+    spot = findings(report, "od-20m")["spot-for-training"]
+    assert (spot["saving_usd"], spot["saving_unit"]) == (float(round(net, 4)), "gpu-hour")
+    assert spot["saving_usd"] == 2.1502

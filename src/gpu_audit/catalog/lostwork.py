@@ -123,7 +123,12 @@ def figures(
         resume_minutes=resume_minutes,
         spot_hourly_usd=spot,
     )
-    if rate is None or hours is None or spot is None or on_demand is None:
+    if rate is None or spot is None or on_demand is None:
+        return base
+    if interval is not None:  # per hour, with or without a runtime cap
+        hourly = (on_demand - spot) - lost_work(1.0, rate.per_hour, interval, resume_minutes, spot)
+        base = replace(base, net_hourly_usd=round(hourly, 4))
+    if hours is None:
         return base
     lost = lost_work(hours, rate.per_hour, interval, resume_minutes, spot)
     discount = (on_demand - spot) * hours

@@ -443,3 +443,8 @@ class Interruption:
         "the spot saving net of lost work (discount − lost); not above zero: spot does not pay",
         sources="derived",
     )
+    net_hourly_usd: float | None = canonical(
+        "the spot saving net of lost work per hour the job runs, where it states a checkpoint "
+        "interval ((on-demand − spot) − rate × (interval ÷ 2 + resume) × spot)",
+        sources="derived",
+    )

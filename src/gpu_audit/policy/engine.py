@@ -404,6 +404,9 @@ def _per_run(
     if kind == "spot" and net is not None and resource.capacity is Capacity.ON_DEMAND:
         return cents(max(0.0, net)), "run"  # the discount net of expected lost work
     hourly = _hourly_saving(kind, target, resource)
+    net_hourly = resource.interruption.net_hourly_usd
+    if kind == "spot" and net_hourly is not None and resource.capacity is Capacity.ON_DEMAND:
+        hourly = max(0.0, net_hourly)  # no cap: the saving per hour, net of lost work
     if hourly is None:
         return None, None
     cap = resource.limits.max_runtime_hours
