@@ -33,7 +33,10 @@ def test_the_bundled_file_is_dated_sourced_and_mirrors_the_advisor_bands() -> No
     rates = bundled()
     assert rates.as_of == "2025-06-28" and rates.unit == "interruptions per instance-hour"
     assert [s.name for s in rates.sources] == ["aws-spot-advisor"]
-    assert "max / 100 / 730" in rates.method
+    assert "max / 100 / 730" in rates.method and rates.path is None
+    assert interruptions.describe(rates) == (
+        "bundled interruption rates as of 2025-06-28 (aws-spot-advisor)"
+    )
     assert len(rates.rows) > 300 and {r.provider for r in rates.rows} == {"aws"}
     # every row is its band's upper end over 730 hours: >20% (max 100) is 1 / 730
     for row in rates.rows:

@@ -12,7 +12,6 @@ import math
 import os
 from collections.abc import Sequence
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from gpu_audit.core.frozen import record
@@ -201,9 +200,12 @@ _OVERLAY: list[RateFile] = []
 @lru_cache(maxsize=1)
 def bundled() -> RateFile:
     """The shipped data file (catalog/data/interruptions.json), read once."""
-    ref = resources.files("gpu_audit.catalog") / "data" / "interruptions.json"
-    with resources.as_file(ref) as path:
-        return read_rates(str(path))
+    # a plain path, as the catalog's CSV tables are read: importlib.resources would pull in
+    # tempfile, shutil and zlib, which a pre-commit hook does not pay for
+    from dataclasses import replace
+
+    path = os.path.join(os.path.dirname(__file__), "data", "interruptions.json")
+    return replace(read_rates(path), path=None)
 
 
 def use_rates(path: str | None) -> RateFile:
