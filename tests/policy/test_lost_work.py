@@ -290,3 +290,18 @@ def test_a_job_with_no_runtime_cap_is_judged_per_hour_where_it_states_an_interva
     spot = findings(report, "od-20m")["spot-for-training"]
     assert (spot["saving_usd"], spot["saving_unit"]) == (float(round(net, 4)), "gpu-hour")
     assert spot["saving_usd"] == 2.1502
+
+
+def test_a_checkpoint_at_an_unstated_interval_leaves_the_lost_work_unknown(tmp_path: Path) -> None:
+    """CheckpointConfig with no interval stated: not a restart from zero, and no interval to
+    price; the figures say so (the spot job's spot-lost-work is not evaluated), and an on-demand
+    job keeps the catalog's discount as its saving: (37.688 − 8.7421) × 24 = $694.70."""
+    spot = sagemaker(tmp_path, "spot-ckpt-unstated", spot=True)
+    on_demand = sagemaker(tmp_path, "od-ckpt-unstated", spot=False)
+    report = check(str(spot), str(on_demand))
+    figures = resource(report, "spot-ckpt-unstated")["interruption"]
+    assert (figures["checkpoint_minutes"], figures["lost_usd"], figures["net_usd"]) == (None,) * 3
+    assert figures["rate_per_hour"] == 0.00021918  # the rate is known; the interval is not
+    assert not_evaluated(report, "spot-ckpt-unstated")["spot-lost-work"] == "interruption.net_usd"
+    saving = findings(report, "od-ckpt-unstated")["spot-for-training"]["saving_usd"]
+    assert saving == cents((P4D_OD - P4D_SPOT) * 24) == 694.70

@@ -95,6 +95,11 @@ def with_lost_work(resource: Resource, resume_minutes: float) -> Resource:
     rate = rate_for(cloud_of(resource), resource.instance_type, resource.region)
     hours = resource.limits.max_runtime_hours
     on_demand, spot = resource.price.on_demand_hourly_usd, resource.price.spot_hourly_usd
+    if interval is None and resource.checkpoint.uri is not None:
+        # it checkpoints, at an interval it does not state: the lost work is unknown (a restart
+        # from zero is only the case of no checkpoint at all)
+        unknown = figures(rate, hours, None, resume_minutes, None, spot)
+        return replace(resource, interruption=replace(unknown, checkpoint_minutes=None))
     section = figures(rate, hours, interval, resume_minutes, on_demand, spot)
     checkpoint = resource.checkpoint
     if interval is not None and checkpoint.interval_minutes is None:
