@@ -98,8 +98,8 @@ def with_lost_work(resource: Resource, resume_minutes: float) -> Resource:
     if interval is None and resource.checkpoint.uri is not None:
         # it checkpoints, at an interval it does not state: the lost work is unknown (a restart
         # from zero is only the case of no checkpoint at all)
-        unknown = figures(rate, hours, None, resume_minutes, None, spot)
-        return replace(resource, interruption=replace(unknown, checkpoint_minutes=None))
+        partial = figures(rate, hours, None, resume_minutes, None, spot)
+        return replace(resource, interruption=replace(partial, checkpoint_minutes=None))
     section = figures(rate, hours, interval, resume_minutes, on_demand, spot)
     checkpoint = resource.checkpoint
     if interval is not None and checkpoint.interval_minutes is None:
