@@ -136,6 +136,7 @@ def test_an_on_demand_job_with_a_20_minute_checkpoint_is_told_spot_net_of_lost_w
         "rate_source": "aws-spot-advisor "
         "(https://spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json, 2025-06-28)",
         "rate_as_of": "2025-06-28",
+        "instances": 1,
         "hours": 24.0,
         "checkpoint_minutes": 20.0,
         "resume_minutes": 5.0,
@@ -305,3 +306,29 @@ def test_a_checkpoint_at_an_unstated_interval_leaves_the_lost_work_unknown(tmp_p
     assert not_evaluated(report, "spot-ckpt-unstated")["spot-lost-work"] == "interruption.net_usd"
     saving = findings(report, "od-ckpt-unstated")["spot-for-training"]["saving_usd"]
     assert saving == cents((P4D_OD - P4D_SPOT) * 24) == 694.70
+
+
+def test_a_job_on_several_instances_is_interrupted_when_any_of_them_is(tmp_path: Path) -> None:
+    """fixtures/jobs/kubernetes/pytorchjob-spot.yaml: 4 × p4d.24xlarge on spot, 24 h deadline,
+    no region (p4d's highest rate, >20%: 0.00136986), no checkpoint: lost = 24 × 0.00136986 × 4
+    × (12 + 5/60) × (4 × 5.0933) = 32.3737 → $32.37; discount = (4 × 21.957642 − 4 × 5.0933) ×
+    24 = 1618.9768 → $1,618.98; net 1586.6031 → $1,586.60."""
+    report = check(str(FIXTURES / "jobs" / "kubernetes" / "pytorchjob-spot.yaml"))
+    figures = resource(report, "bert-large")["interruption"]
+    rate, hours, spot = Decimal("0.00136986"), Decimal(24), 4 * Decimal("5.0933")
+    lost = hours * rate * 4 * (hours / 2 + RESUME_H) * spot
+    discount = (4 * Decimal("21.957642") - spot) * hours
+    assert (figures["instances"], figures["rate_per_hour"], figures["spot_hourly_usd"]) == (
+        4,
+        0.00136986,
+        20.3732,
+    )
+    assert (
+        (figures["lost_usd"], figures["discount_usd"], figures["net_usd"])
+        == (
+            cents(lost),
+            cents(discount),
+            cents(discount - lost),
+        )
+        == (32.37, 1618.98, 1586.6)
+    )

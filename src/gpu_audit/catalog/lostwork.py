@@ -1,8 +1,8 @@
 """Expected spot lost work per run, and the spot saving net of it (docs/spot.md); pure functions.
 
-lost = hours × rate × (interval ÷ 2 + resume) × spot hourly rate, the interval in hours (the
-whole run where the job states no checkpoint interval); discount = (on-demand − spot) × hours;
-net = discount − lost. A job file is priced at its runtime cap and the runbook's resume bound;
+lost = hours × rate × instances × (interval ÷ 2 + resume) × spot hourly rate, the interval in
+hours (the whole run where the job states no checkpoint interval);
+discount = (on-demand − spot) × hours; net = discount − lost. A job file is priced at its runtime cap and the runbook's resume bound;
 a finished run at its training time and its measured mean resume.
 """
 
@@ -35,11 +35,26 @@ def money(value: float) -> float:
 
 
 def lost_work(
-    hours: float, rate: float, interval_minutes: float | None, resume_minutes: float, spot: float
+    hours: float,
+    rate: float,
+    interval_minutes: float | None,
+    resume_minutes: float,
+    spot: float,
+    instances: int = 1,
 ) -> float:
-    """Expected lost work in dollars (unrounded): no interval is a restart from zero."""
+    """Expected lost work in dollars (unrounded): no interval is a restart from zero. A job on
+    several instances is interrupted when any of them is (rate × instances), and each
+    interruption loses the whole job's work since its checkpoint (at the job's hourly rate)."""
     interval = hours if interval_minutes is None else interval_minutes / 60
-    return hours * rate * (interval / 2 + resume_minutes / 60) * spot
+    return hours * rate * instances * (interval / 2 + resume_minutes / 60) * spot
+
+
+def instances_of(resource: Resource) -> int:
+    """The instances (nodes) a job or run holds: its GPUs ÷ its instance type's; 1 if unknown."""
+    spec = instance_spec(resource.instance_type) if resource.instance_type else None
+    if spec is None or not spec.gpu_count or not resource.gpu.count:
+        return 1
+    return max(1, round(resource.gpu.count / spec.gpu_count))
 
 
 def cloud_of(resource: Resource) -> str | None:
@@ -98,9 +113,11 @@ def with_lost_work(resource: Resource, resume_minutes: float) -> Resource:
     if interval is None and resource.checkpoint.uri is not None:
         # it checkpoints, at an interval it does not state: the lost work is unknown (a restart
         # from zero is only the case of no checkpoint at all)
-        partial = figures(rate, hours, None, resume_minutes, None, spot)
+        partial = figures(rate, hours, None, resume_minutes, None, spot, instances_of(resource))
         return replace(resource, interruption=replace(partial, checkpoint_minutes=None))
-    section = figures(rate, hours, interval, resume_minutes, on_demand, spot)
+    section = figures(
+        rate, hours, interval, resume_minutes, on_demand, spot, instances_of(resource)
+    )
     checkpoint = resource.checkpoint
     if interval is not None and checkpoint.interval_minutes is None:
         checkpoint = replace(checkpoint, interval_minutes=interval)
@@ -114,6 +131,7 @@ def figures(
     resume_minutes: float,
     on_demand: float | None,
     spot: float | None,
+    instances: int = 1,
 ) -> Interruption:
     """The section: every input, and lost, discount and net where all of them are known."""
     base = Interruption(
@@ -121,6 +139,7 @@ def figures(
         rate_public=rate.public if rate else None,
         rate_source=rate.source if rate else None,
         rate_as_of=rate.as_of if rate else None,
+        instances=instances,
         hours=hours,
         checkpoint_minutes=(
             interval if interval is not None else (hours * 60 if hours is not None else None)
@@ -131,11 +150,12 @@ def figures(
     if rate is None or spot is None or on_demand is None:
         return base
     if interval is not None:  # per hour, with or without a runtime cap
-        hourly = (on_demand - spot) - lost_work(1.0, rate.per_hour, interval, resume_minutes, spot)
+        lost_hour = lost_work(1.0, rate.per_hour, interval, resume_minutes, spot, instances)
+        hourly = (on_demand - spot) - lost_hour
         base = replace(base, net_hourly_usd=round(hourly, 4))
     if hours is None:
         return base
-    lost = lost_work(hours, rate.per_hour, interval, resume_minutes, spot)
+    lost = lost_work(hours, rate.per_hour, interval, resume_minutes, spot, instances)
     discount = (on_demand - spot) * hours
     return replace(
         base,
@@ -194,7 +214,9 @@ def _run_lost_work(resource: Resource, bound: float) -> Resource:
     resume = run.resume_minutes if run.resume_minutes is not None else bound
     rate = rate_for("aws", resource.instance_type, resource.region)
     if interval is not None:  # checkpointed, at an interval the API does not state
-        section = figures(rate, wall, None, resume, None, spot * instances)
+        section = figures(rate, wall, None, resume, None, spot * instances, round(instances))
         return replace(resource, interruption=replace(section, checkpoint_minutes=None))
-    section = figures(rate, wall, None, resume, quote.on_demand * instances, spot * instances)
+    section = figures(
+        rate, wall, None, resume, quote.on_demand * instances, spot * instances, round(instances)
+    )
     return replace(resource, interruption=section)

@@ -393,13 +393,18 @@ class Share:
 @record
 class Interruption:
     """Expected spot lost work per run, priced from the interruption data (docs/spot.md):
-    lost = hours × rate × (checkpoint interval ÷ 2 + resume) × the spot hourly rate."""
+    lost = hours × rate × instances × (checkpoint interval ÷ 2 + resume) × the spot hourly rate."""
 
     rate_per_hour: float | None = canonical(
         "spot interruptions per instance-hour of the type in the region (the interruption data; "
         "no region: the type's highest rate)",
         sources="interruption data",
         minimum=0,
+    )
+    instances: int | None = canonical(
+        "the instances (nodes) the job runs on: any one interrupted interrupts the job",
+        sources="derived",
+        minimum=1,
     )
     rate_public: str | None = canonical(
         "the public figure the rate mirrors (a Spot Instance Advisor band, an uptime)",
