@@ -2,8 +2,9 @@
 
 lost = hours × rate × instances × (interval ÷ 2 + resume) × spot hourly rate, the interval in
 hours (the whole run where the job states no checkpoint interval);
-discount = (on-demand − spot) × hours; net = discount − lost. A job file is priced at its runtime cap and the runbook's resume bound;
-a finished run at its training time and its measured mean resume.
+discount = (on-demand − spot) × hours; net = discount − lost. A job file is priced at its
+runtime cap and the runbook's resume bound; a finished run at its training time and its
+measured mean resume.
 """
 
 from __future__ import annotations
