@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
 from gpu_audit.catalog.enrich import enrich
 from gpu_audit.catalog.shares import split_shares
@@ -21,6 +22,7 @@ from gpu_audit.core.results import (
     Skipped,
 )
 from gpu_audit.core.workload import DEFAULT_PATTERNS, infer_workloads
+from gpu_audit.errors import PolicyError
 from gpu_audit.policy.engine import evaluate
 from gpu_audit.policy.loader import Policy
 
@@ -38,6 +40,7 @@ def audit(
     """Judge resources as of `now`: the one function `scan` and `check` both call."""
     with paused_gc():
         enriched = tuple(enrich(r, now) for r in infer_workloads(resources, workload_patterns))
+        enriched = _with_lost_work(enriched, policy, now)
         enriched = join_reservations(enriched, now, reservation_idle)
         enriched = split_shares(enriched)  # pods on shared GPU nodes: their share of its cost
     evaluation = evaluate(enriched, policy, now)
@@ -56,6 +59,57 @@ def audit(
         fingerprints=fingerprints(findings),
         hints=source_hints(evaluation.not_evaluated),
     )
+
+
+RESUME_RULE = "spot-resume-time"  # its bound on `run.resume_minutes` is the runbook's resume time
+
+
+def resume_bound(policy: Policy) -> float:
+    """The runbook's resume time in minutes: the bound `spot-resume-time` holds measured resumes
+    to (a pack may change it), else 5 minutes."""
+    from gpu_audit.catalog.lostwork import DEFAULT_RESUME_MINUTES
+    from gpu_audit.policy.conditions import Leaf
+
+    for rule in policy.rules:
+        require = rule.require
+        if rule.info.id != RESUME_RULE or not isinstance(require, Leaf):
+            continue
+        if require.field.name == "run.resume_minutes" and require.operator in ("lte", "lt"):
+            return _minutes(require.field, require.operand_text)
+    return DEFAULT_RESUME_MINUTES
+
+
+def _minutes(spec: Any, text: str) -> float:
+    """A rule's operand as minutes: `5`, `5m`, `0.1h`."""
+    from gpu_audit.catalog.lostwork import DEFAULT_RESUME_MINUTES
+    from gpu_audit.policy.operators import ordered_operand
+
+    def fail(message: str) -> PolicyError:
+        return PolicyError(message)
+
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        return float(ordered_operand(spec, text, fail))
+    except PolicyError:
+        return DEFAULT_RESUME_MINUTES
+
+
+def _with_lost_work(
+    resources: tuple[Resource, ...], policy: Policy, now: datetime
+) -> tuple[Resource, ...]:
+    """Training job files with their expected spot lost work, GPU pods with their start-up in
+    dollars (docs/spot.md)."""
+    jobs = any(r.kind is Kind.JOB or r.kind is Kind.RUN for r in resources)
+    pods = any(r.kind is Kind.POD and r.run.startup_minutes is not None for r in resources)
+    if not jobs and not pods:
+        return resources
+    from gpu_audit.catalog.lostwork import with_lost_work, with_pod_startup
+
+    resume = resume_bound(policy)
+    return tuple(with_pod_startup(with_lost_work(r, resume), now) for r in resources)
 
 
 def with_fixes(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:

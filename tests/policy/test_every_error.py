@@ -52,7 +52,7 @@ def test_every_error_is_reported_each_on_its_own_located_line(tmp_path: Path) ->
         ":5: rule 'r-one': severity: 'hgh' is not one of info, low, medium, high, critical "
         "(did you mean 'high'?)",
         ":7: rule 'r-one': savings: unknown saving 'spott' (did you mean 'spot'?); one of spot, "
-        "stop, downsize, unallocated, minimum, slice, failed-trials, lost-work, mixed-precision, smaller-shape, input-pipeline, locality, or {downsize: GPU-CLASS}",
+        "stop, downsize, unallocated, minimum, slice, failed-trials, lost-work, mixed-precision, smaller-shape, input-pipeline, locality, startup, or {downsize: GPU-CLASS}",
         ":11: rule 'r-two': savigns: unknown key 'savigns' (did you mean 'savings'?)",
         ":14: rule 'r-three': gpu.modle: unknown field 'gpu.modle' (did you mean 'gpu.model'?)",
         ":15: policy: disable: unknown rule 'idle-gpu'",

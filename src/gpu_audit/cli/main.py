@@ -15,7 +15,7 @@ import click
 
 from gpu_audit import __version__
 from gpu_audit.cli.history import COMPARISON_OPTIONS, needs_comparison
-from gpu_audit.cli.prices import prices_option, use_prices
+from gpu_audit.cli.prices import interruptions_option, prices_option, use_interruptions, use_prices
 from gpu_audit.core.gcpause import one_shot
 from gpu_audit.core.redact import redact_urls
 from gpu_audit.core.resource import Severity
@@ -195,6 +195,7 @@ def output_options(func: F) -> F:
         ),
         *COMPARISON_OPTIONS,
         prices_option,
+        interruptions_option,
     ]
     for option in reversed(options):
         func = option(func)
@@ -285,11 +286,13 @@ def run_settings(options: dict[str, Any]) -> Settings:
     from gpu_audit.policy.loader import policy_path  # `check` loads policies anyway
 
     policies = map(policy_path, options["policies"] or settings.policies)
-    read = (settings.source, price_file, options["baseline"], *policies)
+    rates = options.pop("interruption_rates", None)
+    read = (settings.source, price_file, rates, options["baseline"], *policies)
     options["inputs"] = [*options.get("inputs", ()), *filter(None, read)]
     refuse_inputs(options)  # before any work: a run never replaces what it reads
     now = datetime.now(UTC)
     options["prices"] = use_prices(price_file, settings.prices_max_age_days, now)
+    options["interruptions"] = use_interruptions(rates)
     return settings
 
 
@@ -366,6 +369,12 @@ def finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> N
         from gpu_audit.report.prices import prices_text
 
         click.echo(f"gpu-audit: prices: {terminal_safe(prices_text(result))}", err=True)
+    if options.get("interruptions"):
+        from gpu_audit.report.escape import terminal_safe
+
+        click.echo(
+            f"gpu-audit: interruption rates: {terminal_safe(options['interruptions'])}", err=True
+        )
     for skipped in result.input_errors:
         click.echo(f"gpu-audit: error: {one_line(redact_urls(skipped.reason))}", err=True)
     in_report = not options["output"] and not options["quiet"] and fmt in ("table", "text")

@@ -21,6 +21,26 @@ prices_option = click.option(
 )
 
 
+interruptions_option = click.option(
+    "--interruption-rates",
+    "interruption_rates",
+    metavar="FILE",
+    help="Lay this interruption-rate file (gpu_audit_interruptions: 1) over the bundled rates "
+    "that price spot lost work.",
+)
+
+
+def use_interruptions(path: str | None) -> str:
+    """Lay the rate file over the bundled rates; its description ('' for the bundled ones alone,
+    which a hook then never reads unless a job needs them)."""
+    if not path and "gpu_audit.catalog.interruptions" not in sys.modules:
+        return ""
+    from gpu_audit.catalog.interruptions import describe, use_rates
+
+    used = use_rates(path)
+    return describe(used) if path else ""
+
+
 def use_prices(path: str | None, max_age_days: int, now: datetime) -> str:
     """Lay the price file over the catalog; print its age warning (one line); its description,
     '' for the bundled catalog alone."""
@@ -43,18 +63,33 @@ def use_prices(path: str | None, max_age_days: int, now: datetime) -> str:
     "--region", "regions", multiple=True, help="Region (repeatable; default: the catalog's)."
 )
 @click.option("--output", "-o", required=True, metavar="PRICES.json", help="The price file.")
-def refresh(provider: str, regions: tuple[str, ...], output: str) -> None:
+@click.option(
+    "--interruptions",
+    is_flag=True,
+    help="Write spot interruption rates instead (AWS: the Spot Instance Advisor feed), in the "
+    "shape --interruption-rates reads.",
+)
+def refresh(provider: str, regions: tuple[str, ...], output: str, interruptions: bool) -> None:
     """Read the cloud's own price API for the instance types the catalog knows and write them,
     dated and sourced, into PRICES.json (atomically; other providers' rows are kept). Nothing
     is written when any request fails. AWS: pricing:GetProducts and
     ec2:DescribeSpotPriceHistory; GCP: the Cloud Billing Catalog; Azure: the Retail Prices API.
 
+    With --interruptions (AWS only; GCP and Azure rates need an account's capacity-advice or
+    Resource Graph answers): the Spot Instance Advisor's public feed, converted as
+    docs/spot.md says, written atomically with the other providers' rows of OUTPUT kept.
+
     \b
-    Example:
+    Examples:
       gpu-audit catalog refresh --provider aws --region us-east-1 -o prices.json
+      gpu-audit catalog refresh --provider aws --interruptions -o interruptions.json
     """
-    from gpu_audit.prices.run import refresh as run_refresh
     from gpu_audit.report.escape import terminal_safe
+
+    if interruptions:
+        _refresh_interruptions(provider, regions, output)
+        return
+    from gpu_audit.prices.run import refresh as run_refresh
 
     done = run_refresh(provider, regions, output)
     click.echo(
@@ -69,6 +104,20 @@ def refresh(provider: str, regions: tuple[str, ...], output: str) -> None:
             "source (not offered there); the bundled price, if any, stays in use",
             err=True,
         )
+
+
+def _refresh_interruptions(provider: str, regions: tuple[str, ...], output: str) -> None:
+    from gpu_audit.errors import ConfigError
+    from gpu_audit.prices.interruptions import refresh_interruptions
+    from gpu_audit.report.escape import terminal_safe
+
+    if provider != "aws":
+        raise ConfigError(
+            f"catalog refresh --interruptions: {provider} publishes no interruption feed without "
+            "an account; give its rows in a file with --interruption-rates (docs/spot.md)"
+        )
+    rows, sent = refresh_interruptions(regions, output)
+    click.echo(terminal_safe(f"{output}: {rows} aws interruption rates, {sent} requests"))
 
 
 @click.command("diff", short_help="What a price file changes against the bundled prices.")

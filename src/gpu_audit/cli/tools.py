@@ -10,7 +10,14 @@ from typing import Any
 
 import click
 
-from gpu_audit.cli.prices import diff, prices_option, refresh, use_prices
+from gpu_audit.cli.prices import (
+    diff,
+    interruptions_option,
+    prices_option,
+    refresh,
+    use_interruptions,
+    use_prices,
+)
 from gpu_audit.core.redact import redact_urls
 from gpu_audit.errors import ConfigError, ExitCode, GpuAuditError, one_line
 from gpu_audit.estimate import FORMATS
@@ -32,6 +39,7 @@ ESTIMATE_FORMATS = FORMATS
 @click.option("--format", "fmt", type=click.Choice(ESTIMATE_FORMATS), default=None)
 @click.option("--output", "-o", metavar="PATH", help="Write the estimate here (atomically).")
 @prices_option
+@interruptions_option
 def estimate(files: tuple[str, ...], **options: Any) -> None:
     """Cost of one run of each job in FILES (files, directories and quoted globs, as `check`
     takes them; on-demand and spot, with the price's source and date), or
@@ -53,6 +61,14 @@ def estimate(files: tuple[str, ...], **options: Any) -> None:
         raise ConfigError(f"estimate: no {fmt} output; formats: {', '.join(ESTIMATE_FORMATS)}")
     warning = check_extension(output, given or "") if output else None  # before any work
     inputs = [*files, *_prices(options.pop("prices"), output, files)]
+    rates = options.pop("interruption_rates")
+    if rates:
+        from gpu_audit.core.inputs import refuse_input
+
+        if output:
+            refuse_input(output, [rates])
+        inputs.append(rates)
+    use_interruptions(rates)
     from gpu_audit.settings import load_settings
 
     excludes = load_settings(None).exclude if files else ()  # as `check` skips them

@@ -14,6 +14,7 @@ from gpu_audit.core.sections import (
     Billing,
     Estimate,
     Hpo,
+    Interruption,
     Reservation,
     Run,
     ServedModel,
@@ -310,6 +311,7 @@ class Resource:
     share: Share = Share()
     training: Training = Training()
     activity: Activity = Activity()
+    interruption: Interruption = Interruption()
     source: SourceRef = SourceRef()
 
     @property

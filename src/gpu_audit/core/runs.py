@@ -62,6 +62,22 @@ class TrialRun:
     # Spot priced at a spot rate (Vertex AI): the rate's discount on on-demand, which SageMaker
     # shows instead as billable seconds below the training seconds.
     spot_discount: float | None = None
+    # From the secondary status transitions (SageMaker): the summed wall seconds from the end of
+    # each `Interrupted` to the start of the next `Training`, and how many such resumes; the
+    # summed wall seconds of `Downloading` and `DownloadingTrainingImage` (billed start-up).
+    resume_seconds: float | None = None
+    resumes: int | None = None
+    startup_seconds: float | None = None
+    input_mode: str | None = None  # `File`, `FastFile`, `Pipe` (File where any channel copies)
+
+    @property
+    def startup_usd(self) -> float | None:
+        """The billed start-up at the run's hourly rate: on-demand × billable ÷ training, per
+        instance, times the instances."""
+        if self.startup_seconds is None or self.hourly_usd is None:
+            return None
+        hours = self.startup_seconds * self.instances / SECONDS_PER_HOUR
+        return hours * self.hourly_usd * self._billed_share()
 
     @property
     def cost_usd(self) -> float | None:
@@ -214,6 +230,33 @@ class Sweep:
         return _sum(t.lost_usd for t in self.trials)
 
     @property
+    def resume_minutes(self) -> float | None:
+        """The mean measured resume over the trials' interruptions; None where none was seen."""
+        resumes = sum(t.resumes or 0 for t in self.trials)
+        total = _sum(t.resume_seconds for t in self.trials)
+        return None if not resumes or total is None else total / resumes / 60
+
+    @property
+    def startup_seconds(self) -> float | None:
+        return _sum(t.startup_seconds for t in self.trials)
+
+    @property
+    def startup_usd(self) -> float | None:
+        return _sum(t.startup_usd for t in self.trials)
+
+    @property
+    def startup_share(self) -> float | None:
+        startup, total = self.startup_usd, self.cost_usd
+        if startup is None or not total:
+            return None
+        return min(1.0, startup / total)
+
+    @property
+    def input_mode(self) -> str | None:
+        modes = {t.input_mode for t in self.trials if t.input_mode}
+        return "File" if "File" in modes else (modes.pop() if len(modes) == 1 else None)
+
+    @property
     def spot_savings(self) -> float | None:
         billed, training = _sum(t.on_demand_seconds for t in self.trials), self.training_seconds
         if billed is None or not training:
@@ -231,6 +274,14 @@ def _money(value: float | None) -> float | None:
 
 def _percent(share: float | None) -> float | None:
     return None if share is None else round(share * 100, 2)
+
+
+def _minutes(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _per_minute(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds / 60
 
 
 def _capacity(trials: tuple[TrialRun, ...]) -> Capacity:
@@ -275,6 +326,11 @@ def sweep_resource(sweep: Sweep) -> Resource:
             failed_usd=_money(sweep.failed_usd) if tuning else None,
             failed_share=_percent(share) if tuning else None,
             cost_per_success_usd=_money(sweep.cost_per_success_usd) if tuning else None,
+            resume_minutes=_minutes(sweep.resume_minutes),
+            startup_minutes=_minutes(_per_minute(sweep.startup_seconds)),
+            startup_usd=_money(sweep.startup_usd),
+            startup_share=_percent(sweep.startup_share),
+            input_mode=sweep.input_mode,
         ),
         source=SourceRef(note=_note(sweep)),
     )

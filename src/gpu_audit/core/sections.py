@@ -291,13 +291,14 @@ class Run:
         maximum=100,
     )
     interruptions: int | None = canonical(
-        "spot interruptions (SageMaker secondary status `Interrupted`); absent where the API "
-        "does not say (Vertex AI)",
+        "spot interruptions (SageMaker secondary status `Interrupted`; a Kubernetes GPU pod: its "
+        "containers' restarts); absent where the API does not say (Vertex AI)",
         sources="API",
         minimum=0,
     )
     restarts: int | None = canonical(
-        "restarts (SageMaker secondary status `Restarting`); absent where the API does not say",
+        "restarts (SageMaker secondary status `Restarting`; a Kubernetes pod: its containers' "
+        "`restartCount`); absent where the API does not say",
         sources="API",
         minimum=0,
     )
@@ -323,6 +324,39 @@ class Run:
     )
     cost_per_success_usd: float | None = canonical(
         "the cost of all trials ÷ the completed ones", sources="derived", minimum=0
+    )
+    resume_minutes: float | None = canonical(
+        "mean time from the end of an interruption to training again (SageMaker: the end of an "
+        "`Interrupted` transition to the start of the next `Training`; waiting for capacity is "
+        "not resume; a Kubernetes pod: a restarted container's `lastState.terminated.finishedAt` "
+        "to the pod's `Ready` transition)",
+        unit="minutes",
+        sources="API",
+        minimum=0,
+    )
+    startup_minutes: float | None = canonical(
+        "billed start-up before training (SageMaker `Downloading` + `DownloadingTrainingImage`, "
+        "summed over the trials; a Kubernetes pod that has not restarted: `PodScheduled` to "
+        "`Ready`)",
+        unit="minutes",
+        sources="API",
+        minimum=0,
+    )
+    startup_usd: float | None = canonical(
+        "the billed start-up at the run's hourly rate (on-demand × billable ÷ training seconds)",
+        sources="API, catalog",
+        minimum=0,
+    )
+    startup_share: float | None = canonical(
+        "percent of the run's cost spent in billed start-up (a pod: of its run so far)",
+        sources="derived",
+        minimum=0,
+        maximum=100,
+    )
+    input_mode: str | None = canonical(
+        "how the data reaches the instances (SageMaker `TrainingInputMode`: `File`, `FastFile`, "
+        "`Pipe`)",
+        sources="API",
     )
 
 
@@ -488,4 +522,69 @@ class Activity:
     )
     window_hours: float | None = canonical(
         "the window the figures cover", unit="hours", sources=_DCGM, minimum=0
+    )
+
+
+@record
+class Interruption:
+    """Expected spot lost work per run, priced from the interruption data (docs/spot.md):
+    lost = hours × rate × instances × (checkpoint interval ÷ 2 + resume) × the spot hourly rate."""
+
+    rate_per_hour: float | None = canonical(
+        "spot interruptions per instance-hour of the type in the region (the interruption data; "
+        "no region: the type's highest rate)",
+        sources="interruption data",
+        minimum=0,
+    )
+    instances: int | None = canonical(
+        "the instances (nodes) the job runs on: any one interrupted interrupts the job",
+        sources="derived",
+        minimum=1,
+    )
+    rate_public: str | None = canonical(
+        "the public figure the rate mirrors (a Spot Instance Advisor band, an uptime)",
+        sources="interruption data",
+    )
+    rate_source: str | None = canonical(
+        "where the rate comes from, and its date", sources="interruption data"
+    )
+    rate_as_of: str | None = canonical("the date of the rate", sources="interruption data")
+    hours: float | None = canonical(
+        "the run's hours the lost work is priced over (`check`: the runtime cap; `scan --since`: "
+        "the training time)",
+        unit="hours",
+        sources="derived",
+        minimum=0,
+    )
+    checkpoint_minutes: float | None = canonical(
+        "the checkpoint interval priced (the whole run where the job states none)",
+        unit="minutes",
+        sources="derived",
+        minimum=0,
+    )
+    resume_minutes: float | None = canonical(
+        "the time to resume after an interruption (`check`: the runbook's bound; `scan --since`: "
+        "the run's measured mean)",
+        unit="minutes",
+        sources="runbook, API",
+        minimum=0,
+    )
+    spot_hourly_usd: float | None = canonical(
+        "the run's hourly rate on spot", sources="catalog, API", minimum=0
+    )
+    lost_usd: float | None = canonical(
+        "expected lost work per run in dollars", sources="derived", minimum=0
+    )
+    discount_usd: float | None = canonical(
+        "what spot saves per run before lost work ((on-demand − spot) × hours)",
+        sources="derived",
+    )
+    net_usd: float | None = canonical(
+        "the spot saving net of lost work (discount − lost); not above zero: spot does not pay",
+        sources="derived",
+    )
+    net_hourly_usd: float | None = canonical(
+        "the spot saving net of lost work per hour the job runs, where it states a checkpoint "
+        "interval ((on-demand − spot) − rate × (interval ÷ 2 + resume) × spot)",
+        sources="derived",
     )

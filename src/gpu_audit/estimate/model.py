@@ -65,6 +65,11 @@ class JobEstimate:
     tuning_spot_usd: float | None = None
     note: str | None = None
     sweep: Sweep | None = None  # a tuning sweep's bound; None for a single job
+    # Expected spot lost work per run (docs/spot.md) and the spot saving net of it; the note
+    # names the interruption rate, its public figure, source and date, or why there is none.
+    spot_lost_usd: float | None = None
+    spot_net_usd: float | None = None
+    spot_lost_note: str | None = None
 
     @property
     def ceiling_usd(self) -> float | None:

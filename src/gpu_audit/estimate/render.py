@@ -87,6 +87,8 @@ def _notes(e: JobEstimate) -> list[str]:
         lines.extend(f"  {line}" for line in _sweep_lines(e, e.sweep))
     if e.note:
         lines.append(f"  {e.note}")
+    if e.spot_lost_note:
+        lines.append(f"  {_clean(e.spot_lost_note)}")
     return lines
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from gpu_audit.core.frozen import record
 from gpu_audit.errors import ConfigError
@@ -72,7 +73,8 @@ def _jobs(request: EstimateRequest) -> EstimateReport:
     files, unmatched = expand(request.files, request.excludes)
     loaded = load_jobs(files)
     now = datetime.now(UTC)
-    estimates = [estimate_job(enrich(r, now), request.hours) for r in loaded.resources]
+    estimates = [with_lost_work(estimate_job(enrich(r, now), request.hours), enrich(r, now),
+                                request.hours) for r in loaded.resources]  # fmt: skip
     errors = (*unmatched, *(s.reason for s in loaded.skipped if s.error))
     over = sum(1 for e in estimates if e.over_budget)
     unbounded = tuple(
@@ -81,3 +83,36 @@ def _jobs(request: EstimateRequest) -> EstimateReport:
         if e.budget_reason
     )
     return EstimateReport(render_jobs(estimates, request.fmt), over, errors, unbounded)
+
+
+def with_lost_work(estimate: Any, resource: Any, hours: float | None) -> Any:
+    """The estimate with the job's expected spot lost work at its runtime (--hours or its cap)
+    and the runbook's 5-minute resume (docs/spot.md); training jobs only."""
+    from dataclasses import replace
+
+    from gpu_audit.catalog.lostwork import DEFAULT_RESUME_MINUTES
+    from gpu_audit.catalog.lostwork import with_lost_work as priced
+
+    if hours is not None:
+        resource = replace(resource, limits=replace(resource.limits, max_runtime_hours=hours))
+    judged = priced(resource, DEFAULT_RESUME_MINUTES)
+    figures = judged.interruption
+    note = None
+    if figures.net_usd is not None and figures.lost_usd is not None:
+        note = (
+            f"spot lost work: {_usd(figures.lost_usd)} expected per run at "
+            f"{figures.rate_per_hour:g} interruptions an hour ({figures.rate_public}; "
+            f"{figures.rate_source}), checkpoint every {figures.checkpoint_minutes:g} min, "
+            f"resume {figures.resume_minutes:g} min; spot saves {_usd(figures.net_usd)} net"
+        )
+    elif "interruption.net_usd" in judged.source.templated:
+        note = "spot lost work not evaluated: the checkpoint interval is templated"
+    elif judged is not resource and figures.hours is not None and figures.rate_per_hour is None:
+        note = "spot lost work not evaluated: no interruption rate for the type and region"
+    return replace(
+        estimate, spot_lost_usd=figures.lost_usd, spot_net_usd=figures.net_usd, spot_lost_note=note
+    )
+
+
+def _usd(value: float) -> str:
+    return f"-${-value:,.2f}" if value < 0 else f"${value:,.2f}"

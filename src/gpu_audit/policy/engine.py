@@ -351,6 +351,8 @@ def run_saving(kind: str | None, resource: Resource) -> float | None:
         spent = resource.run.failed_usd
     elif kind == "lost-work":
         spent = resource.run.lost_usd
+    elif kind == "startup":
+        spent = resource.run.startup_usd
     else:
         return None
     return None if spent is None else cents(spent)
@@ -435,16 +437,30 @@ JobSaving = Callable[[Resource], tuple[float | None, str | None]]
 
 def _job_saving(kind: str | None, downsize_to: str | None) -> JobSaving | None:
     """How a rule prices a job's finding: per run at its runtime cap, else per GPU-hour."""
+    if kind == "lost-work":
+        return _excess_lost_work
     if kind not in ("stop", "spot", "downsize", *KNOB_SAVINGS):
         return None
     target = _target_price(downsize_to) if kind == "downsize" and downsize_to else None
     return partial(_per_run, kind, target)
 
 
+def _excess_lost_work(resource: Resource) -> tuple[float | None, str | None]:
+    """A spot job whose expected lost work exceeds its discount: on-demand saves the excess."""
+    net = resource.interruption.net_usd
+    return (None, None) if net is None else (cents(max(0.0, -net)), "run")
+
+
 def _per_run(
     kind: str, target: PriceQuote | None, resource: Resource
 ) -> tuple[float | None, str | None]:
+    net = resource.interruption.net_usd
+    if kind == "spot" and net is not None and resource.capacity is Capacity.ON_DEMAND:
+        return cents(max(0.0, net)), "run"  # the discount net of expected lost work
     hourly = _hourly_saving(kind, target, resource)
+    net_hourly = resource.interruption.net_hourly_usd
+    if kind == "spot" and net_hourly is not None and resource.capacity is Capacity.ON_DEMAND:
+        hourly = max(0.0, net_hourly)  # no cap: the saving per hour, net of lost work
     if hourly is None:
         return None, None
     cap = resource.limits.max_runtime_hours

@@ -23,7 +23,7 @@ from gpu_audit.report.markdown_shares import shared_gpus
 from gpu_audit.report.markdown_since import since_section
 from gpu_audit.report.markdown_sweeps import sweeps_section
 from gpu_audit.report.markdown_text import inline, money, shown_path, table
-from gpu_audit.report.prices import prices_text
+from gpu_audit.report.prices import interruptions_text, prices_text
 from gpu_audit.report.summary import hourly_savings_text, plural, unpriced_text
 
 LIST_LIMIT = 12  # scope lists longer than this are clipped with "and N more"
@@ -98,6 +98,7 @@ def header(result: ScanResult) -> list[str]:
         ["Files", _listing(tuple(shown_path(f) for f in scope.files))],
         ["Policies", "; ".join(policies) or "–"],
         ["Prices", _unbroken_dates(inline(prices_text(result), 300))],
+        ["Interruption rates", _unbroken_dates(inline(interruptions_text(result), 300))],
     ]
     rows = [r for r in rows if r[1] != "–" or r[0] in ("Files", "Policies")]
     lines = ["# GPU audit report", "", *table(["Scope", "Value"], rows)]

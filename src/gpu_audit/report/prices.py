@@ -19,3 +19,12 @@ def prices_text(result: ScanResult) -> str:
     except ValueError:
         return f"{used}; oldest price used {oldest}"
     return f"{used}; oldest price used {oldest} ({days} days before this scan)"
+
+
+def interruptions_text(result: ScanResult) -> str:
+    """The interruption data the lost-work figures used, each source with its date; `–` when
+    no resource was priced against it."""
+    sources = sorted(
+        {r.interruption.rate_source for r in result.resources if r.interruption.rate_source}
+    )
+    return "; ".join(sources) or "–"

@@ -55,6 +55,11 @@ def trial_data(trial: TrialRun) -> dict[str, Any]:
         "lost_seconds": trial.lost_seconds,
         "gpus_per_instance": trial.gpus_per_instance,
         "spot_discount": trial.spot_discount,
+        "resume_seconds": trial.resume_seconds,
+        "resumes": trial.resumes,
+        "startup_seconds": trial.startup_seconds,
+        "startup_usd": _usd(trial.startup_usd),
+        "input_mode": trial.input_mode,
     }
 
 
@@ -89,6 +94,9 @@ def sweep_data(sweep: Sweep) -> dict[str, Any]:
         "interruptions": sweep.interruptions,
         "restarts": sweep.restarts,
         "lost_usd": _usd(sweep.lost_usd),
+        "resume_minutes": None if sweep.resume_minutes is None else round(sweep.resume_minutes, 2),
+        "startup_usd": _usd(sweep.startup_usd),
+        "startup_share_pct": _percent(sweep.startup_share),
         "ceiling_gpu_hours": ceiling,
         "ceiling": _why_no_ceiling(sweep),
         "ceiling_used_pct": _percent(sweep.ceiling_used),

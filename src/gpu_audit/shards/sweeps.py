@@ -96,6 +96,10 @@ def _trial(path: str, where: str, raw: Any) -> TrialRun:
         failure=read.text("failure", optional=True),
         price_source=read.text("price_source", optional=True),
         spot_discount=read.number("spot_discount"),
+        resume_seconds=read.number("resume_seconds"),
+        resumes=read.count("resumes"),
+        startup_seconds=read.number("startup_seconds"),
+        input_mode=read.text("input_mode", optional=True),
     )
 
 

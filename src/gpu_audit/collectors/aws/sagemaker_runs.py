@@ -74,6 +74,50 @@ def _transitions(job: Mapping[str, Any], instances: int) -> tuple[int, int, floa
     return interruptions, restarts, lost
 
 
+def _seconds(step: Mapping[str, Any]) -> float | None:
+    start, end = _time(step.get("StartTime")), _time(step.get("EndTime"))
+    return (end - start).total_seconds() if start and end and end >= start else None
+
+
+def resumes(job: Mapping[str, Any]) -> tuple[float, int]:
+    """(summed wall seconds, count) from the end of each `Interrupted` transition to the start
+    of the next `Training`: the wait for capacity is the `Interrupted` transition itself."""
+    steps = list(job.get("SecondaryStatusTransitions") or ())
+    total, count = 0.0, 0
+    for index, step in enumerate(steps):
+        if step.get("Status") != "Interrupted":
+            continue
+        ended = _time(step.get("EndTime"))
+        following = next((s for s in steps[index + 1 :] if s.get("Status") == "Training"), None)
+        began = _time(following.get("StartTime")) if following else None
+        if ended is not None and began is not None and began >= ended:
+            total += (began - ended).total_seconds()
+            count += 1
+    return total, count
+
+
+STARTUP = ("Downloading", "DownloadingTrainingImage")
+
+
+def startup(job: Mapping[str, Any]) -> float | None:
+    """Wall seconds of the billed start-up phases; None where the job states no transitions."""
+    steps = list(job.get("SecondaryStatusTransitions") or ())
+    if not steps:
+        return None
+    return sum(_seconds(s) or 0.0 for s in steps if s.get("Status") in STARTUP)
+
+
+def input_mode(job: Mapping[str, Any]) -> str | None:
+    """`File` where the algorithm or any channel copies its data first, else the mode stated."""
+    modes = {
+        str(c.get("InputMode")) for c in job.get("InputDataConfig") or () if c.get("InputMode")
+    }
+    stated = (job.get("AlgorithmSpecification") or {}).get("TrainingInputMode")
+    if stated and not modes:
+        modes.add(str(stated))
+    return "File" if "File" in modes else (sorted(modes)[0] if modes else None)
+
+
 def trial_run(job: Mapping[str, Any], region: str) -> TrialRun | None:
     """A DescribeTrainingJob answer as a run; None for a job on no GPU instance type."""
     instance_type, instances = first_gpu_group(job.get("ResourceConfig") or {})
@@ -84,6 +128,7 @@ def trial_run(job: Mapping[str, Any], region: str) -> TrialRun | None:
     billable = job.get("BillableTimeInSeconds")
     training = job.get("TrainingTimeInSeconds")
     interruptions, restarts, lost = _transitions(job, instances)
+    resumed, resume_count = resumes(job)
     name = str(job["TrainingJobName"])
     return TrialRun(
         id=str(job.get("TrainingJobArn") or name),
@@ -105,6 +150,10 @@ def trial_run(job: Mapping[str, Any], region: str) -> TrialRun | None:
         ended=_time(job.get("TrainingEndTime")),
         failure=job.get("FailureReason"),
         price_source=quote.source if quote else None,
+        resume_seconds=resumed if resume_count else None,
+        resumes=resume_count,
+        startup_seconds=startup(job),
+        input_mode=input_mode(job),
     )
 
 

@@ -29,6 +29,7 @@ from gpu_audit.collectors.kubernetes.sharing import (
     node_shares,
     pod_share,
 )
+from gpu_audit.collectors.kubernetes.starts import pod_starts
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import (
     Gpu,
@@ -278,6 +279,7 @@ def pod_resource(
         share=_pod_share(view, pod, node),
         training=pod_training(pod.raw),
         activity=activity,
+        run=pod_starts(status),
         source=SourceRef(note="; ".join(parts)),
     )
 

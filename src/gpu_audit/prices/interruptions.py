@@ -1,0 +1,71 @@
+"""`catalog refresh --provider aws --interruptions`: the Spot Instance Advisor feed, read over
+HTTPS (no account), converted into an interruption-rate file (catalog/advisor.py), dated by the
+fetch, written atomically; the other providers' rows of an existing file are kept."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+from gpu_audit.catalog.advisor import FEED, SOURCE, advisor_rows
+from gpu_audit.catalog.interruptions import UNIT, VERSION, bundled, parse, read_rates
+from gpu_audit.errors import CollectorError, ConfigError
+
+FEED_ENV = "GPU_AUDIT_SPOT_ADVISOR_URL"  # tests point it at a loopback server
+
+
+def _types() -> list[str]:
+    from gpu_audit.catalog.lookup import instance_types
+
+    return [spec.instance_type for spec in instance_types() if spec.cloud == "aws"]
+
+
+def refresh_interruptions(
+    regions: tuple[str, ...], output: str, now: datetime | None = None
+) -> tuple[int, int]:
+    """(rows written, requests): AWS rows from the feed, every other provider's kept."""
+    from gpu_audit.core.writer import write_atomic
+    from gpu_audit.prices.http import JsonGetter
+
+    now = now or datetime.now(UTC)
+    day = now.date().isoformat()
+    old = read_rates(output) if os.path.exists(output) else None  # a bad file: refuse first
+    url = os.environ.get(FEED_ENV, "").strip() or FEED
+    getter = JsonGetter("aws: spot instance advisor")
+    feed = getter.get(url)
+    wanted = regions or tuple(sorted({row.region for row in bundled().rows}))
+    try:
+        rows = advisor_rows(feed, day, _types(), wanted)
+    except ConfigError as exc:
+        raise CollectorError(f"{exc}; {output} left as it was") from exc
+    if not rows:
+        raise CollectorError(
+            f"aws: the spot advisor feed has no GPU type in {', '.join(wanted)}; "
+            f"{output} left as it was"
+        )
+    kept = [_row_out(r) for r in (old.rows if old else ()) if r.provider != "aws"]
+    sources = [s for s in (old.sources if old else ()) if s.name != SOURCE]
+    body: dict[str, Any] = {
+        "gpu_audit_interruptions": VERSION,
+        "as_of": day,
+        "unit": UNIT,
+        "sources": [
+            *({"name": s.name, "url": s.url, "date": s.date} for s in sources),
+            {"name": SOURCE, "url": url, "date": day},
+        ],
+        "method": bundled().method,
+        "rows": sorted([*kept, *rows], key=lambda r: (r["provider"], r["type"], r["region"])),
+    }
+    text = json.dumps(body, indent=1) + "\n"
+    parse(output, json.loads(text))  # what is written reads back
+    write_atomic(output, text)
+    return len(rows), getter.sent
+
+
+def _row_out(row: Any) -> dict[str, Any]:
+    return {
+        "provider": row.provider, "type": row.type, "region": row.region,
+        "per_hour": row.per_hour, "public": row.public, "source": row.source, "date": row.date,
+    }  # fmt: skip
