@@ -22,7 +22,7 @@ from gpu_audit import __version__
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
-# `python -m tests.policy.test_validated` prints the current keys.
+# Written by `python -m tests.policy.test_validated`, never by hand (tests/policy/ holds it).
 SHIPPED = frozenset(
     {
         "8eeb3fb113904cd1fdd85f58e624e6be66c54572",  # policies/runbook.yaml
