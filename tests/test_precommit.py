@@ -48,6 +48,15 @@ resources:
 run: torchrun train.py
 """
 
+# A Slurm batch script: the hook's types_or/files must hand it to check (.pre-commit-hooks.yaml).
+SLURM = """\
+#!/bin/bash
+#SBATCH --job-name=pretrain
+#SBATCH --nodes=4
+#SBATCH --gres=gpu:h100:8
+srun torchrun train.py
+"""
+
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
@@ -66,6 +75,9 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "sky").mkdir()
     (root / "sky" / "clean.yaml").write_text(CLEAN)
     (root / "sky" / "bad.yaml").write_text(BAD)
+    (root / "slurm").mkdir()
+    (root / "slurm" / "pretrain.sbatch").write_text(SLURM)
+    (root / "slurm" / "build.sh").write_text("#!/bin/sh\nmake\n")  # a shell script, no job
     (root / "docker-compose.yaml").write_text("services:\n  web:\n    image: nginx\n")
     _git(root, "add", ".")
     return root
@@ -121,15 +133,18 @@ def _run_hook(
 
 
 def test_hook_fails_on_a_bad_job(scratch: Path, shadow: tuple[str, str]) -> None:
-    run = _run_hook(scratch, shadow, "sky/bad.yaml", "docker-compose.yaml")
+    run = _run_hook(scratch, shadow, "sky/bad.yaml", "docker-compose.yaml", "slurm/pretrain.sbatch")
     output = run.stdout + run.stderr
     assert run.returncode == 1, output
     assert "gpu-audit check" in output and "Failed" in output, output
     assert "spot-for-training" in output and "sky/bad.yaml:5" in output, output
+    # the Slurm script reached the hook and was judged: H100s over the GPU-class cap, no --time
+    assert "slurm/pretrain.sbatch:4: medium gpu-class-cap" in output, output
+    assert "slurm/pretrain.sbatch:2: " in output and "job-runtime-cap" in output, output
 
 
 def test_hook_passes_on_a_clean_job(scratch: Path, shadow: tuple[str, str]) -> None:
-    run = _run_hook(scratch, shadow, "sky/clean.yaml", "docker-compose.yaml")
+    run = _run_hook(scratch, shadow, "sky/clean.yaml", "docker-compose.yaml", "slurm/build.sh")
     output = run.stdout + run.stderr
     assert run.returncode == 0, output
     assert "Passed" in output, output

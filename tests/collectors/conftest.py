@@ -184,15 +184,20 @@ def _reset_moto(moto_url: str) -> None:
     moto's reset builds every backend a test touched anew (EC2's default VPC, subnets and images
     per account and region: 13 s after a scan of every region) and then drops them all; the
     next request builds what it needs again. The session's server runs in this process, so its
-    backends are dropped here without being built first. The proxy in front (ec2_capacity.py)
+    backends are dropped here without being built first (a backend whose reset also clears state
+    kept outside it, S3's bucket index and Batch's jobs, is reset as moto would). The proxy in front (ec2_capacity.py)
     empties its own store on the reset request, still sent to it, which moto then answers.
     """
     from moto.core import base_backend
     from moto.core.model_instances import reset_model_data
 
+    plain = base_backend.BaseBackend.reset
     with base_backend.backend_lock:
-        for backend in base_backend.BackendDict._instances:
-            backend.clear()
+        for backends in base_backend.BackendDict._instances:
+            for _, _, backend in backends.iter_backends():
+                if type(backend).reset is not plain:  # S3, Batch: state outside the backend
+                    backend.reset()
+            backends.clear()
         base_backend.BackendDict._instances.clear()
     reset_model_data()
     request = urllib.request.Request(f"{moto_url}/moto-api/reset", method="POST")
