@@ -1,0 +1,94 @@
+"""A hostile job name through every format of `check` and `estimate`: nothing in it survives.
+
+The name carries a Markdown link, an HTML tag, a right-to-left override, a CSV formula start and
+a pair of `$` (GitHub's inline math). Each output is read by the reader it is for: Markdown is
+rendered by markdown-it (no link, no HTML, no math from the value), CSV by the csv module (no
+cell starts a formula), JSON by json (the value exact, as data), text and tables as a terminal
+would show them (no raw bidi or control character).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from markdown_it import MarkdownIt
+
+from gpu_audit.cli.main import main
+from gpu_audit.estimate import FORMATS as ESTIMATE_FORMATS
+from gpu_audit.report.escape import UNSAFE
+from gpu_audit.report.registry import REPORTERS
+
+HOSTILE = '[x](https://evil.example) <img src=x onerror=alert(1)> \u202eexe.txt $1 $2 =1+2'
+FORMULA = "=HYPERLINK(1)"
+JOB = f"""\
+name: {json.dumps(HOSTILE)}
+resources:
+  accelerators: H100:8
+  use_spot: false
+  labels:
+    team: {json.dumps(FORMULA)}
+run: python train.py
+"""
+
+
+@pytest.fixture
+def job(tmp_path: Path) -> Path:
+    path = tmp_path / "job.sky.yaml"
+    path.write_text(JOB, encoding="utf-8")
+    return path
+
+
+def _survivors(fmt: str, output: str) -> list[str]:
+    """What of the hostile value is live in this output, read as its reader reads it."""
+    found = []
+    if fmt in ("json", "sarif"):
+        json.loads(output)  # valid JSON: the value is data, escaped by the encoder
+        return found
+    raw = UNSAFE.search(output.replace("\r\n", "").replace("\n", ""))  # lines are fine
+    if raw:
+        found.append(f"a raw control or bidi character {raw.group()!r}")
+    if fmt == "markdown":
+        html = MarkdownIt("commonmark").enable("table").render(output)
+        if 'href="https://evil.example' in html:
+            found.append("a link")
+        if "<img" in html:
+            found.append("an HTML tag")
+        for line in output.splitlines():
+            unescaped = line.replace("\\$", "")
+            if unescaped.count("$") >= 2 and "$1" in unescaped:
+                found.append(f"inline math: {line}")
+    if fmt == "csv":
+        for row in csv.reader(io.StringIO(output)):
+            found += [f"a formula cell {cell!r}" for cell in row if cell[:1] in ("=", "+", "@")]
+    return found
+
+
+@pytest.mark.parametrize("fmt", list(REPORTERS))
+def test_check_escapes_the_value_in_every_format(job: Path, fmt: str) -> None:
+    result = CliRunner().invoke(main, ["check", str(job), "--format", fmt, "--fail-on", "none"])
+    assert result.exit_code == 0, result.output
+    assert _survivors(fmt, result.stdout) == []
+
+
+@pytest.mark.parametrize("fmt", list(ESTIMATE_FORMATS))
+def test_estimate_escapes_the_value_in_every_format(job: Path, fmt: str) -> None:
+    result = CliRunner().invoke(main, ["estimate", str(job), "--hours", "2", "--format", fmt])
+    assert result.exit_code == 0, result.output
+    assert _survivors(fmt, result.stdout) == []
+    if fmt == "json":
+        (estimate,) = json.loads(result.stdout)["jobs"]
+        assert estimate["job"] == HOSTILE  # data, exactly as written
+
+
+def test_the_reader_checks_can_fail() -> None:
+    """Each check above finds the raw value: the test would fail on an unescaped output."""
+    raw = f"| {HOSTILE} |\n"
+    assert {s.split(" ")[1] for s in _survivors("markdown", raw)} >= {"raw", "link", "HTML"}
+    assert any("math" in s for s in _survivors("markdown", raw))
+    assert _survivors("csv", f"job,team\nx,{FORMULA}\n") == [f"a formula cell {FORMULA!r}"]
+    assert _survivors("text", HOSTILE) != []
