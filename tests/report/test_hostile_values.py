@@ -1,4 +1,6 @@
-"""A hostile job name through every format of `check` and `estimate`: nothing in it survives.
+"""A hostile value through every format of `check`, `scan`, `estimate`, `diff` and `history`:
+nothing in it survives (`merge` renders through the same reporters as `scan`; its inputs need a
+live scan, tests/collectors/test_shard_reports.py).
 
 The name carries a Markdown link, an HTML tag, a right-to-left override, a CSV formula start and
 a pair of `$` (GitHub's inline math). Each output is read by the reader it is for: Markdown is
@@ -23,7 +25,7 @@ from gpu_audit.estimate import FORMATS as ESTIMATE_FORMATS
 from gpu_audit.report.escape import UNSAFE
 from gpu_audit.report.registry import REPORTERS
 
-HOSTILE = '[x](https://evil.example) <img src=x onerror=alert(1)> \u202eexe.txt $1 $2 =1+2'
+HOSTILE = "[x](https://evil.example) <img src=x onerror=alert(1)> \u202eexe.txt $1 $2 =1+2"
 FORMULA = "=HYPERLINK(1)"
 JOB = f"""\
 name: {json.dumps(HOSTILE)}
@@ -83,6 +85,83 @@ def test_estimate_escapes_the_value_in_every_format(job: Path, fmt: str) -> None
     if fmt == "json":
         (estimate,) = json.loads(result.stdout)["jobs"]
         assert estimate["job"] == HOSTILE  # data, exactly as written
+
+
+INVENTORY = f"""\
+version: 1
+captured_at: '2026-11-20T06:00:00Z'
+resources:
+- provider: aws
+  id: i-0a1b2c3d4e5f60001
+  name: {json.dumps(HOSTILE)}
+  account: '111122223333'
+  region: us-east-1
+  instance_type: p4d.24xlarge
+  state: running
+  capacity: on-demand
+  launched_at: '2026-11-14T06:00:00Z'
+  workload: training
+  tags:
+    team: {json.dumps(FORMULA)}
+    owner: {json.dumps(HOSTILE)}
+"""
+
+
+@pytest.fixture
+def audits(tmp_path: Path) -> tuple[Path, Path]:
+    """A hostile inventory and a history that recorded its audit."""
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_text(INVENTORY, encoding="utf-8")
+    history = tmp_path / "audits.db"
+    args = ["scan", "--inventory", str(inventory), "--fail-on", "none", "--history", str(history)]
+    result = CliRunner().invoke(main, [*args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return inventory, history
+
+
+@pytest.mark.parametrize("fmt", list(REPORTERS))
+def test_scan_and_history_show_escape_the_value_in_every_format(
+    audits: tuple[Path, Path], fmt: str
+) -> None:
+    inventory, history = audits
+    scan = ["scan", "--inventory", str(inventory), "--fail-on", "none", "--format", fmt]
+    shown = ["history", "show", "1", "--history", str(history), "--format", fmt]
+    for args in (scan, shown):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+        assert _survivors(fmt, result.stdout) == [], args[0]
+
+
+@pytest.mark.parametrize("command", ["list", "trend"])
+def test_history_tables_escape_the_value(audits: tuple[Path, Path], command: str) -> None:
+    for fmt in ("table", "json"):
+        args = ["history", command, "--history", str(audits[1]), "--format", fmt]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+        assert _survivors("json" if fmt == "json" else "text", result.stdout) == []
+
+
+DIFF_FORMATS = ["table", "text", "markdown", "json", "csv", "sarif"]
+
+
+@pytest.mark.parametrize("fmt", DIFF_FORMATS)
+def test_diff_escapes_the_value_in_every_format(
+    tmp_path: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "job.sky.yaml").write_text(JOB.replace(json.dumps(HOSTILE), '"plain"', 1))
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "base")
+    (tmp_path / "job.sky.yaml").write_text(JOB, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["diff", "--base", "HEAD", "--format", fmt])
+    assert result.exit_code in (0, 1), result.output
+    assert _survivors(fmt, result.stdout) == []
 
 
 def test_the_reader_checks_can_fail() -> None:

@@ -241,8 +241,8 @@ def _runtime(draft: JobDraft, options: Options, first: Options, path: str) -> No
 
 def _describe(draft: JobDraft, options: Options, first: Options, path: str) -> None:
     partition = options.get("partition") or first.get("partition")
-    if partition is not None:
-        draft.add_note(f"partition {partition[0]}")
+    if partition is not None:  # where it runs: the site's rate for it (a price file) applies
+        draft.set("region", partition[0], partition[1])
     array = first.get("array")
     if array is not None:
         value, line = array
