@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from gpu_audit import __version__
 from gpu_audit.collectors.aws.settings import AwsSettings
@@ -25,7 +25,7 @@ HOME_REGION = "us-east-1"
 # botocore's adaptive mode: retries with backoff, and a client-side rate limiter that slows every
 # call after a throttle (an organisation's scan shares each account's API rate). The tests that do
 # not test the limiter set "standard" (the same retries, no limiter's sleeps).
-RETRY_MODE = "adaptive"
+RETRY_MODE: Literal["legacy", "standard", "adaptive"] = "adaptive"
 _ARN_ACCOUNT = re.compile(r"^arn:[\w-]+:iam::(\d{12}):")
 EventHook = tuple[str, Callable[..., Any]]
 _UNUSED = {"AccessKeyId": "unused", "SecretAccessKey": "unused", "SessionToken": "unused"}
