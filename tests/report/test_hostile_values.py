@@ -38,16 +38,23 @@ run: python train.py
 """
 
 
+# A file name can carry all of it but the `//` of a URL.
+HOSTILE_NAME = "[x](evil.example) <img src=x onerror=alert(1)> \u202eexe $1 $2 =1+2.sky.yaml"
+
+
 @pytest.fixture
 def job(tmp_path: Path) -> Path:
-    path = tmp_path / "job.sky.yaml"
+    path = tmp_path / HOSTILE_NAME
     path.write_text(JOB, encoding="utf-8")
     return path
 
 
-def _survivors(fmt: str, output: str) -> list[str]:
-    """What of the hostile value is live in this output, read as its reader reads it."""
-    found = []
+def _survivors(fmt: str, output: str, shown: bool = True) -> list[str]:
+    """What of the hostile value is live in this output, read as its reader reads it (and
+    whether it is there at all: a test of an output that never shows it would prove nothing;
+    `shown=False` for the summaries that name no resource)."""
+    marks = ("onerror", "evil", "exe", "=1+2")  # a table clips a value, keeping one of them
+    found = [] if not shown or any(m in output for m in marks) else ["the value is not shown"]
     if fmt in ("json", "sarif"):
         json.loads(output)  # valid JSON: the value is data, escaped by the encoder
         return found
@@ -92,7 +99,7 @@ version: 1
 captured_at: '2026-11-20T06:00:00Z'
 resources:
 - provider: aws
-  id: i-0a1b2c3d4e5f60001
+  id: {json.dumps("i-" + HOSTILE)}
   name: {json.dumps(HOSTILE)}
   account: '111122223333'
   region: us-east-1
@@ -138,7 +145,7 @@ def test_history_tables_escape_the_value(audits: tuple[Path, Path], command: str
         args = ["history", command, "--history", str(audits[1]), "--format", fmt]
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 0, result.output
-        assert _survivors("json" if fmt == "json" else "text", result.stdout) == []
+        assert _survivors("json" if fmt == "json" else "text", result.stdout, False) == []
 
 
 DIFF_FORMATS = ["table", "text", "markdown", "json", "csv", "sarif"]
@@ -164,10 +171,41 @@ def test_diff_escapes_the_value_in_every_format(
     assert _survivors(fmt, result.stdout) == []
 
 
+BILLING_FORMATS = ["table", "json", "csv", "markdown"]
+
+
+@pytest.fixture(scope="module")
+def hostile_bill(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's GCP FOCUS export with a hostile project and resource id (real Parquet)."""
+    duckdb = pytest.importorskip("duckdb")
+    folder = tmp_path_factory.mktemp("bill") / "gcp"
+    folder.mkdir()
+    source = Path(__file__).resolve().parents[2] / "fixtures" / "billing" / "demo" / "gcp"
+    for part in sorted(source.glob("*.parquet")):
+        query = (
+            "COPY (SELECT * REPLACE (? AS SubAccountId, ? || ResourceId AS ResourceId) "
+            f"FROM read_parquet('{part}')) TO '{folder / part.name}' (FORMAT parquet)"
+        )
+        duckdb.execute(query, [HOSTILE, FORMULA])
+    return folder
+
+
+@pytest.mark.parametrize("fmt", BILLING_FORMATS)
+def test_billing_escapes_the_value_in_every_format(hostile_bill: Path, fmt: str) -> None:
+    args = ["billing", str(hostile_bill), "--period", "2026-Q3", "--now", "2026-10-05T08:00:00Z"]
+    result = CliRunner().invoke(main, [*args, "--format", fmt])
+    assert result.exit_code in (0, 1), result.output
+    assert _survivors(fmt, result.stdout, fmt != "table") == []  # the table: totals only
+    if fmt == "json":
+        assert HOSTILE in result.stdout or json.dumps(HOSTILE)[1:-1] in result.stdout
+
+
 def test_the_reader_checks_can_fail() -> None:
     """Each check above finds the raw value: the test would fail on an unescaped output."""
+    assert _survivors("text", "plain") == ["the value is not shown"]
     raw = f"| {HOSTILE} |\n"
     assert {s.split(" ")[1] for s in _survivors("markdown", raw)} >= {"raw", "link", "HTML"}
     assert any("math" in s for s in _survivors("markdown", raw))
-    assert _survivors("csv", f"job,team\nx,{FORMULA}\n") == [f"a formula cell {FORMULA!r}"]
+    formula = f"job,team\nonerror,{FORMULA}\n"
+    assert _survivors("csv", formula) == [f"a formula cell {FORMULA!r}"]
     assert _survivors("text", HOSTILE) != []
