@@ -35,7 +35,7 @@ def expand(arguments: Sequence[str], excludes: Sequence[str] = ()) -> tuple[list
             walker = walker or Walker(excludes)
             found = [*walker.globbed(argument)]
             if not found:
-                unmatched.append(f"{argument}: no YAML or JSON file matches this pattern")
+                unmatched.append(f"{argument}: no job file matches this pattern")
             files.update(dict.fromkeys(found))
         else:
             files[argument] = None  # explicit: always read (a missing file is reported then)
