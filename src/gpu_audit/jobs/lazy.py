@@ -25,7 +25,7 @@ class LazyFormat:
     list of formats in the docs to the registry's titles. `syntax`: how its files are found,
     read and ignored (jobs/syntax.py); YAML unless the format says otherwise."""
 
-    __slots__ = ("_parser", "claims", "name", "parser", "syntax", "title")
+    __slots__ = ("_parser", "_yaml", "claims", "name", "parser", "syntax", "title")
 
     def __init__(
         self,
@@ -40,6 +40,7 @@ class LazyFormat:
         self.parser = parser
         self.title = title
         self.syntax = syntax
+        self._yaml = syntax.reader == "yaml"  # asked per document: one attribute, not two
         self._parser: JobFormat | None = None
 
     @property
@@ -60,7 +61,7 @@ class LazyFormat:
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:
         """The parser's answer (`JobFormat.parse`); None, unimported, when the markers say no."""
-        if self.syntax.reader != "yaml":
+        if not self._yaml:
             return None  # read as text (`parse_text`), never as a YAML document
         data = document.data
         if not isinstance(data, dict) or not self.claims(data):
