@@ -36,8 +36,13 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
 
+# Tests run on every core (pytest-xdist): each worker starts its own loopback servers (session
+# fixtures, ephemeral ports), and a file's tests stay on one worker, so a module's fixtures (a
+# quarter of bills, the pre-commit hook's environment) are built once. `make test WORKERS=0`: one process.
+WORKERS ?= auto
+XDIST = $(if $(filter 0,$(WORKERS)),,-n $(WORKERS) --dist loadfile)
 pytest: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(XDIST)
 
 test: lint pytest
 
@@ -51,7 +56,7 @@ fuzz: $(STAMP)
 
 # The inner loop: no lint, no real servers, no wheel or pre-commit runs (about a third of the time).
 quick: $(STAMP)
-	$(BIN)/pytest -q -x -m "not slow and not server"
+	$(BIN)/pytest -q -x $(XDIST) -m "not slow and not server"
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py

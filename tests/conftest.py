@@ -47,6 +47,10 @@ SERVER_FIXTURES = frozenset(
 )
 
 
+# The developer's environment that would change what a test sees (xdist workers inherit it).
+HOST_ENVIRONMENT = ("COLUMNS", "LINES", "NO_COLOR")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """From the first import on (collection, session fixtures, subprocesses), no test touches the
     developer's ~/.cache or ~/.config: the policy-validation cache and config discovery go here."""
@@ -54,6 +58,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
     os.environ["XDG_CACHE_HOME"] = os.path.join(home, "cache")
     os.environ["XDG_CONFIG_HOME"] = os.path.join(home, "config")
+    # A terminal's width exported by the shell would size every table and text report the tests
+    # read (report/fit.py): the suite renders at the 80-column default unless a test sets one.
+    for name in HOST_ENVIRONMENT:
+        os.environ.pop(name, None)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -14,20 +14,58 @@ import os
 import re
 from pathlib import Path
 
+import pytest
+
 from gpu_audit.collectors.registry import PROVIDERS
-from gpu_audit.core.resource import canonical
-from gpu_audit.jobs import FORMATS
-from gpu_audit.jobs.interface import JobDraft, JobFormat
+from gpu_audit.core.resource import Resource, canonical
+from gpu_audit.core.yamlsrc import Document
+from gpu_audit.jobs import FORMATS, registry
+from gpu_audit.jobs.discover import expand
+from gpu_audit.jobs.interface import JobDraft, JobFormat, TextFormat
 from gpu_audit.jobs.lazy import LazyFormat
+from gpu_audit.jobs.syntax import Syntax
 from tests.conftest import ROOT
 from tests.jobs.test_job_fixtures import formats_without_fixtures
 from tests.test_doc_lists import (
     REGISTERED,
+    SYNTAXES,
+    hook_files,
+    hook_types,
     provider_field_problems,
+    stale_hook,
     stale_lists,
     table_problems,
 )
 from tests.test_fields import CURRENT_SCHEMA, FIELD_TABLE_DOC
+
+# A format that is not YAML, to walk the recipe's non-YAML half with: `//@job gpus=H100:8` lines
+# in `.fake` files (or `.txt` ones whose opening has one), `//` comments.
+FAKE_SYNTAX = Syntax(
+    reader="text",
+    suffixes=(".fake",),
+    hook_types=("text",),
+    sniffed=(".txt",),
+    first_line=r"^//@job ",
+    comment="//",
+    directives=("//@job",),
+)
+
+
+class FakeFormat(TextFormat):
+    """`//@job gpus=MODEL:COUNT` at a line: one job of those GPUs."""
+
+    name = "recipe-walk"
+
+    def parse_text(self, text: str, path: str) -> list[Resource] | None:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.startswith("//@job gpus="):
+                model, _, count = line.removeprefix("//@job gpus=").partition(":")
+                draft = JobDraft(self.name, path, Document(data=None, line=number, index=0))
+                draft.set("gpu.model", model, number)
+                draft.set("gpu.count", int(count), number)
+                return [draft.build()]
+        return []
+
 
 CONTRIBUTING = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
 NEW = {"recipe-walk": "Recipe Walk"}  # a format to walk the recipe with
@@ -106,6 +144,54 @@ def test_a_new_format_leaves_stale_exactly_the_files_the_recipe_marks() -> None:
     assert marked - named == set(), "CONTRIBUTING.md marks these named by a test; none is"
 
 
+def test_a_new_syntax_leaves_the_hook_stale_and_the_recipe_regenerates_it(tmp_path: Path) -> None:
+    """A format that is not YAML changes what the pre-commit hook must hand `check`: the hook's
+    `types_or` and `files` go stale (named by tests/test_doc_lists.py), and the recipe's
+    regeneration step writes them; rewritten, they take the new files (pre-commit's own rule:
+    one of the file's types, and a name `files` matches)."""
+    from identify.identify import tags_from_path
+
+    syntaxes = {**SYNTAXES, "recipe-walk": FAKE_SYNTAX}
+    stale = {problem.partition(":")[0] for problem in stale_hook(syntaxes)}
+    assert stale == {".pre-commit-hooks.yaml"}
+    regenerating = [s for s in _steps("Add a job format") if "python -m tests.test_doc_lists" in s]
+    assert len(regenerating) == 1 and "`types_or` and `files`" in regenerating[0]
+    types = set(hook_types(syntaxes).strip("[]").split(", "))
+    files = re.compile(hook_files(syntaxes).strip("'"))
+    for name in ("train.fake", "plan.txt", "job.yaml", "train.sbatch", "train.sh"):
+        (tmp_path / name).write_text("//@job gpus=H100:8\n")
+        tags = tags_from_path(str(tmp_path / name))  # as pre-commit reads the file
+        assert files.search(f"jobs/{name}") and tags & types, (name, tags)
+    assert not files.search("README.md")
+
+
+def test_a_text_format_is_found_read_and_ignored_by_its_declaration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fake text format, registered as the recipe says: `check DIR` finds its files (by
+    suffix, and by opening for a sniffed suffix), the loader reads them as text, and an ignore
+    comment in its own comment syntax above a directive applies to the directive's line."""
+    fake = LazyFormat("recipe-walk", lambda data: False, f"{__name__}:FakeFormat", "Recipe Walk",
+                      FAKE_SYNTAX)  # fmt: skip
+    monkeypatch.setitem(registry.FORMATS, "recipe-walk", fake)
+    monkeypatch.setattr(registry, "TEXT_FORMATS", (*registry.TEXT_FORMATS, fake))
+    (tmp_path / "train.fake").write_text(
+        "// a fake job\n// gpu-audit: ignore[gpu-class-cap] approved\n//@job gpus=H100:8\nrun\n"
+    )
+    (tmp_path / "plan.txt").write_text("//@job gpus=L4:1\n")
+    (tmp_path / "notes.txt").write_text("nothing here\n")
+    files, unmatched = expand([str(tmp_path)])
+    assert sorted(Path(f).name for f in files) == ["plan.txt", "train.fake"] and not unmatched
+    load = registry.load_jobs(files)
+    found = {Path(r.source.path).name: r for r in load.resources}
+    assert {name: (r.gpu.model, r.gpu.count) for name, r in found.items()} == {
+        "plan.txt": ("L4", 1),
+        "train.fake": ("H100", 8),
+    }
+    assert found["train.fake"].provider == "recipe-walk"
+    assert dict(found["train.fake"].source.suppressions) == {3: {"gpu-class-cap": "approved"}}
+
+
 def test_a_new_format_edits_few_files_by_hand() -> None:
     """Beyond its own folder, fixtures and tests, and the regenerations (a step that starts with
     a command: `python -m …`, `.venv/bin/pytest … --update-golden`)."""
@@ -180,7 +266,8 @@ def test_the_recipes_give_the_codes_names() -> None:
     assert call is not None
     stated = [arg.strip().strip('"') for arg in call.group(1).split(",")]
     assert len(stated) == len(inspect.signature(LazyFormat).parameters)
-    assert stated[-1] == "title" and all(fmt.title for fmt in FORMATS.values())
+    assert stated[3] == "title" and all(fmt.title for fmt in FORMATS.values())
+    assert stated[4] == "syntax" and list(inspect.signature(LazyFormat).parameters)[4] == "syntax"
     for attribute in ("name", "hints", "parse"):
         assert f"`{attribute}`" in section
         assert attribute in vars(JobFormat) or attribute in JobFormat.__annotations__

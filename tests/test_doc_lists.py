@@ -22,6 +22,7 @@ import pytest
 from gpu_audit.collectors.registry import PROVIDERS
 from gpu_audit.core.fields import FIELDS
 from gpu_audit.jobs import FORMATS
+from gpu_audit.jobs.syntax import Syntax
 from tests.conftest import ROOT
 
 Formats = Mapping[str, str]  # a format's key → its title
@@ -60,6 +61,37 @@ TABLES = [
     ("docs/estimate.md", "| format | runtime cap | budget |"),
 ]
 PROVIDER_FIELD = "src/gpu_audit/core/resource.py"
+
+# The pre-commit hook hands `check` the files the formats' syntaxes take (jobs/syntax.py): its
+# `types_or` (pre-commit's file types, any of which) and `files` (a pattern every file matches).
+Syntaxes = Mapping[str, Syntax]  # a format's key → its syntax
+SYNTAXES: Syntaxes = {name: fmt.syntax for name, fmt in FORMATS.items()}
+HOOKS = ".pre-commit-hooks.yaml"
+
+
+def hook_types(syntaxes: Syntaxes) -> str:
+    return "[" + ", ".join(sorted({t for s in syntaxes.values() for t in s.hook_types})) + "]"
+
+
+def hook_files(syntaxes: Syntaxes) -> str:
+    names = {x.lstrip(".") for s in syntaxes.values() for x in (*s.suffixes, *s.sniffed)}
+    return "'(?i)\\.(" + "|".join(sorted(names)) + ")$'"
+
+
+HOOK_KEYS: list[tuple[str, Callable[[Syntaxes], str]]] = [
+    (r"\n  types_or: (\[[^\]\n]*\])", hook_types),
+    (r"\n  files: ('[^'\n]*')", hook_files),
+]
+
+
+def stale_hook(syntaxes: Syntaxes) -> list[str]:
+    """The hook's keys that do not take what these syntaxes take, as `file: what it says`."""
+    stale = []
+    for pattern, render in HOOK_KEYS:
+        stated = _found(HOOKS, pattern).group(1)
+        if stated != render(syntaxes):
+            stale.append(f"{HOOKS}: {stated}, not {render(syntaxes)}")
+    return stale
 
 
 def _found(path: str, pattern: str) -> re.Match[str]:
@@ -123,6 +155,10 @@ def provider_field_problems(formats: Formats) -> list[str]:
 
 def test_every_plain_list_is_the_registrys() -> None:
     assert stale_lists(REGISTERED) == [], f"run `{WRITER}`"
+
+
+def test_the_hook_takes_the_files_the_syntaxes_take() -> None:
+    assert stale_hook(SYNTAXES) == [], f"run `{WRITER}`"
 
 
 def test_every_table_of_formats_has_one_row_per_format() -> None:
@@ -217,5 +253,18 @@ def write_lists(formats: Formats = REGISTERED) -> None:
         file.write_text(_rewrite(text, pattern, render(formats), indent, formats), encoding="utf-8")
 
 
+def write_hook(syntaxes: Syntaxes = SYNTAXES) -> None:
+    """Rewrite the hook's `types_or` and `files` from the formats' syntaxes."""
+    file = ROOT / HOOKS
+    text = file.read_text(encoding="utf-8")
+    for pattern, render in HOOK_KEYS:
+        match = _found(HOOKS, pattern)
+        text = text.replace(
+            match.group(0), match.group(0).replace(match.group(1), render(syntaxes))
+        )
+    file.write_text(text, encoding="utf-8")
+
+
 if __name__ == "__main__":
     write_lists()
+    write_hook()

@@ -22,17 +22,36 @@ def test_sigint_exits_130_even_with_fail_on_none(tmp_path: Path) -> None:
     command = [str(Path(sys.executable).parent / "gpu-audit"), "scan", "--inventory",
                str(ROOT / "fixtures" / "inventory" / "demo.yaml"), "-o", str(fifo),
                "--fail-on", "none"]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
-        time.sleep(0.5)
-        if any(Path("/proc", str(process.pid), "fd").iterdir()) and _waits_on_fifo(process.pid):
-            break
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    # Started from a background job (`make test &`, an xdist worker), a child inherits SIGINT
+    # ignored and would never see the signal: it gets the default handler back. On any timeout
+    # it is killed, so a leaked scan cannot hold the FIFO (and the next test) for minutes.
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_default_sigint,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.1)
+            if any(Path("/proc", str(process.pid), "fd").iterdir()) and _waits_on_fifo(process.pid):
+                break
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
     assert process.returncode == 130, err
     assert "Traceback" not in err and "gpu-audit: interrupted" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
+
+
+def _default_sigint() -> None:
+    """In the child, before exec: SIGINT's default action, whatever the parent ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _waits_on_fifo(pid: int) -> bool:

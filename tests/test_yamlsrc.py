@@ -220,20 +220,19 @@ def test_a_list_where_a_name_was_expected_is_located(
 @pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
 def test_every_reader_refuses_a_fifo(tmp_path: Path) -> None:
-    """Job file, inventory, policy, `extends:` target and settings file: each used to block."""
-    fifo = tmp_path / "pipe.yaml"
-    os.mkfifo(fifo)
-    good = tmp_path / "good.sky.yaml"
-    good.write_text(GOOD)
-    extends = tmp_path / "policy.yaml"
-    extends.write_text(f"version: 1\nextends: {fifo}\n")
+    """Job file, inventory, policy, `extends:` target and settings file: each used to block.
+    Named relative to the run's folder, so no message is clipped by the temp path's length."""
+    os.mkfifo(tmp_path / "pipe.yaml")
+    (tmp_path / "good.sky.yaml").write_text(GOOD)
+    (tmp_path / "policy.yaml").write_text("version: 1\nextends: pipe.yaml\n")
+    fifo, good, extends = "pipe.yaml", "good.sky.yaml", "policy.yaml"
     cli = str(Path(sys.executable).with_name("gpu-audit"))
     runs = {
-        "job": ["check", str(good), str(fifo)],
-        "inventory": ["scan", "--inventory", str(fifo)],
-        "policy": ["check", "--policy", str(fifo), str(good)],
-        "extends": ["check", "--policy", str(extends), str(good)],
-        "settings": ["check", "--config", str(fifo), str(good)],
+        "job": ["check", good, fifo],
+        "inventory": ["scan", "--inventory", fifo],
+        "policy": ["check", "--policy", fifo, good],
+        "extends": ["check", "--policy", extends, good],
+        "settings": ["check", "--config", fifo, good],
     }
     for name, args in runs.items():
         done = subprocess.run(

@@ -170,12 +170,39 @@ def aws_fleet(moto_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
         _trials_of_tuning_job,
         raising=False,
     )
-    request = urllib.request.Request(f"{moto_url}/moto-api/reset", method="POST")
-    # Generous: resetting moto takes seconds when several test suites share two cores.
-    with urllib.request.urlopen(request, timeout=120) as answer:
-        assert answer.status == 200
+    _reset_moto(moto_url)
     _isolate(monkeypatch, tmp_path, moto_url)
+    # The same retries, without the adaptive limiter's sleeps after a throttle (about 35 s in
+    # the two throttle tests); tests/collectors/test_aws_clients.py holds the shipped mode.
+    monkeypatch.setattr("gpu_audit.collectors.aws.sessions.RETRY_MODE", "standard")
     return Fleet()
+
+
+def _reset_moto(moto_url: str) -> None:
+    """An empty moto account, as `POST /moto-api/reset` leaves it, in a fraction of its time.
+
+    moto's reset builds every backend a test touched anew (EC2's default VPC, subnets and images
+    per account and region: 13 s after a scan of every region) and then drops them all; the
+    next request builds what it needs again. The session's server runs in this process, so its
+    backends are dropped here without being built first (a backend whose reset also clears state
+    kept outside it, S3's bucket index and Batch's jobs, is reset as moto would). The proxy in front (ec2_capacity.py)
+    empties its own store on the reset request, still sent to it, which moto then answers.
+    """
+    from moto.core import base_backend
+    from moto.core.model_instances import reset_model_data
+
+    plain = base_backend.BaseBackend.reset
+    with base_backend.backend_lock:
+        for backends in base_backend.BackendDict._instances:
+            for _, _, backend in backends.iter_backends():
+                if type(backend).reset is not plain:  # S3, Batch: state outside the backend
+                    backend.reset()
+            backends.clear()
+        base_backend.BackendDict._instances.clear()
+    reset_model_data()
+    request = urllib.request.Request(f"{moto_url}/moto-api/reset", method="POST")
+    with urllib.request.urlopen(request, timeout=120) as answer:  # nothing left to build
+        assert answer.status == 200
 
 
 class FaultyProxy:

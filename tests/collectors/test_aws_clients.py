@@ -100,6 +100,18 @@ def test_the_configuration_is_resolved_once_to_what_botocore_resolves(
     assert not freeze_config(Sessions(AwsSettings(), memoize=False).base)
 
 
+def test_a_scan_retries_in_adaptive_mode() -> None:
+    """The shipped mode is botocore's adaptive one (a client-side rate limiter after throttles)."""
+    settings = AwsSettings(max_attempts=4)
+    assert Sessions(settings).config.retries == {"mode": "adaptive", "total_max_attempts": 4}
+
+
+def test_the_aws_tests_retry_in_standard_mode(aws_fleet: Fleet) -> None:
+    """The AWS fixture swaps in standard mode: the same retries, without the limiter's sleeps."""
+    settings = AwsSettings(max_attempts=4)
+    assert Sessions(settings).config.retries == {"mode": "standard", "total_max_attempts": 4}
+
+
 def test_without_boto3_the_collector_says_what_to_install(monkeypatch: Any) -> None:
     monkeypatch.setitem(sys.modules, "boto3", None)  # looked up, not imported
     with pytest.raises(CollectorError, match=r"pip install 'gpu-audit\[aws\]'"):

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from k8s_fixtures import EKS_ZONE, TAGS, kubeconfig, node, pod
 from k8s_server import FakeCluster, FakeKube, serve_kube
 
-from conftest import Fleet
 from gpu_audit.cli.runners import ScanRequest, run_scan
 from gpu_audit.core.resource import Kind
 from gpu_audit.settings import Settings
 
 pytestmark = pytest.mark.server
+
+Fleet = Any  # conftest.Fleet: `from conftest import` finds whichever conftest came first
 
 
 def test_a_node_seen_by_both_scans_is_one_resource(aws_fleet: Fleet, tmp_path: Path) -> None:

@@ -56,7 +56,7 @@ def test_globs_expand_and_explicit_files_are_always_read(tmp_path: Path) -> None
     files, _ = expand([str(tmp_path / "jobs/vendor/e.yaml")], ["vendor/"])
     assert _rel(files, tmp_path) == ["jobs/vendor/e.yaml"]
     _, unmatched = expand([str(tmp_path / "nothing/*.yaml")])
-    assert unmatched and "no YAML or JSON file matches" in unmatched[0]
+    assert unmatched and "no job file matches" in unmatched[0]
 
 
 def test_check_dir_end_to_end_with_exclude_flag_and_setting(
@@ -83,4 +83,4 @@ def test_check_dir_end_to_end_with_exclude_flag_and_setting(
     assert "jobs/vendor/e.yaml" not in json.loads(result.stdout)["scope"]["files"]
     result = runner.invoke(main, ["check", "missing/*.yaml"])
     assert result.exit_code == 2
-    assert "missing/*.yaml: no YAML or JSON file matches this pattern" in result.stderr
+    assert "missing/*.yaml: no job file matches this pattern" in result.stderr

@@ -136,12 +136,12 @@ def test_every_fixture_passes_check() -> None:
 
 
 def test_every_config_has_expectations() -> None:
+    # Any file a format's syntax takes (jobs/syntax.py), not a hand-kept list of YAML suffixes.
+    suffixes = {s for fmt in FORMATS.values() for s in (*fmt.syntax.suffixes, *fmt.syntax.sniffed)}
     configs = [
         path
         for path in ROOT.rglob("*")
-        if path.is_file()
-        and path.suffix in {".yaml", ".yml", ".json"}
-        and not path.name.endswith(SUFFIX)
+        if path.is_file() and path.suffix.lower() in suffixes and not path.name.endswith(SUFFIX)
     ]
     lacking = [str(p.relative_to(ROOT)) for p in configs if not _expected_of(p).exists()]
     assert not lacking, f"fixtures without a .expected.yaml: {lacking}"

@@ -45,7 +45,25 @@ def test_the_documents_cover_every_format() -> None:
         for name, fmt in FORMATS.items()
         if _parser_takes(fmt.format, document, path)
     }
-    assert taken == set(FORMATS)
+    assert taken == {name for name, fmt in FORMATS.items() if fmt.syntax.reader == "yaml"}
+
+
+def test_a_text_formats_syntax_claims_every_file_its_parser_takes() -> None:
+    """A format read as text has no YAML markers: its syntax (name, opening) is what says a
+    file is its own, so it must claim every fixture its parser yields a job from."""
+    text_formats = {name: fmt for name, fmt in FORMATS.items() if fmt.syntax.reader != "yaml"}
+    for name, fmt in text_formats.items():
+        files = [
+            p
+            for p in sorted((ROOT / "fixtures" / "jobs" / name).rglob("*"))
+            if p.is_file() and p.suffix not in {".md", ".yaml"}
+        ]
+        assert files, name
+        for path in files:
+            text = path.read_text(encoding="utf-8")
+            if fmt.parse_text(text, str(path)):
+                assert fmt.syntax.claims(path.name, text), path
+            assert not fmt.claims({"kind": "Job"}), name  # never a YAML document
 
 
 def _parser_takes(parser: object, document: object, path: str) -> bool:

@@ -9,6 +9,7 @@ from operator import attrgetter
 
 from gpu_audit.catalog import PriceQuote, gpu_class, instance_spec, price, rate_cards
 from gpu_audit.catalog.lifecycle import lifecycle, retired_type
+from gpu_audit.catalog.lookup import site_price
 from gpu_audit.catalog.precision import compute_capability, precisions, tensor_cores
 from gpu_audit.catalog.shapes import CLOUD_OF_SERVICE, gpu_shape_price, pinned_cloud
 from gpu_audit.catalog.sweep import bound, is_sweep
@@ -259,6 +260,11 @@ def _hardware(gpu: Gpu) -> Gpu:
     )
 
 
+# Services that are a site's own cluster (a Slurm script's `service`): priced only by a price
+# file's `<site>:gpu:<MODEL>` rows (prices/pricefile.py SITE_PROVIDERS), never by a cloud's.
+SITES = frozenset({"slurm"})
+
+
 def priced_quote(
     cards: tuple[str, ...],
     service: str | None,
@@ -270,6 +276,8 @@ def priced_quote(
 ) -> tuple[PriceQuote | None, int]:
     """The quote a resource is priced on (its rate card first) and how many of the quoted item it
     runs: what `check`, `scan`, `estimate` and `diff` all price a job with."""
+    if service in SITES:  # the site's own nodes: its price file's rate, never a cloud's
+        return site_price(service, gpu.model, gpu.count, region), 1
     spec = instance_spec(instance_type)
     instances = 1
     # A job, or a managed service's endpoint or cluster, may hold several instances.

@@ -134,7 +134,9 @@ def _item_key(item: str) -> str:
     card, separator, rest = item.partition(":")
     if separator and card in RATE_CARDS:
         return f"{card}:{_item_key(rest)}"
-    return item if item.startswith("gpu:") else normalise_type(item)
+    if item.startswith(("gpu:", "slurm:gpu:")):  # a GPU model keeps its catalog spelling
+        return item
+    return normalise_type(item)
 
 
 # Prices laid over the bundled ones (`gpu-audit ... --prices FILE`): (cloud, quote) pairs.
@@ -357,6 +359,24 @@ def _per_gpu(model: str) -> PriceQuote | None:
     if attached is not None and attached.on_demand:
         return replace(attached, exact_region=False)
     return None
+
+
+def site_price(
+    site: str, gpu_model: str | None, gpu_count: int | None, partition: str | None
+) -> PriceQuote | None:
+    """A site's own rate (a price file's `<site>:gpu:<MODEL>` row) × the GPUs, for the partition
+    the job names, or the site's one row for that GPU when it names none; never a cloud's rate.
+    A GPU of no named type is priced by a `<site>:gpu:any` row."""
+    if not gpu_count:
+        return None
+    model = canonical_gpu(gpu_model) if gpu_model else None
+    item = f"{site}:gpu:{model or gpu_model or 'any'}"
+    index = _price_index()
+    found = index.get(item, partition) if partition else None
+    if found is None and partition is None:
+        regions = [region for key, region in index.pairs() if key == item]
+        found = index.get(item, regions[0]) if len(regions) == 1 else None
+    return None if found is None else replace(_scaled(found, gpu_count), exact_region=True)
 
 
 def gpu_hour_price(gpu_model: str | None) -> PriceQuote | None:

@@ -239,7 +239,7 @@ def check(
     """Lint ML job configs before they launch: spot, GPU class, runtime caps, tags, budgets.
 
     Formats: AWS Batch, Azure ML, Determined, dstack, Hydra Optuna, Kubernetes, Ray, SageMaker,
-    SkyPilot, Vertex AI, W&B.
+    SkyPilot, Slurm, Vertex AI, W&B.
 
     FILES may be files (always read), directories (walked for .yaml/.yml/.json files, honouring
     .gitignore) and quoted globs ('jobs/**/*.yaml').

@@ -229,7 +229,7 @@ class Resource:
     provider: str = canonical(
         "the live provider (`aws`, `azure`, `gcp`, `kubernetes`) or the job format (`azureml`, "
         "`batch`, `determined`, `dstack`, `hydra`, `kubernetes`, `ray`, `sagemaker`, `skypilot`, "
-        "`vertex`, `wandb`)",
+        "`slurm`, `vertex`, `wandb`)",
         sources="collector or job parser",
         required=True,
     )

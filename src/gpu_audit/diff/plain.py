@@ -7,6 +7,7 @@ import io
 
 from gpu_audit.diff.cells import across, cap, capacity, delta, gpus, headline, run, summary
 from gpu_audit.diff.model import Cost, DiffResult
+from gpu_audit.report.csv import neutral
 from gpu_audit.report.escape import terminal_safe
 
 CSV_COLUMNS = [
@@ -15,7 +16,6 @@ CSV_COLUMNS = [
     "run_usd_before", "run_usd_after", "delta_usd", "delta_percent", "delta_hourly_usd",
     "findings_new", "findings_resolved",
 ]  # fmt: skip
-_FORMULA = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet runs such a cell: quoted as text
 
 
 def render_text(result: DiffResult) -> str:
@@ -81,6 +81,6 @@ def _number(value: float | None) -> str:
 
 
 def _text(value: str | None) -> str:
-    if not value:
-        return ""
-    return "'" + value if value.startswith(_FORMULA) else value
+    """A text cell as every CSV writes one (`report.csv.neutral`): controls and bidi shown
+    escaped, a formula start quoted with a leading `'`."""
+    return neutral(value) if value else ""

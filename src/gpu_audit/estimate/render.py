@@ -10,6 +10,8 @@ from typing import Any
 
 from gpu_audit.estimate import FORMATS
 from gpu_audit.estimate.model import JobEstimate, Option, OptionTable, Rate, Sweep
+from gpu_audit.report.escape import terminal_safe
+from gpu_audit.report.markdown_text import inline, prose
 from gpu_audit.report.summary import usd
 
 JSON_VERSION = 1
@@ -35,7 +37,8 @@ def _rate(value: float | None) -> str:
 
 
 def _clean(value: object) -> str:
-    return _CONTROLS.sub(" ", str(value))
+    """A value from a file as one inert line: breaks folded, bidi and controls shown escaped."""
+    return terminal_safe(" ".join(_CONTROLS.sub(" ", str(value)).split()))
 
 
 def _gpus(e: JobEstimate) -> str:
@@ -74,10 +77,12 @@ def _job_row(e: JobEstimate) -> list[str]:
 
 def _notes(e: JobEstimate) -> list[str]:
     """The lines under a job: where its price and region came from, and tuning worst cases."""
-    lines = [f"{_clean(e.job)} ({_clean(e.location)}, {e.provider}, {e.capacity}):"]
+    lines = [f"{_clean(e.job)} ({_clean(e.location)}, {_clean(e.provider)}, {e.capacity}):"]
     rate = e.on_demand or e.spot
     if rate is not None:
-        lines.append(f"  price: {rate.instance_type}, {e.region_note}; as of {rate.as_of}")
+        lines.append(
+            f"  price: {_clean(rate.instance_type)}, {_clean(e.region_note)}; as of {rate.as_of}"
+        )
         lines.append(f"  source: {_clean(rate.source)}")
     if e.hours is None:
         lines.append("  runtime unknown: the job sets no runtime cap; give --hours to cost a run")
@@ -86,7 +91,7 @@ def _notes(e: JobEstimate) -> list[str]:
     if e.sweep is not None:
         lines.extend(f"  {line}" for line in _sweep_lines(e, e.sweep))
     if e.note:
-        lines.append(f"  {e.note}")
+        lines.append(f"  {_clean(e.note)}")
     if e.spot_lost_note:
         lines.append(f"  {_clean(e.spot_lost_note)}")
     return lines
@@ -164,7 +169,7 @@ def render_jobs(estimates: Sequence[JobEstimate], fmt: str) -> str:
     rows = [_job_row(e) for e in estimates]
     notes = [line for e in estimates for line in _notes(e)]
     if fmt == "markdown":
-        bullets = [f"{'  ' if n.startswith(' ') else ''}- {n.strip()}" for n in notes]
+        bullets = [f"{'  ' if n.startswith(' ') else ''}- {prose(n.strip())}" for n in notes]
         grouped = [[r[0], r[1], f"{r[2]}, {r[3]} GPU-h", f"{r[4]} · {r[5]}", f"{r[6]} · {r[7]}",
                     r[8]] for r in rows]  # fmt: skip
         return "\n".join([*_markdown(MARKDOWN_JOB_HEADERS, grouped), "", *bullets]) + "\n"
@@ -275,8 +280,9 @@ def render_options(table: OptionTable, fmt: str) -> str:
         grouped = [[r[0], f"{r[1]} {r[2]}", f"{_nodes(r[6])}{r[4]}× {r[3]} ({r[5]} GiB)", r[7],
                     r[8], r[9] + ("" if r[10] == "-" else f" {r[10]}")] for r in rows]  # fmt: skip
         body = _markdown(MARKDOWN_OPTION_HEADERS, grouped)
-        head = f"**{_option_title(table)}**"
-        return "\n".join([head, "", *body, "", *_option_footer(table)]) + "\n"
+        head = f"**{inline(_option_title(table), 1000)}**"
+        footer = [prose(line, 1000) for line in _option_footer(table)]
+        return "\n".join([head, "", *body, "", *footer]) + "\n"
     if fmt == "text":
         lines = [
             f"{r[0]} {r[2]} {r[7]}: {r[8]}{'' if r[9] == '-' else ', run ' + r[9]} "
@@ -315,11 +321,10 @@ def _tabulate(headers: Sequence[str], rows: Sequence[Sequence[str]], drop: Seque
 
 
 def _markdown(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    def cell(text: str) -> str:
-        return text.replace("\\", "\\\\").replace("|", "\\|")
-
+    """Every cell through `inline` (report/markdown_text.py): a job name's link, HTML tag or
+    `|` stays text, and a rate's `$` cannot pair with the next one into inline math."""
     out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    out += ["| " + " | ".join(inline(c, 400) for c in row) + " |" for row in rows]
     return out
 
 

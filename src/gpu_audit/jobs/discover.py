@@ -1,6 +1,7 @@
 """`check` arguments to files: explicit files as given, directories walked, globs expanded.
 
-From directories and globs only YAML/JSON-named files are taken (`.yaml`, `.yml`, `.json`), and
+From directories and globs only the files a job format's syntax takes are read (jobs/syntax.py:
+`.yaml`, `.yml`, `.json`; `.sbatch`, `.slurm`; a `.sh` script whose opening has `#SBATCH`), and
 not those a `.gitignore` (in the walked tree, or in a parent directory up to the repository
 root) or an `--exclude` pattern names; `.git` is never entered. An explicit file argument is
 always read. Patterns are gitwildmatch (`.gitignore` syntax) read by `pathspec`, imported only
@@ -14,10 +15,10 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from gpu_audit.core.yamlguard import printable
+from gpu_audit.jobs.syntax import OPENING, Syntax
 
 _GLOB_CHARS = frozenset("*?[")
 NOT_UTF8 = ": file name is not UTF-8; not read"
-_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 def expand(arguments: Sequence[str], excludes: Sequence[str] = ()) -> tuple[list[str], list[str]]:
@@ -34,13 +35,20 @@ def expand(arguments: Sequence[str], excludes: Sequence[str] = ()) -> tuple[list
             walker = walker or Walker(excludes)
             found = [*walker.globbed(argument)]
             if not found:
-                unmatched.append(f"{argument}: no YAML or JSON file matches this pattern")
+                unmatched.append(f"{argument}: no job file matches this pattern")
             files.update(dict.fromkeys(found))
         else:
             files[argument] = None  # explicit: always read (a missing file is reported then)
     named = [path for path in files if not utf8_name(path)]
     unmatched += [not_utf8(path) for path in named]  # said once, here, and never read
     return [path for path in files if path not in named], unmatched
+
+
+def _syntaxes() -> tuple[Syntax, ...]:
+    """Every registered format's syntax, once each."""
+    from gpu_audit.jobs.registry import FORMATS  # the registry imports every format's markers
+
+    return tuple(dict.fromkeys(fmt.syntax for fmt in FORMATS.values()))
 
 
 def utf8_name(path: str) -> bool:
@@ -86,8 +94,27 @@ class Walker:
                 yield path
 
     def wanted(self, here: str, name: str) -> bool:
-        """A YAML/JSON file in directory `here` that no pattern excludes."""
-        return name.lower().endswith(_SUFFIXES) and not self._skip(here, name, False)
+        """A file a job format's syntax takes, in directory `here`, that no pattern excludes."""
+        return self._taken(here, name) and not self._skip(here, name, False)
+
+    def _taken(self, here: str, name: str) -> bool:
+        """Named as a format's file, or named as one that may be and opening as one."""
+        syntaxes = _syntaxes()
+        if any(syntax.named(name) for syntax in syntaxes):
+            return True
+        sniffing = [syntax for syntax in syntaxes if syntax.may_sniff(name)]
+        if not sniffing:
+            return False
+        opening = self.opening(here, name)
+        return any(syntax.opens(opening) for syntax in sniffing)
+
+    def opening(self, here: str, name: str) -> str:
+        """The first bytes of a file, as text (empty when unreadable): what a syntax sniffs."""
+        try:
+            with open(os.path.join(here, name), "rb") as handle:
+                return handle.read(OPENING).decode("utf-8", "replace")
+        except OSError:
+            return ""
 
     def prunes(self, here: str, name: str) -> bool:
         """A directory in `here` not to enter: `.git`, or one a pattern excludes."""

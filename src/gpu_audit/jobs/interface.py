@@ -62,6 +62,18 @@ class JobFormat(ABC):
         """
 
 
+class TextFormat(JobFormat):
+    """A format whose files are not YAML (its syntax's reader is "text"): the loader hands it
+    the file's whole text; `parse` is never asked."""
+
+    def parse(self, document: Document, path: str) -> list[Resource] | None:
+        return None
+
+    @abstractmethod
+    def parse_text(self, text: str, path: str) -> list[Resource] | None:
+        """One Resource per GPU job in the file; [] for one with no GPUs; None if not its own."""
+
+
 # Job formats that are a billing service of their own: the service a job of the format bills.
 BILLED_BY_PROVIDER = {"sagemaker": "sagemaker", "vertex": "vertex"}
 

@@ -32,7 +32,9 @@ from gpu_audit.jobs.misspelt import misspelt_key
 from gpu_audit.jobs.ray.markers import is_cluster
 from gpu_audit.jobs.sagemaker import markers as sagemaker
 from gpu_audit.jobs.skypilot.markers import is_task
+from gpu_audit.jobs.slurm import markers as slurm
 from gpu_audit.jobs.suppress import parse_suppressions
+from gpu_audit.jobs.syntax import OPENING, YAML
 from gpu_audit.jobs.values import NotWhole
 from gpu_audit.jobs.vertex import markers as vertex
 from gpu_audit.jobs.wandb import markers as wandb
@@ -67,6 +69,9 @@ FORMATS: dict[str, LazyFormat] = {
     ),
     "skypilot": LazyFormat(
         "skypilot", is_task, "gpu_audit.jobs.skypilot.parser:SkyPilot", "SkyPilot"
+    ),
+    "slurm": LazyFormat(
+        "slurm", slurm.claims, "gpu_audit.jobs.slurm.parser:Slurm", "Slurm", slurm.SYNTAX
     ),
 }
 
@@ -122,6 +127,9 @@ def load_jobs(paths: Sequence[str], contents: Mapping[str, bytes] | None = None)
 
 def _load_file(path: str, raw: bytes | None = None) -> tuple[list[Resource], Skipped | None]:
     text = read_text(path, raw)
+    textual = _text_format(path, text)
+    if textual is not None:
+        return _load_text(textual, path, text)
     note = None
     try:
         documents = load_documents(path, text)
@@ -179,6 +187,42 @@ def _load_file(path: str, raw: bytes | None = None) -> tuple[list[Resource], Ski
         )
         reason += "; check the output of `helm template` instead"
     return [], Skipped(path=path, reason=reason)
+
+
+# The formats whose files are not YAML (their syntax reads text), asked first, in FORMATS' order.
+TEXT_FORMATS = tuple(fmt for fmt in FORMATS.values() if fmt.syntax.reader != "yaml")
+
+
+def _text_format(path: str, text: str) -> LazyFormat | None:
+    """The text format whose syntax claims this file: by its name, or, for a name no YAML
+    suffix gives, by its opening (`#SBATCH` in a `.sh` script)."""
+    name = path.rsplit("/", 1)[-1]
+    for fmt in TEXT_FORMATS:
+        syntax = fmt.syntax
+        if syntax.named(name) or (not YAML.named(name) and syntax.opens(text[:OPENING])):
+            return fmt
+    return None
+
+
+def _load_text(fmt: LazyFormat, path: str, text: str) -> tuple[list[Resource], Skipped | None]:
+    """A text format's file: its parser's resources, with its own comment syntax's ignores."""
+    try:
+        parsed = fmt.parse_text(text, path)
+    except InputError:
+        raise
+    except NotWhole as exc:
+        raise InputError(f"{path}:{exc.line or 1}: {exc}") from None
+    except Exception as exc:  # a parser bug must not stop the other files; it is reported
+        raise InputError(parser_failure(path, 1, f"{fmt.name} parser", exc)) from exc
+    if parsed is None:
+        return [], Skipped(path=path, reason=f"not a {fmt.title} file: {fmt.syntax.first_line}")
+    syntax = fmt.syntax
+    suppressions = parse_suppressions(text, syntax.comment, syntax.directives)
+    resources = [_finish(r, suppressions, None) for r in parsed if r.gpu.count != 0]
+    if resources:
+        return resources, None
+    article = "an" if fmt.title[0].lower() in "aeiou" else "a"
+    return [], Skipped(path=path, reason=f"{article} {fmt.title} script that requests no GPUs")
 
 
 _YAML_NAME = lazy(r"\.(ya?ml|json)(\b|$)|\.(ya?ml|json)[-.]\w+$", re.IGNORECASE)

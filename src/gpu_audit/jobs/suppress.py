@@ -4,6 +4,10 @@ A comment at the end of a line suppresses findings on that line. A comment on a 
 applies to the next line that is not a comment (as yamllint's `disable-line` does), so a comment
 above the first key of a document covers the whole document. `# gpu-audit: ignore reason` with
 no brackets suppresses every rule (`*`).
+
+The comment marker is the format's (`Syntax.comment`, `#` for YAML), and a line that starts with
+one of its directives (`#SBATCH` in a Slurm script) is content, not a comment: an ignore comment
+above it applies to it, not to the next command.
 """
 
 from __future__ import annotations
@@ -19,16 +23,19 @@ _COMMENT = lazy(
 )
 
 
-def parse_suppressions(text: str) -> Suppressions:
+def parse_suppressions(
+    text: str, comment: str = "#", directives: tuple[str, ...] = ()
+) -> Suppressions:
     """Map each line (1-based) to {rule id: reason} for the ignore comments that apply to it."""
     if "gpu-audit" not in text:  # the common case costs one substring search
         return {}
+    pattern = _COMMENT if comment == "#" else _marked(comment)
     found: Suppressions = {}
     pending: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
-        match = _COMMENT.search(line)
-        if stripped.startswith("#"):
+        match = pattern.search(line)
+        if stripped.startswith(comment) and not (directives and stripped.startswith(directives)):
             if match:
                 pending.update(_rules(match))
             continue
@@ -41,6 +48,11 @@ def parse_suppressions(text: str) -> Suppressions:
         if rules:
             found[number] = rules
     return found
+
+
+def _marked(comment: str) -> re.Pattern[str]:
+    """The ignore comment after another syntax's marker (`//`, `;`)."""
+    return re.compile(_COMMENT.pattern.replace("#", re.escape(comment), 1))
 
 
 def _rules(match: re.Match[str]) -> dict[str, str]:

@@ -16,6 +16,9 @@ from gpu_audit.prices.rowlines import row_lines
 
 VERSION = 1
 PROVIDERS = ("aws", "gcp", "azure")
+# Sites that bill by their own rate, written by hand into a price file (no refresh reads one):
+# a row's type is `<site>:gpu:<MODEL>`, its region the partition the rate is for (docs/catalog.md).
+SITE_PROVIDERS = ("slurm",)
 CAPACITIES = ("on-demand", "spot")
 MAX_BYTES = 64 * 1024 * 1024  # every region of every GPU type of the three clouds is ~5 MB
 # No hourly price comes near this (the largest GPU instances are ~$100 an hour): a value over it
@@ -169,9 +172,14 @@ def _row_in(where: str, row: Any) -> PriceRow:
         raise ConfigError(f"{where}: expected an object")
     for key in _TEXT:
         _text(where, key, row.get(key))
-    if row["provider"] not in PROVIDERS:
+    if row["provider"] not in (*PROVIDERS, *SITE_PROVIDERS):
         raise ConfigError(
-            f"{where}: provider: {printable(row['provider'])} is not one of aws, gcp, azure"
+            f"{where}: provider: {printable(row['provider'])} is not one of aws, gcp, azure, slurm"
+        )
+    if row["provider"] in SITE_PROVIDERS and not row["type"].startswith(f"{row['provider']}:gpu:"):
+        raise ConfigError(
+            f"{where}: type: a {row['provider']} rate is per GPU-hour of a model: expected "
+            f"`{row['provider']}:gpu:<MODEL>`, got {printable(row['type'])}"
         )
     if row["capacity"] not in CAPACITIES:
         raise ConfigError(

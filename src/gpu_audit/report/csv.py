@@ -12,8 +12,10 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TextIO
 
+from gpu_audit.core.lazyre import lazy
 from gpu_audit.core.resource import Capacity, Kind, Resource, Severity, Workload
 from gpu_audit.core.results import Finding, ScanResult
+from gpu_audit.report.escape import escape_code
 from gpu_audit.report.knobs import knobs_text
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -23,8 +25,22 @@ def _text(value: object) -> str:
     return "" if value is None else str(value)
 
 
+# Controls and bidi characters a cell may not show raw (`\u202e` reverses it on screen, as in a
+# terminal); a line break or tab stays, quoted as RFC 4180 says.
+_HIDDEN = lazy(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def visible(cell: str) -> str:
+    """The cell with every control or bidi character but a line break or tab shown escaped."""
+    return cell if cell.isprintable() else _HIDDEN.sub(escape_code, cell)
+
+
 def neutral(cell: str) -> str:
-    """The cell as a spreadsheet shows it literally: a formula start gets a leading `'`."""
+    """The cell as a spreadsheet shows it literally: controls and bidi characters escaped
+    (`visible`), and a formula start given a leading `'`."""
+    cell = visible(cell)
     return "'" + cell if cell.startswith(_FORMULA_START) else cell
 
 
@@ -120,7 +136,7 @@ def _field(value: object) -> str:
     """`neutral(_text(value))` as the csv module writes it in a row: quoted where it must be."""
     if value is None:
         return ""
-    text = value if type(value) is str else str(value)
+    text = visible(value if type(value) is str else str(value))
     if text[:1] in _FORMULA:
         text = "'" + text
     if _QUOTED.search(text) is None:

@@ -11,6 +11,11 @@ from gpu_audit.core.lazyre import lazy
 UNSAFE = lazy("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
+def escape_code(match: re.Match[str]) -> str:
+    """One matched character as `\\xNN` or `\\uNNNN` (for writers with their own set)."""
+    return _code(match)
+
+
 def _code(match: re.Match[str]) -> str:
     point = ord(match.group())
     return f"\\x{point:02x}" if point < 0x100 else f"\\u{point:04x}"

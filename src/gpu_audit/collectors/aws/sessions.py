@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from gpu_audit import __version__
 from gpu_audit.collectors.aws.settings import AwsSettings
@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 
 # Global services (STS, Organizations, S3 GetBucketLocation) are asked in this region.
 HOME_REGION = "us-east-1"
+# botocore's adaptive mode: retries with backoff, and a client-side rate limiter that slows every
+# call after a throttle (an organisation's scan shares each account's API rate). The tests that do
+# not test the limiter set "standard" (the same retries, no limiter's sleeps).
+RETRY_MODE: Literal["legacy", "standard", "adaptive"] = "adaptive"
 _ARN_ACCOUNT = re.compile(r"^arn:[\w-]+:iam::(\d{12}):")
 EventHook = tuple[str, Callable[..., Any]]
 _UNUSED = {"AccessKeyId": "unused", "SecretAccessKey": "unused", "SessionToken": "unused"}
@@ -101,7 +105,7 @@ class Sessions:
             # No proxy in the environment: botocore's own answer for every endpoint, found
             # once here rather than by reading the environment twice per client.
             proxies={} if memoize and not getproxies() else None,
-            retries={"mode": "adaptive", "total_max_attempts": settings.max_attempts},
+            retries={"mode": RETRY_MODE, "total_max_attempts": settings.max_attempts},
             connect_timeout=settings.connect_timeout,
             read_timeout=settings.read_timeout,
             max_pool_connections=max(10, settings.concurrency),

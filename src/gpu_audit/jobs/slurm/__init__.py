@@ -1,0 +1,1 @@
+"""Slurm batch scripts (`sbatch`): the `#SBATCH` directives before the first command."""
