@@ -171,8 +171,9 @@ def test_the_done_when_scan(tmp_path: Path) -> None:
     }  # neither the CPU VM, the CPU pool and cluster, the deallocated VM, nor the idle ones
     held = report["resources"]  # version 3: a finding names its resource by index
     fired = {(f["rule_id"], held[f["resource"]]["name"]) for f in report["findings"]}
+    # train-v100 runs on NC6s_v3, retired on 2025-09-30 (catalog/data/lifecycle.csv): spot is no
+    # saving on hardware the cloud no longer sells (issue 48), so it is not told to move there
     assert fired == {
-        ("spot-for-training", "train-v100"),
         ("stopped-still-billed", "eval-t4-stopped"),
         ("warm-gpu-cluster", "gpu-cluster"),
         ("forgotten-notebook", "kim-notebook"),  # created 2026-11-10, up more than 7 days

@@ -35,7 +35,7 @@ def test_a_glob_matching_nothing_is_one_line() -> None:
     result = gpu_audit("estimate", "nowhere/*.yaml")
     assert result.returncode == 2
     assert result.stderr.strip() == (
-        "gpu-audit: error: nowhere/*.yaml: no YAML or JSON file matches this pattern"
+        "gpu-audit: error: nowhere/*.yaml: no job file matches this pattern"
     )
 
 

@@ -56,15 +56,17 @@ def test_the_fix_names_the_files_own_key(path: str, rule: str, key: str) -> None
     assert lines and all("; fix: " in ln and key in ln.split("; fix: ")[1] for ln in lines), lines
 
 
-def test_a_hydra_sweep_without_a_pruner_is_told_to_set_one(tmp_path: Path) -> None:
+def test_a_hydra_sweep_without_a_pruner_is_not_told_to_set_one(tmp_path: Path) -> None:
+    """Hydra's Optuna sweeper cannot prune (issue 48): the file has no field that would stop a
+    trial early, so `hpo-early-stopping` asks nothing of it, with or without a `pruner:` key."""
     text = (FIXTURES / "jobs" / "hydra" / "optuna-submitit.yaml").read_text()
     start = text.index("    pruner:")
     end = text.index("    params:")
     job = tmp_path / "sweep.yaml"
     job.write_text(text[:start] + text[end:])
-    [line] = [ln for ln in _text_lines(job) if " hpo-early-stopping: " in ln]
-    assert line.endswith("fix: set `hydra.sweeper.pruner` (`_target_: "
-                         "optuna.pruners.HyperbandPruner`, or `MedianPruner`)")  # fmt: skip
+    lines = _text_lines(job)
+    assert lines, "the sweep is checked"
+    assert not [ln for ln in lines if " hpo-early-stopping: " in ln]
 
 
 GKE_PYTORCHJOB = """\
