@@ -15,7 +15,9 @@ local folder and an `s3://`, `gs://` or `az://` prefix are read the same way.
 from __future__ import annotations
 
 import json
+import os
 import posixpath
+import stat
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -67,7 +69,7 @@ def discover(path: str, fs: FileSystem, period: Period) -> ExportFiles:
     """The current files of one cloud's export folder for `period`, by its layout."""
     root = path.rstrip("/") or "/"
     # `**` matches no folder too: PATH may be the export itself or a folder of exports
-    aws = fs.glob(_join(root, "**/metadata/BILLING_PERIOD=*/*-Manifest.json"))
+    aws = _held(root, fs.glob(_join(root, "**/metadata/BILLING_PERIOD=*/*-Manifest.json")))
     if aws:
         exports: dict[str, list[str]] = {}
         for manifest in aws:
@@ -81,16 +83,22 @@ def discover(path: str, fs: FileSystem, period: Period) -> ExportFiles:
             files=tuple(f for part in parts for f in part.files),
             superseded=tuple(f for part in parts for f in part.superseded),
         )
-    azure = [name for name in fs.glob(_join(root, "**/manifest.json"))]
+    azure = _held(root, fs.glob(_join(root, "**/manifest.json")))
     if azure:
         return _azure(root, azure, fs, period)
-    files = [name for name in fs.glob(_join(root, "**/*.parquet"))]
+    files = _held(root, fs.glob(_join(root, "**/*.parquet")))
     if files:
         return ExportFiles(path=root, cloud="gcp", files=tuple(sorted(files)))
     raise InputError(
         f"{root}: no FOCUS export found (no AWS metadata/BILLING_PERIOD=*/…-Manifest.json, "
         "no Azure manifest.json, no Parquet files)"
     )
+
+
+def _held(root: str, names: list[str]) -> list[str]:
+    for name in names:
+        contained(root, name, name)
+    return names
 
 
 def _join(root: str, pattern: str) -> str:
@@ -129,6 +137,7 @@ def _aws(root: str, manifests: Sequence[str], fs: FileSystem, period: Period) ->
                 raise InputError(
                     f"{manifest}: dataFiles entry {uri[:200]!r} has no 'data/' part to resolve"
                 )
+            contained(root, local, f"{manifest}: dataFiles entry {uri[:200]!r}")
             if local not in present:
                 raise InputError(f"{manifest}: names a missing data file {local}")
             data_format(local)
@@ -144,6 +153,25 @@ def _aws(root: str, manifests: Sequence[str], fs: FileSystem, period: Period) ->
     return ExportFiles(
         path=root, cloud="aws", files=tuple(sorted(listed)), superseded=tuple(superseded)
     )
+
+
+def contained(root: str, name: str, entry: str) -> None:
+    """Refuse a file the export names that lies outside PATH (`..`, a glob, a symlink leading
+    out) or is no regular file (a FIFO would block the read): nothing is read but the inputs."""
+    below = name[len(root) :] if name.startswith(root) else name
+    if ".." in below.replace("\\", "/").split("/") or any(char in below for char in "*?[{"):
+        raise InputError(f"{entry}: leaves the export folder {root}; refused")
+    if "://" in root:
+        return
+    real, folder = os.path.realpath(name), os.path.realpath(root)
+    if real != folder and not real.startswith(folder.rstrip(os.sep) + os.sep):
+        raise InputError(f"{entry}: resolves to {real}, outside the export folder {root}; refused")
+    try:
+        mode = os.stat(real).st_mode
+    except OSError:
+        return  # a missing file is said by the caller, naming what is missing
+    if not stat.S_ISREG(mode):
+        raise InputError(f"{entry}: not a regular file; refused")
 
 
 def _partition(name: str) -> str | None:
@@ -232,6 +260,7 @@ def _blob(root: str, manifest: str, blob: Any, fs: FileSystem) -> str:
         _join(posixpath.dirname(manifest), posixpath.basename(name)),
     ]
     for candidate in candidates:
+        contained(root, candidate, f"{manifest}: blobName {name[:200]!r}")
         if fs.glob(candidate):
             data_format(candidate)
             return candidate

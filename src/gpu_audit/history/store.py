@@ -58,7 +58,7 @@ class HistoryStore:
 
     @classmethod
     def open(cls, path: str, create: bool = True) -> HistoryStore:
-        schema.check_file(path)
+        schema.check_file(path, create)
         if not create and not os.path.exists(path):
             raise InputError(f"{path}: history: no such database")
         try:
