@@ -114,6 +114,8 @@ def _load(fs: FileSystem, name: str) -> Any:
         return json.loads(text)
     except ValueError as exc:
         raise InputError(f"{name}: not a JSON manifest: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{name}: not a JSON manifest: nested too deeply") from None
 
 
 def _aws(root: str, manifests: Sequence[str], fs: FileSystem, period: Period) -> ExportFiles:
