@@ -219,6 +219,9 @@ class JobDraft:
             for key in keys:
                 number = as_number(self.tags.get(key))
                 if number is not None and number >= 0:
+                    problem = FIELDS[field].impossible(number)  # a tag is bounded as a key is
+                    if problem is not None:
+                        raise InputError(f"{self.path}:{self.document.line}: tag {key}: {problem}")
                     values.setdefault(field, number)
         # No evidence, no workload: rules scoped on one are not evaluated (jobs/evidence.py),
         # unless a `gpu-audit/workload` label or tag says what the job is.
