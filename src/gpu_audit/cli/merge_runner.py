@@ -60,8 +60,9 @@ def run_merge(request: MergeRequest, settings: Settings) -> ScanResult:
             held = None
         for resource in report.inventory.resources:  # a resource two shards saw is kept once
             resources.setdefault((resource.provider, resource.id), resource)
-        for sweep in report.sweeps:  # a sweep two shards read is kept once
-            sweeps.setdefault((sweep.provider, sweep.id), sweep)
+        for sweep in report.sweeps:  # a sweep two shards read is kept once: the fuller read
+            key = (sweep.provider, sweep.id)
+            sweeps[key] = fuller(sweeps[key], sweep) if key in sweeps else sweep
         for gap in report.inventory.coverage_gaps:
             key = (gap.provider, gap.scope, gap.error, gap.account, gap.region)
             gaps.setdefault(key, gap)
@@ -112,6 +113,16 @@ def run_merge(request: MergeRequest, settings: Settings) -> ScanResult:
 
 def _order(resource: Resource) -> tuple[str, str, str, str]:
     return (resource.provider, resource.account or "", resource.region or "", resource.id)
+
+
+def fuller(one: Sweep, other: Sweep) -> Sweep:
+    """Of two reads of one sweep, the one with more trials (then more GPU-hours, then the later
+    state), whatever order the shard files are named in: a merge's cost never depends on it."""
+
+    def rank(sweep: Sweep) -> tuple[int, float, str, str]:
+        return (len(sweep.trials), sweep.gpu_hours or 0.0, sweep.since.isoformat(), repr(sweep))
+
+    return max(one, other, key=rank)
 
 
 def _strings(value: object) -> list[str]:
