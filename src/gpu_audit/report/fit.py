@@ -71,7 +71,7 @@ def fitted(
 
 
 def _sizes(heads: list[str], body: list[list[str]]) -> list[int]:
-    return [max(len(h) + 2, *(len(r[i]) for r in body)) for i, h in enumerate(heads)]
+    return [max([len(h) + 2, *(len(r[i]) for r in body)]) for i, h in enumerate(heads)]
 
 
 def _width(heads: list[str], body: list[list[str]]) -> int:
