@@ -341,6 +341,8 @@ def _unknown(key: str, known: list[str]) -> str:
 
 
 def _coerce(path: str, line: int, key: str, value: Any, kind: type) -> Any:
+    if value is None and kind is type(None):  # `since: ~` where unset is the default: unset
+        return None
     if kind is tuple:
         items = [value] if isinstance(value, str | int) else value
         if not isinstance(items, list) or not all(isinstance(i, str | int) for i in items):
@@ -358,6 +360,5 @@ def _coerce(path: str, line: int, key: str, value: Any, kind: type) -> Any:
         return value
     if kind in (str, type(None)) and isinstance(value, date):  # YAML reads `2026-09-01` as a date
         return value.isoformat()
-    raise ConfigError(
-        f"{path}:{line}: config: {key}: expected {kind.__name__}, got {_shown(value)}"
-    )
+    expected = "str" if kind is type(None) else kind.__name__  # an optional text, unset by default
+    raise ConfigError(f"{path}:{line}: config: {key}: expected {expected}, got {_shown(value)}")
