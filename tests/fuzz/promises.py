@@ -38,7 +38,8 @@ HANG_SECONDS = 30
 # Whole-file problems have no line to name: the file is the location.
 FILE_LEVEL = re.compile(
     r"(cannot read|file is larger than|binary content|not UTF-8 text|not a regular file"
-    r"|file name is not UTF-8|cannot write report)"
+    r"|file name is not UTF-8|cannot write report"
+    r"|history: )"  # a database has no lines: the file (and the audit) is the location
 )
 # Messages about two input files at once (`merge` of shards of different runs, one given twice)
 # name both and no line: `merge: A and B are shards of different runs: …`.
