@@ -61,8 +61,8 @@ def run_merge(request: MergeRequest, settings: Settings) -> ScanResult:
         for resource in report.inventory.resources:  # a resource two shards saw is kept once
             resources.setdefault((resource.provider, resource.id), resource)
         for sweep in report.sweeps:  # a sweep two shards read is kept once: the fuller read
-            key = (sweep.provider, sweep.id)
-            sweeps[key] = fuller(sweeps[key], sweep) if key in sweeps else sweep
+            held_as = (sweep.provider, sweep.id)
+            sweeps[held_as] = fuller(sweeps[held_as], sweep) if held_as in sweeps else sweep
         for gap in report.inventory.coverage_gaps:
             key = (gap.provider, gap.scope, gap.error, gap.account, gap.region)
             gaps.setdefault(key, gap)
