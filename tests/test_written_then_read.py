@@ -115,9 +115,12 @@ def _shards(tmp_path: Path) -> list[str]:
         "since": "2026-09-01T00:00:00Z", "trials": [trial],
     }  # fmt: skip
     later = {**sweep, "state": "Completed", "trials": [trial, {**trial, "id": "t2"}]}
+    seen_twice = json.loads(Path(paths[0]).read_text())["resources"][0]
     for path, value in ((paths[0], later), (paths[1], sweep)):
         document = json.loads(Path(path).read_text())
         document["sweeps"] = [value]
+        if path == paths[1]:  # shard 2 saw shard 1's first resource too, named otherwise
+            document["resources"].append({**seen_twice, "name": "seen-by-shard-2"})
         Path(path).write_text(json.dumps(document))
     return paths
 
@@ -128,7 +131,9 @@ def test_merge_keeps_the_fuller_sweep_whatever_the_order(tmp_path: Path) -> None
     for order in (paths, paths[::-1], [paths[1], paths[0], paths[2]]):
         code, out, err = invoke("merge", *order, "--format", "json")
         assert code in (0, 1), err
-        outputs.append(json.loads(out)["sweeps"])
+        report = json.loads(out)
+        outputs.append((report["sweeps"], report["resources"], report["summary"]))
     assert outputs[0] == outputs[1] == outputs[2]
-    (sweep,) = outputs[0]
+    assert "seen-by-shard-2" not in json.dumps(outputs[0][1])  # the lowest shard's, in any order
+    (sweep,) = outputs[0][0]
     assert sweep["state"] == "Completed" and len(sweep["trials"]) == 2

@@ -130,3 +130,9 @@ def test_a_history_path_that_is_a_fifo_is_refused(command: tuple[str, ...], tmp_
 def test_a_history_path_that_is_a_folder_is_refused(tmp_path: Path) -> None:
     done = gpu_audit("history", "list", "--history", str(tmp_path))
     one_line(done, "history: a directory")
+
+
+def test_a_billing_path_that_is_a_fifo_is_refused(tmp_path: Path) -> None:
+    fifo = tmp_path / "export.csv"
+    os.mkfifo(fifo)
+    one_line(gpu_audit("billing", str(fifo), *ARGS, timeout=30), f"{fifo}: not a regular file")

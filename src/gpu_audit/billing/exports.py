@@ -68,6 +68,8 @@ def data_format(name: str) -> str:
 def discover(path: str, fs: FileSystem, period: Period) -> ExportFiles:
     """The current files of one cloud's export folder for `period`, by its layout."""
     root = path.rstrip("/") or "/"
+    if "://" not in root and os.path.exists(root) and not os.path.isdir(root):
+        contained(root, root, root)  # PATH itself a FIFO or device: refused before it is read
     # `**` matches no folder too: PATH may be the export itself or a folder of exports
     aws = _held(root, fs.glob(_join(root, "**/metadata/BILLING_PERIOD=*/*-Manifest.json")))
     if aws:

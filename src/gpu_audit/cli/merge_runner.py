@@ -39,7 +39,7 @@ def run_merge(request: MergeRequest, settings: Settings) -> ScanResult:
 
         preflight(request.history, request.baseline)
     policy = load_policy(request.policies or settings.policies)
-    resources: dict[tuple[str, str], Resource] = {}
+    resources: dict[tuple[str, str], tuple[int, Resource]] = {}
     gaps: dict[tuple[str | None, ...], CoverageGap] = {}
     providers: list[str] = []
     accounts: list[str] = []
@@ -58,8 +58,10 @@ def run_merge(request: MergeRequest, settings: Settings) -> ScanResult:
             held.update(report.stamp.held)
         else:
             held = None
-        for resource in report.inventory.resources:  # a resource two shards saw is kept once
-            resources.setdefault((resource.provider, resource.id), resource)
+        for resource in report.inventory.resources:  # a resource two shards saw is kept once:
+            seen = (resource.provider, resource.id)  # the lowest shard's, whatever the order
+            if seen not in resources or report.stamp.index < resources[seen][0]:
+                resources[seen] = (report.stamp.index, resource)
         for sweep in report.sweeps:  # a sweep two shards read is kept once: the fuller read
             held_as = (sweep.provider, sweep.id)
             sweeps[held_as] = fuller(sweeps[held_as], sweep) if held_as in sweeps else sweep
@@ -73,7 +75,7 @@ def run_merge(request: MergeRequest, settings: Settings) -> ScanResult:
             judged.append(report.generated_at)
     assert first is not None
     found = [*gaps.values(), *missing_gaps(first.stamp, present, held)]
-    union = join_nodes(sorted(resources.values(), key=_order))
+    union = join_nodes(sorted((r for _, r in resources.values()), key=_order))
     scope = Scope(
         command="scan",
         providers=unique(providers),
