@@ -57,6 +57,11 @@ def _set_blob(manifest: Path, name: str) -> None:
     manifest.write_text(json.dumps(body))
 
 
+def test_an_azure_blob_name_with_a_nul_byte_is_refused(azure: Path) -> None:
+    _set_blob(_azure_manifest(azure), "focus/a\x00b.csv.gz")
+    one_line(gpu_audit("billing", str(azure), *ARGS), "manifest.json", "a NUL byte in the name")
+
+
 @pytest.mark.parametrize("style", ["dotdot", "absolute"])
 def test_an_azure_blob_name_leaving_the_folder_is_refused(azure: Path, style: str) -> None:
     manifest = _azure_manifest(azure)

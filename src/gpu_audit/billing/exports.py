@@ -162,6 +162,8 @@ def _aws(root: str, manifests: Sequence[str], fs: FileSystem, period: Period) ->
 def contained(root: str, name: str, entry: str) -> None:
     """Refuse a file the export names that lies outside PATH (`..`, a glob, a symlink leading
     out) or is no regular file (a FIFO would block the read): nothing is read but the inputs."""
+    if "\x00" in name:  # no file system takes one (os.path would raise)
+        raise InputError(f"{entry}: a NUL byte in the name; refused")
     below = name[len(root) :] if name.startswith(root) else name
     if ".." in below.replace("\\", "/").split("/") or any(char in below for char in "*?[{"):
         raise InputError(f"{entry}: leaves the export folder {root}; refused")
