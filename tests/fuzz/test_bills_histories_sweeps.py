@@ -12,6 +12,7 @@ manifests, history databases, sweep files and the `since` settings.
   list|trend|reservations|show`, `scan --history` and `billing --history` keep every promise and
   never exit 4 (a crash).
 - A W&B sweep's hyperband and caps, and the aws/gcp `since` settings, at hostile values.
+- `merge` of shards that read one sweep and one resource twice: the same report in any order.
 
 Findings are raised in the suite and logged in a campaign (`make fuzz`), as test_promises.py does.
 """
@@ -374,3 +375,46 @@ def test_a_since_setting_at_any_time(provider: str, since: str, flag: bool) -> N
                 raise Broken(f"since {since!r}: {result.stderr[:300]!r}")
 
         _kept(promises)
+
+
+# -- merge: the order of the shards ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def overlapping_shards(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """Three shards; the first two read one sweep (at two times) and one resource (as two)."""
+    from tests.test_written_then_read import _shards
+
+    return _shards(tmp_path_factory.mktemp("shards"))
+
+
+@_SMALL
+@given(order=st.permutations([0, 1, 2]), fmt=st.sampled_from(["json", "csv", "markdown"]))
+def test_merge_is_the_same_in_any_shard_order(
+    overlapping_shards: list[str], order: list[int], fmt: str
+) -> None:
+    named = [overlapping_shards[i] for i in order]
+    base = invoke(["merge", *overlapping_shards, "--format", fmt])
+    result = invoke(["merge", *named, "--format", fmt])
+
+    def promises() -> None:
+        check_run(result, named, fmt if fmt == "json" else None, " ".join(named))
+        if fmt == "json":  # the scope lists the files as named: the rest is the same
+            ours, theirs = json.loads(result.stdout), json.loads(base.stdout)
+            ours["scope"]["files"] = theirs["scope"]["files"]
+            same = ours == theirs
+        else:
+            same = _without_files(result.stdout, named) == _without_files(base.stdout, named)
+        if not same:
+            raise Broken(f"merge of {order} differs from the named order's ({fmt})")
+
+    _kept(promises)
+
+
+def _without_files(text: str, paths: list[str]) -> str:
+    """The report without what names the shards as given (the command, the files read)."""
+    kept = [line for line in text.splitlines() if not line.startswith(("| Command |", "| Files |"))]
+    out = "\n".join(kept)
+    for path in paths:
+        out = out.replace(path, "SHARD")
+    return out
