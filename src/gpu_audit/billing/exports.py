@@ -165,8 +165,10 @@ def contained(root: str, name: str, entry: str) -> None:
     if "\x00" in name:  # no file system takes one (os.path would raise)
         raise InputError(f"{entry}: a NUL byte in the name; refused")
     below = name[len(root) :] if name.startswith(root) else name
-    if ".." in below.replace("\\", "/").split("/") or any(char in below for char in "*?[{"):
+    if ".." in below.replace("\\", "/").split("/"):
         raise InputError(f"{entry}: leaves the export folder {root}; refused")
+    if any(char in below for char in "*?[{"):  # the engine would read every file it matches
+        raise InputError(f"{entry}: a pattern, not a file name; refused")
     if "://" in root:
         return
     real, folder = os.path.realpath(name), os.path.realpath(root)
