@@ -122,3 +122,18 @@ def test_debug_anywhere_on_the_line_prints_the_trace(monkeypatch: pytest.MonkeyP
     result = CliRunner().invoke(main, ["policies", "list", "--debug"])
     assert result.exit_code == 4
     assert "Traceback" in result.stderr and "--debug" not in result.stderr.splitlines()[-1]
+
+
+def test_a_closed_stdout_is_exit_141_and_no_message() -> None:
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "gpu_audit", "scan", "--inventory", "fixtures/inventory/demo.yaml",
+         "--format", "json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert reader.stdout is not None and reader.stderr is not None
+    reader.stdout.read(10)
+    reader.stdout.close()  # as `| head -c 10` does
+    err = reader.stderr.read().decode()
+    reader.stderr.close()
+    assert reader.wait(60) == ExitCode.PIPE_CLOSED == 141, err
+    assert err == ""

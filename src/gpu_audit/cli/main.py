@@ -105,6 +105,12 @@ class _Group(click.Group):
             ctx.exit(ExitCode.INTERRUPTED)
         except (click.exceptions.ClickException, click.exceptions.Abort, click.exceptions.Exit):
             raise  # usage errors and exits: click's own
+        except BrokenPipeError:  # not a bug: the reader of stdout stopped reading (`| head`)
+            from contextlib import suppress
+
+            with suppress(OSError, ValueError):  # a test's stream is no file: nothing to quiet
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # a quiet flush
+            ctx.exit(ExitCode.PIPE_CLOSED)
         except Exception as exc:  # a bug: never exit 1, which means "findings"
             if ctx.meta.get(DEBUG):
                 import traceback
