@@ -46,6 +46,10 @@ def _damage(db: Path, how: str, audit_id: int = 2) -> None:
             conn.execute("UPDATE audits SET scope = '{\"nope\": 1}' WHERE id = ?", (audit_id,))
         elif how == "time":
             conn.execute("UPDATE audits SET generated_at = 'soon' WHERE id = ?", (audit_id,))
+        elif how == "count-bytes":  # SQLite keeps any type in any column
+            conn.execute("UPDATE audits SET resolved = x'00ff' WHERE id = ?", (audit_id,))
+        elif how == "amount-text":
+            conn.execute("UPDATE audits SET monthly_cost_usd = '{}' WHERE id = ?", (audit_id,))
         elif how == "rules-json":
             conn.execute("UPDATE audits SET rules = '[' WHERE id = ?", (audit_id,))
         elif how == "zlib":
@@ -65,7 +69,10 @@ def _damage(db: Path, how: str, audit_id: int = 2) -> None:
     conn.close()
 
 
-HOWS = ["scope-json", "scope-key", "time", "rules-json", "zlib", "missing-key", "missing-document"]
+HOWS = [
+    "scope-json", "scope-key", "time", "count-bytes", "amount-text", "rules-json", "zlib",
+    "missing-key", "missing-document",
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("how", HOWS)
@@ -89,7 +96,7 @@ def test_a_damaged_audit_is_named_and_the_rest_is_read(
     code, out, err = run("history", "list", "--history", db, "--format", "json")
     ids = [a["id"] for a in json.loads(out)["audits"]]
     assert 1 in ids and 3 in ids
-    if how in ("scope-json", "scope-key", "time"):
+    if how in ("scope-json", "scope-key", "time", "count-bytes", "amount-text"):
         assert 2 not in ids and "audit 2 is damaged" in err
 
 
@@ -105,7 +112,9 @@ def test_showing_the_damaged_audit_is_one_line(
     assert f"{db}: history: audit 2 is damaged (" in err
 
 
-@pytest.mark.parametrize("how", ["rules-json", "zlib", "missing-key", "missing-document"])
+@pytest.mark.parametrize(
+    "how", ["amount-text", "rules-json", "zlib", "missing-key", "missing-document"]
+)
 def test_a_scan_after_a_damaged_audit_compares_with_the_one_before(
     quarters: tuple[Path, list[Path]], tmp_path: Path, how: str
 ) -> None:

@@ -3,10 +3,12 @@ audit, and the command goes on with the others."""
 
 from __future__ import annotations
 
+import math
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 from gpu_audit.errors import InputError, one_line
 
@@ -32,6 +34,23 @@ def decoding(path: str, audit_id: object) -> Iterator[None]:
         yield
     except DAMAGE as exc:
         raise DamagedAudit(describe(path, audit_id, exc)) from None
+
+
+def numbers(values: Sequence[Any], kinds: str) -> tuple[Any, ...]:
+    """`values` as the columns `kinds` declare them (`i` a count, `I` a count or NULL, `f` a
+    finite amount): SQLite keeps any type in any column, so a damaged row may hold text or bytes
+    where a number was written. A value of another type raises TypeError (a damaged audit)."""
+    out: list[Any] = []
+    for value, kind in zip(values, kinds, strict=True):
+        if value is None and kind == "I":
+            out.append(None)
+        elif kind in "iI" and isinstance(value, int) and not isinstance(value, bool):
+            out.append(value)
+        elif kind == "f" and isinstance(value, int | float) and math.isfinite(value):
+            out.append(float(value))
+        else:
+            raise TypeError(f"{str(value)[:40]!r} where a number was recorded")
+    return tuple(out)
 
 
 def skipped(message: str) -> None:

@@ -19,7 +19,7 @@ from gpu_audit.core.results import ScanResult, Scope
 from gpu_audit.errors import InputError
 from gpu_audit.history import past, reservations, rows, schema, sweeps
 from gpu_audit.history.compare import TREND_AUDITS, Previous, compare
-from gpu_audit.history.damage import DAMAGE, DamagedAudit, decoding, describe, skipped
+from gpu_audit.history.damage import DAMAGE, DamagedAudit, decoding, describe, numbers, skipped
 from gpu_audit.history.documents import encode_checks, pack
 from gpu_audit.history.rows import iso, waiver_mapping
 
@@ -111,15 +111,19 @@ class HistoryStore:
                 "LIMIT ?",
                 (scope_key(result.scope), iso(result.generated_at), TREND_AUDITS - 1),
             ).fetchall()
-        points = []
+        points, damaged = [], set()
         for r in reversed(rows):
             try:
-                points.append(TrendPoint(parse_iso(r[1]), r[2], r[3], r[4], r[5]))
+                points.append(TrendPoint(parse_iso(r[1]), *numbers(r[2:6], "fffi")))
             except DAMAGE as exc:
                 skipped(describe(self.path, r[0], exc))
+                damaged.add(r[0])
         for audit_id, generated_at, cost, savings, *_, rules in rows:  # newest first
+            if audit_id in damaged:
+                continue  # said once, above
             try:
                 with decoding(self.path, audit_id), self.errors():
+                    cost, savings = numbers((cost, savings), "ff")
                     titles = {rule["id"]: rule["title"] for rule in json.loads(rules)}
                     blobs = dict(
                         self.conn.execute(
@@ -207,7 +211,8 @@ class HistoryStore:
         audits = []
         for r in rows:
             try:
-                audits.append(AuditRow(r[0], parse_iso(r[1]), _scope(r[2]), *r[3:]))
+                counted = numbers(r[3:], "iiIIIfff")
+                audits.append(AuditRow(r[0], parse_iso(r[1]), _scope(r[2]), *counted))
             except DAMAGE as exc:
                 skipped(describe(self.path, r[0], exc))
         return audits
@@ -231,7 +236,7 @@ class HistoryStore:
         points = []
         for r in rows:
             try:
-                points.append(TrendPoint(parse_iso(r[1]), *r[2:]))
+                points.append(TrendPoint(parse_iso(r[1]), *numbers(r[2:], "fffi")))
             except DAMAGE as exc:
                 skipped(describe(self.path, r[0], exc))
         return points
