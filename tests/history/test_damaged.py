@@ -145,3 +145,19 @@ def test_billing_joins_a_history_with_a_damaged_audit(
     assert code == 0, err
     assert "audit 3 is damaged" in err and "internal error" not in err
     assert json.loads(out)["coverage"]["audits"] == 3
+
+
+def test_a_damaged_reservation_row_is_named_and_the_rest_listed(tmp_path: Path) -> None:
+    fleet = Path(__file__).resolve().parents[2] / "fixtures" / "inventory" / "reservations.yaml"
+    db = tmp_path / "audits.db"
+    for _ in range(2):
+        run("scan", "--inventory", fleet, "--history", db, "--fail-on", "none", "-q")
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE reservations SET used = x'00ff' WHERE audit_id = 1")
+    conn.close()
+    code, out, err = run("history", "reservations", "--history", db, "--format", "json")
+    assert code == 0, err
+    assert "audit 1 is damaged" in err and "internal error" not in err
+    listed = json.loads(out)["reservations"]
+    assert listed and {u["audit_id"] for u in listed} == {2}

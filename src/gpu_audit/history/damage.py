@@ -37,16 +37,16 @@ def decoding(path: str, audit_id: object) -> Iterator[None]:
 
 
 def numbers(values: Sequence[Any], kinds: str) -> tuple[Any, ...]:
-    """`values` as the columns `kinds` declare them (`i` a count, `I` a count or NULL, `f` a
-    finite amount): SQLite keeps any type in any column, so a damaged row may hold text or bytes
+    """`values` as the columns `kinds` declare them (`i` a count, `f` a finite amount; `I`, `F`
+    the same or NULL): SQLite keeps any type in any column, so a damaged row may hold text or bytes
     where a number was written. A value of another type raises TypeError (a damaged audit)."""
     out: list[Any] = []
     for value, kind in zip(values, kinds, strict=True):
-        if value is None and kind == "I":
+        if value is None and kind in "IF":
             out.append(None)
         elif kind in "iI" and isinstance(value, int) and not isinstance(value, bool):
             out.append(value)
-        elif kind == "f" and isinstance(value, int | float) and math.isfinite(value):
+        elif kind in "fF" and isinstance(value, int | float) and math.isfinite(value):
             out.append(float(value))
         else:
             raise TypeError(f"{str(value)[:40]!r} where a number was recorded")

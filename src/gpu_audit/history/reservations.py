@@ -9,6 +9,7 @@ from datetime import datetime
 
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Kind, Resource
+from gpu_audit.history.damage import numbers
 from gpu_audit.history.rows import iso
 
 TABLE = """
@@ -81,7 +82,7 @@ def uses(
     out = []
     for row in rows:
         try:
-            out.append(Use(_when(row[0]), *row[1:]))
+            out.append(Use(_when(row[0]), *row[1:-3], *numbers(row[-3:], "IIF")))
         except (ValueError, TypeError, AttributeError) as exc:
             if damaged is None:
                 raise
