@@ -257,6 +257,8 @@ def recorded_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
             ["scan", "--inventory", str(inventory), "--policy", str(_HISTORY_POLICY),
              "--history", str(path), "--fail-on", "none", "-q"]
         )  # fmt: skip
+    reserved = FIXTURES / "inventory" / "reservations.yaml"  # rows in the reservations table
+    invoke(["scan", "--inventory", str(reserved), "--history", str(path), "--fail-on", "none"])
     return path
 
 
