@@ -163,6 +163,10 @@ class JobDraft:
         the field counts."""
         for name, value in values.items():
             spec = FIELDS.get(name)
+            if spec is not None and spec.type == "str" and isinstance(value, dict | list):
+                line = self.lines.get(name, self.document.line)  # `region: {a: 1}`: no text
+                kind = "a mapping" if isinstance(value, dict) else "a list"
+                raise InputError(f"{self.path}:{line}: {name}: expected text, got {kind}")
             if spec is None or spec.type != "number" or not isinstance(value, int | float):
                 continue
             problem = spec.impossible(value)
