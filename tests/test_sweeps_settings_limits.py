@@ -120,3 +120,10 @@ def test_a_shared_node_without_its_free_shares_renders_in_markdown(tmp_path: Pat
     assert code == 0, err
     assert "## Shared GPUs" in out
     assert "? of ?: \\$120.50" in out
+
+
+def test_a_settings_price_file_that_does_not_exist_is_located(tmp_path: Path) -> None:
+    config = tmp_path / "settings.yaml"
+    config.write_text("fail_on: high\nprices: arm\n")
+    code, _, err = invoke("check", str(ROOT / "fixtures" / "sweeps"), "--config", str(config))
+    one_error(code, err, f"{config}:2: config: prices: no such file {tmp_path / 'arm'}")

@@ -144,7 +144,11 @@ def _file_path(path: str, data: LineMap, name: str, base: str) -> str | None:
         elif isinstance(value, str) and value:
             what = f"a path of at most {LONGEST_PATH:,} characters"  # every message echoes it
         raise ConfigError(f"{path}:{data.line_of(key)}: config: {name}: expected {what}")
-    return os.path.join(base, os.path.expanduser(value))
+    resolved = os.path.join(base, os.path.expanduser(value))
+    if name == "prices" and not os.path.exists(resolved):  # read by every run: said here, located
+        shown = printable(resolved, 200)
+        raise ConfigError(f"{path}:{data.line_of(key)}: config: prices: no such file {shown}")
+    return resolved
 
 
 class _Problems:
