@@ -146,6 +146,8 @@ def _file_path(path: str, data: LineMap, name: str, base: str) -> str | None:
         raise ConfigError(f"{path}:{data.line_of(key)}: config: {name}: expected {what}")
     resolved = os.path.join(base, os.path.expanduser(value))
     if name == "prices" and not os.path.exists(resolved):  # read by every run: said here, located
+        from gpu_audit.core.yamlguard import printable
+
         shown = printable(resolved, 200)
         raise ConfigError(f"{path}:{data.line_of(key)}: config: prices: no such file {shown}")
     return resolved
