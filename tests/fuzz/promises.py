@@ -107,6 +107,7 @@ def _message_problems(stderr: str, inputs: Sequence[str]) -> Iterator[tuple[str,
         if line.startswith(NOTES):
             continue
         message = line.removeprefix("gpu-audit: error: ").removeprefix("gpu-audit: warning: ")
+        message = message.removeprefix("gpu-audit: budget: ")  # estimate's note: located too
         if CROSS_FILE.match(message) and any(p in message for p in inputs):
             continue
         path = next((p for p in inputs if message.startswith(f"{p}:")), None)
