@@ -28,7 +28,9 @@ class ExitCode(IntEnum):
     FINDINGS = 1  # open findings at or above --fail-on
     ERROR = 2  # usage, policy or input error (other inputs are still checked and reported)
     INCOMPLETE = 3  # a region, account or project could not be read; takes precedence over 1
+    INTERNAL = 4  # a bug: an unexpected error (never a finding); one line, the trace with --debug
     INTERRUPTED = 130  # SIGINT (Ctrl-C): 128 + 2, as a shell reports it; no report half-written
+    PIPE_CLOSED = 141  # stdout's reader went away (`| head`): 128 + SIGPIPE, as a shell reports it
 
 
 class GpuAuditError(Exception):

@@ -144,7 +144,13 @@ def _file_path(path: str, data: LineMap, name: str, base: str) -> str | None:
         elif isinstance(value, str) and value:
             what = f"a path of at most {LONGEST_PATH:,} characters"  # every message echoes it
         raise ConfigError(f"{path}:{data.line_of(key)}: config: {name}: expected {what}")
-    return os.path.join(base, os.path.expanduser(value))
+    resolved = os.path.join(base, os.path.expanduser(value))
+    if name == "prices" and not os.path.exists(resolved):  # read by every run: said here, located
+        from gpu_audit.core.yamlguard import printable
+
+        shown = printable(resolved, 200)
+        raise ConfigError(f"{path}:{data.line_of(key)}: config: prices: no such file {shown}")
+    return resolved
 
 
 class _Problems:
@@ -341,6 +347,8 @@ def _unknown(key: str, known: list[str]) -> str:
 
 
 def _coerce(path: str, line: int, key: str, value: Any, kind: type) -> Any:
+    if value is None and kind is type(None):  # `since: ~` where unset is the default: unset
+        return None
     if kind is tuple:
         items = [value] if isinstance(value, str | int) else value
         if not isinstance(items, list) or not all(isinstance(i, str | int) for i in items):
@@ -358,6 +366,5 @@ def _coerce(path: str, line: int, key: str, value: Any, kind: type) -> Any:
         return value
     if kind in (str, type(None)) and isinstance(value, date):  # YAML reads `2026-09-01` as a date
         return value.isoformat()
-    raise ConfigError(
-        f"{path}:{line}: config: {key}: expected {kind.__name__}, got {_shown(value)}"
-    )
+    expected = "str" if kind is type(None) else kind.__name__  # an optional text, unset by default
+    raise ConfigError(f"{path}:{line}: config: {key}: expected {expected}, got {_shown(value)}")

@@ -38,7 +38,8 @@ HANG_SECONDS = 30
 # Whole-file problems have no line to name: the file is the location.
 FILE_LEVEL = re.compile(
     r"(cannot read|file is larger than|binary content|not UTF-8 text|not a regular file"
-    r"|file name is not UTF-8|cannot write report)"
+    r"|file name is not UTF-8|cannot write report"
+    r"|history: )"  # a database has no lines: the file (and the audit) is the location
 )
 # Messages about two input files at once (`merge` of shards of different runs, one given twice)
 # name both and no line: `merge: A and B are shards of different runs: …`.
@@ -106,6 +107,7 @@ def _message_problems(stderr: str, inputs: Sequence[str]) -> Iterator[tuple[str,
         if line.startswith(NOTES):
             continue
         message = line.removeprefix("gpu-audit: error: ").removeprefix("gpu-audit: warning: ")
+        message = message.removeprefix("gpu-audit: budget: ")  # estimate's note: located too
         if CROSS_FILE.match(message) and any(p in message for p in inputs):
             continue
         path = next((p for p in inputs if message.startswith(f"{p}:")), None)

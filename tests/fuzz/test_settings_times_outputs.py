@@ -53,14 +53,15 @@ PRICES = FIXTURES / "prices" / "example.json"
 
 _NUMBERS = st.sampled_from([".nan", ".inf", "-.inf", "0", "-1", "0.0", "1e308", "-0.0", "3", "20"])
 _HOSTILE_TEXT = st.sampled_from(
-    ['"a\\0b"', '"x\\x1b[2J"', "arm", "resource-graph", "graph", "[1, 2]", "{a: 1}", "yes", "~"]
-)
+    ['"a\\0b"', '"x\\x1b[2J"', "arm", "resource-graph", "graph", "[1, 2]", "{a: 1}", "yes", "~",
+     "0001-01-01T00:00:00+05:00", "9999-12-31T23:00:00-14:00", "2026-09-01", "9999-12-31"]
+)  # fmt: skip
 _LONG = st.integers(1, 200_000).map(lambda n: "v" * n)
 _VALUES = st.one_of(_NUMBERS, _HOSTILE_TEXT, _LONG)
 _SECTIONS = {
     "azure": ["timeout", "max_attempts", "max-attempts", "source", "concurrency"],
-    "aws": ["connect_timeout", "read-timeout", "max_attempts", "services", "window_hours"],
-    "gcp": ["timeout", "max_attempts", "services"],
+    "aws": ["connect_timeout", "read-timeout", "max_attempts", "services", "window_hours", "since"],
+    "gcp": ["timeout", "max_attempts", "services", "since"],
     "kubernetes": ["timeout", "max_attempts", "page_size", "kubeconfig", "prometheus"],
 }
 _SHARED = ["prices", "history", "prices_max_age_days", "prices-max-age-days", "fail-on", "fail_on"]

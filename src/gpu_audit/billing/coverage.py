@@ -50,6 +50,7 @@ def match_key(provider: str, resource_id: str) -> tuple[str, str]:
 
 
 def join_history(path: str, billed: Sequence[Resource]) -> Coverage:
+    from gpu_audit.history.damage import DAMAGE, DamagedAudit, describe, skipped
     from gpu_audit.history.documents import decode_columns
     from gpu_audit.history.load import load_audit
     from gpu_audit.history.store import HistoryStore
@@ -59,12 +60,21 @@ def join_history(path: str, billed: Sequence[Resource]) -> Coverage:
         audits = store.audits()
         seen: set[tuple[str, str]] = set()
         with store.errors():
-            for (blob,) in store.conn.execute(
-                "SELECT body FROM documents WHERE name = 'resource_index'"
-            ):
-                index = decode_columns(blob)
-                seen.update(map(match_key, index["provider"], index["id"]))
-        latest = load_audit(store, audits[-1].id) if audits else None
+            for audit_id, blob in store.conn.execute(
+                "SELECT audit_id, body FROM documents WHERE name = 'resource_index'"
+            ).fetchall():
+                try:
+                    index = decode_columns(blob)
+                    seen.update(map(match_key, index["provider"], index["id"]))
+                except DAMAGE as exc:  # a damaged audit is left out, said once
+                    skipped(describe(path, audit_id, exc))
+        latest = None
+        for audit in reversed(audits):  # the latest audit that reads back
+            try:
+                latest = load_audit(store, audit.id)
+                break
+            except DamagedAudit as exc:
+                skipped(str(exc))
     finally:
         store.close()
     open_findings = [

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -128,10 +129,15 @@ def _provider_is_google(conn: Any, path: str, source: Source) -> bool:
     names = [n for n in ("ServiceProviderName", "ProviderName") if n in source.columns]
     if not names:
         return True
-    column = f"COALESCE({', '.join(quote(n) for n in names)})"
-    rows = conn.execute(
-        f"SELECT DISTINCT {column} FROM {source.relation} WHERE {column} IS NOT NULL LIMIT 5"
-    ).fetchall()
+    import duckdb
+
+    column = f"COALESCE({', '.join(f'CAST({quote(n)} AS VARCHAR)' for n in names)})"
+    try:
+        rows = conn.execute(
+            f"SELECT DISTINCT {column} FROM {source.relation} WHERE {column} IS NOT NULL LIMIT 5"
+        ).fetchall()
+    except duckdb.Error as exc:
+        raise InputError(_located(path, exc)) from None
     others = sorted(str(r[0]) for r in rows if "google" not in str(r[0]).lower())
     if others and "/data/BILLING_PERIOD=" in source.relation:
         raise InputError(
@@ -159,17 +165,25 @@ def run(
         fs = file_system(conn)
         exports = [discover(path, fs, period) for path in paths]
         found = sources(conn, exports)
+        if not found:  # every manifest is of an earlier month
+            raise InputError(
+                f"{', '.join(paths)}: no rows charged in {period.name} (no export run or "
+                "manifest is of that period or later)"
+            )
         relations = (
             [query.summed_first(s, period, tag_keys) for s in found] if summed_first else found
         )
         sql = aggregate(relations, period, tag_keys, gpu_types)
         try:
             rows = conn.execute(sql).fetchall()
-        except duckdb.ConversionException as exc:
+        except (duckdb.ConversionException, duckdb.OutOfRangeException) as exc:
             raise InputError(locate_bad_value(conn, found, exc)) from None
         except duckdb.Error as exc:
             csvs = [f for e in exports for f in e.by_format().get("csv", ())]
-            raise InputError(csv_problem(csvs) or _one_line(exc)) from None
+            malformed = "json" in str(exc).lower() and locate_bad_value(conn, found, None)
+            raise InputError(csv_problem(csvs) or malformed or _one_line(exc)) from None
+        if not all(in_bounds(row[len(GROUP_COLUMNS) + len(tag_keys) :]) for row in rows):
+            raise InputError(locate_bad_value(conn, found, None))
         if not any(row[GROUP_COLUMNS.index("in_period")] for row in rows):
             raise InputError(_no_rows(paths, period, conn, found))
         return exports, [group(row, tag_keys) for row in rows]
@@ -220,40 +234,80 @@ def csv_problem(files: Sequence[str]) -> str | None:
 
 
 def _one_line(exc: Exception) -> str:
+    """The engine's message, first line, without the SQL text it quotes (`LINE 2: …`)."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    head = lines[0] if lines else type(exc).__name__
-    where = next((line for line in lines[1:] if re.match(r"(?i)(line|file|at)\b", line)), "")
+    head = re.sub(r"\s*\(?LINE \d+:.*$", "", lines[0]) if lines else type(exc).__name__
+    where = next((line for line in lines[1:] if re.match(r"(?i)(file|at)\b", line)), "")
     return f"{head} ({where})" if where else head
 
 
+# An amount's cell is at most 10^15 (a quadrillion; DECIMAL(38,10) and the sums stay exact) and a
+# time's year 1 to 9999 (what a report can write): outside them a cell is refused, located.
+BOUND = Decimal(10) ** 15
 _CHECKS = (
     ("BilledCost", MONEY), ("EffectiveCost", MONEY), ("ConsumedQuantity", MONEY),
     ("ChargePeriodStart", "TIMESTAMPTZ"), ("ChargePeriodEnd", "TIMESTAMPTZ"),
+    ("Tags", "JSON"), ("x_SkuDetails", "JSON"), ("SkuPriceDetails", "JSON"),
 )  # fmt: skip
+_WHAT = {MONEY: "an amount (a number under 10^15)", "TIMESTAMPTZ": "a time (year 1 to 9999)"}
 
 
-def locate_bad_value(conn: Any, found: Sequence[Source], exc: Exception) -> str:
-    """A value that does not convert: find its file, row and column (a second, rare pass; rows
-    are numbered in file order, so the files are read in order here)."""
+def in_bounds(sums: Sequence[Any]) -> bool:
+    """A group's sums (`query.SUM_COLUMNS`) within the bounds a report can write."""
+    *amounts, _, first, last = sums
+    if any(a is not None and not abs(a) < BOUND for a in amounts):
+        return False
+    return all(t is None or (isinstance(t, datetime) and t.tzinfo) for t in (first, last))
+
+
+def _bad(column: str, kind: str, target: str) -> str:
+    """The condition on one raw cell that makes it unreadable."""
+    name = quote(column)
+    cell = f"NULLIF(TRIM(CAST({name} AS VARCHAR)), '')"
+    if target == "JSON":
+        return f"{cell} IS NOT NULL AND NOT json_valid({cell})"
+    value = (
+        f"TRY_CAST({cell} AS {target})"
+        if kind.startswith("VARCHAR")
+        else f"TRY_CAST({name} AS {target})"
+    )
+    if target == MONEY:
+        return f"{name} IS NOT NULL AND ({value} IS NULL OR abs({value}) >= {BOUND})"
+    return (
+        f"{name} IS NOT NULL AND ({value} IS NULL OR NOT isfinite({value}) "
+        f"OR year({value}) NOT BETWEEN 1 AND 9999)"
+    )
+
+
+def locate_bad_value(conn: Any, found: Sequence[Source], exc: Exception | None) -> str:
+    """A value that does not convert, is out of bounds, or a JSON cell that is no JSON: find
+    its file, row and column (a second, rare pass; rows are numbered in file order, so the files
+    are read in order here)."""
+    import duckdb
+
     conn.execute("SET preserve_insertion_order = true")
     for source in found:
         for column, target in _CHECKS:
-            if column not in source.columns or not source.columns[column].startswith("VARCHAR"):
+            kind = source.columns.get(column)
+            if kind is None or (target == "JSON" and not kind.startswith("VARCHAR")):
                 continue
             name = quote(column)
             probe = (
-                f"SELECT filename, n, {name} FROM (SELECT filename, row_number() OVER "
-                f"(PARTITION BY filename) AS n, {name} FROM "
-                f"{source.relation[:-1]}, filename = true)) WHERE NULLIF(TRIM({name}), '') "
-                f"IS NOT NULL AND TRY_CAST(TRIM({name}) AS {target}) IS NULL LIMIT 1"
+                f"SELECT filename, n, CAST({name} AS VARCHAR) FROM (SELECT filename, "
+                f"row_number() OVER (PARTITION BY filename) AS n, {name} FROM "
+                f"{source.relation[:-1]}, filename = true)) WHERE {_bad(column, kind, target)} "
+                "LIMIT 1"
             )
-            row = conn.execute(probe).fetchone()
+            try:
+                row = conn.execute(probe).fetchone()
+            except duckdb.Error:
+                continue
             if row:
                 value = str(row[2])[:40]
-                return (
-                    f"{row[0]}: row {row[1]}: column '{column}': {value!r} is not a "
-                    f"{'number' if target == MONEY else 'time'}"
-                )
+                what = "not JSON" if target == "JSON" else f"not {_WHAT[target]}"
+                return f"{row[0]}: row {row[1]}: column '{column}': {value!r} is {what}"
+    if exc is None:
+        return "a sum of the bill is out of range (10^15 dollars or GPU-hours or more)"
     return _one_line(exc)
 
 

@@ -18,7 +18,9 @@ local folder and an `s3://`, `gs://` or `az://` prefix are read the same way.
 from __future__ import annotations
 
 import json
+import os
 import posixpath
+import stat
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -70,10 +72,12 @@ def data_format(name: str) -> str:
 def discover(path: str, fs: FileSystem, period: Period) -> ExportFiles:
     """The current files of one cloud's export folder for `period`, by its layout."""
     root = path.rstrip("/") or "/"
+    if "://" not in root and os.path.exists(root) and not os.path.isdir(root):
+        contained(root, root, root)  # PATH itself a FIFO or device: refused before it is read
     if root.lower().endswith(_DATA_SUFFIXES) and fs.glob(root) == [root]:
         return ExportFiles(path=root, cloud=PLAIN, files=(root,))
     # `**` matches no folder too: PATH may be the export itself or a folder of exports
-    aws = fs.glob(_join(root, "**/metadata/BILLING_PERIOD=*/*-Manifest.json"))
+    aws = _held(root, fs.glob(_join(root, "**/metadata/BILLING_PERIOD=*/*-Manifest.json")))
     if aws:
         exports: dict[str, list[str]] = {}
         for manifest in aws:
@@ -87,10 +91,10 @@ def discover(path: str, fs: FileSystem, period: Period) -> ExportFiles:
             files=tuple(f for part in parts for f in part.files),
             superseded=tuple(f for part in parts for f in part.superseded),
         )
-    azure = [name for name in fs.glob(_join(root, "**/manifest.json"))]
+    azure = _held(root, fs.glob(_join(root, "**/manifest.json")))
     if azure:
         return _azure(root, azure, fs, period)
-    files = [name for name in fs.glob(_join(root, "**/*.parquet"))]
+    files = _held(root, fs.glob(_join(root, "**/*.parquet")))
     if files:
         return ExportFiles(path=root, cloud="gcp", files=tuple(sorted(files)))
     plain = sorted(
@@ -102,6 +106,12 @@ def discover(path: str, fs: FileSystem, period: Period) -> ExportFiles:
         f"{root}: no FOCUS export found (no AWS metadata/BILLING_PERIOD=*/…-Manifest.json, "
         "no Azure manifest.json, no Parquet, CSV or CSV.gz files)"
     )
+
+
+def _held(root: str, names: list[str]) -> list[str]:
+    for name in names:
+        contained(root, name, name)
+    return names
 
 
 def _join(root: str, pattern: str) -> str:
@@ -117,6 +127,8 @@ def _load(fs: FileSystem, name: str) -> Any:
         return json.loads(text)
     except ValueError as exc:
         raise InputError(f"{name}: not a JSON manifest: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{name}: not a JSON manifest: nested too deeply") from None
 
 
 def _aws(root: str, manifests: Sequence[str], fs: FileSystem, period: Period) -> ExportFiles:
@@ -140,6 +152,7 @@ def _aws(root: str, manifests: Sequence[str], fs: FileSystem, period: Period) ->
                 raise InputError(
                     f"{manifest}: dataFiles entry {uri[:200]!r} has no 'data/' part to resolve"
                 )
+            contained(root, local, f"{manifest}: dataFiles entry {uri[:200]!r}")
             if local not in present:
                 raise InputError(f"{manifest}: names a missing data file {local}")
             data_format(local)
@@ -155,6 +168,29 @@ def _aws(root: str, manifests: Sequence[str], fs: FileSystem, period: Period) ->
     return ExportFiles(
         path=root, cloud="aws", files=tuple(sorted(listed)), superseded=tuple(superseded)
     )
+
+
+def contained(root: str, name: str, entry: str) -> None:
+    """Refuse a file the export names that lies outside PATH (`..`, a glob, a symlink leading
+    out) or is no regular file (a FIFO would block the read): nothing is read but the inputs."""
+    if "\x00" in name:  # no file system takes one (os.path would raise)
+        raise InputError(f"{entry}: a NUL byte in the name; refused")
+    below = name[len(root) :] if name.startswith(root) else name
+    if ".." in below.replace("\\", "/").split("/"):
+        raise InputError(f"{entry}: leaves the export folder {root}; refused")
+    if any(char in below for char in "*?[{"):  # the engine would read every file it matches
+        raise InputError(f"{entry}: a pattern, not a file name; refused")
+    if "://" in root:
+        return
+    real, folder = os.path.realpath(name), os.path.realpath(root)
+    if real != folder and not real.startswith(folder.rstrip(os.sep) + os.sep):
+        raise InputError(f"{entry}: resolves to {real}, outside the export folder {root}; refused")
+    try:
+        mode = os.stat(real).st_mode
+    except OSError:
+        return  # a missing file is said by the caller, naming what is missing
+    if not stat.S_ISREG(mode):
+        raise InputError(f"{entry}: not a regular file; refused")
 
 
 def _partition(name: str) -> str | None:
@@ -243,6 +279,7 @@ def _blob(root: str, manifest: str, blob: Any, fs: FileSystem) -> str:
         _join(posixpath.dirname(manifest), posixpath.basename(name)),
     ]
     for candidate in candidates:
+        contained(root, candidate, f"{manifest}: blobName {name[:200]!r}")
         if fs.glob(candidate):
             data_format(candidate)
             return candidate

@@ -25,7 +25,7 @@ class Period:
         """The billing months (`YYYY-MM`) the period touches."""
         months = []
         year, month = self.start.year, self.start.month
-        while datetime(year, month, 1, tzinfo=UTC) < self.end:
+        while year <= 9999 and datetime(year, month, 1, tzinfo=UTC) < self.end:
             months.append(f"{year:04d}-{month:02d}")
             year, month = (year + 1, 1) if month == 12 else (year, month + 1)
         return tuple(months)
@@ -36,7 +36,7 @@ class Period:
 
 
 def _month_start(year: int, month: int) -> datetime:
-    if year > 9999 or (year == 9999 and month > 12):
+    if not 1 <= year <= 9999:
         raise ConfigError(f"--period: year {year} is out of range")
     return datetime(year, month, 1, tzinfo=UTC)
 
@@ -60,11 +60,11 @@ def parse_period(text: str | None, start: str | None = None, end: str | None = N
         if match := _QUARTER.fullmatch(value):
             year, quarter = int(match[1]), int(match[2])
             first = _month_start(year, 3 * quarter - 2)
-            return Period(f"{year}-Q{quarter}", first, _next_month(year, 3 * quarter - 2, 3))
+            return Period(f"{year:04d}-Q{quarter}", first, _next_month(year, 3 * quarter - 2, 3))
         if (match := _MONTH.fullmatch(value)) and 1 <= int(match[2]) <= 12:
             year, month = int(match[1]), int(match[2])
             return Period(
-                f"{year}-{month:02d}", _month_start(year, month), _next_month(year, month)
+                f"{year:04d}-{month:02d}", _month_start(year, month), _next_month(year, month)
             )
         raise ConfigError(
             f"--period: expected a quarter (2026-Q3) or a month (2026-08), got {value[:40]!r}"

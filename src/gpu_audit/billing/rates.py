@@ -17,6 +17,7 @@ from gpu_audit.billing.model import BilledGroup
 from gpu_audit.billing.period import Period
 from gpu_audit.billing.summary import USD
 from gpu_audit.catalog.gpus import canonical_gpu
+from gpu_audit.core.stamps import stamp as utc_stamp
 from gpu_audit.prices.pricefile import PriceFile, PriceRow
 
 _CAPACITIES = {"on-demand": "on-demand", "spot": "spot"}
@@ -45,7 +46,7 @@ def billed_rates(groups: Iterable[BilledGroup], period: Period, now: datetime) -
         key = (g.cloud, item, g.region, capacity)
         cost, hours, rows = sums.get(key, (Decimal(0), Decimal(0), 0))
         sums[key] = (cost + g.effective, hours + g.quantity, rows + g.rows)
-    stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = utc_stamp(now)
     out = []
     for (cloud, item, region, capacity), (cost, hours, rows) in sorted(sums.items()):
         rate = (cost / hours).quantize(Decimal("0.0001"), rounding=ROUND_HALF_UP)

@@ -19,6 +19,7 @@ from gpu_audit.billing.render_quarter import (
 from gpu_audit.billing.report import BillingReport
 from gpu_audit.billing.spelling import key_label
 from gpu_audit.billing.summary import CurrencyTotals, Figures, cents
+from gpu_audit.core.stamps import stamp
 
 JSON_VERSION = 1
 SCHEMA = "billing-v1.schema.json"
@@ -68,7 +69,7 @@ def _currency(totals: CurrencyTotals) -> dict[str, Any]:
 
 
 def _time(value: Any) -> str | None:
-    return None if value is None else value.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return None if value is None else stamp(value)
 
 
 def to_json(report: BillingReport) -> dict[str, Any]:
@@ -254,7 +255,9 @@ def render_csv(report: BillingReport) -> str:
     from gpu_audit.report.csv import neutral
 
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    # RFC 4180's CRLF: the csv module quotes a cell holding a character of the line terminator,
+    # so a carriage return in a value (a tag, an id) is quoted rather than splitting the row
+    writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(
         ["section", "dimension", "key", "effective_usd", "billed_usd", "gpu_hours",
          "spot_gpu_hours", "rows", "resource_id", "rule_id", "list_usd", "savings_rate",

@@ -57,7 +57,14 @@ class BillingReport:
 
 def query_keys(tag_keys: Sequence[str]) -> tuple[str, ...]:
     """The tags the query reads: the report's, and `workload` (it says training or serving
-    where the usage type does not)."""
+    where the usage type does not). A key no cloud allows (empty, a backslash, a quote, a
+    control character) is refused: it would be a broken JSON path in the query."""
+    for key in tag_keys:
+        if not key.strip() or any(c in key for c in '\\"') or not key.isprintable():
+            raise ConfigError(
+                f"--tag: {key[:80]!r} is not a tag key (AWS, Azure and GCP keys are non-empty, "
+                "with no backslash, quote or control character)"
+            )
     return (*tag_keys, *(() if WORKLOAD_TAG in tag_keys else (WORKLOAD_TAG,)))
 
 

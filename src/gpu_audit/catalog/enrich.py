@@ -189,7 +189,10 @@ def _share_of(quote: Price, share: Share, count: int | None, instance_type: str 
 
 
 def cents(value: float) -> float:
-    """Round half up to the cent (round() is half-even: 0.125 → 0.12)."""
+    """Round half up to the cent (round() is half-even: 0.125 → 0.12); a value too large for
+    cents to matter (or not finite) is returned as it is."""
+    if not -1e15 < value < 1e15:
+        return value
     return float(int(value * 100 + 0.5 + 1e-9)) / 100 if value >= 0 else round(value, 2)
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gpu_audit.cli.main import now_from
-from gpu_audit.errors import ConfigError, ExitCode, one_line
+from gpu_audit.errors import ConfigError, ExitCode
 
 FORMATS = ("table", "json", "csv", "markdown")
 FAIL_ON = ("none", "info", "low", "medium", "high", "critical")
@@ -202,9 +202,15 @@ def _write(
 
     if write_prices:
         from gpu_audit.billing.rates import billed_rates
-        from gpu_audit.prices.pricefile import dumps
+        from gpu_audit.errors import one_line
+        from gpu_audit.prices.pricefile import dumps, readable
 
-        write_atomic(write_prices, dumps(billed_rates(groups, when, now)), *read)
+        prices, refused = readable(billed_rates(groups, when, now))
+        for problem in refused:  # a rate `--prices` would refuse (over $10,000/hour, say)
+            click.echo(
+                f"gpu-audit: warning: --write-prices: left out {one_line(problem)}", err=True
+            )
+        write_atomic(write_prices, dumps(prices), *read)
     chosen = fmt or ("table" if sys.stdout.isatty() and not output else "json")
     text = RENDERERS[chosen](report)
     if output:

@@ -30,6 +30,7 @@ FORMATS = tuple(REPORTERS)  # the reporters' registry is the one list
 
 
 ARGV = "gpu_audit.argv"
+DEBUG = "gpu_audit.debug"
 
 
 def exit_code(result: ScanResult, fail_on: str, new_only: bool = False) -> ExitCode:
@@ -85,6 +86,11 @@ class _Group(click.Group):
         return super().get_command(ctx, cmd_name)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # `--debug` is taken anywhere before a `--` (`gpu-audit billing … --debug`)
+        end = args.index("--") if "--" in args else len(args)
+        if "--debug" in args[:end]:
+            ctx.meta[DEBUG] = True
+            args = [a for a in args[:end] if a != "--debug"] + args[end:]
         given = tuple(args)  # the parser consumes `args`
         ctx.meta.setdefault(ARGV, given)  # the invocation, for the report header
         try:
@@ -101,6 +107,45 @@ class _Group(click.Group):
         except KeyboardInterrupt:  # not 1 ("open findings"): what a shell reports for SIGINT
             click.echo("\ngpu-audit: interrupted", err=True)
             ctx.exit(ExitCode.INTERRUPTED)
+        except (click.exceptions.ClickException, click.exceptions.Abort, click.exceptions.Exit):
+            raise  # usage errors and exits: click's own
+        except BrokenPipeError:  # not a bug: the reader of stdout stopped reading (`| head`)
+            from contextlib import suppress
+
+            with suppress(OSError, ValueError):  # a test's stream is no file: nothing to quiet
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # a quiet flush
+            ctx.exit(ExitCode.PIPE_CLOSED)
+        except Exception as exc:  # a bug: never exit 1, which means "findings"
+            if ctx.meta.get(DEBUG):
+                import traceback
+
+                traceback.print_exc()
+            click.echo(f"gpu-audit: internal error: {crash_line(ctx, exc)}", err=True)
+            ctx.exit(ExitCode.INTERNAL)
+
+
+def crash_line(ctx: click.Context, exc: BaseException) -> str:
+    """One line for an unexpected error: the command and its inputs (secrets redacted), the
+    error, and the deepest gpu-audit frame it rose through."""
+    from gpu_audit.report.command import redact_argv
+
+    argv = " ".join(redact_argv(ctx.meta.get(ARGV, ())))
+    frames = [f for f in _frames(exc.__traceback__) if "gpu_audit" in f.filename]
+    where = ""
+    if frames:
+        name = frames[-1].filename.replace(os.sep, "/")
+        where = f" at {name[name.rfind('gpu_audit/') :]}:{frames[-1].lineno}"
+    text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+    error = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    hint = "" if ctx.meta.get(DEBUG) else "; run again with --debug for the trace"
+    line = f"'gpu-audit {argv}': {error}{where} (a bug, not a finding: please report it{hint})"
+    return one_line(redact_urls(line))
+
+
+def _frames(trace: Any) -> list[Any]:
+    import traceback
+
+    return list(traceback.extract_tb(trace)) if trace else []
 
 
 def _misplaced(ctx: click.Context, exc: click.NoSuchOption, args: list[str]) -> click.UsageError:
@@ -204,6 +249,12 @@ def output_options(func: F) -> F:
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="gpu-audit")
+@click.option(
+    "--debug",
+    is_flag=True,
+    expose_value=False,
+    help="On an internal error (exit 4), print the full trace (taken anywhere on the line).",
+)
 def main() -> None:
     """Keep ML training GPU spend matched to need: audit live fleets and job configs."""
 

@@ -39,7 +39,7 @@ def run_merge(request: MergeRequest, settings: Settings) -> ScanResult:
 
         preflight(request.history, request.baseline)
     policy = load_policy(request.policies or settings.policies)
-    resources: dict[tuple[str, str], Resource] = {}
+    resources: dict[tuple[str, str], tuple[int, Resource]] = {}
     gaps: dict[tuple[str | None, ...], CoverageGap] = {}
     providers: list[str] = []
     accounts: list[str] = []
@@ -58,10 +58,13 @@ def run_merge(request: MergeRequest, settings: Settings) -> ScanResult:
             held.update(report.stamp.held)
         else:
             held = None
-        for resource in report.inventory.resources:  # a resource two shards saw is kept once
-            resources.setdefault((resource.provider, resource.id), resource)
-        for sweep in report.sweeps:  # a sweep two shards read is kept once
-            sweeps.setdefault((sweep.provider, sweep.id), sweep)
+        for resource in report.inventory.resources:  # a resource two shards saw is kept once:
+            seen = (resource.provider, resource.id)  # the lowest shard's, whatever the order
+            if seen not in resources or report.stamp.index < resources[seen][0]:
+                resources[seen] = (report.stamp.index, resource)
+        for sweep in report.sweeps:  # a sweep two shards read is kept once: the fuller read
+            held_as = (sweep.provider, sweep.id)
+            sweeps[held_as] = fuller(sweeps[held_as], sweep) if held_as in sweeps else sweep
         for gap in report.inventory.coverage_gaps:
             key = (gap.provider, gap.scope, gap.error, gap.account, gap.region)
             gaps.setdefault(key, gap)
@@ -72,7 +75,7 @@ def run_merge(request: MergeRequest, settings: Settings) -> ScanResult:
             judged.append(report.generated_at)
     assert first is not None
     found = [*gaps.values(), *missing_gaps(first.stamp, present, held)]
-    union = join_nodes(sorted(resources.values(), key=_order))
+    union = join_nodes(sorted((r for _, r in resources.values()), key=_order))
     scope = Scope(
         command="scan",
         providers=unique(providers),
@@ -112,6 +115,16 @@ def run_merge(request: MergeRequest, settings: Settings) -> ScanResult:
 
 def _order(resource: Resource) -> tuple[str, str, str, str]:
     return (resource.provider, resource.account or "", resource.region or "", resource.id)
+
+
+def fuller(one: Sweep, other: Sweep) -> Sweep:
+    """Of two reads of one sweep, the one with more trials (then more GPU-hours, then the later
+    state), whatever order the shard files are named in: a merge's cost never depends on it."""
+
+    def rank(sweep: Sweep) -> tuple[int, float, str, str]:
+        return (len(sweep.trials), sweep.gpu_hours or 0.0, sweep.since.isoformat(), repr(sweep))
+
+    return max(one, other, key=rank)
 
 
 def _strings(value: object) -> list[str]:

@@ -56,7 +56,10 @@ def period_start(text: str | None, now: datetime) -> datetime:
         start = (now - timedelta(days=SINCE_DAYS)).astimezone(UTC)
         return start.replace(hour=0, minute=0, second=0, microsecond=0)
     parsed = datetime.fromisoformat(str(text).strip().replace("Z", "+00:00"))
-    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    try:
+        return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    except OverflowError:  # `0001-01-01T00:00+05:00`, `9999-12-31T23:00-14:00`: no UTC time
+        raise ValueError(f"{text}: outside the years 1 to 9999 in UTC") from None
 
 
 def check_since(provider: str, section: Any) -> None:
@@ -66,9 +69,11 @@ def check_since(provider: str, section: Any) -> None:
         return
     try:
         start = period_start(str(text), datetime.now(UTC))
-    except ValueError:
+    except ValueError as exc:
+        what = "outside the years 1 to 9999 in UTC" if "outside" in str(exc) else ""
         raise ConfigError(
-            f"{provider}.since: {str(text)[:40]!r}: expected a date (2026-09-01) or an ISO time"
+            f"{provider}.since: {str(text)[:40]!r}: "
+            f"{what or 'expected a date (2026-09-01) or an ISO time'}"
         ) from None
     if start.date() < date(2006, 1, 1):
         raise ConfigError(f"{provider}.since: {str(text)[:40]!r} is before any cloud ran a job")

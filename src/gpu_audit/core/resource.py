@@ -87,6 +87,7 @@ class Gpu:
         "GPUs per resource (× nodes or replicas for jobs)",
         sources="catalog, API, job config",
         minimum=0,
+        maximum=10**9,
     )
     memory_gib: float | None = canonical("memory per GPU in GiB", sources="catalog", minimum=0)
     allocated: int | None = canonical(
@@ -151,9 +152,16 @@ class Limits:
     """A job's runtime cap."""
 
     max_runtime_hours: float | None = canonical(
-        "runtime cap", unit="hours", sources="job config", minimum=0, anchored=True
+        "runtime cap",
+        unit="hours",
+        sources="job config",
+        minimum=0,
+        maximum=10**6,
+        anchored=True,
     )
-    budget_usd: float | None = canonical("budget cap in USD", sources="job config, tag", minimum=0)
+    budget_usd: float | None = canonical(
+        "budget cap in USD", sources="job config, tag", minimum=0, maximum=10**15
+    )
     idle_stop_hours: float | None = canonical(
         "idle time after which the job's capacity stops itself (SkyPilot `autostop` with "
         "`down: true`, dstack `inactivity_duration`)",
@@ -170,7 +178,10 @@ class Limits:
         minimum=0,
     )
     max_retries: int | None = canonical(
-        "times a failed run is retried (Kubernetes `backoffLimit`)", sources="job config", minimum=0
+        "times a failed run is retried (Kubernetes `backoffLimit`)",
+        sources="job config",
+        minimum=0,
+        maximum=10**6,
     )
 
 

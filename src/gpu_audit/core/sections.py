@@ -17,7 +17,11 @@ class Hpo:
     """A tuning sweep's trial cap, parallelism, time caps and early stopping."""
 
     max_trials: int | None = canonical(
-        "tuning-job trial cap", sources="job config", minimum=0, anchored=True
+        "tuning-job trial cap",
+        sources="job config",
+        minimum=0,
+        maximum=10**9,
+        anchored=True,
     )
     early_stopping: bool | None = canonical(
         "tuning-job early stopping", sources="job config", anchored=True
@@ -28,6 +32,7 @@ class Hpo:
         "`max_concurrent_trials`)",
         sources="job config",
         minimum=1,
+        maximum=10**9,
     )
     timeout_hours: float | None = canonical(
         "a sweep's wall-clock cap over all its trials (SageMaker `ResourceLimits."
@@ -35,12 +40,14 @@ class Hpo:
         unit="hours",
         sources="job config",
         minimum=0,
+        maximum=10**6,
     )
     attempts: int | None = canonical(
         "runs one trial may take, each with a fresh runtime cap (a Katib trial whose deadline is "
         "the pod's: 1 + the Job's `backoffLimit`); unset where one cap covers every attempt",
         sources="job config",
         minimum=1,
+        maximum=10**6,
     )
     pruned_share: float | None = canonical(
         "the share of a full trial an average trial is expected to run under the pruner "
@@ -56,6 +63,7 @@ class Hpo:
         unit="hours",
         sources="derived",
         minimum=0,
+        maximum=10**6,
     )
 
 

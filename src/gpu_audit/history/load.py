@@ -21,6 +21,7 @@ from gpu_audit.core.results import (
 )
 from gpu_audit.errors import InputError
 from gpu_audit.history.compare import compare
+from gpu_audit.history.damage import decoding
 from gpu_audit.history.documents import decode_columns, decode_lines, unpack, unpack_checks
 from gpu_audit.history.store import HistoryStore, _scope, parse_iso
 
@@ -38,6 +39,11 @@ def load_audit(store: HistoryStore, audit_id: int) -> ScanResult:
         blobs = dict(
             store.conn.execute("SELECT name, body FROM documents WHERE audit_id = ?", (audit_id,))
         )
+    with decoding(store.path, audit_id):
+        return _decoded(store, row, blobs)
+
+
+def _decoded(store: HistoryStore, row: Any, blobs: dict[str, bytes]) -> ScanResult:
     resources = unpack(row[6])
     rules = {r["id"]: _rule(r) for r in json.loads(row[2])}
     index = decode_columns(blobs["finding_index"])

@@ -12,6 +12,10 @@ from gpu_audit.history.compare import PastFinding, PastResource, Previous
 from gpu_audit.history.documents import decode_columns, decode_lines
 from gpu_audit.history.rows import RESOURCE_COLUMNS
 
+_FINDING_COLUMNS = (
+    "open", "resource", "rule_id", "severity", "monthly_savings_usd", "first_seen", "audits_open",
+)  # fmt: skip
+
 
 def previous(
     generated_at: datetime,
@@ -27,6 +31,10 @@ def previous(
     resources = decode_columns(documents["resource_index"])
     seen = dict(zip(fingerprints, count(), strict=False))  # ints: nothing for the GC to track
     keys = resources["key"]
+    for name in _FINDING_COLUMNS:  # a damaged audit fails here, not half-way through a report
+        findings[name]
+    for name in RESOURCE_COLUMNS:
+        resources[name]
 
     def findings_of(rows: list[int]) -> Iterator[PastFinding]:
         opened = findings["open"]

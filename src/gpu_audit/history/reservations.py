@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Kind, Resource
+from gpu_audit.history.damage import numbers
 from gpu_audit.history.rows import iso
 
 TABLE = """
@@ -69,13 +70,24 @@ def insert(conn: sqlite3.Connection, audit_id: int, resources: Iterable[Resource
     )
 
 
-def uses(conn: sqlite3.Connection) -> list[Use]:
-    """Every reservation in every audit, by reservation then oldest audit first."""
+def uses(
+    conn: sqlite3.Connection, damaged: Callable[[object, Exception], None] | None = None
+) -> list[Use]:
+    """Every reservation in every audit, by reservation then oldest audit first; a row of a
+    damaged audit (its time no time) is left out, said to `damaged`."""
     rows = conn.execute(
         "SELECT a.generated_at, r.* FROM reservations r JOIN audits a ON a.id = r.audit_id "
         "ORDER BY r.provider, r.id, a.generated_at, a.id"
     ).fetchall()
-    return [Use(_when(row[0]), *row[1:]) for row in rows]
+    out = []
+    for row in rows:
+        try:
+            out.append(Use(_when(row[0]), *row[1:-3], *numbers(row[-3:], "IIF")))
+        except (ValueError, TypeError, AttributeError) as exc:
+            if damaged is None:
+                raise
+            damaged(row[1], exc)
+    return out
 
 
 def idle_hours(conn: sqlite3.Connection, now: datetime) -> dict[tuple[str, str], float]:

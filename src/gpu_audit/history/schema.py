@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from collections.abc import Callable
 
 from gpu_audit.errors import InputError
@@ -87,10 +88,16 @@ MIGRATIONS: dict[int, str | Callable[[sqlite3.Connection], None]] = {
 }
 
 
-def check_file(path: str) -> None:
+def check_file(path: str, create: bool = True) -> None:
     """Refuse, without opening it for writing, a file that is not a history database we can
-    read: a foreign or corrupt file, or one written by a newer gpu-audit."""
+    read: a foreign or corrupt file, one written by a newer gpu-audit, a FIFO or device (which
+    would block or never end), and, where nothing is to be recorded (`create=False`), an empty
+    file: every open of a history goes through here."""
     try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            what = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a FIFO or device)"
+            raise InputError(f"{path}: history: {what}; refused")
         with open(path, "rb") as handle:
             header = handle.read(100)
     except FileNotFoundError:
@@ -100,8 +107,13 @@ def check_file(path: str) -> None:
         return
     except OSError as exc:
         raise InputError(f"{path}: history: cannot read: {exc.strerror}") from None
+    if not header and create:
+        return  # an empty file (mktemp) becomes a new database where an audit is recorded
     if not header:
-        return  # an empty file (mktemp) becomes a new database
+        raise InputError(
+            f"{path}: history: an empty file, not a gpu-audit history database; refused "
+            "(record an audit into it first: gpu-audit scan --history)"
+        )
     if len(header) < 100 or not header.startswith(_MAGIC):
         raise InputError(f"{path}: history: not a gpu-audit history database (not SQLite)")
     application_id = int.from_bytes(header[68:72], "big")

@@ -20,6 +20,7 @@ from gpu_audit.core.results import ScanResult, Scope
 from gpu_audit.errors import InputError
 from gpu_audit.history import past, reservations, rows, schema, sweeps
 from gpu_audit.history.compare import TREND_AUDITS, Previous, compare
+from gpu_audit.history.damage import DAMAGE, DamagedAudit, decoding, describe, numbers, skipped
 from gpu_audit.history.documents import encode_checks, pack, unpack
 from gpu_audit.history.rows import iso, waiver_mapping
 
@@ -59,7 +60,7 @@ class HistoryStore:
 
     @classmethod
     def open(cls, path: str, create: bool = True) -> HistoryStore:
-        schema.check_file(path)
+        schema.check_file(path, create)
         if not create and not os.path.exists(path):
             raise InputError(f"{path}: history: no such database")
         try:
@@ -122,28 +123,33 @@ class HistoryStore:
                 "LIMIT ?",
                 (scope_key(result.scope), iso(result.generated_at), TREND_AUDITS - 1),
             ).fetchall()
-            if not rows:
-                return None
-            audit_id, generated_at, cost, savings = rows[0][:4]
-            trend = tuple(
-                TrendPoint(parse_iso(r[1]), r[2], r[3], r[4], r[5]) for r in reversed(rows)
-            )
-            titles = {rule["id"]: rule["title"] for rule in json.loads(rows[0][6])}
-            blobs = dict(
-                self.conn.execute(
-                    "SELECT name, body FROM documents WHERE audit_id = ? "
-                    "AND name IN ('fingerprints', 'finding_index', 'resource_index')",
-                    (audit_id,),
-                ).fetchall()
-            )
-        return past.previous(
-            parse_iso(generated_at),
-            cost,
-            savings,
-            trend,
-            titles,
-            blobs,
-        )
+        points, damaged = [], set()
+        for r in reversed(rows):
+            try:
+                points.append(TrendPoint(parse_iso(r[1]), *numbers(r[2:6], "fffi")))
+            except DAMAGE as exc:
+                skipped(describe(self.path, r[0], exc))
+                damaged.add(r[0])
+        for audit_id, generated_at, cost, savings, *_, rules in rows:  # newest first
+            if audit_id in damaged:
+                continue  # said once, above
+            try:
+                with decoding(self.path, audit_id), self.errors():
+                    cost, savings = numbers((cost, savings), "ff")
+                    titles = {rule["id"]: rule["title"] for rule in json.loads(rules)}
+                    blobs = dict(
+                        self.conn.execute(
+                            "SELECT name, body FROM documents WHERE audit_id = ? "
+                            "AND name IN ('fingerprints', 'finding_index', 'resource_index')",
+                            (audit_id,),
+                        ).fetchall()
+                    )
+                    return past.previous(
+                        parse_iso(generated_at), cost, savings, tuple(points), titles, blobs
+                    )
+            except DamagedAudit as exc:  # compared with the audit before it instead
+                skipped(str(exc))
+        return None
 
     def record(
         self,
@@ -214,7 +220,14 @@ class HistoryStore:
                 "resolved, monthly_cost_usd, monthly_savings_usd, savings_realised_usd "
                 "FROM audits ORDER BY generated_at, id"
             ).fetchall()
-        return [AuditRow(r[0], parse_iso(r[1]), _scope(r[2]), *r[3:]) for r in rows]
+        audits = []
+        for r in rows:
+            try:
+                counted = numbers(r[3:], "iiIIIfff")
+                audits.append(AuditRow(r[0], parse_iso(r[1]), _scope(r[2]), *counted))
+            except DAMAGE as exc:
+                skipped(describe(self.path, r[0], exc))
+        return audits
 
     def trend(self, audit_id: int | None = None) -> list[TrendPoint]:
         """The trend of the scope of `audit_id` (default: the latest audit), oldest first."""
@@ -227,16 +240,24 @@ class HistoryStore:
             if row is None:
                 return []
             rows = self.conn.execute(
-                "SELECT generated_at, monthly_cost_usd, monthly_savings_usd, "
+                "SELECT id, generated_at, monthly_cost_usd, monthly_savings_usd, "
                 "savings_realised_usd, findings_open FROM audits "
                 "WHERE scope_key = ? AND generated_at <= ? ORDER BY generated_at, id",
                 row,
             ).fetchall()
-        return [TrendPoint(parse_iso(r[0]), *r[1:]) for r in rows]
+        points = []
+        for r in rows:
+            try:
+                points.append(TrendPoint(parse_iso(r[1]), *numbers(r[2:], "fffi")))
+            except DAMAGE as exc:
+                skipped(describe(self.path, r[0], exc))
+        return points
 
     def reservation_uses(self) -> list[reservations.Use]:
         with self.errors():
-            return reservations.uses(self.conn)
+            return reservations.uses(
+                self.conn, lambda audit, exc: skipped(describe(self.path, audit, exc))
+            )
 
     def reservation_idle(self, now: datetime) -> dict[tuple[str, str], float]:
         with self.errors():

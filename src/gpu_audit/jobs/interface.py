@@ -176,6 +176,10 @@ class JobDraft:
         the field counts."""
         for name, value in values.items():
             spec = FIELDS.get(name)
+            if spec is not None and spec.type == "str" and isinstance(value, dict | list):
+                line = self.lines.get(name, self.document.line)  # `region: {a: 1}`: no text
+                kind = "a mapping" if isinstance(value, dict) else "a list"
+                raise InputError(f"{self.path}:{line}: {name}: expected text, got {kind}")
             if spec is None or spec.type != "number" or not isinstance(value, int | float):
                 continue
             problem = spec.impossible(value)
@@ -232,6 +236,9 @@ class JobDraft:
             for key in keys:
                 number = as_number(self.tags.get(key))
                 if number is not None and number >= 0:
+                    problem = FIELDS[field].impossible(number)  # a tag is bounded as a key is
+                    if problem is not None:
+                        raise InputError(f"{self.path}:{self.document.line}: tag {key}: {problem}")
                     values.setdefault(field, number)
         # No evidence, no workload: rules scoped on one are not evaluated (jobs/evidence.py),
         # unless a `gpu-audit/workload` label or tag says what the job is.

@@ -82,6 +82,22 @@ def dumps(prices: PriceFile) -> str:
     return json.dumps(body, indent=1, ensure_ascii=False) + "\n"
 
 
+def readable(prices: PriceFile) -> tuple[PriceFile, list[str]]:
+    """What `read_prices` takes of `prices` (a file written from other data, `billing
+    --write-prices`): the rows it would refuse are left out, each said in one line, so what
+    one command writes the next reads."""
+    kept: list[PriceRow] = []
+    refused: list[str] = []
+    for index, row in enumerate(prices.rows):
+        try:
+            _row_in(f"rows[{index}] {printable(' '.join(row.key), 200)}", _row_out(row))
+        except ConfigError as exc:
+            refused.append(str(exc))
+            continue
+        kept.append(row)
+    return PriceFile(tuple(kept), prices.generated_at, prices.requests), refused
+
+
 def _row_out(row: PriceRow) -> dict[str, Any]:
     out: dict[str, Any] = {
         "provider": row.provider,

@@ -15,6 +15,7 @@ from typing import TextIO
 from gpu_audit.core.lazyre import lazy
 from gpu_audit.core.resource import Capacity, Kind, Resource, Severity, Workload
 from gpu_audit.core.results import Finding, ScanResult
+from gpu_audit.core.stamps import stamp
 from gpu_audit.report.escape import escape_code
 from gpu_audit.report.knobs import knobs_text
 
@@ -96,7 +97,7 @@ COLUMNS: dict[str, Callable[[Finding], str]] = {
     "saving_unit": lambda f: _text(f.saving_unit),
     "waiver_owner": lambda f: _text(f.waiver.owner if f.waiver else None),
     "waiver_expires": lambda f: (
-        f"{f.waiver.expires:%Y-%m-%d}" if f.waiver and f.waiver.expires else ""
+        stamp(f.waiver.expires, "%Y-%m-%d") if f.waiver and f.waiver.expires else ""
     ),
     "waiver_reason": lambda f: _text(f.waiver.reason if f.waiver else None),
     "suppressed_reason": lambda f: _text(f.suppressed),
@@ -196,7 +197,7 @@ def _lines(findings: Iterable[Finding], cells: _Cells) -> list[str]:
             waived = ",,"
         else:
             status = "waived"
-            expires = f"{waiver.expires:%Y-%m-%d}" if waiver.expires else ""
+            expires = stamp(waiver.expires, "%Y-%m-%d") if waiver.expires else ""
             waived = f"{_field(waiver.owner)},{_field(expires)},{_field(waiver.reason)}"
         line = _amount(finding.line or resource.source.line) if job else ""
         monthly = finding.monthly_savings_usd

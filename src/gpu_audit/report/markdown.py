@@ -7,6 +7,7 @@ from datetime import datetime
 
 from gpu_audit.core.results import ScanResult
 from gpu_audit.core.savings import Summary, best_savings, summarize
+from gpu_audit.core.stamps import stamp
 from gpu_audit.report.command import shown_command
 from gpu_audit.report.markdown_charts import savings_charts
 from gpu_audit.report.markdown_detail import (
@@ -57,7 +58,7 @@ def render(result: ScanResult) -> str:
 
 def when(moment: datetime | None) -> str:
     # non-breaking hyphens: the date stays whole beside a long command in the Scope table
-    return "–" if moment is None else moment.strftime("%Y\u2011%m\u2011%d %H:%M UTC")
+    return "–" if moment is None else stamp(moment, "%Y\u2011%m\u2011%d %H:%M UTC")
 
 
 def _unbroken_dates(text: str) -> str:

@@ -36,7 +36,7 @@ def shared_gpus(result: ScanResult) -> list[str]:
                 inline(sharing, 80),
                 _usd(_cents(node.monthly_cost_usd)),
                 f"{len(held)}: {_usd(held_cents)}",
-                f"{node.share.free:g} of {node.share.units:g}: {_usd(idle)}",
+                f"{_count(node.share.free)} of {_count(node.share.units)}: {_usd(idle)}",
             ]
         )
     order = [*sorted((t for t in teams if t != IDLE), key=str.casefold), IDLE]
@@ -54,6 +54,12 @@ def shared_gpus(result: ScanResult) -> list[str]:
         "",
         *table(["Team", "Monthly cost"], by_team, "lr"),
     ]
+
+
+def _count(shares: float | None) -> str:
+    """A count of shares, `?` where the node does not say (an inventory may give its idle cost
+    alone)."""
+    return "?" if shares is None else f"{shares:g}"
 
 
 def _sharing(node: Resource) -> str:

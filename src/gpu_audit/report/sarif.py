@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 from gpu_audit.core.resource import Kind, Severity
 from gpu_audit.core.results import Finding, RuleInfo, ScanResult
+from gpu_audit.core.stamps import stamp
 from gpu_audit.report.fastjson import flat as jsonflat
 from gpu_audit.report.fastjson import stream as jsonstream
 from gpu_audit.report.markdown_text import prose
@@ -124,7 +125,7 @@ def _rule_places(
 
 
 def _run_id(result: ScanResult) -> str:
-    return result.generated_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return stamp(result.generated_at.astimezone(UTC))
 
 
 def _rule(rule: RuleInfo) -> dict[str, Any]:

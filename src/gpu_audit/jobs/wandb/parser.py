@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from gpu_audit.core.resource import Resource, Workload
 from gpu_audit.core.yamlsrc import Document, LineList, LineMap
+from gpu_audit.errors import InputError
 from gpu_audit.jobs.evidence import Kind, infer, runs_in
 from gpu_audit.jobs.interface import JobDraft, JobFormat
 from gpu_audit.jobs.pruning import halving_share
@@ -83,6 +84,12 @@ def _early_terminate(draft: JobDraft, data: LineMap) -> None:
     eta: Any = stop.get("eta", _ETA)
     top, low = as_number(stop.get("max_iter")), as_number(stop.get("min_iter"))
     brackets, factor = as_number(stop.get("s")), as_number(eta)
+    if factor is not None and not factor > 1:  # `eta: 0` divided by zero: no halving schedule
+        line = stop.line_of("eta") or data.line_of("early_terminate")
+        raise InputError(
+            f"{draft.path}:{line}: early_terminate.eta: {factor:g} is not a halving rate "
+            "(W&B's hyperband keeps 1 in eta runs at each bracket: a number above 1)"
+        )
     if low is None and top is not None and brackets is not None and factor is not None:
         brackets = min(max(brackets, 0), 64)  # a hostile `s: 1e9` is no overflow
         low = top / factor**brackets  # W&B: the first bracket is max_iter ÷ eta^s
