@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import json
 import shutil
 from pathlib import Path
 
@@ -77,8 +78,13 @@ def test_a_parquet_cell_out_of_bounds_is_located(
 
 
 def test_a_provider_column_of_another_type_is_read_as_text(tmp_path: Path) -> None:
+    """An INTEGER ProviderName once stopped DuckDB's binder (a traceback). Since plain FOCUS
+    files are read (issue 44), a Parquet folder whose rows name another provider is read as
+    plain FOCUS, each row by its own provider: the number is read as the text '42'."""
     folder = gcp_with(tmp_path, "42 AS ProviderName")
-    one_error(*run(str(folder), "--period", "2026-Q3"), "say provider '42'")
+    result = CliRunner().invoke(main, ["billing", str(folder), "--period", "2026-Q3", *NOW])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["totals"]["read"]["rows"] > 0
 
 
 def azure_with(tmp_path: Path, column: str, value: str) -> Path:

@@ -59,21 +59,15 @@ def read_files(
     require_rows: bool = True,
 ) -> list[DayGroup]:
     """The daily groups of the given exports' files (an export with no files is skipped)."""
-    import duckdb
-
     exports = [e for e in exports if e.files]
-    if not exports:
+    found = duck.sources(conn, exports) if exports else []
+    if not found:  # every manifest is of an earlier month, or no file is new
+        if require_rows:
+            raise InputError(duck.no_export(paths, period))
         return []
-    found = duck.sources(conn, exports)
     relations = [query.summed_first(s, period, tag_keys, by_day=True) for s in found]
     sql = aggregate(relations, period, tag_keys, gpu_types, by_day=True)
-    try:
-        rows = conn.execute(sql).fetchall()
-    except duckdb.ConversionException as exc:
-        raise InputError(duck.locate_bad_value(conn, found, exc)) from None
-    except duckdb.Error as exc:
-        csvs = [f for e in exports for f in e.by_format().get("csv", ())]
-        raise InputError(duck.csv_problem(csvs) or duck._one_line(exc)) from None
+    rows = duck.fetch(conn, sql, exports, found, tag_keys)
     if require_rows and not any(row[GROUP_COLUMNS.index("in_period")] for row in rows):
         raise InputError(duck._no_rows(paths, period, conn, found))
     return [DayGroup(row[-1], duck.group(row[:-1], tag_keys)) for row in rows]

@@ -158,7 +158,6 @@ def run(
     """Discover each PATH's current files, run the query, return the groups. `summed_first`
     (the default) sums alike rows before the per-row work (`query.summed_first`); False runs
     the plain query on every row, as Athena and BigQuery do."""
-    import duckdb
 
     conn = connect()
     try:
@@ -166,29 +165,49 @@ def run(
         exports = [discover(path, fs, period) for path in paths]
         found = sources(conn, exports)
         if not found:  # every manifest is of an earlier month
-            raise InputError(
-                f"{', '.join(paths)}: no rows charged in {period.name} (no export run or "
-                "manifest is of that period or later)"
-            )
+            raise InputError(no_export(paths, period))
         relations = (
             [query.summed_first(s, period, tag_keys) for s in found] if summed_first else found
         )
         sql = aggregate(relations, period, tag_keys, gpu_types)
-        try:
-            rows = conn.execute(sql).fetchall()
-        except (duckdb.ConversionException, duckdb.OutOfRangeException) as exc:
-            raise InputError(locate_bad_value(conn, found, exc)) from None
-        except duckdb.Error as exc:
-            csvs = [f for e in exports for f in e.by_format().get("csv", ())]
-            malformed = "json" in str(exc).lower() and locate_bad_value(conn, found, None)
-            raise InputError(csv_problem(csvs) or malformed or _one_line(exc)) from None
-        if not all(in_bounds(row[len(GROUP_COLUMNS) + len(tag_keys) :]) for row in rows):
-            raise InputError(locate_bad_value(conn, found, None))
+        rows = fetch(conn, sql, exports, found, tag_keys)
         if not any(row[GROUP_COLUMNS.index("in_period")] for row in rows):
             raise InputError(_no_rows(paths, period, conn, found))
         return exports, [group(row, tag_keys) for row in rows]
     finally:
         conn.close()
+
+
+def no_export(paths: Sequence[str], period: Period) -> str:
+    """The line for exports none of whose runs or manifests reach the period."""
+    return (
+        f"{', '.join(paths)}: no rows charged in {period.name} (no export run or manifest is of "
+        "that period or later)"
+    )
+
+
+def fetch(
+    conn: Any,
+    sql: str,
+    exports: Sequence[ExportFiles],
+    found: Sequence[Source],
+    tag_keys: Sequence[str],
+) -> list[tuple[Any, ...]]:
+    """The aggregate's rows, every read of the bill's (the period's groups, the daily series):
+    a cell DuckDB cannot read or a sum out of a report's bounds is one located line, no SQL."""
+    import duckdb
+
+    try:
+        rows: list[tuple[Any, ...]] = conn.execute(sql).fetchall()
+    except (duckdb.ConversionException, duckdb.OutOfRangeException) as exc:
+        raise InputError(locate_bad_value(conn, found, exc)) from None
+    except duckdb.Error as exc:
+        csvs = [f for e in exports for f in e.by_format().get("csv", ())]
+        malformed = "json" in str(exc).lower() and locate_bad_value(conn, found, None)
+        raise InputError(csv_problem(csvs) or malformed or _one_line(exc)) from None
+    if not all(in_bounds(row[len(GROUP_COLUMNS) + len(tag_keys) :]) for row in rows):
+        raise InputError(locate_bad_value(conn, found, None))
+    return rows
 
 
 def _no_rows(paths: Sequence[str], period: Period, conn: Any, found: Sequence[Source]) -> str:
@@ -254,10 +273,12 @@ _WHAT = {MONEY: "an amount (a number under 10^15)", "TIMESTAMPTZ": "a time (year
 
 def in_bounds(sums: Sequence[Any]) -> bool:
     """A group's sums (`query.SUM_COLUMNS`) within the bounds a report can write."""
-    *amounts, _, first, last = sums
+    named = dict(zip(SUM_COLUMNS, sums, strict=False))  # a daily read adds its day after them
+    times = ("first_charge", "last_charge")
+    amounts = [v for k, v in named.items() if k not in (*times, "rows")]
     if any(a is not None and not abs(a) < BOUND for a in amounts):
         return False
-    return all(t is None or (isinstance(t, datetime) and t.tzinfo) for t in (first, last))
+    return all(t is None or (isinstance(t, datetime) and t.tzinfo) for t in map(named.get, times))
 
 
 def _bad(column: str, kind: str, target: str) -> str:

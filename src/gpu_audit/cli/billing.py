@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gpu_audit.cli.main import now_from
-from gpu_audit.errors import ConfigError, ExitCode
+from gpu_audit.errors import ConfigError, ExitCode, one_line
 
 FORMATS = ("table", "json", "csv", "markdown")
 FAIL_ON = ("none", "info", "low", "medium", "high", "critical")
@@ -202,7 +202,6 @@ def _write(
 
     if write_prices:
         from gpu_audit.billing.rates import billed_rates
-        from gpu_audit.errors import one_line
         from gpu_audit.prices.pricefile import dumps, readable
 
         prices, refused = readable(billed_rates(groups, when, now))
