@@ -79,10 +79,10 @@ def test_an_injected_fault_exits_internal(
 
 _FAULT = """
 import sys
-import gpu_audit.billing.duck as duck
-def run(*args, **kwargs):
+import gpu_audit.billing.daily as daily
+def run_daily(*args, **kwargs):
     raise KeyError("injected")
-duck.run = run
+daily.run_daily = run_daily
 sys.argv = ["gpu-audit", *sys.argv[1:]]
 from gpu_audit.__main__ import program
 program()

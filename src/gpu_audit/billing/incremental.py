@@ -118,8 +118,11 @@ def run_incremental(
     full: bool = False,
 ) -> tuple[list[ExportFiles], list[DayGroup], Reading]:
     """Discover the exports' current files, read the new and changed ones, reuse the rest."""
+    from gpu_audit.history import schema
     from gpu_audit.history.store import HistoryStore
 
+    if os.path.exists(history):  # made where missing; an empty file is refused, never filled
+        schema.check_file(history, create=False)
     store = HistoryStore.open(history)  # a foreign or newer file is refused, untouched
     conn = duck.connect()
     try:

@@ -258,14 +258,14 @@ def render_csv(report: BillingReport) -> str:
     # RFC 4180's CRLF: the csv module quotes a cell holding a character of the line terminator,
     # so a carriage return in a value (a tag, an id) is quoted rather than splitting the row
     writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow(
-        ["section", "dimension", "key", "effective_usd", "billed_usd", "gpu_hours",
-         "spot_gpu_hours", "rows", "resource_id", "rule_id", "list_usd", "savings_rate",
-         "cost_per_gpu_hour_usd"]
-    )  # fmt: skip
+    header = ["section", "dimension", "key", "effective_usd", "billed_usd", "gpu_hours",
+              "spot_gpu_hours", "rows", "resource_id", "rule_id", "list_usd", "savings_rate",
+              "cost_per_gpu_hour_usd"]  # fmt: skip
+    writer.writerow(header)
 
-    def put(*cells: object) -> None:
-        writer.writerow([neutral("" if c is None else str(c)) for c in cells])
+    def put(*cells: object) -> None:  # every row as wide as the header: a reader maps by column
+        row = [neutral("" if c is None else str(c)) for c in cells]
+        writer.writerow(row + [""] * (len(header) - len(row)))
 
     s = report.summary
     period = s.period.name
