@@ -138,3 +138,38 @@ def test_full_without_a_history_is_one_line(tmp_path: Path) -> None:
     assert code == 2 and err.strip().splitlines() == [
         "gpu-audit: error: --full re-reads the files a --history keeps: give --history DB"
     ]
+
+
+def test_a_kept_day_group_reads_back_as_it_was_in_every_field() -> None:
+    """Every field of a group, those of issue 44's figures too (month, invoice, commitment, list
+    cost, per-row checks), survives the history's JSON; a list of another width is refused."""
+    import dataclasses
+    from datetime import UTC, datetime
+    from decimal import Decimal
+
+    from gpu_audit.billing.daily import DayGroup
+    from gpu_audit.billing.incremental import decode, encode
+    from gpu_audit.billing.model import BilledGroup
+    from gpu_audit.history.billing_cache import pack, unpack
+
+    values: dict[str, Any] = {}
+    for number, f in enumerate(dataclasses.fields(BilledGroup), start=1):
+        kind = str(f.type)
+        if f.name == "tags":
+            values[f.name] = {"team": "nlp", "owner": "raj"}
+        elif "Decimal" in kind:
+            values[f.name] = Decimal(f"{number}.0123456789")
+        elif "datetime" in kind:
+            values[f.name] = datetime(2026, 8, number % 28 + 1, 3, tzinfo=UTC)
+        elif "bool" in kind:
+            values[f.name] = True
+        elif "int" in kind:
+            values[f.name] = number
+        else:
+            values[f.name] = f"{f.name}-{number}"
+    item = DayGroup(date(2026, 8, 3), BilledGroup(**values))
+    assert all(getattr(item.group, f.name) != f.default for f in dataclasses.fields(BilledGroup))
+    [body] = unpack(pack([encode(item)]))
+    assert decode(body) == item
+    with pytest.raises(ValueError, match="kept day group"):
+        decode(body[:-2] + body[-1:])

@@ -19,7 +19,7 @@ from gpu_audit.billing import duck, query
 from gpu_audit.billing.exports import ExportFiles, discover
 from gpu_audit.billing.model import BilledGroup
 from gpu_audit.billing.period import Period
-from gpu_audit.billing.query import GROUP_COLUMNS, aggregate
+from gpu_audit.billing.query import GROUP_COLUMNS, SUM_COLUMNS, aggregate
 from gpu_audit.core.frozen import record
 from gpu_audit.errors import InputError
 
@@ -81,45 +81,38 @@ def _key(group: BilledGroup) -> tuple[object, ...]:
     return (*_COLUMNS(group), tuple(sorted(group.tags.items())))
 
 
+# a group's sums (every one of the query's but the first and last charge): days add up exactly
+SUMMED = tuple(name for name in SUM_COLUMNS if name not in ("first_charge", "last_charge"))
+
+
 def collapse(days: Iterable[DayGroup]) -> list[BilledGroup]:
-    """The period's groups: each group's days summed (exact Decimals; first and last charge
-    the earliest and latest)."""
+    """The period's groups: each group's days summed (exact Decimals and row counts; first and
+    last charge the earliest and latest)."""
     merged: dict[tuple[object, ...], list[Any]] = {}
     for item in days:
         g = item.group
         key = _key(g)
         acc = merged.get(key)
         if acc is None:
-            merged[key] = [g, g.effective, g.billed, g.quantity, g.gpu_hours, g.corrections,
-                           g.rows, g.first_charge, g.last_charge, 1]  # fmt: skip
+            merged[key] = [g, [getattr(g, name) for name in SUMMED], g.first_charge,
+                           g.last_charge, 1]  # fmt: skip
             continue
-        acc[1] += g.effective
-        acc[2] += g.billed
-        acc[3] += g.quantity
-        acc[4] += g.gpu_hours
-        acc[5] += g.corrections
-        acc[6] += g.rows
-        if g.first_charge is not None and (acc[7] is None or g.first_charge < acc[7]):
-            acc[7] = g.first_charge
-        if g.last_charge is not None and (acc[8] is None or g.last_charge > acc[8]):
-            acc[8] = g.last_charge
-        acc[9] += 1
+        sums = acc[1]
+        for i, name in enumerate(SUMMED):
+            sums[i] += getattr(g, name)
+        if g.first_charge is not None and (acc[2] is None or g.first_charge < acc[2]):
+            acc[2] = g.first_charge
+        if g.last_charge is not None and (acc[3] is None or g.last_charge > acc[3]):
+            acc[3] = g.last_charge
+        acc[4] += 1
     out = []
-    for g, eff, billed, qty, gh, corr, rows, first, last, count in merged.values():
+    for g, sums, first, last, count in merged.values():
         if count == 1:
             out.append(g)
             continue
         out.append(
             dataclasses.replace(
-                g,
-                effective=eff,
-                billed=billed,
-                quantity=qty,
-                gpu_hours=gh,
-                corrections=corr,
-                rows=rows,
-                first_charge=first,
-                last_charge=last,
+                g, **dict(zip(SUMMED, sums, strict=True)), first_charge=first, last_charge=last
             )
         )
     return out

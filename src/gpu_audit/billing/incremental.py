@@ -13,9 +13,10 @@ whole each run: its files cannot be stated here.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
@@ -25,15 +26,12 @@ from gpu_audit.billing.daily import DayGroup, read_files
 from gpu_audit.billing.exports import ExportFiles, discover
 from gpu_audit.billing.model import BilledGroup
 from gpu_audit.billing.period import Period
-from gpu_audit.billing.query import GROUP_COLUMNS
 from gpu_audit.core.frozen import record
 from gpu_audit.errors import InputError
 from gpu_audit.history import billing_cache
 from gpu_audit.history.billing_cache import KnownFile
 
-QUERY_VERSION = 1  # bumped when the query's groups change: every file is read again
-_DECIMALS = ("effective", "billed", "quantity", "gpu_hours", "corrections")
-_TIMES = ("first_charge", "last_charge")
+QUERY_VERSION = 2  # bumped when the query's groups change: every file is read again
 
 
 @record
@@ -73,39 +71,43 @@ def identity(export: ExportFiles, path: str) -> str:
 
 
 def encode(item: DayGroup) -> list[Any]:
-    """A day group as a JSON list in `BilledGroup`'s field order (decimals as exact text,
-    times as ISO text), its day last."""
+    """A day group as a JSON list of `BilledGroup`'s fields in their order (decimals as exact
+    text, times as ISO text), its day last."""
     g = item.group
     return [
-        *(getattr(g, name) for name in GROUP_COLUMNS),
-        dict(g.tags),
-        *(str(getattr(g, name)) for name in _DECIMALS),
-        g.rows,
-        *(_iso(getattr(g, name)) for name in _TIMES),
+        *(_encoded(getattr(g, f.name)) for f in _FIELDS),
         item.day.isoformat() if item.day else None,
     ]
 
 
-def _iso(value: datetime | None) -> str | None:
-    return None if value is None else value.isoformat()
+def _encoded(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value
 
 
-_WIDTH = len(GROUP_COLUMNS)
+_FIELDS = dataclasses.fields(BilledGroup)
+_DECIMALS = frozenset(f.name for f in _FIELDS if f.type in ("Decimal", Decimal))
+_TIMES = frozenset(f.name for f in _FIELDS if "datetime" in str(f.type))
 
 
 def decode(body: list[Any]) -> DayGroup:
-    w = _WIDTH
-    first, last, day = body[w + 7], body[w + 8], body[w + 9]
-    fields: list[Any] = [
-        *body[:w],
-        body[w],
-        *(Decimal(text) for text in body[w + 1 : w + 6]),
-        body[w + 6],
-        datetime.fromisoformat(first) if first else None,
-        datetime.fromisoformat(last) if last else None,
-    ]
-    group = BilledGroup(*fields)  # positionally, in the record's field order
-    return DayGroup(date.fromisoformat(day) if day else None, group)
+    """`encode`'s list back, every field by its name (a list of another width is refused)."""
+    if len(body) != len(_FIELDS) + 1:
+        raise ValueError(f"a kept day group of {len(body)} values, not {len(_FIELDS) + 1}")
+    values: dict[str, Any] = {}
+    for f, value in zip(_FIELDS, body, strict=False):
+        if value is not None and f.name in _DECIMALS:
+            value = Decimal(value)
+        elif value is not None and f.name in _TIMES:
+            value = datetime.fromisoformat(value)
+        values[f.name] = value
+    day = body[-1]
+    return DayGroup(date.fromisoformat(day) if day else None, BilledGroup(**values))
 
 
 def run_incremental(

@@ -4,7 +4,7 @@ Markdown sections and terminal lines (render_text places them)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 
 from gpu_audit.billing.spelling import hours, md_usd, usd
@@ -28,13 +28,14 @@ def spend_line(s: BillingSummary, mark: Callable[[str], str]) -> str:
         f"reserved or committed capacity left unused {mark(usd(s.usd.unused.effective))}), "
         f"billed {mark(usd(spend.billed))}, list {mark(usd(spend.list))}: effective savings rate "
         f"{percent(spend.savings_rate)}; {rate(s.usd.gpu.per_gpu_hour, mark)} per GPU-hour; "
-        f"spot share {percent(s.spot_share)}; commitment coverage "
-        f"{percent(s.commitment_coverage)}."
+        f"spot share {percent(s.spot_share)} of GPU-hours; commitment coverage "
+        f"{percent(s.commitment_coverage)} of GPU-hours."
     )
 
 
-def markdown_sections(s: BillingSummary) -> list[str]:
-    from gpu_audit.report.markdown_text import inline, table
+def markdown_sections(s: BillingSummary, ids: Mapping[str, str]) -> list[str]:
+    """The figures' Markdown; `ids`: each resource id by the tail that tells it apart."""
+    from gpu_audit.report.markdown_text import breakable, inline, table
 
     lines = [spend_line(s, lambda v: v.replace("$", "\\$")), ""]
     lines += ["### GPU spend by month", ""]
@@ -58,15 +59,16 @@ def markdown_sections(s: BillingSummary) -> list[str]:
             continue
         lines += [f"### Cost per GPU-hour by {title}", ""]
         lines += table(
-            [title, "effective", "list", "savings rate", "GPU-hours", "per GPU-hour"],
+            # the rate first: it is what the table is of
+            [title, "per GPU-hour", "GPU-hours", "effective", "list", "savings rate"],
             [
                 [
                     inline(line.key or "(not stated)", 60),
+                    rate(line.figures.per_gpu_hour, lambda v: v.replace("$", "\\$")),
+                    hours(line.figures.gpu_hours),
                     md_usd(line.figures.effective),
                     md_usd(line.figures.list),
                     percent(line.figures.savings_rate),
-                    hours(line.figures.gpu_hours),
-                    rate(line.figures.per_gpu_hour, lambda v: v.replace("$", "\\$")),
                 ]
                 for line in part[:15]
             ],
@@ -76,12 +78,18 @@ def markdown_sections(s: BillingSummary) -> list[str]:
     if s.commitments:
         lines += ["### Commitments and capacity reservations (GPU rows)", ""]
         lines += table(
-            ["kind", "id", "cloud", "used hours", "unused hours", "utilization", "unused"],
+            [
+                "kind",
+                "commitment or reservation",
+                "used hours",
+                "unused hours",
+                "utilization",
+                "unused",
+            ],
             [
                 [
-                    c.kind,
-                    inline(c.id, 60),
-                    inline(c.cloud),
+                    f"{c.kind} ({inline(c.cloud)})",
+                    breakable(inline(ids.get(c.id, c.id), 120)),
                     hours(c.used_hours),
                     hours(c.unused_hours),
                     percent(c.utilization),
@@ -89,7 +97,7 @@ def markdown_sections(s: BillingSummary) -> list[str]:
                 ]
                 for c in s.commitments
             ],
-            "lllrrrr",
+            "llrrrr",
         )
         lines.append("")
     transfer = [
@@ -145,10 +153,15 @@ def markdown_sections(s: BillingSummary) -> list[str]:
     return lines
 
 
-def terminal_lines(s: BillingSummary) -> list[str]:
+def terminal_lines(s: BillingSummary, ids: Mapping[str, str], width: int) -> list[str]:
+    """The figures' terminal lines, each within `width` (ids by the tail that tells them
+    apart, as in the findings)."""
+    import textwrap
+
     from gpu_audit.report.escape import terminal_safe
 
-    out = ["", spend_line(s, lambda v: v), "", "by month"]
+    out = ["", *textwrap.wrap(spend_line(s, lambda v: v), width, break_on_hyphens=False)]
+    out += ["", "by month"]
     for m in s.months:
         read = f"{m.read_rows:,} rows read" if m.read_rows else "no rows"
         out.append(
@@ -169,13 +182,18 @@ def terminal_lines(s: BillingSummary) -> list[str]:
             ]
     if s.commitments:
         out += ["", "commitments and capacity reservations"]
-        out += [
-            terminal_safe(
-                f"  {c.kind}: {c.id[:60]} ({c.cloud}) {percent(c.utilization)} used, "
-                f"{hours(c.unused_hours)} h unused ({usd(c.unused_effective)})"
+        for c in s.commitments:  # what and where, then the amounts (as a finding's lines)
+            head = terminal_safe(f"  {c.kind} ({c.cloud}): ")
+            where = terminal_safe(ids.get(c.id, c.id))
+            room = max(width - len(head), 12)
+            out.append(head + (where if len(where) <= room else "…" + where[-(room - 1) :]))
+            out.append(
+                _fitted(
+                    f"    {percent(c.utilization)} used, {hours(c.unused_hours)} h unused "
+                    f"({usd(c.unused_effective)})",
+                    width,
+                )
             )
-            for c in s.commitments
-        ]
     for heading, parts in (
         ("GPU resources' data transfer", s.transfer),
         ("GPU teams' other data transfer", s.team_transfer),
@@ -191,8 +209,15 @@ def terminal_lines(s: BillingSummary) -> list[str]:
             for i in s.invoices
         ]
     for w in s.warnings:
-        out.append(terminal_safe(f"data quality: {w.message}{_rows(w.rows)}"))
-    return out
+        out += textwrap.wrap(
+            terminal_safe(f"data quality: {w.message}{_rows(w.rows)}"), width,
+            subsequent_indent="  ", break_on_hyphens=False,
+        )  # fmt: skip
+    return [_fitted(line, width) for line in out]
+
+
+def _fitted(line: str, width: int) -> str:
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def _share(part: Decimal, whole: Decimal) -> str:

@@ -42,7 +42,7 @@ def render_markdown(report: BillingReport) -> str:
         "lrrrr",
     )
     lines += ["", _check_line(report, lambda v: v.replace("$", "\\$")), ""]
-    lines += markdown_sections(s)
+    lines += markdown_sections(s, ids)
     for name in (
         "cloud",
         "capacity",
@@ -149,6 +149,7 @@ def shown_ids(report: BillingReport) -> dict[str, str]:
 
     named = [r.id for r in report.resources]
     named += [u.reservation_id for u in report.summary.unused if u.reservation_id]
+    named += [c.id for c in report.summary.commitments]
     if report.coverage is not None:
         named += [r.id for r in report.coverage.unseen]
         named += [f.resource_id for f in report.coverage.findings]
@@ -267,8 +268,7 @@ def render_table(report: BillingReport) -> str:
     ids = shown_ids(report)
     out = [f"GPU spend from the bill, {terminal_safe(s.period.name)}", ""]
     for src in s.sources:
-        extra = f", {len(src.superseded)} superseded (not read)" if src.superseded else ""
-        out.append(terminal_safe(f"  {src.cloud}: {src.path}: {len(src.files)} files{extra}"))
+        out += source_lines(src.cloud, src.path, len(src.files), len(src.superseded), width)
     out.append("")
     rows = [
         ["read in the period", *_table_cells(s.usd.read)],
@@ -324,10 +324,24 @@ def render_table(report: BillingReport) -> str:
                 f"{t.currency}: {cents(t.gpu.effective):,} of GPU usage (not added to the dollars)"
             )
         )
-    out += terminal_lines(s)
+    out += terminal_lines(s, ids, width)
     out += ["", *text_lines(report, usd, terminal_safe, markdown=False)]  # the quarter ahead
     out += ["", *textwrap.wrap(_headline(report, lambda v: v), width, break_on_hyphens=False)]
     return "\n".join(out) + "\n"
+
+
+def source_lines(cloud: str, path: str, files: int, superseded: int, width: int) -> list[str]:
+    """An export read: one line where it fits `width`, else what was read, then the path on a
+    line of its own (its end kept where even that is too long: the folder names the export)."""
+    from gpu_audit.report.escape import terminal_safe
+
+    extra = f", {superseded} superseded (not read)" if superseded else ""
+    safe = terminal_safe(path)
+    line = terminal_safe(f"  {cloud}: ") + f"{safe}: {files} files{extra}"
+    if len(line) <= width:
+        return [line]
+    where = "    " + (safe if len(safe) <= width - 4 else "…" + safe[-(width - 5) :])
+    return [_clipped(terminal_safe(f"  {cloud}: {files} files{extra}, in"), width), where]
 
 
 def _sum(part: tuple[Line, ...]) -> Decimal:
