@@ -43,6 +43,8 @@ class RateRow:
 
 @record
 class RateSource:
+    """One source the rates come from: its name, URL or API, and date."""
+
     name: str
     url: str  # a URL or an API call
     date: str
@@ -50,6 +52,8 @@ class RateSource:
 
 @record
 class RateFile:
+    """An interruption-rate file: its date, unit, method, sources and rows."""
+
     as_of: str
     unit: str
     method: str
