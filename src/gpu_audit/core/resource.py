@@ -10,17 +10,14 @@ from enum import IntEnum, StrEnum
 from gpu_audit.core.declare import canonical
 from gpu_audit.core.frozen import record
 from gpu_audit.core.sections import (
-    Activity,
     Billing,
     Estimate,
     Hpo,
-    Interruption,
     Reservation,
-    Run,
     ServedModel,
     Share,
-    Training,
 )
+from gpu_audit.core.training import Activity, Interruption, Run, Training
 
 
 class Kind(StrEnum):
