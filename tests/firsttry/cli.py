@@ -48,3 +48,11 @@ def without_modules(tmp: Path, *names: str) -> dict[str, str]:
 
 def no_traceback(result: subprocess.CompletedProcess[str]) -> None:
     assert "Traceback" not in result.stderr + result.stdout, result.stderr
+
+
+def git(repo: Path, *args: str) -> None:
+    """`git ARGS` in `repo` with a throwaway identity (the tests' own commits)."""
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=repo, check=True, capture_output=True,
+    )  # fmt: skip

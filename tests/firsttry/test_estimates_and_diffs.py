@@ -4,13 +4,12 @@ diffs of what the file states, run as a newcomer runs them."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FIXTURES
-from tests.firsttry.cli import gpu_audit
+from tests.firsttry.cli import git, gpu_audit
 
 JOBS = FIXTURES / "jobs"
 
@@ -107,24 +106,17 @@ def test_a_pod_that_fits_is_priced_on_its_machine(tmp_path: Path) -> None:
     assert estimate["on_demand"]["instance_type"] == "g2-standard-96"
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=repo, check=True, capture_output=True,
-    )  # fmt: skip
-
-
 @pytest.fixture
 def grown_sweep(tmp_path: Path) -> Path:
     """A `master` repository whose Hydra sweep grew from 40 to 100 trials of 2 GPUs × 6 h."""
     repo = tmp_path / "repo"
     repo.mkdir()
-    _git(repo, "init", "-q", "-b", "master")
+    git(repo, "init", "-q", "-b", "master")
     text = (JOBS / "hydra" / "optuna-submitit.yaml").read_text()
     sweep = repo / "sweep.yaml"
     sweep.write_text(text.replace("timeout_min: 90", "timeout_min: 360"))
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "one")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "one")
     sweep.write_text(sweep.read_text().replace("n_trials: 40", "n_trials: 100"))
     return repo
 

@@ -3,21 +3,13 @@ policy in one run, did-you-mean for every enum value, and an option before its c
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FIXTURES
-from tests.firsttry.cli import gpu_audit
+from tests.firsttry.cli import git, gpu_audit
 from tests.report.test_terminal_fit import _tables
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=repo, check=True, capture_output=True,
-    )  # fmt: skip
 
 
 @pytest.fixture
@@ -25,13 +17,13 @@ def priced_change(tmp_path: Path) -> Path:
     """A repository whose SageMaker sweep shrank and whose SkyPilot job grew (both priced)."""
     repo = tmp_path / "repo"
     repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
+    git(repo, "init", "-q", "-b", "main")
     sweep = (FIXTURES / "jobs" / "sagemaker" / "tuning-no-early-stopping.yaml").read_text()
     (repo / "tune.yaml").write_text(sweep)
     sky = (FIXTURES / "jobs" / "skypilot" / "any-of-alternatives.yaml").read_text()
     (repo / "any-of-alternatives.yaml").write_text(sky)
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "base")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
     (repo / "tune.yaml").write_text(
         sweep.replace("MaxNumberOfTrainingJobs: 200", "MaxNumberOfTrainingJobs: 20")
     )
