@@ -37,9 +37,9 @@ def use_prices(path: str | None) -> PricesInUse:
     from gpu_audit.catalog import enrich
 
     enrich._catalog_facts.cache_clear()  # its answers came from the prices being replaced
-    engine = sys.modules.get("gpu_audit.policy.engine")  # not imported yet: nothing cached
-    if engine is not None:
-        engine._target_price.cache_clear()
+    savings = sys.modules.get("gpu_audit.policy.savings")  # not imported yet: nothing cached
+    if savings is not None:
+        savings._target_price.cache_clear()
     if not path:
         set_overlay([])
         return BUNDLED
