@@ -188,14 +188,14 @@ def catalog_lookup(
       gpu-audit catalog lookup H100
     """
     _prices(prices)
-    from gpu_audit.cli.runners import ended_lines, lookup_rows
+    from gpu_audit.cli.lookup import ended_lines, lookup_rows
     from gpu_audit.report.escape import terminal_safe
     from gpu_audit.report.fit import fitted, terminal_width
 
     if fmt == "json":
         import json
 
-        from gpu_audit.cli.runners import lookup_entries
+        from gpu_audit.cli.lookup import lookup_entries
 
         entries, unknown = lookup_entries(names, region)
         data = {"version": 1, "kind": "catalog-lookup", "items": entries, "unknown": unknown}
