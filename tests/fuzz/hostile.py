@@ -143,6 +143,11 @@ def _candidates(kind: str) -> list[Path]:
             if p.is_file() and p.suffix in (".yaml", ".yml", ".json")
             if not p.name.endswith(".expected.yaml")
         )
+        # job files that state knobs (precision, workers, a DeepSpeed config they name): their
+        # own folder's configs and scripts are not job files, so only the top level
+        found += sorted(
+            p for p in (FIXTURES / "knobs").glob("*") if p.suffix in (".yaml", ".yml", ".json")
+        )
         corpus = SHARED / "corpus"
         if corpus.is_dir() and os.environ.get("GPU_AUDIT_FUZZ_EXAMPLES"):
             found += sorted(
@@ -339,3 +344,45 @@ def _raw_edit(draw: st.DrawFn, text: str) -> str:
     if edit == "bom":
         return "\ufeff" + text
     return text[:at] + "\t" + text[at:]
+
+
+SLURM_VALUES = [
+    "", "gpu:a100:1e30", "gpu:a100:-4", "gpu:a100:99999999999", "gpu:\u202ea100:4", "gpu:" + "x" * 300,
+    "${GPUS}", "gpu:a100:4,gpu:h100:2", "a100:4", "0", "99999-00:00:00", "1-25:99:99", "UNLIMITED",
+    "infinite", "0-1000000%5", "\x1b[2J", "=", "--", "a b c",
+]  # fmt: skip
+SLURM_OPTIONS = ["--gres", "--gpus", "--gpus-per-node", "--gpus-per-task", "-G", "--time", "-t",
+                 "--partition", "--array", "--nodes", "-N"]  # fmt: skip
+
+
+def slurm_seeds() -> list[Path]:
+    """The Slurm batch scripts of the fixtures, the public ones included."""
+    folder = FIXTURES / "jobs" / "slurm"
+    return sorted(p for p in folder.rglob("*") if p.suffix in (".sbatch", ".sh", ".slurm"))
+
+
+@st.composite
+def mutated_script(draw: st.DrawFn) -> tuple[str, str]:
+    """(file name, text): a Slurm script with 1–4 directive edits (a hostile value for an option,
+    a directive added or repeated, a line dropped), sometimes text-level damage as well."""
+    seed = draw(st.sampled_from(slurm_seeds()))
+    lines = seed.read_text(encoding="utf-8").splitlines()
+    for _ in range(draw(st.integers(1, 4))):
+        edit = draw(st.sampled_from(["value", "value", "add", "drop", "hetjob"]))
+        option, value = draw(st.sampled_from(SLURM_OPTIONS)), draw(st.sampled_from(SLURM_VALUES))
+        at = draw(st.integers(1, max(1, len(lines))))
+        if edit == "drop" and len(lines) > 1:
+            del lines[at - 1]
+        elif edit == "hetjob":
+            lines.insert(at, "#SBATCH hetjob")
+        else:
+            directive = (
+                f"#SBATCH {option}={value}"
+                if option.startswith("--")
+                else (f"#SBATCH {option} {value}")
+            )
+            lines.insert(at if edit == "add" else 1, directive)
+    text = "\n".join(lines) + "\n"
+    if draw(st.integers(0, 4)) == 0:
+        text = draw(_raw_edit(text))
+    return seed.name, text

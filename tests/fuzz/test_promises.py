@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from gpu_audit.report import REPORTERS
 from tests.conftest import FIXTURES
-from tests.fuzz.hostile import mutated
+from tests.fuzz.hostile import mutated, mutated_script
 from tests.fuzz.promises import (
     Broken,
     check_run,
@@ -63,6 +63,19 @@ def test_check_keeps_its_promises_on_mutated_job_configs(case: tuple[str, str], 
                 assert any(r.get("source", {}).get("path") == good for r in report["resources"])
 
         _kept(promises)
+
+
+@given(case=mutated_script(), fmt=FORMATS)
+def test_check_keeps_its_promises_on_mutated_slurm_scripts(case: tuple[str, str], fmt: str) -> None:
+    """A Slurm script is read as text, not YAML: its own mutations (values of `#SBATCH` options,
+    directives added, repeated or dropped, `hetjob`), beside a good job file."""
+    name, text = case
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        good = write(directory, "good.sky.yaml", GOOD_JOB)
+        bad = write(directory, name, text)
+        result = invoke(["check", "--format", fmt, "--fail-on", "high", good, bad])
+        _kept(lambda: check_run(result, [good, bad], fmt, text))
 
 
 @given(case=mutated("jobs"), fmt=st.sampled_from(["json", "text", "markdown"]))
