@@ -161,6 +161,9 @@ def _candidates(kind: str) -> list[Path]:
         return [*sorted(root.rglob("*.yaml")), FIXTURES / "inventory" / "demo-policy.yaml"]
     if kind == "prices":
         return sorted((FIXTURES / "prices").glob("*.json"))
+    if kind == "interruptions":  # `--interruption-rates FILE`: a user's file, the shipped one
+        shipped = FIXTURES.parent / "src" / "gpu_audit" / "catalog" / "data" / "interruptions.json"
+        return [FIXTURES / "interruptions" / "gcp-capacity-advice.json", shipped]
     if kind == "shards":
         return [shard_seeds()[1]]  # shard 2 of 3: merged beside the good shards 1 and 3
     # the demo fleet, and capacity bought ahead (kind reservation, `reservation.*`, the join)

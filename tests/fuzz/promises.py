@@ -33,6 +33,7 @@ NOTES = (
     "gpu-audit: wrote ",
     "gpu-audit: check: ",
     "gpu-audit: prices: ",
+    "gpu-audit: interruption rates: ",  # which rate file prices lost work, as `prices:`
 )
 HANG_SECONDS = 30
 # Whole-file problems have no line to name: the file is the location.

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fuzz.hostile import mutated, shard_seeds
-from tests.fuzz.promises import Broken, check_run, invoke, write
+from tests.fuzz.promises import Broken, check_run, invoke, strict_json, write
 from tests.fuzz.test_promises import GOOD_JOB, _kept
 
 pytestmark = pytest.mark.slow
@@ -72,6 +72,33 @@ def test_price_files_keep_the_promises(case: tuple[str, str], how: str) -> None:
 
         def promises() -> None:
             check_run(result, [path], None, text)
+            escaped(result, fmt, text)
+
+        _kept(promises)
+
+
+SPOT_JOB = (
+    "name: spot\nresources:\n  accelerators: A100:8\n  use_spot: true\n  labels:\n"
+    "    gpu-audit/checkpoint-interval-minutes: '20'\n    gpu-audit/max-runtime-hours: '12'\n"
+    "run: python train.py --output_dir /ckpt\n"
+)
+
+
+@given(case=mutated("interruptions"), how=st.sampled_from(["check", "estimate"]))
+def test_interruption_rate_files_keep_the_promises(case: tuple[str, str], how: str) -> None:
+    """`--interruption-rates FILE` (issue 47): a damaged rate file is one located line, exit 2;
+    a readable one prices a spot job's lost work without a traceback or a raw value."""
+    name, text = case
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write(Path(tmp), name, text)
+        job = write(Path(tmp), "spot.sky.yaml", SPOT_JOB)
+        fmt = "json" if how == "estimate" else "text"
+        result = invoke([how, "--format", fmt, "--interruption-rates", path, job])
+
+        def promises() -> None:
+            check_run(result, [path, job], None, text)  # estimate's JSON is not a scan report
+            if how == "estimate" and result.stdout.strip():
+                strict_json(result.stdout, f"\n--- input ---\n{text[:1500]}")
             escaped(result, fmt, text)
 
         _kept(promises)
