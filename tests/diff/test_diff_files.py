@@ -135,3 +135,31 @@ def test_a_linked_job_file_is_read_through_on_both_sides(repo: Repo) -> None:
     repo.write({"jobs/a.yaml": EVAL_L4.replace('"2"', '"5"')})
     _, report = diff_json("--base", "HEAD")
     assert {j["change"] for j in report["jobs"]} == {"modified"}
+
+
+SLURM = "#!/bin/bash\n#SBATCH --gres=gpu:a100:4\n#SBATCH --time=02:00:00\nsrun python train.py\n"
+SHELL = "#!/bin/bash\nmake build\n"
+
+
+def test_a_sniffed_script_is_judged_by_its_text_at_the_revision(repo: Repo) -> None:
+    """A `.sh` file is a Slurm job only when its opening holds `#SBATCH`: at the base that is
+    the revision's text, not the worktree's (here the script was deleted, and a plain script
+    became a job)."""
+    repo.commit({"jobs/train.sh": SLURM, "jobs/build.sh": SHELL, "jobs/a.yaml": EVAL_L4}, "base")
+    revision = resolve(repository(str(repo.path)), "HEAD", "--base")
+    repo.write(
+        {
+            "jobs/train.sh": None,
+            "jobs/build.sh": SLURM.replace("--time", "--job-name=build\n#SBATCH --time"),
+        }
+    )
+    names, contents, absent, _refused = revision_files((".",), (), revision)
+    assert absent == []
+    assert sorted(names.values()) == ["jobs/a.yaml", "jobs/train.sh"]
+    assert contents["HEAD:jobs/train.sh"] == SLURM.encode()
+    _, report = diff_json("--base", "HEAD")
+    assert sorted((j["file"], j["change"]) for j in report["jobs"]) == [
+        ("jobs/a.yaml", "unchanged"),
+        ("jobs/build.sh", "added"),
+        ("jobs/train.sh", "removed"),
+    ]

@@ -16,6 +16,7 @@ from typing import Any
 from gpu_audit.diff.git import Revision, abbreviated, link_targets, read_blobs, tree_files
 from gpu_audit.errors import InputError
 from gpu_audit.jobs.discover import NOT_UTF8, Walker, expand, not_utf8, utf8_name
+from gpu_audit.jobs.syntax import OPENING
 from gpu_audit.report.escape import terminal_safe
 
 _GLOB_CHARS = frozenset("*?[")
@@ -61,6 +62,22 @@ class TreeWalker(Walker):
         blobs = read_blobs(revision, [targets.get(f, f) for f in ignores])
         self._ignore_text = {f: blobs.get(targets.get(f, f), b"") for f in ignores}
         self._pruned: dict[tuple[str, str], bool] = {}
+        self._revision = revision
+        self._targets = targets
+        self._openings: dict[str, str] | None = None
+
+    def opening(self, here: str, name: str) -> str:
+        """The first bytes of the file at the revision (not in the worktree): what a syntax
+        sniffs. Every file a syntax may sniff is read in one `cat-file` call, on first need."""
+        if self._openings is None:
+            sniffed = [f for f in self._files if self.sniffable(f.rsplit("/", 1)[-1])]
+            blobs = read_blobs(self._revision, [self._targets.get(f, f) for f in sniffed])
+            self._openings = {
+                f: blobs.get(self._targets.get(f, f), b"")[:OPENING].decode("utf-8", "replace")
+                for f in sniffed
+            }
+        rel = os.path.relpath(os.path.realpath(here), self._root).replace(os.sep, "/")
+        return self._openings.get(name if rel == "." else f"{rel}/{name}", "")
 
     def _is_root(self, directory: str) -> bool:
         return os.path.realpath(directory) == self._root

@@ -108,6 +108,10 @@ class Walker:
         opening = self.opening(here, name)
         return any(syntax.opens(opening) for syntax in sniffing)
 
+    def sniffable(self, name: str) -> bool:
+        """A file name some syntax takes only when its opening says so."""
+        return any(syntax.may_sniff(name) for syntax in _syntaxes())
+
     def opening(self, here: str, name: str) -> str:
         """The first bytes of a file, as text (empty when unreadable): what a syntax sniffs."""
         try:
