@@ -82,6 +82,23 @@ def is_templated(value: Any) -> bool:
     return isinstance(value, str) and _PLACEHOLDER.search(value) is not None
 
 
+_TRUE = frozenset({"true", "yes", "on", "1", "y"})
+_FALSE = frozenset({"false", "no", "off", "0", "n"})
+
+
+def as_bool(value: Any) -> bool | None:
+    """A flag as a job file or a command states it: `true`, `"Yes"`, `on`, 1 → True; `false`,
+    `no`, 0 → False; `auto`, templated or other text → None (not stated)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return bool(value)
+    if isinstance(value, str) and not is_templated(value):
+        folded = value.strip().lower()
+        return True if folded in _TRUE else False if folded in _FALSE else None
+    return None
+
+
 class _LineLoader(_Loader):  # type: ignore[misc,valid-type]
     pass
 

@@ -7,10 +7,9 @@ import re
 from typing import Any
 
 from gpu_audit.core.lazyre import lazy
+from gpu_audit.core.yamlsrc import as_bool as as_bool  # one reading of a flag (the knobs' too)
 from gpu_audit.core.yamlsrc import is_templated
 
-_TRUE = {"true", "yes", "on", "1", "y"}
-_FALSE = {"false", "no", "off", "0", "n"}
 _SHELL_VAR = lazy(r"\$[A-Za-z_]\w*", needs=("$",))
 _SECONDS = lazy(r"^\s*(\d+(?:\.\d+)?)s\s*$")  # protobuf Duration JSON: `3600s`, `1.5s`
 _UNITS = lazy(r"(\d+(?:\.\d+)?)\s*([smhdw])", re.IGNORECASE)  # `1h30m`, `2d`, `90s`
@@ -26,21 +25,6 @@ def literal(value: Any) -> str | None:
     """`text`, also None for `$VAR` (left for envsubst): request bodies filled in by a shell."""
     found = text(value)
     return None if found is None or _SHELL_VAR.search(found) else found
-
-
-def as_bool(value: Any) -> bool | None:
-    """`true`, `"true"`, `yes`, `"Yes"`, 1 → True; templated or unknown text → None (missing)."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return bool(value)
-    if isinstance(value, str) and not is_templated(value):
-        folded = value.strip().lower()
-        if folded in _TRUE:
-            return True
-        if folded in _FALSE:
-            return False
-    return None
 
 
 def as_number(value: Any) -> float | None:

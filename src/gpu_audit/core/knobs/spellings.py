@@ -30,22 +30,6 @@ def precision(value: Any) -> str | None:
     return _PRECISION.get(value.strip().strip("\"'").lower())
 
 
-_TRUE = frozenset({"true", "yes", "on", "1"})
-_FALSE = frozenset({"false", "no", "off", "0"})
-
-
-def switch(value: Any) -> bool | None:
-    """A flag's value: `true`, `True`, 1 → True; `false` → False; `auto`, templated → None."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return bool(value)
-    if isinstance(value, str) and not is_templated(value):
-        folded = value.strip().lower()
-        return True if folded in _TRUE else False if folded in _FALSE else None
-    return None
-
-
 def whole(value: Any) -> int | None:
     """A count: 4, "4" → 4; a fraction, `auto`, a template or text → None."""
     if isinstance(value, bool) or value is None or is_templated(value):

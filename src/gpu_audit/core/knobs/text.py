@@ -13,7 +13,7 @@ import re
 from gpu_audit.core.knobs import spellings
 from gpu_audit.core.knobs.found import Knob
 from gpu_audit.core.lazyre import lazy
-from gpu_audit.core.yamlsrc import is_templated
+from gpu_audit.core.yamlsrc import as_bool, is_templated
 
 # `--name value`, `--name=value` or a bare `--name`; Hydra (`a.b=value`, `++a.b=value`)
 _FLAG = lazy(
@@ -110,7 +110,7 @@ def read_flags(text: str, path: str, first: int | None, python: bool = False) ->
 
 def _flag_knob(knob: str, name: str, value: str, path: str, line: int | None) -> list[Knob]:
     if name in _BOOLEAN_FLAGS:
-        state = True if not value else spellings.switch(value)
+        state = True if not value else as_bool(value)
         if state is None:
             return []
         if knob == "precision":

@@ -12,7 +12,7 @@ from typing import Any
 
 from gpu_audit.core.knobs import spellings
 from gpu_audit.core.knobs.found import Knob
-from gpu_audit.core.yamlsrc import is_templated
+from gpu_audit.core.yamlsrc import as_bool, is_templated
 
 _BATCH = frozenset(
     {"per_device_train_batch_size", "train_micro_batch_size_per_gpu", "micro_batch_size"}
@@ -78,7 +78,7 @@ def _section(
         found.append(
             Knob("precision", None, path, at, f'`{key}.enabled: "auto"`: set by the launcher')
         )
-    elif spellings.switch(enabled) is True:
+    elif as_bool(enabled) is True:
         found.append(Knob("precision", name, path, at))
 
 
@@ -102,10 +102,10 @@ def _leaf(
     if key in ("bf16", "fp16", "bfloat16", "fp8"):
         if spellings.is_auto(value):
             found.append(Knob("precision", None, path, line, f"`{key}: auto`: set by the launcher"))
-        elif spellings.switch(value) is True:
+        elif as_bool(value) is True:
             found.append(Knob("precision", "bf16" if key == "bfloat16" else key, path, line))
-    elif key == "tf32" and spellings.switch(value) is not None:
-        found.append(Knob("tf32", spellings.switch(value), path, line))
+    elif key == "tf32" and as_bool(value) is not None:
+        found.append(Knob("tf32", as_bool(value), path, line))
     elif _names_precision(key, value, parents):
         found.append(Knob("precision", spellings.precision(value), path, line))
     elif key in _BATCH or (key == "batch_size" and (not parents or parent in _DATA_PARENTS)):
@@ -113,13 +113,13 @@ def _leaf(
     elif key in _ACCUM:
         found.append(Knob("grad_accum", spellings.whole(value), path, line))
     elif key in _CHECKPOINTING:
-        found.append(Knob("checkpointing", spellings.switch(value), path, line))
+        found.append(Knob("checkpointing", as_bool(value), path, line))
     elif key in _GRANULARITY and isinstance(value, str):
         found.append(Knob("checkpointing", True, path, line))
     elif key in _WORKERS or (key == "num_workers" and (parent in _DATA_PARENTS or not parents)):
         found.append(Knob("workers", spellings.whole(value), path, line))
     elif key in ("torch_compile", "compile") and (key == "torch_compile" or not parents):
-        found.append(Knob("compile", spellings.switch(value), path, line))
+        found.append(Knob("compile", as_bool(value), path, line))
     elif key == "dynamo_backend" and isinstance(value, str):
         found.append(Knob("compile", value.strip().lower() not in ("no", "none", ""), path, line))
     elif key in _MODEL and isinstance(value, str):
@@ -144,7 +144,7 @@ def _names_precision(key: str, value: Any, parents: tuple[str, ...]) -> bool:
 
 def _names_adapter(key: str, value: Any) -> bool:
     if key == "use_peft":
-        return spellings.switch(value) is True
+        return as_bool(value) is True
     if key == "adapter":
         return isinstance(value, str) and "lora" in value.lower()
     return key in _LORA
