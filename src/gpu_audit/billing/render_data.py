@@ -22,7 +22,6 @@ from gpu_audit.billing.summary import CurrencyTotals, Figures, cents
 from gpu_audit.core.stamps import stamp
 
 JSON_VERSION = 1
-SCHEMA = "billing-v1.schema.json"
 
 
 # --- JSON -------------------------------------------------------------------------------------

@@ -7,8 +7,6 @@ from decimal import Decimal
 
 from gpu_audit.billing.summary import cents
 
-JSON_VERSION = 1
-SCHEMA = "billing-v1.schema.json"
 _DIMENSION_TITLES = {
     "cloud": "cloud",
     "account": "account / subscription / project",

@@ -14,8 +14,6 @@ from gpu_audit.core.frozen import record
 
 CENT = Decimal("0.01")
 USD = "USD"
-UNTAGGED = None  # a tag dimension's line for spend without that tag
-DIMENSIONS = ("cloud", "account", "region", "instance_type", "capacity")
 
 
 def cents(amount: Decimal) -> Decimal:

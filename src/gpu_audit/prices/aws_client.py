@@ -7,7 +7,6 @@ from typing import Any
 
 from gpu_audit.errors import CollectorError
 
-PRICING_REGION = "us-east-1"  # the Price List Query API's home; AWS_ENDPOINT_URL_PRICING overrides
 MAX_ATTEMPTS = 5  # throttled answers (ThrottlingException, RequestLimitExceeded) are retried
 
 

@@ -11,8 +11,6 @@ from gpu_audit.catalog import PriceQuote, set_overlay
 from gpu_audit.core.frozen import record
 from gpu_audit.prices.pricefile import PriceFile, PriceRow, read_prices
 
-MAX_AGE_DAYS = 90  # a price file whose prices are older than this gets one warning line
-
 
 @record
 class PricesInUse:
