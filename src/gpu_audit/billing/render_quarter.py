@@ -33,6 +33,8 @@ def _projection(p: Projection) -> dict[str, Any]:
 
 
 def forecast_json(f: Forecast | None) -> dict[str, Any] | None:
+    """The forecast as the JSON `forecast` object (dates ISO, dollars as numbers), None without
+    one."""
     if f is None:
         return None
     return {
