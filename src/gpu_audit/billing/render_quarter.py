@@ -115,6 +115,8 @@ def _team(resource: Any) -> str:
 
 
 def anomalies_json(report: BillingReport) -> list[dict[str, Any]]:
+    """The spend rises as the JSON `anomalies` list: each rise's series, key, rule and open or
+    waived status, its days and its dollars."""
     return [
         {
             "series": rise.series,

@@ -64,9 +64,11 @@ class _Gated(_Lazy):
         return not any(needle in folded for needle in self.needs)
 
     def search(self, text: str, *args: Any) -> re.Match[str] | None:
+        """`re.search`, None at once when none of the needed substrings is in `text`."""
         return None if self.absent(text) else self.compiled.search(text, *args)
 
     def match(self, text: str, *args: Any) -> re.Match[str] | None:
+        """`re.match`, None at once when none of the needed substrings is in `text`."""
         return None if self.absent(text) else self.compiled.match(text, *args)
 
     def finditer(self, text: str, *args: Any) -> Iterator[re.Match[str]]:
