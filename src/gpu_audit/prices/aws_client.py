@@ -20,6 +20,8 @@ class Counter:
         self.clients: dict[tuple[str, str], Any] = {}
 
     def watch(self, client: Any, service: str) -> Any:
+        """The client, every HTTP request it sends (retries included) counted under `service`."""
+
         def count(**_: Any) -> None:
             self.sent[service] = self.sent.get(service, 0) + 1
 

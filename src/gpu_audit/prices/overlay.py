@@ -21,6 +21,8 @@ class PricesInUse:
     rows: int = 0
 
     def describe(self) -> str:
+        """The prices in use as the report's header says it: `bundled catalog`, or the file with its
+        rows and fetch day over it."""
         if self.path is None:
             return "bundled catalog"
         name = os.path.basename(self.path)
