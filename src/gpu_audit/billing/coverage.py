@@ -54,8 +54,9 @@ def match_key(provider: str, resource_id: str) -> tuple[str, str]:
 
 
 def join_history(path: str, billed: Sequence[Resource]) -> Coverage:
-    """The billed resources joined to the history at `path`: which no audit saw, and the latest
-    audit that reads back (a damaged audit is skipped with one line)."""
+    """The billed usage joined to the history at `path`: what no audit saw (costliest first), how
+    much was matched, and whether the latest readable audit's open findings still bill (a damaged
+    audit is skipped with one line)."""
     from gpu_audit.history.damage import DAMAGE, DamagedAudit, describe, skipped
     from gpu_audit.history.documents import decode_columns
     from gpu_audit.history.load import load_audit

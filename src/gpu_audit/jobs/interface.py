@@ -205,8 +205,8 @@ class JobDraft:
 
     def build(self, suppressions: dict[int, dict[str, str]] | None = None) -> Resource:
         """The Resource the draft describes: numbers checked, the GPU name made canonical, weights
-        per GPU derived, unstated fields located at the resource's line, inline suppressions
-        applied."""
+        per GPU derived, unstated fields located at the resource's line, limits read from tags and
+        the workload from a `gpu-audit/workload` label; InputError for an impossible tag value."""
         values = dict(self.values)
         self._check_numbers(values)
         model = values.get("gpu.model")

@@ -60,9 +60,9 @@ class _Plan:
         line: int | None,
         suppressed: str | None = None,
     ) -> Finding:
-        """The rule's finding on `resource`: the field, expected and actual value, its line, and its
-        saving (per period for a billed resource, per run for a job file, else per month),
-        suppressed when an inline ignore names it."""
+        """The rule's finding on `resource`: the field, expected and actual value, its line, its
+        saving (per period for a billed resource or a finished run, per run for a job file, else
+        per month) and the severity (by that saving where the rule says so)."""
         info = self.info
         field, expected, actual = explained
         # A job file is priced per run, never per month; a running managed job (SageMaker,

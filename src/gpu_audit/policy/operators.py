@@ -136,8 +136,9 @@ def scalar(spec: FieldSpec, operand: Any, fail: Callable[[str], PolicyError]) ->
 
 
 def ordered_operand(spec: FieldSpec, operand: Any, fail: Callable[[str], PolicyError]) -> Any:
-    """The operand of an ordering operator: an aware UTC datetime for a time field (ISO dates read),
-    else a number; the PolicyError `fail` makes otherwise."""
+    """The operand of an ordering operator: an aware UTC datetime for a time field (ISO dates
+    read), else a number (a duration such as `24h` in the field's unit, for a field with one);
+    the PolicyError `fail` makes otherwise."""
     if spec.type == "datetime":
         if isinstance(operand, datetime):
             return operand if operand.tzinfo else operand.replace(tzinfo=UTC)

@@ -102,8 +102,8 @@ class SageMakerMapper:
         return f"arn:aws:sagemaker:{self.region}:{self.account}:{kind}/{name.lower()}"
 
     def training_job(self, job: Mapping[str, Any]) -> Found | None:
-        """A training job in progress as a Resource with its data inputs and stopping limits, None
-        when it holds no GPU."""
+        """A training job in progress as a Resource (data inputs, checkpoint, runtime cap, spot
+        wait) and a GPU utilization series per host; None when it holds no GPU."""
         config = job.get("ResourceConfig") or {}
         instance_type, count = first_gpu_group(config)
         gpu = _gpu(instance_type, count)

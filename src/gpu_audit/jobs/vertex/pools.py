@@ -55,8 +55,9 @@ class Pools:
 
 
 def worker_pools(value: Any, line: int) -> Pools:
-    """The GPUs of every worker pool (a list, or one pool as a mapping); an empty `{}` pool keeps
-    its index."""
+    """The GPUs of every worker pool (a list, or one pool as a mapping): models, the count summed
+    over replicas, the machine type and any reservation affinity, each with its line; a
+    templated accelerator leaves the count unknown."""
     pools = Pools()
     entries: list[tuple[Any, int]]
     if isinstance(value, LineList):
@@ -162,8 +163,8 @@ def set_timeout(draft: JobDraft, value: Any, line: int) -> None:
 
 
 def set_outputs(draft: JobDraft, spec: LineMap, pools: Pools) -> None:
-    """Set the checkpoint and data URIs from `baseOutputDirectory.outputUriPrefix` and the pools'
-    container arguments."""
+    """Set the checkpoint from `baseOutputDirectory.outputUriPrefix`, and the data URIs from it
+    and the `gs://` URIs in the pools' args, command, env and package URIs."""
     uris: list[str] = []
     base = spec.get("baseOutputDirectory")
     base_line: int | None = None
