@@ -7,6 +7,7 @@ import ast
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -14,14 +15,22 @@ SRC = ROOT / "src" / "gpu_audit"
 READERS = ("src", "tests", "benchmarks")  # where a constant may be read
 CONSTANT = re.compile(r"_?[A-Z][A-Z0-9_]*\Z")
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
+Trees = dict[Path, ast.Module]
 
 
-def _trees(*folders: str) -> dict[Path, ast.Module]:
+@cache
+def _all_trees() -> Trees:
+    """Every module of src/, tests/ and benchmarks/, parsed once for both checks."""
     return {
         path: ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for folder in folders
+        for folder in READERS
         for path in sorted((ROOT / folder).rglob("*.py"))
     }
+
+
+def _trees(*folders: str) -> Trees:
+    roots = [ROOT / folder for folder in folders]
+    return {p: tree for p, tree in _all_trees().items() if any(p.is_relative_to(r) for r in roots)}
 
 
 def _where(path: Path, node: ast.AST) -> str:
@@ -40,9 +49,12 @@ def _base_name(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
-def _documented_methods(trees: dict[Path, ast.Module]) -> dict[str, list[tuple[list[str], set]]]:
+Classes = dict[str, list[tuple[list[str], set[str]]]]
+
+
+def _documented_methods(trees: Trees) -> Classes:
     """Each class name in src/ → its bases and the methods it documents (one entry per definition)."""
-    classes: dict[str, list[tuple[list[str], set]]] = defaultdict(list)
+    classes: Classes = defaultdict(list)
     for tree in trees.values():
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef):
@@ -53,8 +65,10 @@ def _documented_methods(trees: dict[Path, ast.Module]) -> dict[str, list[tuple[l
     return classes
 
 
-def _covered(classes: dict, bases: list[str], name: str, seen: frozenset = frozenset()) -> bool:
-    """True when a base class in src/ (or its bases) documents the method `name`."""
+def _covered(
+    classes: Classes, bases: list[str], name: str, seen: frozenset[str] = frozenset()
+) -> bool:
+    """True when a base class in src/ (or one of its bases) documents the method `name`."""
     for base in bases:
         if base in seen:
             continue
@@ -83,11 +97,11 @@ def _overload(func: _Def) -> bool:
     return any(_base_name(d) == "overload" for d in func.decorator_list)
 
 
-def undocumented() -> list[str]:
+def undocumented(trees: Trees | None = None) -> list[str]:
     """`file:line name` of each public function or method in src/ without a docstring; an
     `@overload` stub, a method whose base class in src/ documents it, and the members of a
     documented Protocol are covered."""
-    trees = _trees("src")
+    trees = _trees("src") if trees is None else trees
     classes = _documented_methods(trees)
     missing = []
     for path, tree in trees.items():
@@ -118,6 +132,7 @@ def _module(path: Path) -> str:
 
 
 def _imported_from(path: Path, node: ast.ImportFrom) -> str:
+    """The module an import names, a relative one resolved against `path`'s package."""
     if node.level == 0:
         return node.module or ""
     package = list(path.relative_to(ROOT).with_suffix("").parts)
@@ -126,7 +141,7 @@ def _imported_from(path: Path, node: ast.ImportFrom) -> str:
     return ".".join([*package, *([node.module] if node.module else [])])
 
 
-def _constants(trees: dict[Path, ast.Module]) -> Iterator[tuple[Path, ast.stmt, str]]:
+def _constants(trees: Trees) -> Iterator[tuple[Path, ast.stmt, str]]:
     for path, tree in trees.items():
         if not path.is_relative_to(SRC):
             continue
@@ -141,11 +156,20 @@ def _constants(trees: dict[Path, ast.Module]) -> Iterator[tuple[Path, ast.stmt, 
                     yield path, node, target.id
 
 
-def dead_constants() -> list[str]:
+def _docs_words() -> Counter[str]:
+    return Counter(
+        word
+        for doc in sorted((ROOT / "docs").rglob("*.md"))
+        for word in re.findall(r"\w+", doc.read_text(encoding="utf-8"))
+    )
+
+
+def dead_constants(trees: Trees | None = None, docs: Counter[str] | None = None) -> list[str]:
     """`file:line NAME` of each module-level constant in src/ that nothing reads: not its own
     module, not a module importing it (directly or through a package's re-export), not an
     attribute `module.NAME`, not a string naming it (getattr, `__all__`), not docs/."""
-    trees = _trees(*READERS)
+    trees = _trees(*READERS) if trees is None else trees
+    docs = _docs_words() if docs is None else docs
     loads: dict[Path, Counter[str]] = {}
     attributes: Counter[str] = Counter()
     strings: Counter[str] = Counter()
@@ -158,19 +182,15 @@ def dead_constants() -> list[str]:
             elif isinstance(node, ast.Attribute):
                 attributes[node.attr] += 1
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                strings.update(re.findall(r"\w+", node.value))
+                if not node.value.islower():  # a name in a string: getattr(module, "NAME")
+                    strings.update(re.findall(r"\w+", node.value))
             elif isinstance(node, ast.ImportFrom):
                 for alias in node.names:
                     key = (_imported_from(path, node), alias.name)
                     importers[key].append((path, alias.asname or alias.name))
         loads[path] = names
-    docs = Counter(
-        word
-        for doc in sorted((ROOT / "docs").rglob("*.md"))
-        for word in re.findall(r"\w+", doc.read_text(encoding="utf-8"))
-    )
 
-    def read(path: Path, name: str, seen: frozenset = frozenset()) -> bool:
+    def read(path: Path, name: str, seen: frozenset[tuple[Path, str]] = frozenset()) -> bool:
         if loads[path][name]:
             return True
         for user, alias in importers[(_module(path), name)]:
@@ -197,36 +217,87 @@ def test_every_module_constant_is_read_somewhere() -> None:
 # --- the checks themselves ---------------------------------------------------------------------
 
 
-def _check(source: str) -> list[str]:
-    tree = ast.parse(source)
-    found = []
-    for func, cls in _public_defs(tree):
-        if ast.get_docstring(func) is None and not _overload(func):
-            found.append(f"{cls.name + '.' if cls else ''}{func.name}:{func.lineno}")
-    return found
+def _parsed(sources: dict[str, str]) -> Trees:
+    return {ROOT / name: ast.parse(text) for name, text in sources.items()}
+
+
+BOX = """
+import typing
+def shown(x):
+    def inner(): pass
+    return inner
+def _private(): pass
+class Box:
+    @property
+    def size(self): return 1
+    def __len__(self): return 1
+    @typing.overload
+    def get(self, k: int) -> int: ...
+if typing.TYPE_CHECKING:
+    def hidden(): pass
+"""
+
+LEAF = '''
+from typing import Protocol
+class Base:
+    def collect(self):
+        """Yield what was found."""
+class Mid(Base): pass
+class Leaf(Mid):
+    def collect(self): pass
+    def scope(self): pass
+class Hooks(Protocol):
+    """What a run asks of its owner: progress."""
+    def tick(self): ...
+class Bare(Protocol):
+    def tick(self): ...
+'''
 
 
 def test_the_docstring_check_sees_methods_and_properties_not_closures() -> None:
-    source = (
-        "import typing\n"
-        "def shown(x):\n"
-        "    def inner(): pass\n"
-        "    return inner\n"
-        "def _private(): pass\n"
-        "class Box:\n"
-        "    @property\n"
-        "    def size(self): return 1\n"
-        "    def __len__(self): return 1\n"
-        "    @typing.overload\n"
-        "    def get(self, k: int) -> int: ...\n"
-        "if typing.TYPE_CHECKING:\n"
-        "    def hidden(): pass\n"
-    )
-    assert _check(source) == ["shown:2", "Box.size:8", "hidden:13"]
+    found = undocumented(_parsed({"src/gpu_audit/box.py": BOX}))
+    assert found == [
+        "src/gpu_audit/box.py:3 shown",
+        "src/gpu_audit/box.py:9 Box.size",
+        "src/gpu_audit/box.py:14 hidden",
+    ]
 
 
-def test_a_base_class_docstring_covers_its_overrides() -> None:
-    classes = {"Base": [(["ABC"], {"collect"})], "Mid": [(["Base"], set())]}
-    assert _covered(classes, ["Mid"], "collect")
-    assert not _covered(classes, ["Mid"], "scope")
+def test_a_documented_base_or_protocol_covers_its_members() -> None:
+    found = undocumented(_parsed({"src/gpu_audit/leaf.py": LEAF}))
+    assert found == ["src/gpu_audit/leaf.py:9 Leaf.scope", "src/gpu_audit/leaf.py:14 Bare.tick"]
     assert not _covered({"Loop": [(["Loop"], set())]}, ["Loop"], "x")  # a cycle ends
+
+
+VALUES = """
+DEAD = 1
+OWN = 2
+IMPORTED = 3
+SHARED = 4
+BY_NAME = 5
+_ATTRIBUTE = 6
+ONLY_IMPORTED = 7
+IN_DOCS = 8
+print(OWN)
+"""
+
+USER = """
+from gpu_audit.pkg import SHARED, values
+from .pkg.values import IMPORTED, ONLY_IMPORTED
+print(IMPORTED, SHARED, values._ATTRIBUTE, getattr(values, "BY_NAME"))
+"""
+
+
+def test_the_constant_check_finds_what_nothing_reads() -> None:
+    trees = _parsed(
+        {
+            "src/gpu_audit/pkg/__init__.py": "from gpu_audit.pkg.values import SHARED\n",
+            "src/gpu_audit/pkg/values.py": VALUES,
+            "src/gpu_audit/user.py": USER,
+        }
+    )
+    found = dead_constants(trees, Counter({"IN_DOCS": 1}))
+    assert found == [
+        "src/gpu_audit/pkg/values.py:2 DEAD",
+        "src/gpu_audit/pkg/values.py:8 ONLY_IMPORTED",
+    ]
