@@ -41,7 +41,7 @@ def share(part: Decimal, whole: Decimal) -> str:
 
 
 def dimension_title(name: str) -> str:
-    """A breakdown's title: `tag `team`` for a tag dimension, else the dimension's words."""
+    """A breakdown's title: tag `team` for the dimension `tag:team`, else the dimension's words."""
     return f"tag `{name[4:]}`" if name.startswith("tag:") else _DIMENSION_TITLES.get(name, name)
 
 

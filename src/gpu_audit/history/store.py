@@ -48,7 +48,7 @@ def scope_key(scope: Scope) -> str:
 
 
 def parse_iso(text: str) -> datetime:
-    """A stored ISO 8601 time (`Z` or an offset) as an aware datetime."""
+    """A stored ISO 8601 time as a datetime (`Z` read as UTC)."""
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
