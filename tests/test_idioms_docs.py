@@ -19,18 +19,16 @@ Trees = dict[Path, ast.Module]
 
 
 @cache
-def _all_trees() -> Trees:
-    """Every module of src/, tests/ and benchmarks/, parsed once for both checks."""
+def _folder_trees(folder: str) -> Trees:
+    """Every module under `folder`, parsed once for both checks."""
     return {
         path: ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for folder in READERS
         for path in sorted((ROOT / folder).rglob("*.py"))
     }
 
 
 def _trees(*folders: str) -> Trees:
-    roots = [ROOT / folder for folder in folders]
-    return {p: tree for p, tree in _all_trees().items() if any(p.is_relative_to(r) for r in roots)}
+    return {path: tree for folder in folders for path, tree in _folder_trees(folder).items()}
 
 
 def _where(path: Path, node: ast.AST) -> str:
