@@ -20,8 +20,9 @@ TERMINAL_ROWS = 30
 
 
 def render_markdown(report: BillingReport) -> str:
-    """The billing report as the runbook's Markdown section (every value escaped, dollar signs
-    too)."""
+    """The billing report as the runbook's Markdown section: totals, breakdowns (cloud, capacity,
+    tags, type, account), unused commitments, findings, coverage, other currencies and the
+    quarter ahead; every value escaped, dollar signs too."""
     from gpu_audit.report.markdown_text import breakable, inline, prose, table
 
     s = report.summary

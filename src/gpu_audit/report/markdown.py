@@ -85,8 +85,9 @@ def _command(result: ScanResult) -> str:
 
 
 def header(result: ScanResult) -> list[str]:
-    """The report's title and its Scope table: time, command, providers, accounts, regions, policies
-    with their versions, prices in use."""
+    """The report's title, its Scope table (time, command, providers, accounts, regions, files,
+    policies with their versions, the prices and interruption rates in use) and, for a partial
+    scan, the incomplete-scan note."""
     scope = result.scope
     versions = scope.policy_versions
     policies = [
