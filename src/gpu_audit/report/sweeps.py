@@ -31,7 +31,7 @@ def _iso(value: Any) -> str | None:
 
 def trial_data(trial: TrialRun) -> dict[str, Any]:
     """A finished trial as the report's plain values (hours, USD to the cent, shares as
-    percentages)."""
+    percentages), with its exact seconds too so that `merge` adds shards up as the scan did."""
     return {
         "id": trial.id,
         "name": trial.name,
