@@ -299,3 +299,102 @@ def test_the_constant_check_finds_what_nothing_reads() -> None:
         "src/gpu_audit/pkg/values.py:2 DEAD",
         "src/gpu_audit/pkg/values.py:8 ONLY_IMPORTED",
     ]
+
+
+# --- after a merge -----------------------------------------------------------------------------
+
+
+def _qualified(tree: ast.Module) -> dict[str, _Def]:
+    return {f"{cls.name}.{f.name}" if cls else f.name: f for f, cls in _public_defs(tree)}
+
+
+def restored(source: str, donor: str) -> str:
+    """`source` with the docstring `donor` gives each public function that has none here (matched
+    by qualified name): what a merge that kept the other side of a conflict lost."""
+    lines = source.split("\n")
+    given = _qualified(ast.parse(donor))
+    donor_lines = donor.split("\n")
+    inserts = []
+    for name, func in _qualified(ast.parse(source)).items():
+        other = given.get(name)
+        if ast.get_docstring(func) is not None or other is None or not ast.get_docstring(other):
+            continue
+        first = func.body[0]
+        if first.lineno == func.lineno:
+            continue  # a one-line body: left to the check to name
+        at = first.lineno - 1
+        while at - 1 >= func.lineno and lines[at - 1].strip().startswith("#"):
+            at -= 1  # the docstring goes above a leading comment
+        doc = other.body[0]
+        text = donor_lines[doc.lineno - 1 : doc.end_lineno]
+        indent = " " * first.col_offset
+        inserts.append(
+            (at, [indent + line[doc.col_offset :] if line.strip() else "" for line in text])
+        )
+    for at, text in sorted(inserts, reverse=True):
+        lines[at:at] = text
+    return "\n".join(lines)
+
+
+def restore(revision: str) -> list[str]:
+    """Write back each docstring of `revision` (say `issue-50-docs`) that a merge lost; the
+    paths written."""
+    import subprocess
+
+    written = []
+    for path in sorted({line.split(":")[0] for line in undocumented()}):
+        shown = subprocess.run(
+            ["git", "show", f"{revision}:{path}"], cwd=ROOT, capture_output=True, text=True
+        )
+        if shown.returncode != 0:
+            continue  # a file the revision does not have
+        file = ROOT / path
+        before = file.read_text(encoding="utf-8")
+        after = restored(before, shown.stdout)
+        if after != before:
+            file.write_text(after, encoding="utf-8")
+            written.append(path)
+    return written
+
+
+DONOR = '''
+class Box:
+    def size(self):
+        """How many fit."""
+        # counted once
+        return 1
+
+def shown(x):
+    """X, shown."""
+    return x
+'''
+
+MERGED = """
+class Box:
+    def size(self):
+        # counted once
+        return 1
+
+def shown(x):
+    import os
+    return x
+
+def other(): pass
+"""
+
+
+def test_a_docstring_a_merge_lost_is_written_back() -> None:
+    after = restored(MERGED, DONOR)
+    assert undocumented(_parsed({"src/gpu_audit/box.py": after})) == [
+        "src/gpu_audit/box.py:13 other"
+    ]
+    assert '    def size(self):\n        """How many fit."""\n        # counted once\n' in after
+    assert 'def shown(x):\n    """X, shown."""\n    import os\n' in after
+    assert restored(after, DONOR) == after
+
+
+if __name__ == "__main__":  # python -m tests.test_idioms_docs issue-50-docs
+    import sys
+
+    for changed in restore(sys.argv[1]):
+        print(f"wrote {changed}")
