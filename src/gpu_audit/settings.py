@@ -171,6 +171,8 @@ class _Problems:
         return default
 
     def raise_any(self) -> None:
+        """Raise every problem found at once, in line order and each once, as ConfigErrors; nothing
+        when there is none."""
         if self.messages:
             from gpu_audit.policy.loader import in_line_order  # an error's order only
 

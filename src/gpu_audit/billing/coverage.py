@@ -39,10 +39,14 @@ class Coverage:
 
     @property
     def unseen_usd(self) -> float:
+        """The USD effective cost of the billed resources no scan saw, rounded to the cent (a cost
+        not stated counts as 0)."""
         return round(sum(r.billing.effective_usd or 0.0 for r in self.unseen), 2)
 
 
 def match_key(provider: str, resource_id: str) -> tuple[str, str]:
+    """The (cloud, id) a billed resource and a scanned one are matched on: lower-cased, an ARM id
+    whole, any other id its last path segment."""
     text = resource_id.strip().lower()
     if provider == "azure" or text.startswith("/subscriptions/"):
         return "azure", text.rstrip("/")
@@ -50,6 +54,9 @@ def match_key(provider: str, resource_id: str) -> tuple[str, str]:
 
 
 def join_history(path: str, billed: Sequence[Resource]) -> Coverage:
+    """The billed usage joined to the history at `path`: what no audit saw (costliest first), how
+    much was matched, and whether the latest readable audit's open findings still bill (a damaged
+    audit is skipped with one line)."""
     from gpu_audit.history.damage import DAMAGE, DamagedAudit, describe, skipped
     from gpu_audit.history.documents import decode_columns
     from gpu_audit.history.load import load_audit

@@ -32,6 +32,8 @@ _REMOTE = ("s3://", "gs://", "gcs://", "az://", "azure://", "abfss://", "http://
 
 
 def connect() -> Any:
+    """An in-memory DuckDB connection in UTC, with no progress bar and no extension downloads;
+    ConfigError when the billing extra is missing."""
     try:
         import duckdb
     except ImportError:
@@ -50,6 +52,8 @@ def connect() -> Any:
 
 
 def file_system(conn: Any) -> FileSystem:
+    """The export reader's file system through DuckDB (glob and read_text), so s3://, gs:// and
+    az:// read as local paths do; a failed read raises a located InputError."""
     import duckdb
 
     def glob(pattern: str) -> list[str]:
@@ -83,6 +87,8 @@ def _located(name: str, exc: Exception) -> str:
 
 
 def relation(files: Sequence[str], file_format: str) -> str:
+    """The SQL table function reading `files` (Parquet, or RFC 4180 CSV read as text with `NULL` and
+    empty cells null), columns unioned by name."""
     listed = "[" + ", ".join(literal(name) for name in files) + "]"
     if file_format == "parquet":
         return f"read_parquet({listed}, union_by_name = true)"
@@ -97,6 +103,8 @@ def relation(files: Sequence[str], file_format: str) -> str:
 
 
 def sources(conn: Any, exports: Sequence[ExportFiles]) -> list[Source]:
+    """Each export's files as query sources with their column types; InputError naming the file when
+    one does not read or lacks a FOCUS column."""
     import duckdb
 
     found: list[Source] = []
@@ -333,6 +341,8 @@ def locate_bad_value(conn: Any, found: Sequence[Source], exc: Exception | None) 
 
 
 def group(row: Sequence[Any], tag_keys: Sequence[str]) -> BilledGroup:
+    """One result row of the billing query as a BilledGroup: its tag values by key (a null tag left
+    out), null sums as 0."""
     fixed = dict(zip(GROUP_COLUMNS, row[: len(GROUP_COLUMNS)], strict=True))
     tag_values = row[len(GROUP_COLUMNS) : len(GROUP_COLUMNS) + len(tag_keys)]
     sums = dict(zip(SUM_COLUMNS, row[len(GROUP_COLUMNS) + len(tag_keys) :], strict=True))

@@ -46,6 +46,7 @@ class ExportFiles:
     version: str | None = None  # the FOCUS version the export declares, where it does
 
     def by_format(self) -> dict[str, tuple[str, ...]]:
+        """The export's files by data format (`parquet`, `csv`), each sorted."""
         groups: dict[str, list[str]] = {}
         for name in self.files:
             groups.setdefault(data_format(name), []).append(name)
@@ -61,6 +62,7 @@ class FileSystem:
 
 
 def data_format(name: str) -> str:
+    """`parquet` or `csv` from a file's suffix; InputError for any other file."""
     lowered = name.lower()
     if lowered.endswith(".parquet"):
         return "parquet"

@@ -66,6 +66,7 @@ class Forecast:
 
 
 def last_day(period: Period) -> date:
+    """The period's last UTC day (its end is exclusive)."""
     return (period.end - timedelta(days=1)).date()
 
 

@@ -46,6 +46,8 @@ class Reading:
 
 
 def query_key(period: Period, tag_keys: Sequence[str], gpu_types: Sequence[Any]) -> str:
+    """A hex digest of what the query's answer depends on (query version, period, tag keys, GPU
+    types): a cached aggregate is reused only under the same key."""
     from hashlib import blake2b
 
     text = repr((QUERY_VERSION, period.name, period.start, period.end, list(tag_keys),
@@ -54,6 +56,7 @@ def query_key(period: Period, tag_keys: Sequence[str], gpu_types: Sequence[Any])
 
 
 def digest(path: str) -> str:
+    """The BLAKE2b digest (hex) of a file's bytes, read in 1 MiB chunks."""
     from hashlib import blake2b
 
     h = blake2b(digest_size=20)

@@ -52,6 +52,9 @@ _CAPACITY = {
 
 
 def resource_key(group: BilledGroup) -> tuple[str, str]:
+    """The (cloud, id) a billed group is judged and remembered under: its resource id (an Azure ARM
+    id lower-cased), its reservation, or an `unused:`/`unattributed:` id built from account, region
+    and GPU."""
     if group.kind == "unused":  # the reservation or commitment itself, where the bill names it
         if group.reservation_id:
             return group.cloud, group.reservation_id

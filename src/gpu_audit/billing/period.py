@@ -32,6 +32,7 @@ class Period:
 
     @property
     def days(self) -> float:
+        """The period's length in days (fractional for `--from/--to` times)."""
         return (self.end - self.start).total_seconds() / 86400
 
 

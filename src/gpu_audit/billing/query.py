@@ -69,10 +69,12 @@ SUM_COLUMNS = (
 
 
 def quote(name: str) -> str:
+    """`name` as a double-quoted SQL identifier."""
     return '"' + name.replace('"', '""') + '"'
 
 
 def literal(text: str) -> str:
+    """`text` as a single-quoted SQL string literal."""
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -85,6 +87,7 @@ class Source:
         self.columns = dict(columns)
 
     def missing(self) -> list[str]:
+        """The FOCUS columns the query requires that this source lacks, in REQUIRED's order."""
         return [name for name in REQUIRED if name not in self.columns]
 
 
@@ -96,9 +99,11 @@ class _Columns:
         self.dialect = dialect
 
     def has(self, name: str) -> bool:
+        """True when the source has the column `name`."""
         return name in self.types
 
     def raw(self, name: str) -> str:
+        """The quoted column, or SQL `NULL` when the source lacks it."""
         return quote(name) if self.has(name) else "NULL"
 
     def text(self, name: str) -> str:
@@ -108,6 +113,7 @@ class _Columns:
         return f"NULLIF(NULLIF(TRIM(CAST({quote(name)} AS VARCHAR)), ''), 'NULL')"
 
     def money(self, name: str) -> str:
+        """The column as the query's money type (text parsed; `NULL` of that type when absent)."""
         kind = self.types.get(name)
         if kind is None:
             return f"CAST(NULL AS {MONEY})"
@@ -123,6 +129,7 @@ class _Columns:
         return self.money(name)
 
     def time(self, name: str) -> str:
+        """The column as a TIMESTAMPTZ (text parsed; a typed `NULL` when absent)."""
         kind = self.types.get(name)
         if kind is None:
             return "CAST(NULL AS TIMESTAMPTZ)"

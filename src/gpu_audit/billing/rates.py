@@ -35,6 +35,9 @@ def _item(group: BilledGroup) -> str | None:
 
 
 def billed_rates(groups: Iterable[BilledGroup], period: Period, now: datetime) -> PriceFile:
+    """The period's USD on-demand and spot GPU rows as a price file: each (cloud, item, region,
+    capacity)'s effective cost over its usage quantity, to 4 decimals (a rate of 0 or less left
+    out)."""
     sums: dict[tuple[str, str, str, str], tuple[Decimal, Decimal, int]] = {}
     for g in groups:
         capacity = _CAPACITIES.get(g.capacity or "")

@@ -22,7 +22,6 @@ from gpu_audit.billing.summary import CurrencyTotals, Figures, cents
 from gpu_audit.core.stamps import stamp
 
 JSON_VERSION = 1
-SCHEMA = "billing-v1.schema.json"
 
 
 # --- JSON -------------------------------------------------------------------------------------
@@ -73,6 +72,8 @@ def _time(value: Any) -> str | None:
 
 
 def to_json(report: BillingReport) -> dict[str, Any]:
+    """The billing report as the JSON document of `billing-v1.schema.json` (times in UTC, money as
+    numbers rounded once)."""
     s = report.summary
     spot = s.spot_share
     body: dict[str, Any] = {
@@ -243,6 +244,7 @@ def _coverage(report: BillingReport) -> dict[str, Any] | None:
 
 
 def render_json(report: BillingReport) -> str:
+    """The billing report's JSON text, one-space indent, non-ASCII kept, ending in a newline."""
     return json.dumps(to_json(report), indent=1, ensure_ascii=False) + "\n"
 
 

@@ -12,6 +12,7 @@ from gpu_audit.billing.summary import BillingSummary, Figures, Line, cents
 
 
 def percent(value: Decimal | None) -> str:
+    """A Decimal share as a percentage to one decimal (`12.5%`), `–` for None."""
     return "–" if value is None else f"{(value * 100).quantize(Decimal('0.1'))}%"
 
 

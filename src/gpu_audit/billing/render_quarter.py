@@ -33,6 +33,8 @@ def _projection(p: Projection) -> dict[str, Any]:
 
 
 def forecast_json(f: Forecast | None) -> dict[str, Any] | None:
+    """The forecast as the JSON `forecast` object (dates ISO, dollars as numbers), None without
+    one."""
     if f is None:
         return None
     return {
@@ -113,6 +115,8 @@ def _team(resource: Any) -> str:
 
 
 def anomalies_json(report: BillingReport) -> list[dict[str, Any]]:
+    """The spend rises as the JSON `anomalies` list: each rise's series, key, rule and open or
+    waived status, its days and its dollars."""
     return [
         {
             "series": rise.series,

@@ -20,6 +20,9 @@ TERMINAL_ROWS = 30
 
 
 def render_markdown(report: BillingReport) -> str:
+    """The billing report as the runbook's Markdown section: totals, breakdowns (cloud, capacity,
+    tags, type, account), unused commitments, findings, coverage, other currencies and the
+    quarter ahead; every value escaped, dollar signs too."""
     from gpu_audit.report.markdown_text import breakable, inline, prose, table
 
     s = report.summary
@@ -256,6 +259,8 @@ def _check_line(report: BillingReport, mark: Callable[[str], str]) -> str:
 
 
 def render_table(report: BillingReport) -> str:
+    """The billing report as the terminal table, fitted to the terminal's width, every value made
+    terminal-safe."""
     import textwrap
 
     from tabulate import tabulate

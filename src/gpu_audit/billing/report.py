@@ -43,6 +43,7 @@ class BillingReport:
 
     @property
     def open_findings(self) -> tuple[Finding, ...]:
+        """The findings not waived."""
         return tuple(f for f in self.findings if f.is_open)
 
     @property
@@ -84,6 +85,8 @@ def gpu_types() -> list[tuple[str, str, str, int]]:
 def read_groups(
     paths: Sequence[str], period: Period, tag_keys: Sequence[str]
 ) -> tuple[BillingSummary, list[BilledGroup]]:
+    """The period's summary and the billing query's groups from the exports at `paths` (DuckDB; the
+    billing extra)."""
     from gpu_audit.billing import duck
 
     keys = query_keys(tag_keys)

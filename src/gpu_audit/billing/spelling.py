@@ -7,8 +7,6 @@ from decimal import Decimal
 
 from gpu_audit.billing.summary import cents
 
-JSON_VERSION = 1
-SCHEMA = "billing-v1.schema.json"
 _DIMENSION_TITLES = {
     "cloud": "cloud",
     "account": "account / subscription / project",
@@ -19,6 +17,8 @@ _DIMENSION_TITLES = {
 
 
 def usd(amount: Decimal | float | None) -> str:
+    """Dollars rounded once to the cent with thousands separators (`$1,234.50`, `-$3.00`); `–` for
+    None."""
     if amount is None:
         return "–"
     value = cents(Decimal(str(amount)))
@@ -31,18 +31,23 @@ def md_usd(amount: Decimal | float | None) -> str:
 
 
 def hours(amount: Decimal) -> str:
+    """Hours to the hundredth with thousands separators (`1,234.50`)."""
     return f"{amount.quantize(Decimal('0.01')):,}"
 
 
 def share(part: Decimal, whole: Decimal) -> str:
+    """`part` as a percentage of `whole` to one decimal (`12.5%`); `–` when `whole` is 0."""
     return "–" if not whole else f"{(part / whole * 100).quantize(Decimal('0.1'))}%"
 
 
 def dimension_title(name: str) -> str:
+    """A breakdown's title: tag `team` for the dimension `tag:team`, else the dimension's words."""
     return f"tag `{name[4:]}`" if name.startswith("tag:") else _DIMENSION_TITLES.get(name, name)
 
 
 def key_label(name: str, key: str | None) -> str:
+    """A breakdown line's label: its key, or `(untagged)` (a tag dimension) or `(not stated)` for
+    None."""
     if key is not None:
         return key
     return "(untagged)" if name.startswith("tag:") else "(not stated)"

@@ -14,8 +14,6 @@ from gpu_audit.core.frozen import record
 
 CENT = Decimal("0.01")
 USD = "USD"
-UNTAGGED = None  # a tag dimension's line for spend without that tag
-DIMENSIONS = ("cloud", "account", "region", "instance_type", "capacity")
 
 
 def cents(amount: Decimal) -> Decimal:
@@ -35,6 +33,8 @@ class Figures:
     list: Decimal = Decimal(0)  # ListCost (an empty one counted as 0)
 
     def plus(self, group: BilledGroup) -> Figures:
+        """These figures with one billed group's added (its GPU-hours counted as spot too when its
+        capacity is spot)."""
         spot = group.gpu_hours if group.capacity == "spot" else Decimal(0)
         return Figures(
             effective=self.effective + group.effective,
@@ -46,6 +46,7 @@ class Figures:
         )
 
     def add(self, other: Figures) -> Figures:
+        """The sums of these figures and `other`'s."""
         return Figures(
             effective=self.effective + other.effective,
             billed=self.billed + other.billed,
@@ -122,6 +123,7 @@ class Commitment:
 
     @property
     def utilization(self) -> Decimal | None:
+        """The share of the commitment's hours used (0 to 1), None when it has no hours."""
         whole = self.used_hours + self.unused_hours
         return None if not whole else self.used_hours / whole
 
@@ -215,6 +217,8 @@ def summarize(
     groups: Iterable[BilledGroup],
     tag_keys: Sequence[str],
 ) -> BillingSummary:
+    """The period's summary: totals per currency, the USD GPU usage, unused commitments and data
+    transfer, and each dimension's (and tag's) breakdown, largest first."""
     groups = list(groups)
     currencies = sorted({g.currency for g in groups if g.in_period})
     totals = {currency: _currency(currency, groups) for currency in currencies}

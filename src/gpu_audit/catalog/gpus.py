@@ -182,6 +182,8 @@ def gpu_class(name: str | None) -> GpuClass | None:
 
 
 def canonical_gpu(name: str | None) -> str | None:
+    """The ladder's name for a GPU however a source spells it (`NVIDIA-A100-SXM4-80GB` →
+    `A100-80GB`), None for one it does not know."""
     found = gpu_class(name)
     return found.name if found else None
 
@@ -193,4 +195,5 @@ def class_rank(name: str | None) -> int | None:
 
 
 def ladder() -> tuple[GpuClass, ...]:
+    """Every GPU class, lowest rank first."""
     return _LADDER

@@ -106,6 +106,8 @@ def _row_lines(text: str) -> list[int]:
 
 
 def parse(path: str, body: Any, lines: Sequence[int] = ()) -> RateFile:
+    """An interruption-rate file's JSON body checked and read; ConfigError naming the file, line and
+    key for anything off."""
     head = f"{path}:1: interruption rates"
     if not isinstance(body, dict) or body.get("gpu_audit_interruptions") != VERSION:
         raise ConfigError(f"{head}: expected a JSON object with gpu_audit_interruptions: {VERSION}")
@@ -222,6 +224,7 @@ def use_rates(path: str | None) -> RateFile:
 
 
 def in_use() -> RateFile:
+    """The rates in use: the `--interruption-rates` file laid over, else the bundled ones."""
     return _OVERLAY[0] if _OVERLAY else bundled()
 
 

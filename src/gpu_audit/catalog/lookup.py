@@ -114,12 +114,16 @@ class _PriceIndex:
         self.first_region: dict[str, str] = {}  # item → its alphabetically first priced region
 
     def put(self, cloud: str, item: str, region: str, entry: list[str] | PriceQuote) -> None:
+        """Keep a catalog row (or a quote) for (item, region), remember the item's cloud and its
+        first region in sort order."""
         self._entries[(item, region)] = entry
         self.clouds.setdefault(item, cloud)
         if region < self.first_region.get(item, "\uffff"):
             self.first_region[item] = region
 
     def get(self, item: str, region: str) -> PriceQuote | None:
+        """The quote for (item, region), built from its CSV row on first use and kept; None when the
+        catalog has none."""
         entry = self._entries.get((item, region))
         if entry is None or isinstance(entry, PriceQuote):
             return entry
@@ -127,6 +131,7 @@ class _PriceIndex:
         return quote
 
     def pairs(self) -> list[tuple[str, str]]:
+        """Every (item, region) the index holds, in the order they were put."""
         return list(self._entries)
 
 
@@ -220,6 +225,7 @@ def instance_spec(instance_type: str | None) -> InstanceSpec | None:
 
 
 def instance_types() -> tuple[InstanceSpec, ...]:
+    """Every instance type of the bundled catalog (instances.csv), in its order."""
     return tuple(_instances().values())
 
 

@@ -59,6 +59,8 @@ def instances_of(resource: Resource) -> int:
 
 
 def cloud_of(resource: Resource) -> str | None:
+    """The cloud whose spot market a resource is on: its provider, or the cloud of its managed
+    service; None for neither (Kubernetes, Slurm)."""
     if resource.provider in _CLOUDS:
         return resource.provider
     return CLOUD_OF_SERVICE.get(resource.service or "")

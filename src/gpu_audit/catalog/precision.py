@@ -33,6 +33,8 @@ TENSOR_CORES_SINCE = 7.0
 
 
 def compute_capability(model: str | None) -> float | None:
+    """The CUDA compute capability of a GPU model (8.0 for A100), None for a model the catalog does
+    not know."""
     name = canonical_gpu(model)
     return COMPUTE_CAPABILITY.get(name) if name else None
 
@@ -47,5 +49,7 @@ def precisions(model: str | None) -> tuple[str, ...] | None:
 
 
 def tensor_cores(model: str | None) -> bool | None:
+    """True when the GPU has tensor cores (compute capability 7.0 or later), None for an unknown
+    model."""
     capability = compute_capability(model)
     return None if capability is None else capability >= TENSOR_CORES_SINCE

@@ -46,6 +46,9 @@ def is_sweep(hpo: Hpo) -> bool:
 
 
 def bound(hpo: Hpo, limits: Limits, provider: str) -> SweepBound:
+    """The sweep's bound: its runs (trials × attempts) times the trial hours (a provider's default
+    when the file sets none), or parallel trials × timeout, whichever binds first, with the wall
+    clock and the expected hours after pruning."""
     hours, defaulted = limits.max_runtime_hours, False
     if hours is None and provider in DEFAULT_TRIAL_HOURS:
         hours, defaulted = DEFAULT_TRIAL_HOURS[provider], True

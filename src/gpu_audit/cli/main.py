@@ -34,6 +34,8 @@ DEBUG = "gpu_audit.debug"
 
 
 def exit_code(result: ScanResult, fail_on: str, new_only: bool = False) -> ExitCode:
+    """The exit code of a run: ERROR for an input error, INCOMPLETE for a partial scan, FINDINGS
+    when an open finding (a new one with `new_only`) is at or above `fail_on`, else OK."""
     if result.input_errors:
         return ExitCode.ERROR
     if result.partial:
@@ -77,15 +79,21 @@ class _Group(click.Group):
     """Turns a GpuAuditError anywhere below into one line on stderr and exit code 2."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command name, loaded or lazy, sorted (for `--help`)."""
         return sorted({*self.commands, *LAZY})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command `cmd_name`, importing a lazy command's module on first use; None for an
+        unknown name."""
         if cmd_name not in self.commands and cmd_name in LAZY:
             module, _, name = LAZY[cmd_name].partition(":")
             self.add_command(getattr(import_module(module), name), cmd_name)
         return super().get_command(ctx, cmd_name)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Parse the group's arguments, taking `--debug` from anywhere before `--` and keeping the
+        invocation for the report header; a misplaced option gets a usage error naming its
+        command."""
         # `--debug` is taken anywhere before a `--` (`gpu-audit billing … --debug`)
         end = args.index("--") if "--" in args else len(args)
         if "--debug" in args[:end]:
@@ -99,6 +107,9 @@ class _Group(click.Group):
             raise _misplaced(ctx, exc, list(given)) from None
 
     def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; a GpuAuditError prints one line and exits 2, Ctrl-C exits 130, a closed
+        pipe exits quietly, any other exception prints one internal-error line (the traceback with
+        `--debug`)."""
         try:
             return super().invoke(ctx)
         except GpuAuditError as exc:
@@ -388,6 +399,9 @@ def _write_files(
 
 
 def finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> None:
+    """Write the report to its files and stdout (or the `-q` summary line), the incomplete-scan
+    notice before a text report, `-v`'s skipped files and the stderr notes, then exit with the run's
+    code (`--fail-on`, `--fail-on-new`)."""
     from gpu_audit.core.savings import nothing_scanned, summarize
     from gpu_audit.report import write_report
 
@@ -439,6 +453,7 @@ def finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> N
 
 
 def incomplete_notice(result: ScanResult) -> str:
+    """The one-line INCOMPLETE SCAN notice: how many coverage gaps, by provider."""
     gaps = result.coverage_gaps
     by_provider = ", ".join(
         f"{p}: {n}" for p, n in sorted(Counter(g.provider for g in gaps).items())
@@ -451,6 +466,7 @@ def incomplete_notice(result: ScanResult) -> str:
 
 
 def now_from(text: str | None) -> datetime | None:
+    """The `--now` time (ISO 8601, UTC), None when not given; ConfigError for an unreadable one."""
     if not text:
         return None
     from gpu_audit.core.canonical import FieldProblem, parse_time

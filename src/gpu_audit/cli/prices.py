@@ -4,15 +4,11 @@ and `catalog lookup` (added to the `catalog` group and the commands in clitools.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from datetime import datetime
-from typing import Any, TypeVar
 
 import click
 
 from gpu_audit.errors import ExitCode
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 prices_option = click.option(
     "--prices",

@@ -242,6 +242,9 @@ def _read_provider(
 
 
 def run_check(request: CheckRequest, settings: Settings) -> ScanResult:
+    """`gpu-audit check`: the policy and the named job files (directories expanded, excludes
+    applied) audited now, unmatched paths as input errors; checks the history first when one is
+    named."""
     from gpu_audit.core.gcpause import paused_gc
     from gpu_audit.core.results import Skipped
     from gpu_audit.jobs import load_jobs
@@ -358,6 +361,7 @@ def _knows(provider: Provider, flag: str, value: Any) -> bool:
 
 
 def unique(values: Iterable[str]) -> tuple[str, ...]:
+    """The non-empty values, first occurrence kept, in order."""
     return tuple(dict.fromkeys(v for v in values if v))
 
 

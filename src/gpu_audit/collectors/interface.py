@@ -64,7 +64,9 @@ class Collector(ABC, Generic[S]):
         return ()
 
     @abstractmethod
-    def collect(self) -> Iterator[Resource | CoverageGap | Sweep]: ...
+    def collect(self) -> Iterator[Resource | CoverageGap | Sweep]:
+        """Yield the provider's Resources, CoverageGaps and Sweeps (see the class docstring);
+        ProviderUnavailable when nothing can be read."""
 
     def scope(self) -> Scope:
         """What this collector looked at (accounts/projects and regions), for report headers."""

@@ -211,6 +211,8 @@ class _Resources:
         self.index = 0
 
     def take(self, raw: Any) -> None:
+        """Read one raw resource of the list: a problem per bad field, located by index and key
+        (a repeated (provider, id) is one too), and the Resource kept when it reads."""
         index = self.index
         self.index += 1
         if not isinstance(raw, Mapping):

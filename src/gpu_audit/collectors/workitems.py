@@ -53,6 +53,7 @@ class Shard:
     count: int
 
     def holds(self, key: str) -> bool:
+        """True when this shard scans the work item `key` (always for one shard)."""
         return self.count == 1 or shard_of(key, self.count) == self.index
 
     def __str__(self) -> str:

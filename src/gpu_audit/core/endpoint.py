@@ -25,11 +25,14 @@ class Endpoint:
 
 
 def endpoint(env: str) -> Endpoint:
+    """The endpoint the environment variable `env` names (trailing `/` dropped; None when unset),
+    anonymous when it is loopback."""
     url = os.environ.get(env, "").strip().rstrip("/") or None
     return Endpoint(url, anonymous=url is not None and is_loopback(url))
 
 
 def is_loopback(url: str) -> bool:
+    """True when the URL's host is `localhost` or a loopback address (127.0.0.0/8, ::1)."""
     host = urlsplit(url if "://" in url else f"//{url}").hostname or ""
     if host == "localhost":
         return True

@@ -145,6 +145,8 @@ TAG_PREFIX = "tags."
 
 
 def tag_getter(key: str) -> Getter:
+    """A getter of the tag `key` of a resource (None when the tag is not set)."""
+
     def get(resource: Resource) -> Any:
         return resource.tags.get(key)
 

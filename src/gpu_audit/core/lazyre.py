@@ -64,18 +64,24 @@ class _Gated(_Lazy):
         return not any(needle in folded for needle in self.needs)
 
     def search(self, text: str, *args: Any) -> re.Match[str] | None:
+        """`re.search`, None at once when none of the needed substrings is in `text`."""
         return None if self.absent(text) else self.compiled.search(text, *args)
 
     def match(self, text: str, *args: Any) -> re.Match[str] | None:
+        """`re.match`, None at once when none of the needed substrings is in `text`."""
         return None if self.absent(text) else self.compiled.match(text, *args)
 
     def finditer(self, text: str, *args: Any) -> Iterator[re.Match[str]]:
+        """`re.finditer`, an empty iterator at once when none of the needed substrings is in
+        `text`."""
         return iter(()) if self.absent(text) else self.compiled.finditer(text, *args)
 
     def findall(self, text: str, *args: Any) -> list[Any]:
+        """`re.findall`, `[]` at once when none of the needed substrings is in `text`."""
         return [] if self.absent(text) else self.compiled.findall(text, *args)
 
     def sub(self, replacement: str | Callable[[re.Match[str]], str], text: str) -> str:
+        """`re.sub`, `text` unchanged at once when none of the needed substrings is in it."""
         return text if self.absent(text) else self.compiled.sub(replacement, text)
 
 

@@ -63,10 +63,12 @@ class Severity(IntEnum):
 
     @property
     def label(self) -> str:
+        """The severity as the policy and reports spell it (`high`)."""
         return self.name.lower()
 
     @classmethod
     def parse(cls, text: str) -> Severity:
+        """The severity named `text` (any case, spaces trimmed); KeyError for an unknown name."""
         return cls[text.strip().upper()]
 
 

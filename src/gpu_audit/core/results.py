@@ -108,6 +108,8 @@ class Finding:
 
     @property
     def message(self) -> str:
+        """The finding's one-line message: title, expected and found (the keys named once for absent
+        tags), then the fix when there is one."""
         expected, actual = str(self.expected), str(self.actual)  # as an f-string shows them
         if expected.endswith(" present") and actual == expected[: -len("present")] + "absent":
             text = f"{self.title}: {actual}"  # the keys named once: `tags.team, tags.owner absent`
@@ -243,8 +245,11 @@ class ScanResult:
 
     @property
     def partial(self) -> bool:
+        """True when any provider, account or region could not be read (a coverage gap): the scan is
+        incomplete."""
         return bool(self.coverage_gaps)
 
     @property
     def input_errors(self) -> tuple[Skipped, ...]:
+        """The skipped inputs that are errors (exit 2), not notes."""
         return tuple(s for s in self.skipped if s.error)

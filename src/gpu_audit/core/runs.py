@@ -81,6 +81,8 @@ class TrialRun:
 
     @property
     def cost_usd(self) -> float | None:
+        """The run's cost in USD: billable instance-seconds at the hourly rate; None when either is
+        unknown."""
         if self.billable_seconds is None or self.hourly_usd is None:
             return None
         return self.billable_seconds / SECONDS_PER_HOUR * self.hourly_usd
@@ -115,6 +117,8 @@ class TrialRun:
 
     @property
     def gpu_hours(self) -> float | None:
+        """The GPU-hours billed: billable instance-seconds × GPUs per instance; None when either is
+        unknown."""
         if self.billable_seconds is None or self.gpus_per_instance is None:
             return None
         return self.billable_seconds / SECONDS_PER_HOUR * self.gpus_per_instance
@@ -158,18 +162,22 @@ class Sweep:
 
     @property
     def completed(self) -> int:
+        """How many trials completed."""
         return self._count(Outcome.COMPLETED)
 
     @property
     def stopped(self) -> int:
+        """How many trials were stopped early (by the tuner or by hand)."""
         return self._count(Outcome.STOPPED)
 
     @property
     def failed(self) -> int:
+        """How many trials failed."""
         return self._count(Outcome.FAILED)
 
     @property
     def running(self) -> int:
+        """How many trials were still running at the end of the period."""
         return self._count(Outcome.RUNNING)
 
     @property
@@ -182,16 +190,20 @@ class Sweep:
 
     @property
     def cost_usd(self) -> float | None:
+        """The sweep's cost in USD over its priced trials; None when no trial is priced."""
         return _sum(t.cost_usd for t in self.trials)
 
     @property
     def failed_usd(self) -> float | None:
+        """The USD the failed trials cost (0.0 when none failed); None when no trial is priced."""
         if self.cost_usd is None:
             return None
         return _sum(t.cost_usd for t in self.trials if t.outcome is Outcome.FAILED) or 0.0
 
     @property
     def failed_share(self) -> float | None:
+        """The failed trials' share of the sweep's cost (0 to 1); None when the cost is unknown or
+        0."""
         total, failed = self.cost_usd, self.failed_usd
         if total is None or failed is None or total <= 0:
             return None
@@ -205,28 +217,35 @@ class Sweep:
 
     @property
     def billable_seconds(self) -> float | None:
+        """The trials' billable instance-seconds summed; None when no trial states them."""
         return _sum(t.billable_seconds for t in self.trials)
 
     @property
     def training_seconds(self) -> float | None:
+        """The trials' trained instance-seconds summed; None when no trial states them."""
         return _sum(t.training_seconds for t in self.trials)
 
     @property
     def gpu_hours(self) -> float | None:
+        """The trials' GPU-hours summed; None when no trial's are known."""
         return _sum(t.gpu_hours for t in self.trials)
 
     @property
     def interruptions(self) -> int | None:
+        """The spot interruptions of the trials that report them; None when none does."""
         known = [t.interruptions for t in self.trials if t.interruptions is not None]
         return sum(known) if known else None
 
     @property
     def restarts(self) -> int | None:
+        """The restarts of the trials that report them; None when none does."""
         known = [t.restarts for t in self.trials if t.restarts is not None]
         return sum(known) if known else None
 
     @property
     def lost_usd(self) -> float | None:
+        """The USD of training lost to interruptions, summed over the trials; None when none is
+        known."""
         return _sum(t.lost_usd for t in self.trials)
 
     @property
@@ -238,14 +257,19 @@ class Sweep:
 
     @property
     def startup_seconds(self) -> float | None:
+        """The billed start-up (downloading data and image) in wall seconds, summed over the trials;
+        None when none is measured."""
         return _sum(t.startup_seconds for t in self.trials)
 
     @property
     def startup_usd(self) -> float | None:
+        """The billed start-up in USD, summed over the trials; None when none is known."""
         return _sum(t.startup_usd for t in self.trials)
 
     @property
     def startup_share(self) -> float | None:
+        """The start-up's share of the sweep's cost (0 to 1); None when either is unknown or the
+        cost is 0."""
         startup, total = self.startup_usd, self.cost_usd
         if startup is None or not total:
             return None
@@ -253,11 +277,15 @@ class Sweep:
 
     @property
     def input_mode(self) -> str | None:
+        """The sweep's input mode: `File` when any trial copies its data, else the one mode all
+        trials share; None when they differ or none says."""
         modes = {t.input_mode for t in self.trials if t.input_mode}
         return "File" if "File" in modes else (modes.pop() if len(modes) == 1 else None)
 
     @property
     def spot_savings(self) -> float | None:
+        """1 − billable ÷ training seconds over the sweep: the share spot did not bill; None when
+        either is unknown."""
         billed, training = _sum(t.on_demand_seconds for t in self.trials), self.training_seconds
         if billed is None or not training:
             return None

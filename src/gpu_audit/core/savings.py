@@ -53,6 +53,7 @@ class Summary:
 
     @property
     def unpriced_gpu_count(self) -> int:
+        """How many GPUs no price covers (summed over the unpriced models)."""
         return sum(count for _, count in self.unpriced_gpus)
 
 

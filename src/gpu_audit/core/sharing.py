@@ -20,6 +20,7 @@ _COMPUTE_SLICES = {"A30": 4}
 
 
 def compute_slices(model: str | None) -> int:
+    """The compute slices a MIG-capable GPU model divides into: 4 for A30, 7 for any other."""
     return _COMPUTE_SLICES.get(model or "", COMPUTE_SLICES)
 
 

@@ -86,10 +86,12 @@ def check_json_depth(path: str, text: str) -> None:
 
 
 def too_deep() -> str:
+    """The message for a document nested deeper than MAX_DEPTH."""
     return f"nested more than {MAX_DEPTH} levels deep; refused"
 
 
 def where(path: str, mark: Any) -> str:
+    """`path:line:column` from a YAML mark (1-based), the path alone without one."""
     return f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else path
 
 
@@ -175,6 +177,7 @@ def reader_message(path: str, text: str, exc: yaml.reader.ReaderError) -> str:
 
 
 def one_line(text: str) -> str:
+    """`text` on one line, every run of whitespace (newlines too) one space."""
     return " ".join(str(text).split())
 
 

@@ -40,6 +40,7 @@ class LineMap(dict[Any, Any]):
         self.key_lines: dict[Any, int] = {}
 
     def line_of(self, key: Any) -> int:
+        """The line where `key` is written in this mapping, else the mapping's own line."""
         return self.key_lines.get(key, self.line)
 
 
@@ -77,6 +78,8 @@ _PLACEHOLDER = re.compile(r"\$\{[^}]*\}|\{\{.*?\}\}|^<[^<>]+>$|\$\([A-Z_][A-Z0-9
 
 
 def is_templated(value: Any) -> bool:
+    """True for a value a template fills in later (`${ }`, `{{ }}`, `<placeholder>`, `$(VAR)`): it
+    cannot be judged as written."""
     if isinstance(value, Templated):
         return True
     return isinstance(value, str) and _PLACEHOLDER.search(value) is not None

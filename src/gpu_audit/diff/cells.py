@@ -12,14 +12,17 @@ MINUS = "\u2212"  # a decrease reads as one: `−$12.00`, not a hyphen a reader 
 
 
 def signed(value: float) -> str:
+    """Dollars with a sign always shown (`+$12.00`, `−$3.50`, a true minus sign)."""
     return f"{'+' if value >= 0 else MINUS}${abs(value):,.2f}"
 
 
 def hourly(value: float | None) -> str:
+    """Dollars an hour (`$3.06/h`), `-` for None."""
     return "-" if value is None else f"${value:,.2f}/h"
 
 
 def gpus(cost: Cost) -> str:
+    """A side's GPUs as `A100 × 8`, saying when the model or the count is not stated."""
     if cost.gpu_count is None:
         return "unknown GPUs"
     if cost.gpu_model is None:  # the file states how many, not which (Hydra, Determined)
@@ -28,15 +31,18 @@ def gpus(cost: Cost) -> str:
 
 
 def gpu_hours(value: float | None) -> str:
+    """GPU-hours to six significant digits (whole hours from a million), with the unit."""
     return f"{value:,.6g} GPU-h" if value is not None and value < 1e6 else f"{value:,.0f} GPU-h"
 
 
 def capacity(cost: Cost) -> str:
+    """The capacity as stated, with the capacity it was priced as when they differ."""
     stated = cost.capacity or "unstated"
     return stated if stated == cost.priced_as else f"{stated} (priced {cost.priced_as})"
 
 
 def cap(cost: Cost) -> str:
+    """The runtime cap (`12 h`, `none`); for a sweep, its trial cap times the cap per trial."""
     hours = "none" if cost.runtime_cap_hours is None else f"{cost.runtime_cap_hours:g} h"
     if not cost.sweep:
         return hours
@@ -77,6 +83,8 @@ def across_run(job: JobChange) -> str:
 
 
 def delta(job: JobChange) -> str:
+    """A job's change per run in dollars with its percentage; in GPU-hours when unpriced; in dollars
+    an hour when unbounded."""
     if job.delta_usd is not None:
         percent = "" if job.delta_percent is None else f" ({_percent(job.delta_percent)})"
         return signed(job.delta_usd) + percent
@@ -151,6 +159,8 @@ def summary(result: DiffResult) -> str:
 
 
 def left_out(total: Total) -> list[str]:
+    """The total's caveats: the hourly change on jobs with no runtime cap and the unpriced jobs it
+    leaves out."""
     parts = []
     if total.unbounded_jobs:
         parts.append(

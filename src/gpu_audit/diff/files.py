@@ -111,6 +111,8 @@ class TreeWalker(Walker):
                     yield path
 
     def glob_tree(self, pattern_rel: str) -> Iterator[str]:
+        """The tree's files matching the relative glob `pattern_rel` that discovery would read
+        (excludes and formats applied)."""
         pattern = pattern_rel.split("/")
         for path in self._files:
             if _matches(pattern, path.split("/")):

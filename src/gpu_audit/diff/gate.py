@@ -22,6 +22,8 @@ class Increase:
 
     @classmethod
     def parse(cls, text: str) -> Increase:
+        """A `--fail-on-increase` threshold: dollars per run (`500`) or a percent (`20%`);
+        ConfigError otherwise."""
         match = _THRESHOLD.match(text)
         if match is None:
             raise ConfigError(

@@ -28,6 +28,8 @@ def _finding(note: FindingNote, resolved: bool = False) -> str:
 
 
 def render_markdown(result: DiffResult) -> str:
+    """The diff as a pull-request comment: the total in its title, one row per changed job, new and
+    resolved findings collapsed; every value escaped."""
     title = f"### GPU cost of this change: {inline(headline(result))}"
     lines = [MARKER, title, "", inline(summary(result), 600)]
     changed = result.changed

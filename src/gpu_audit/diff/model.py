@@ -64,10 +64,12 @@ class JobChange:
 
     @property
     def unbounded(self) -> bool:
+        """True when either side has no runtime cap (no per-run cost)."""
         return any(c is not None and c.unbounded for c in (self.before, self.after))
 
     @property
     def unpriced(self) -> bool:
+        """True when either side has no hourly price."""
         return any(c is not None and c.hourly_usd is None for c in (self.before, self.after))
 
 
@@ -101,4 +103,5 @@ class DiffResult:
 
     @property
     def changed(self) -> tuple[JobChange, ...]:
+        """The jobs added, removed or changed (every job whose change is not `unchanged`)."""
         return tuple(j for j in self.jobs if j.change != "unchanged")

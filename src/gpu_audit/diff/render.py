@@ -25,6 +25,7 @@ TABLE_HEADERS = ["file", "job", "change", "GPUs", "capacity", "runtime cap", "pe
 
 
 def render(result: DiffResult, fmt: str) -> str:
+    """The diff in `fmt` (json, markdown, text, csv, sarif, else the terminal table)."""
     if fmt == "json":
         return render_json(result)
     if fmt == "markdown":
@@ -87,6 +88,7 @@ def render_table(result: DiffResult) -> str:
 
 
 def render_json(result: DiffResult) -> str:
+    """The diff as versioned JSON (`diff-v1.schema.json`), two-space indent, non-ASCII kept."""
     data: dict[str, Any] = {
         "version": JSON_VERSION,
         "kind": "diff",

@@ -25,6 +25,8 @@ class DiffRequest:
 
 
 def run_diff(request: DiffRequest, settings: Settings) -> DiffResult:
+    """`gpu-audit diff`: the job files of the base and head revisions (head: the worktree) judged
+    and priced, then paired by path and renames; InputError for a path on neither side."""
     from gpu_audit.diff.files import revision_files, worktree_files
     from gpu_audit.diff.git import abbreviated, renames, repository, resolve
     from gpu_audit.diff.pair import pair, total

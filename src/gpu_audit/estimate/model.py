@@ -80,6 +80,8 @@ class JobEstimate:
 
     @property
     def over_budget(self) -> bool:
+        """True when the estimate's ceiling is over the budget the file states (False without
+        either)."""
         ceiling = self.ceiling_usd
         return self.budget_usd is not None and ceiling is not None and ceiling > self.budget_usd
 

@@ -162,6 +162,8 @@ def _how(sweep: Sweep) -> str:
 
 
 def render_jobs(estimates: Sequence[JobEstimate], fmt: str) -> str:
+    """Job estimates in `fmt` (json, markdown, text, else the terminal table), every value
+    escaped."""
     if fmt == "json":
         return _json({"kind": "job-estimates", "jobs": [_job_json(e) for e in estimates]})
     if not estimates:
@@ -271,6 +273,8 @@ def _option_footer(table: OptionTable) -> list[str]:
 
 
 def render_options(table: OptionTable, fmt: str) -> str:
+    """The priced options of a GPU need in `fmt` (json, markdown, text, else the terminal table),
+    every value escaped."""
     if fmt == "json":
         data = asdict(table)
         data["kind"] = "options"

@@ -33,6 +33,9 @@ class EstimateReport:
 
 
 def run_estimate(request: EstimateRequest) -> EstimateReport:
+    """`gpu-audit estimate`: the job files' estimates, or the priced options of a
+    `--gpu`/`--instance-type` ask; ConfigError when both or neither is given, or `--hours` is not
+    positive."""
     from gpu_audit.estimate.compute import (
         instance_request,
         options,

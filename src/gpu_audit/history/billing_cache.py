@@ -77,16 +77,19 @@ class ForecastRow:
 
 
 def pack(groups: Sequence[list[Any]]) -> bytes:
+    """A file's aggregate rows as compact JSON, zlib-compressed (level 6)."""
     return zlib.compress(json.dumps(groups, separators=(",", ":")).encode("utf-8"), 6)
 
 
 def unpack(blob: bytes) -> list[list[Any]]:
+    """The aggregate rows `pack` stored."""
     body = json.loads(zlib.decompress(blob).decode("utf-8"))
     assert isinstance(body, list)
     return body
 
 
 def known(conn: sqlite3.Connection, query_key: str) -> dict[str, KnownFile]:
+    """Every export file cached under `query_key`, by path."""
     rows = conn.execute(
         "SELECT path, export, cloud, identity, size, mtime_ns, digest, aggregates "
         "FROM billing_files WHERE query_key = ?",
@@ -129,6 +132,7 @@ def replace_files(
 
 
 def add_forecast(conn: sqlite3.Connection, rows: Iterable[ForecastRow]) -> None:
+    """Record forecast rows (one per dimension and key) in `billing_forecasts`."""
     conn.executemany(
         "INSERT INTO billing_forecasts VALUES (?,?,?,?,?,?,?,?,?,?)",
         (

@@ -206,6 +206,7 @@ def _resolved(f: PastFinding, titles: Mapping[str, str], ended: bool = False) ->
 
 
 def parse_time(text: str) -> datetime:
+    """A stored ISO 8601 time as a datetime (`Z` read as UTC)."""
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 

@@ -22,6 +22,8 @@ class DamagedAudit(InputError):
 
 
 def describe(path: str, audit_id: object, exc: BaseException) -> str:
+    """The one line for a damaged audit: the history's path, the audit's id, the error's class and
+    the first 160 characters of its message."""
     detail = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else ""
     what = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
     return f"{path}: history: audit {audit_id} is damaged ({what})"

@@ -65,6 +65,8 @@ def pack(resources: Sequence[Resource], chunk: int = 2000) -> bytes:
 
 
 def unpack(blob: bytes) -> list[Resource]:
+    """The resources of an audit's `resources` document (schema 1's whole rows, or later ones with
+    their shared groups joined back)."""
     document = json.loads(zlib.decompress(blob))
     names = document["fields"]
     if "shared" not in document:  # schema 1: a row holds every value
@@ -111,6 +113,7 @@ def encode_columns(columns: dict[str, list[Any]]) -> bytes:
 
 
 def decode_columns(blob: bytes) -> dict[str, list[Any]]:
+    """A column document's columns by name."""
     columns: dict[str, list[Any]] = json.loads(zlib.decompress(blob))["columns"]
     return columns
 
@@ -122,6 +125,7 @@ def encode_lines(lines: Sequence[str]) -> bytes:
 
 
 def decode_lines(blob: bytes) -> list[str]:
+    """A lines document's lines (none for an empty blob)."""
     return blob.decode().split("\n") if blob else []
 
 

@@ -49,6 +49,7 @@ class Use:
 
 
 def insert(conn: sqlite3.Connection, audit_id: int, resources: Iterable[Resource]) -> None:
+    """Record each reservation's type, place, total, used and unused dollars in this audit."""
     conn.executemany(
         "INSERT OR REPLACE INTO reservations VALUES (?,?,?,?,?,?,?,?,?,?)",
         (

@@ -24,10 +24,12 @@ DETAIL_COLUMNS = ("field", "expected", "actual", "line", "saving_usd", "saving_u
 
 
 def iso(value: datetime) -> str:
+    """A time in UTC as ISO 8601 with a `Z`."""
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def column(name: str, items: Sequence[Any]) -> list[Any]:
+    """The attribute `name` of each item, as a column."""
     return list(map(attrgetter(name), items))
 
 
@@ -85,6 +87,8 @@ def _waivers(held: list[Waiver | None]) -> list[str | None]:
 
 
 def waiver_mapping(waiver: Waiver) -> dict[str, Any]:
+    """A waiver as the history stores it (its expiry as ISO 8601 UTC, None when it never
+    expires)."""
     return {
         "rule": waiver.rule,
         "reason": waiver.reason,

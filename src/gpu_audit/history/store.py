@@ -48,6 +48,7 @@ def scope_key(scope: Scope) -> str:
 
 
 def parse_iso(text: str) -> datetime:
+    """A stored ISO 8601 time as a datetime (`Z` read as UTC)."""
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
@@ -60,6 +61,8 @@ class HistoryStore:
 
     @classmethod
     def open(cls, path: str, create: bool = True) -> HistoryStore:
+        """The store at `path`, migrated to the current schema in WAL mode (created unless `create`
+        is False); InputError naming the file when it cannot be opened or read."""
         schema.check_file(path, create)
         if not create and not os.path.exists(path):
             raise InputError(f"{path}: history: no such database")
@@ -81,6 +84,7 @@ class HistoryStore:
         return store
 
     def close(self) -> None:
+        """Close the SQLite connection."""
         self.conn.close()
 
     @contextmanager
@@ -93,6 +97,8 @@ class HistoryStore:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (BEGIN IMMEDIATE), rolled back on any exception; SQLite errors as
+        located InputErrors."""
         with self.errors():
             self.conn.execute("BEGIN IMMEDIATE")
             try:
@@ -214,6 +220,7 @@ class HistoryStore:
         return audit_id
 
     def audits(self) -> list[AuditRow]:
+        """Every audit's summary row, oldest first; a damaged row is skipped with one line."""
         with self.errors():
             rows = self.conn.execute(
                 "SELECT id, generated_at, scope, resources, findings_open, new, persisting, "
@@ -254,16 +261,20 @@ class HistoryStore:
         return points
 
     def reservation_uses(self) -> list[reservations.Use]:
+        """Each recorded reservation use across audits; a damaged row is skipped with one line."""
         with self.errors():
             return reservations.uses(
                 self.conn, lambda audit, exc: skipped(describe(self.path, audit, exc))
             )
 
     def reservation_idle(self, now: datetime) -> dict[tuple[str, str], float]:
+        """Hours each (provider, id) reservation has stood unused up to `now` (see
+        reservations.idle_hours)."""
         with self.errors():
             return reservations.idle_hours(self.conn, now)
 
     def sweep_estimates(self, names: Iterable[str]) -> dict[tuple[str, str], sweeps.SweepEstimate]:
+        """The latest estimate of each (name, format) among the sweep names."""
         with self.errors():
             return sweeps.latest(self.conn, names)
 

@@ -92,6 +92,7 @@ def head_commit(directory: str) -> str | None:
 
 
 def insert(conn: sqlite3.Connection, audit_id: int, found: Sequence[SweepEstimate]) -> None:
+    """Record the sweep estimates this check made (name, format, file, line, commit, GPU-hours)."""
     conn.executemany(
         "INSERT INTO sweep_estimates VALUES (?,?,?,?,?,?,?,?)",
         (
@@ -116,6 +117,7 @@ def latest(conn: sqlite3.Connection, names: Iterable[str]) -> dict[tuple[str, st
 
 
 def no_estimate(sweep: Sweep) -> str:
+    """The note for a finished sweep the history has no estimate of."""
     return f"no estimate of a sweep named '{sweep.name}' ({sweep.service}) in the history"
 
 
@@ -151,8 +153,10 @@ def with_ceilings(
 
 
 def short(commit: str | None) -> str:
+    """A commit abbreviated to 7 characters, or words saying it is unknown (not a git checkout)."""
     return "unknown (not a git checkout)" if commit is None else commit[:7]
 
 
 def checked_at(now: datetime) -> str:
+    """The check's time as stored: ISO 8601 with a `Z` for UTC."""
     return now.isoformat().replace("+00:00", "Z")

@@ -31,6 +31,8 @@ CREATE TABLE not_evaluated_checks (
 
 
 def to_2(conn: sqlite3.Connection) -> None:
+    """Migrate schema 1 to 2 in place: each audit's finding, resource and not-evaluated rows become
+    column documents, the old tables dropped."""
     for statement in TABLES.split(";"):
         conn.execute(statement)
     for (audit_id,) in conn.execute("SELECT id FROM audits").fetchall():

@@ -142,6 +142,8 @@ class _Walk:
     def visit(
         self, node: Any, refs: Refs, parent: Any, trail: tuple[Any, ...], embedded: int
     ) -> None:
+        """Search a node for request bodies (depth and node budgets bounded, each container once): a
+        matching mapping is found, others are searched below."""
         if len(trail) > MAX_DEPTH or self.budget <= 0:
             return
         self.budget -= 1
@@ -170,6 +172,8 @@ class _Walk:
         trail: tuple[Any, ...],
         embedded: int,
     ) -> None:
+        """Search a child node; a string holding embedded JSON (at most two levels deep) is parsed
+        and searched with its lines."""
         if embedded < 2 and isinstance(child, str | Templated):
             nested = _embedded(self.path, child, line)
             if nested is not None:

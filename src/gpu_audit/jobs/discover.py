@@ -62,6 +62,7 @@ def utf8_name(path: str) -> bool:
 
 
 def not_utf8(path: str) -> str:
+    """The skip reason for a file whose name is not UTF-8 (the bad bytes shown escaped)."""
     shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     return f"{printable(shown, 400)}{NOT_UTF8}"
 
@@ -77,6 +78,8 @@ class Walker:
         self._ignores: dict[str, Any] = {}  # directory → its .gitignore spec (None: none)
 
     def walk(self, top: str) -> Iterator[str]:
+        """The files under `top` discovery reads, in sorted order, pruned directories not
+        entered."""
         for here, dirs, names in os.walk(top):
             dirs[:] = sorted(d for d in dirs if not self.prunes(here, d))
             for name in sorted(names):
@@ -84,6 +87,8 @@ class Walker:
                     yield os.path.join(here, name)
 
     def globbed(self, pattern: str) -> Iterator[str]:
+        """The files a quoted glob matches (recursive `**`) that discovery reads, sorted;
+        directories left out."""
         import glob  # ~0.7 ms, only for a quoted glob
 
         for path in sorted(glob.glob(pattern, recursive=True)):

@@ -34,6 +34,8 @@ def _re(pattern: str, flags: int = re.IGNORECASE) -> re.Pattern[str]:
 
 
 def rank_key(ask: GpuAsk) -> tuple[int, float]:
+    """How asks are ordered for "the largest": the GPU class's rank (an unnamed GPU lowest, an
+    off-ladder one next), then the count."""
     rank = class_rank(ask.model)
     if rank is None:
         rank = 0 if ask.model is None else 1  # off-ladder accelerators above "unnamed"
@@ -41,6 +43,7 @@ def rank_key(ask: GpuAsk) -> tuple[int, float]:
 
 
 def largest(asks: list[GpuAsk]) -> GpuAsk | None:
+    """The largest ask by rank_key, None for no asks."""
     return max(asks, key=rank_key) if asks else None
 
 
@@ -53,6 +56,8 @@ def cheapest(asks: list[GpuAsk]) -> GpuAsk | None:
 
 
 def alternatives_note(asks: list[GpuAsk], chosen: GpuAsk) -> str | None:
+    """The note naming a job's GPU alternatives and the one it is judged by; None for fewer than
+    two."""
     labels = list(dict.fromkeys(a.label for a in asks if a.label))
     if len(labels) < 2:
         return None

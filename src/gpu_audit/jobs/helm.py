@@ -19,10 +19,12 @@ PLACEHOLDER = "helm{{}}"
 
 
 def looks_templated(text: str) -> bool:
+    """True when the text holds a Go template action (`{{ … }}`)."""
     return "{{" in text and "}}" in text
 
 
 def first_template_line(text: str) -> int | None:
+    """The first line (1-based) with a `{{`, None without one."""
     for number, line in enumerate(text.splitlines(), start=1):
         if "{{" in line:
             return number

@@ -155,6 +155,7 @@ class JobDraft:
         self.tags[str(key)] = str(value).lower() if isinstance(value, bool) else str(value)
 
     def get(self, field: str) -> Any:
+        """The value set for `field` so far, None when unset."""
         return self.values.get(field)
 
     def count(self, key: str, value: Any, line: int | None, minimum: int = 1) -> int | None:
@@ -203,6 +204,9 @@ class JobDraft:
             values["served_model.gib_per_gpu"] = round(weights_gib(params, precision) / gpus, 1)
 
     def build(self, suppressions: dict[int, dict[str, str]] | None = None) -> Resource:
+        """The Resource the draft describes: numbers checked, the GPU name made canonical, weights
+        per GPU derived, unstated fields located at the resource's line, limits read from tags and
+        the workload from a `gpu-audit/workload` label; InputError for an impossible tag value."""
         values = dict(self.values)
         self._check_numbers(values)
         model = values.get("gpu.model")

@@ -53,10 +53,12 @@ class LazyFormat:
 
     @property
     def hints(self) -> dict[str, str]:
+        """The format's hints for unstated fields (its parser imported on first use)."""
         return self.format.hints
 
     @property
     def fixes(self) -> dict[str, str]:
+        """The format's fixes per field (its parser imported on first use)."""
         return self.format.fixes
 
     def parse(self, document: Document, path: str) -> list[Resource] | None:

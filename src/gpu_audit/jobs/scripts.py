@@ -54,4 +54,5 @@ def under(path: str, mount: str) -> bool:
 
 
 def says_checkpoint(text: str) -> bool:
+    """True when the text names a checkpoint (any of CHECKPOINT_WORDS, any case)."""
     return any(word in text.lower() for word in CHECKPOINT_WORDS)

@@ -31,6 +31,8 @@ class Located:
     owner: str  # "rule 'idle-gpu'" or "waiver #2"
 
     def error(self, node: Any, key: Any, message: str) -> PolicyError:
+        """A PolicyError located at `key`'s line in `node` (else the node's line, else the file
+        alone), naming the rule."""
         items = getattr(node, "item_lines", None)
         if hasattr(node, "line_of"):
             line = node.line_of(key)
@@ -52,6 +54,7 @@ class Condition:
         self.fields = fields
 
     def describe(self) -> str:
+        """The condition as the report words it (`gpu.count >= 8`)."""
         raise NotImplementedError
 
     def failures(self, resource: Resource) -> list[tuple[str, str, str]]:
@@ -84,6 +87,7 @@ class Leaf(Condition):
             self.description = f"{field.name} {symbol} {operand_text}"
 
     def describe(self) -> str:
+        """The leaf condition's words, as compiled."""
         return self.description
 
     def failures(self, resource: Resource) -> list[tuple[str, str, str]]:

@@ -60,6 +60,9 @@ class _Plan:
         line: int | None,
         suppressed: str | None = None,
     ) -> Finding:
+        """The rule's finding on `resource`: the field, expected and actual value, its line, its
+        saving (per period for a billed resource or a finished run, per run for a job file, else
+        per month) and the severity (by that saving where the rule says so)."""
         info = self.info
         field, expected, actual = explained
         # A job file is priced per run, never per month; a running managed job (SageMaker,
@@ -203,6 +206,8 @@ def _judge(rule: Rule) -> Judge:
 
 
 def waiver_state(waiver: Waiver, now: datetime) -> WaiverState:
+    """ACTIVE for a waiver without an expiry or further off than EXPIRING_WITHIN, EXPIRING until it
+    expires, then EXPIRED."""
     if waiver.expires is None or waiver.expires - now >= EXPIRING_WITHIN:  # no overflow at 9999
         return WaiverState.ACTIVE
     return WaiverState.EXPIRING if waiver.expires >= now else WaiverState.EXPIRED

@@ -35,6 +35,8 @@ def _class_hint(operand: Any) -> str:
 
 
 def ladder_class(operand: Any, fail: Callable[[str], PolicyError]) -> int:
+    """The ladder rank of the GPU class `operand` names; the PolicyError `fail` makes for an unknown
+    class or one off the ladder."""
     found = gpu_class(str(operand)) if isinstance(operand, str) else None
     if found is None:
         raise fail(f"unknown GPU class '{operand}'{_class_hint(operand)}")
@@ -44,6 +46,9 @@ def ladder_class(operand: Any, fail: Callable[[str], PolicyError]) -> int:
 
 
 def rank_test(op: str, limit: int, name: str) -> Callable[[Any, Any], Verdict]:
+    """A test of a GPU's class rank against `limit` (`at-most` or `at-least`); a GPU without a rank
+    is not evaluated (its reason returned)."""
+
     def check(value: Any, _: Any) -> Verdict:
         rank = _RANKS.get(value)
         if rank is None:
@@ -59,6 +64,8 @@ def rank_test(op: str, limit: int, name: str) -> Callable[[Any, Any], Verdict]:
 def value_test(
     spec: FieldSpec, op: str, operand: Any, fail: Callable[[str], PolicyError]
 ) -> Callable[[Any, Any], Verdict]:
+    """The test of the value operator `op` on a field with `operand` checked against the field's
+    type (regex compiled, lists non-empty…); the PolicyError `fail` makes for a bad operand."""
     if op == "regex":
         try:
             pattern = re.compile(str(operand))
@@ -94,6 +101,8 @@ def value_test(
 
 
 def scalar(spec: FieldSpec, operand: Any, fail: Callable[[str], PolicyError]) -> Any:
+    """The operand as the field's type compares it: a GPU class's canonical name, an enum choice, a
+    number or a boolean; the PolicyError `fail` makes otherwise."""
     if isinstance(operand, Mapping | list):
         raise fail("expected a scalar value")
     if spec.type == "gpu":
@@ -127,6 +136,9 @@ def scalar(spec: FieldSpec, operand: Any, fail: Callable[[str], PolicyError]) ->
 
 
 def ordered_operand(spec: FieldSpec, operand: Any, fail: Callable[[str], PolicyError]) -> Any:
+    """The operand of an ordering operator: an aware UTC datetime for a time field (ISO dates
+    read), else a number (a duration such as `24h` in the field's unit, for a field with one);
+    the PolicyError `fail` makes otherwise."""
     if spec.type == "datetime":
         if isinstance(operand, datetime):
             return operand if operand.tzinfo else operand.replace(tzinfo=UTC)

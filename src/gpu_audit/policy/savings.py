@@ -257,6 +257,8 @@ _target_price = lru_cache(maxsize=64)(gpu_hour_price)  # a handful of classes, p
 
 
 def downsize_target(rule: Rule) -> str | None:
+    """The GPU class a downsize finding prices its saving at: the rule's `downsize_to`, else the
+    `at-most` class its requirement names; None for a rule that does not downsize."""
     if rule.downsize_to is not None:
         return rule.downsize_to
     if rule.info.savings != "downsize":

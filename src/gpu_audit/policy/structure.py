@@ -13,6 +13,7 @@ VALUE_LIMIT = 80  # characters of a value a message echoes; the rest is clipped
 
 
 def policy_schema() -> dict[str, Any]:
+    """The policy language's JSON Schema (policy/schema.json), read from disk."""
     import json  # only where a policy is validated: not on a commit's path
 
     with open(os.path.join(_HERE, "schema.json"), encoding="utf-8") as handle:
@@ -112,6 +113,8 @@ def schema_problems(path: str, data: LineMap) -> list[tuple[tuple[Any, ...], str
 
 
 def message(path: str, data: LineMap, error: Any) -> str:
+    """A schema error as one located line: `path:line: rule 'id': key: what is wrong`, in the policy
+    language's words."""
     node: Any = data
     owner = "policy"
     key: Any = None

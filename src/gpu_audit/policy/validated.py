@@ -48,10 +48,14 @@ def _schema_bytes() -> bytes:
 
 
 def known_valid(key: str) -> bool:
+    """True when the policy text's key is a shipped pack's or one this machine validated before (it
+    skips the JSON Schema)."""
     return key in SHIPPED or os.path.exists(os.path.join(_cache_dir(), key))
 
 
 def remember_valid(key: str) -> None:
+    """Remember that the policy text with `key` validated (an empty file in the cache directory); a
+    read-only home is not an error."""
     try:
         os.makedirs(_cache_dir(), exist_ok=True)
         with open(os.path.join(_cache_dir(), key), "w"):

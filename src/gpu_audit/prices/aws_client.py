@@ -7,7 +7,6 @@ from typing import Any
 
 from gpu_audit.errors import CollectorError
 
-PRICING_REGION = "us-east-1"  # the Price List Query API's home; AWS_ENDPOINT_URL_PRICING overrides
 MAX_ATTEMPTS = 5  # throttled answers (ThrottlingException, RequestLimitExceeded) are retried
 
 
@@ -21,6 +20,8 @@ class Counter:
         self.clients: dict[tuple[str, str], Any] = {}
 
     def watch(self, client: Any, service: str) -> Any:
+        """The client, every HTTP request it sends (retries included) counted under `service`."""
+
         def count(**_: Any) -> None:
             self.sent[service] = self.sent.get(service, 0) + 1
 

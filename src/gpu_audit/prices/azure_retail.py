@@ -19,6 +19,8 @@ MAX_PAGES = 1000
 
 
 def endpoint() -> str:
+    """The Retail Prices API's URL: GPU_AUDIT_AZURE_PRICES_ENDPOINT when set, else
+    prices.azure.com/api/retail/prices."""
     return os.environ.get(ENDPOINT_ENV, "").strip() or DEFAULT_ENDPOINT
 
 

@@ -19,6 +19,8 @@ class Change:
 
     @property
     def percent(self) -> float | None:
+        """The change as a percentage of the old price to one decimal, None when there is no old
+        price."""
         return None if not self.old else round((self.new - self.old) / self.old * 100, 1)
 
 

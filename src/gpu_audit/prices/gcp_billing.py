@@ -26,6 +26,8 @@ Rates = dict[tuple[str, str, str], tuple[float, str, str]]
 
 
 def billing_session() -> BillingSession:
+    """A Billing Catalog session for Compute Engine SKUs (endpoint and API key from the environment
+    when set)."""
     return BillingSession(ENDPOINT_ENV, API_KEY_ENV, DEFAULT_ENDPOINT)
 
 
@@ -36,6 +38,8 @@ def gcp_prices(session: BillingSession, wanted: Targets, fetched_at: str) -> lis
 
 
 def read_rates(session: BillingSession, regions: set[str]) -> Rates:
+    """The hourly USD rate of each wanted Compute Engine SKU (by description, region and capacity)
+    in `regions`; a SKU whose description and usage type disagree is left out."""
     keep = gcp_skus.wanted_descriptions()
     rates: Rates = {}
     for sku in skus(session, COMPUTE):
@@ -104,6 +108,7 @@ def row(
     how: str,
     service: str = COMPUTE,
 ) -> PriceRow:
+    """A price file row composed from SKUs, naming each SKU it used and how it was composed."""
     ids = ",".join(sku for _, _, sku in used)
     return PriceRow(
         provider="gcp",

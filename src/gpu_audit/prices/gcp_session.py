@@ -34,6 +34,8 @@ class BillingSession:
         self.session = transport.AuthorizedSession(made)
 
     def get(self, path: str) -> Any:
+        """The JSON answer at `path` (the API key in a header, never the URL); 429 and 503 retried
+        with back-off; CollectorError on any other failure."""
         url = f"{self.base}{path}"
         headers = {"X-Goog-Api-Key": self.key} if self.key else {}  # never in a URL or a log
         for attempt in range(ATTEMPTS):

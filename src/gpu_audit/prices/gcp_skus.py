@@ -60,10 +60,13 @@ def base_description(description: str) -> str | None:
 
 
 def is_spot(description: str) -> bool:
+    """True for a spot (preemptible) SKU description."""
     return description.startswith(SPOT_PREFIX) or SPOT_SUFFIX in description
 
 
 def wanted_descriptions() -> frozenset[str]:
+    """Every SKU description a Compute Engine price is composed from: attached GPUs, N1 hosts and
+    each machine family's parts."""
     names: set[str] = set(ATTACHED.values()) | set(N1)
     for parts in FAMILIES.values():
         names.update(p for p in parts if p)
@@ -71,6 +74,7 @@ def wanted_descriptions() -> frozenset[str]:
 
 
 def family(spec: InstanceSpec) -> str:
+    """A machine type's family (`a2-highgpu-1g` → `a2-highgpu`)."""
     return spec.instance_type.rpartition("-")[0]
 
 

@@ -40,6 +40,8 @@ def base_description(description: str) -> str | None:
 
 
 def wanted_descriptions() -> frozenset[str]:
+    """Every Vertex AI SKU description a custom-training price is composed from (machine families
+    and N1)."""
     return frozenset({part for parts in FAMILIES.values() for part in parts} | set(N1))
 
 

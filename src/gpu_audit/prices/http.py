@@ -26,6 +26,8 @@ class JsonGetter:
         self.headers = {"Accept": "application/json", **(headers or {})}
 
     def get(self, url: str) -> Any:
+        """The JSON answer at an http(s) URL; 429 and 503 retried after Retry-After; CollectorError
+        naming the URL (its query left out) on any other failure."""
         if urlsplit(url).scheme not in ("http", "https"):
             raise CollectorError(f"{self.name}: not an http(s) URL: {_where(url)}")
         for attempt in range(ATTEMPTS):
@@ -63,5 +65,7 @@ def _where(url: str) -> str:
 
 
 def same_origin(base: str, link: str) -> bool:
+    """True when `link` has the scheme and host of `base` (a next-page link is followed only
+    then)."""
     a, b = urlsplit(base), urlsplit(link)
     return (a.scheme, a.netloc) == (b.scheme, b.netloc)

@@ -11,8 +11,6 @@ from gpu_audit.catalog import PriceQuote, set_overlay
 from gpu_audit.core.frozen import record
 from gpu_audit.prices.pricefile import PriceFile, PriceRow, read_prices
 
-MAX_AGE_DAYS = 90  # a price file whose prices are older than this gets one warning line
-
 
 @record
 class PricesInUse:
@@ -23,6 +21,8 @@ class PricesInUse:
     rows: int = 0
 
     def describe(self) -> str:
+        """The prices in use as the report's header says it: `bundled catalog`, or the file with its
+        rows and fetch day over it."""
         if self.path is None:
             return "bundled catalog"
         name = os.path.basename(self.path)

@@ -52,6 +52,7 @@ class PriceRow:
 
     @property
     def key(self) -> tuple[str, str, str, str]:
+        """The row's identity in a price file: (provider, type, region, capacity)."""
         return (self.provider, self.type, self.region, self.capacity)
 
 
@@ -73,6 +74,8 @@ def merged(old: PriceFile | None, new: PriceFile, providers: Iterable[str]) -> P
 
 
 def dumps(prices: PriceFile) -> str:
+    """The price file as JSON text (version, generation time, request counts, rows), ending in a
+    newline."""
     body = {
         "gpu_audit_prices": VERSION,
         "generated_at": prices.generated_at,
@@ -125,6 +128,8 @@ def read_prices(path: str) -> PriceFile:
 
 
 def parse(path: str, body: Any, lines: Sequence[int] = ()) -> PriceFile:
+    """A price file's JSON body checked and read; ConfigError naming the file, the row's line and
+    the key for a bad or repeated row."""
     if not isinstance(body, dict) or body.get("gpu_audit_prices") != VERSION:
         raise ConfigError(
             f"{path}:1: price file: expected a JSON object with gpu_audit_prices: {VERSION} "

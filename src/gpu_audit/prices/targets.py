@@ -5,8 +5,6 @@ from __future__ import annotations
 from gpu_audit.catalog import bundled_prices, instance_types
 from gpu_audit.core.frozen import record
 
-CARDS = ("sagemaker:", "sagemaker-hosting:", "vertex:")
-
 
 @record
 class Targets:

@@ -107,6 +107,7 @@ COLUMNS: dict[str, Callable[[Finding], str]] = {
 
 
 def render(result: ScanResult) -> str:
+    """The CSV report as text."""
     buffer = io.StringIO()
     write(result, buffer)
     return buffer.getvalue()

@@ -15,6 +15,8 @@ WIDTH = 120  # in files and pipes (unless COLUMNS is set), as the scan table
 
 
 def terminal_width() -> int:
+    """The terminal's width in columns when stdout is a terminal or COLUMNS is set, else the default
+    WIDTH."""
     sized = sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit()
     return shutil.get_terminal_size((WIDTH, 24)).columns if sized else WIDTH
 

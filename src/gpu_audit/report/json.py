@@ -30,6 +30,7 @@ SCHEMA_VERSION = 3
 
 
 def render(result: ScanResult) -> str:
+    """The JSON report (schema version 3) as text."""
     buffer = io.StringIO()
     write(result, buffer)
     return buffer.getvalue()

@@ -32,6 +32,8 @@ _ISO_DATE = re.compile(r"\b(\d{4})-(\d\d)-(\d\d)\b")
 
 
 def render(result: ScanResult) -> str:
+    """The Markdown report: header, executive summary, savings charts, findings by resource and by
+    rule, then the sections below them; every input value escaped."""
     summary = summarize(result)
     best = best_savings(list(result.findings))
     sections = [
@@ -57,6 +59,7 @@ def render(result: ScanResult) -> str:
 
 
 def when(moment: datetime | None) -> str:
+    """A time as `YYYY‑MM‑DD HH:MM UTC` with non-breaking hyphens, `–` for None."""
     # non-breaking hyphens: the date stays whole beside a long command in the Scope table
     return "–" if moment is None else stamp(moment, "%Y\u2011%m\u2011%d %H:%M UTC")
 
@@ -82,6 +85,9 @@ def _command(result: ScanResult) -> str:
 
 
 def header(result: ScanResult) -> list[str]:
+    """The report's title, its Scope table (time, command, providers, accounts, regions, files,
+    policies with their versions, the prices and interruption rates in use) and, for a partial
+    scan, the incomplete-scan note."""
     scope = result.scope
     versions = scope.policy_versions
     policies = [
@@ -148,6 +154,8 @@ def _job_figures(summary: Summary, unpriced: str) -> list[list[str]]:
 
 
 def executive_summary(summary: Summary, since: list[str] | None = None) -> list[str]:
+    """The executive summary: spend covered, savings (per month, or per run for job files), findings
+    by severity, and the comparison's lines when given."""
     unpriced = (
         f"; not priced: {inline(unpriced_text(summary))}" if summary.unpriced_resources else ""
     )

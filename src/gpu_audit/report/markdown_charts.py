@@ -33,6 +33,8 @@ def _job_savings(summary: Summary) -> list[str]:
 
 
 def savings_charts(best: list[Finding], summary: Summary) -> list[str]:
+    """The "Savings" section: the total, and Mermaid pies of the savings by rule and by team (each
+    resource's saving counted once, under its largest finding)."""
     lines = ["## Savings", ""]
     if summary.jobs:
         return [*lines, *_job_savings(summary)]

@@ -138,6 +138,8 @@ def _open_on(opened: list[Finding]) -> str:
 
 
 def waivers(result: ScanResult) -> list[str]:
+    """The "Waivers" section: the policies' waivers by state (active, expiring, expired), each with
+    its rule, scope, owner and expiry."""
     lines = ["## Waivers"]
     if not result.waivers:
         return [*lines, "", "No waivers in the policies."]
@@ -181,6 +183,8 @@ def _where(where: Mapping[str, Any]) -> str:
 
 
 def not_evaluated(result: ScanResult) -> list[str]:
+    """The "Not evaluated" section: each rule check that could not judge a resource, and the field
+    it lacked."""
     lines = ["## Not evaluated"]
     if not result.not_evaluated:
         return [*lines, "", "Every rule could judge every resource it targets."]
@@ -205,6 +209,7 @@ def not_evaluated(result: ScanResult) -> list[str]:
 
 
 def coverage_gaps(result: ScanResult) -> list[str]:
+    """The "Coverage gaps" section: each provider scope that could not be read, with its error."""
     lines = ["## Coverage gaps"]
     if not result.coverage_gaps:
         return [*lines, "", "None: every account, project and region in scope was read."]
@@ -216,6 +221,8 @@ def coverage_gaps(result: ScanResult) -> list[str]:
 
 
 def skipped_inputs(result: ScanResult) -> list[str]:
+    """The "Skipped inputs" section (unreadable files and files that are not GPU jobs); no lines
+    without one."""
     if not result.skipped:
         return []
     rows = [

@@ -13,6 +13,8 @@ ROW_LIMIT = 50  # a fleet of pods: the first rows, and how many more
 
 
 def knobs_section(result: ScanResult) -> list[str]:
+    """The knobs section: each job's or pod's stated training settings with where each was read, and
+    what was measured; no lines without any."""
     rows = []
     for resource in result.resources:
         items = knob_items(resource)

@@ -23,6 +23,8 @@ def totals(result: ScanResult) -> tuple[int, int, int, float] | None:
 
 
 def reservations(result: ScanResult) -> list[str]:
+    """The "Reservations" section: how full the reservations run and what their empty instances
+    cost, emptiest first; no lines without a reservation."""
     summed = totals(result)
     if summed is None:
         return []

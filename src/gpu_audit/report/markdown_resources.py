@@ -32,6 +32,8 @@ def where(resource: Resource) -> str:
 
 
 def gpu(resource: Resource) -> str:
+    """A resource's GPUs as a cell (`8× A100-80GB`, its share when shared), `–` without a model;
+    values escaped."""
     model = resource.gpu.model
     if model is None:
         return "–"

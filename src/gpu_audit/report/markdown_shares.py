@@ -12,6 +12,8 @@ IDLE = "idle (unallocated shares)"
 
 
 def shared_gpus(result: ScanResult) -> list[str]:
+    """The "Shared GPUs" section: each shared node's monthly cost held by pods and idle, and the
+    cost by team; no lines without a shared node."""
     nodes = {
         r.share.node: r
         for r in result.resources

@@ -14,6 +14,8 @@ TOP = 10
 
 
 def since_section(result: ScanResult) -> list[str]:
+    """The "Since the last audit" section: counts then and now, persisting and resolved findings (a
+    first audit says so); no lines without a history."""
     since = result.since
     if since is None:
         return []

@@ -78,6 +78,8 @@ def _more(rows: int) -> list[str]:
 
 
 def sweeps_section(result: ScanResult) -> list[str]:
+    """The "Sweeps and finished runs" section: tuning sweeps and jobs alone, costliest first; no
+    lines without sweeps."""
     sweeps = result.sweeps
     if not sweeps:
         return []

@@ -60,6 +60,8 @@ class Pipeline:
 
     @property
     def automation_id(self) -> str:
+        """The SARIF automation id of the run: organization/project/definition/phase, branch and
+        build, after PREFIX."""
         parts = (self.organization, self.project, self.definition_id, self.phase_id)
         head = "/".join(str(part) for part in parts)
         return f"{PREFIX}{head}/{self.branch}/{self.build_id}"

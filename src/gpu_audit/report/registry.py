@@ -69,6 +69,7 @@ def format_for(output: str | None, terminal: bool) -> str:
 
 
 def render(format_name: str, result: ScanResult) -> str:
+    """The report in `format_name` (a REPORTERS key), its module imported on first use."""
     module = import_module(REPORTERS[format_name])
     text: str = module.render(result)
     return text

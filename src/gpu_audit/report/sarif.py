@@ -40,6 +40,7 @@ _LEVELS = {
 
 
 def render(result: ScanResult) -> str:
+    """The SARIF log as text."""
     buffer = io.StringIO()
     write(result, buffer)
     return buffer.getvalue()

@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # the text report is on every commit's path; a comparison is 
 
 
 def iso(moment: Any) -> str | None:
+    """A time as ISO 8601 with `Z` for UTC, None for none."""
     return moment.isoformat().replace("+00:00", "Z") if moment else None
 
 

@@ -129,6 +129,8 @@ def hourly_savings_text(summary: Summary) -> str | None:
 
 
 def summary_line(summary: Summary) -> str:
+    """The `-q` summary line: open findings by severity, then resources, spend and savings (or a job
+    check's figures); says so when nothing was scanned."""
     severities = ", ".join(f"{n} {s}" for s, n in summary.by_severity.items() if n)
     parts = [
         plural(summary.findings_open, "finding") + (f" ({severities})" if severities else ""),

@@ -30,6 +30,8 @@ def _iso(value: Any) -> str | None:
 
 
 def trial_data(trial: TrialRun) -> dict[str, Any]:
+    """A finished trial as the report's plain values (hours, USD to the cent, shares as
+    percentages), with its exact seconds too so that `merge` adds shards up as the scan did."""
     return {
         "id": trial.id,
         "name": trial.name,
@@ -132,6 +134,7 @@ def ceiling_text(sweep: Sweep) -> str | None:
 
 
 def sweeps_data(sweeps: tuple[Sweep, ...]) -> list[dict[str, Any]]:
+    """Every sweep as the report's plain values."""
     return [sweep_data(s) for s in sweeps]
 
 
@@ -143,8 +146,10 @@ def money(value: float | None) -> str:
 
 
 def percent(value: float | None) -> str:
+    """A percentage (`12.5%`), `—` for None."""
     return "—" if value is None else f"{value:g}%"
 
 
 def count(value: int | None) -> str:
+    """A count, or `not stated` for None."""
     return "not stated" if value is None else str(value)

@@ -52,6 +52,8 @@ COLOURS = {"critical": "1;31", "high": "31", "medium": "33", "low": "36", "info"
 
 
 def write(result: ScanResult, stream: TextIO) -> None:
+    """Write the terminal table to `stream`, fitted to the terminal's width (COLUMNS, else 120
+    columns in a file or pipe), in colour on a terminal unless NO_COLOR is set."""
     terminal = hasattr(stream, "isatty") and stream.isatty()
     sized = terminal or os.environ.get("COLUMNS", "").isdigit()
     width = shutil.get_terminal_size((WIDTH, 24)).columns if sized else WIDTH
@@ -59,6 +61,8 @@ def write(result: ScanResult, stream: TextIO) -> None:
 
 
 def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
+    """The terminal table fitted to `width`: open findings by severity (the ROWS largest savings
+    each, their fixes below), what was set aside and the problems, then the comparison's counts."""
     lines: list[str] = []
     open_findings = [f for f in result.findings if f.is_open]
     new = new_findings(result)

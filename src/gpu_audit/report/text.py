@@ -25,12 +25,15 @@ clean = terminal_safe
 
 
 def render(result: ScanResult) -> str:
+    """The text report as a string."""
     buffer = io.StringIO()
     write(result, buffer)
     return buffer.getvalue()
 
 
 def write(result: ScanResult, stream: TextIO) -> None:
+    """Write one line per open finding (`path:line: severity rule: message`, sorted by place), then
+    the coverage gaps, the comparison's counts and the sweeps' line."""
     lines = _Lines(result.generated_at)
     ordered = lines.ordered([f for f in result.findings if f.is_open])
     new = new_findings(result)
@@ -65,12 +68,15 @@ class _Lines:
         self.messages: dict[str, str] = {}
 
     def place(self, resource: Resource) -> tuple[str, str]:
+        """A resource's (file, location), cached by identity."""
         known = self.places.get(id(resource))
         if known is None:  # the result holds every resource: an id is not reused meanwhile
             known = self.places[id(resource)] = (resource.source.path or "", resource.location)
         return known
 
     def ordered(self, findings: list[Finding]) -> list[Finding]:
+        """The findings sorted by file, line, location, then rule."""
+
         def key(finding: Finding) -> tuple[str, int, str, str]:
             path, location = self.place(finding.resource)
             return (path, finding.line or 0, location, finding.rule_id)
@@ -78,6 +84,8 @@ class _Lines:
         return sorted(findings, key=key)
 
     def line(self, finding: Finding) -> str:
+        """A finding's line: where, severity and rule, the message, and its saving with its price's
+        date; every value made terminal-safe."""
         resource = finding.resource
         if resource.kind is Kind.JOB and resource.source.path:
             where = clean(f"{resource.source.path}:{finding.line or 1}")
@@ -100,6 +108,7 @@ class _Lines:
         return f"; {clean(phrase)}" if phrase else ""
 
     def cleaned(self, text: str) -> str:
+        """`text` made terminal-safe, cached (the cache emptied at 65,536 messages)."""
         known = self.messages.get(text)
         if known is None:
             if len(self.messages) >= 1 << 16:
@@ -109,4 +118,5 @@ class _Lines:
 
 
 def summary_text(result: ScanResult) -> str:
+    """The summary line of a result (what `-q` prints)."""
     return summary_line(summarize(result))

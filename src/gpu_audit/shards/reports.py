@@ -29,6 +29,8 @@ FIRST = 5  # missing shards and unread items named in a gap; the rest are counte
 def check_shard_request(
     shard: Shard, providers: Sequence[str], inventories: Sequence[str], history: str | None
 ) -> None:
+    """ConfigError for a `--shard` that cannot split: without `--provider`, with `--inventory`, or
+    with `--history` (only merge records a sharded audit)."""
     if not providers or inventories:
         raise ConfigError(
             "--shard splits a live scan's work items: give --provider, not --inventory"
@@ -41,6 +43,8 @@ def check_shard_request(
 
 
 def stamp(shard: Shard, universe: Sequence[str], policy: Policy, run_id: str | None) -> ShardStamp:
+    """The stamp a shard's report carries: its index and count, the universe and its digest, the
+    policy's digest, the price basis, the run id and the work items it held."""
     from gpu_audit.catalog.basis import price_basis
     from gpu_audit.policy.digest import policy_digest
 

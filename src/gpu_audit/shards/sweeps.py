@@ -26,10 +26,12 @@ class _Reader:
         self.raw: Mapping[str, Any] = raw
 
     def error(self, key: str, what: str) -> ConfigError:
+        """A ConfigError naming the shard file and the key's place in it."""
         at = f"{self.where}.{key}" if key else self.where
         return ConfigError(f"merge: {self.path}: {at}: {what}")
 
     def text(self, key: str, optional: bool = False) -> Any:
+        """The string at `key` (None when absent and `optional`); ConfigError otherwise."""
         value = self.raw.get(key)
         if value is None and optional:
             return None
@@ -38,6 +40,8 @@ class _Reader:
         return value
 
     def number(self, key: str) -> float | None:
+        """A finite number of at least 0 at `key` as a float, None when absent; ConfigError
+        otherwise."""
         value = self.raw.get(key)
         if value is None:
             return None
@@ -48,6 +52,8 @@ class _Reader:
         return float(value)
 
     def count(self, key: str, optional: bool = True) -> int | None:
+        """A whole number of at least 0 at `key` (None when absent and `optional`); ConfigError
+        otherwise."""
         value = self.raw.get(key)
         if value is None and optional:
             return None
@@ -56,6 +62,8 @@ class _Reader:
         return value
 
     def time(self, key: str, optional: bool = True) -> datetime | None:
+        """An ISO 8601 time at `key` in UTC (a naive one taken as UTC; None when absent and
+        `optional`); ConfigError otherwise."""
         value = self.text(key, optional)
         if value is None:
             return None
@@ -66,6 +74,8 @@ class _Reader:
             raise self.error(key, "expected an ISO 8601 time") from None
 
     def choice(self, key: str, kind: Any) -> Any:
+        """The member of the enum `kind` named by the string at `key`; ConfigError listing the
+        choices otherwise."""
         value = self.text(key)
         try:
             return kind(value)

@@ -82,6 +82,8 @@ class AwsCollector(Collector[AwsSettings]):
         )
 
     def collect(self) -> Iterator[Resource | CoverageGap | Sweep]:
+        """Every GPU resource, sweep and coverage gap of the accounts and regions in scope;
+        CollectorError without boto3, ProviderUnavailable without credentials."""
         # The extra that brings botocore; looked up, not imported (15 ms the scan does not use).
         if importlib.util.find_spec("boto3") is None:
             raise CollectorError(
@@ -126,6 +128,7 @@ class AwsCollector(Collector[AwsSettings]):
         return self._universe
 
     def tick(self, progress: Progress) -> None:
+        """Report progress to the caller's callback, if any."""
         if self.progress is not None:
             self.progress(progress)
 
@@ -142,6 +145,8 @@ class AwsCollector(Collector[AwsSettings]):
         self._regions.update(regions)
 
     def remember_secrets(self, session: Any) -> None:
+        """Remember the session's access key, secret and token so that redact() keeps them out of
+        every message."""
         credentials = session.get_credentials()
         if credentials is None:
             return
@@ -157,6 +162,8 @@ class AwsCollector(Collector[AwsSettings]):
     def gap(
         self, scope: str, exc: BaseException, account: str | None, region: str | None
     ) -> CoverageGap:
+        """A coverage gap for a failed call in `scope` (its error code, the message's first line
+        redacted)."""
         text = str(exc) or type(exc).__name__
         if type(exc).__name__ == "ResponseParserError":  # its first line; then the raw body
             text = text.split("\n", 1)[0].rstrip(": ")

@@ -56,6 +56,8 @@ class InstanceTypes:
         self._known: dict[str, GpuLookup] = {}
 
     def resolve(self, ec2: Any, types: Iterable[str]) -> dict[str, GpuLookup]:
+        """The GPU of each instance type: the catalog's, else a cached or batched
+        DescribeInstanceTypes answer (thread-safe)."""
         wanted = sorted(set(types))
         answer: dict[str, GpuLookup] = {}
         missing: list[str] = []
@@ -127,6 +129,7 @@ def bucket_name(reference: str) -> str:
 
 
 def bucket_uri(reference: str) -> str:
+    """An S3 reference as an `s3://` URI (a bare bucket name gets the scheme)."""
     text = reference.strip()
     return text if text.lower().startswith("s3://") else f"s3://{text}"
 
@@ -140,6 +143,8 @@ class BucketRegions:
         self._failures: dict[tuple[str, str], str] = {}
 
     def locate(self, s3: Any, account: str, bucket: str) -> BucketRegion:
+        """The bucket's region from GetBucketLocation (no constraint is us-east-1, `EU` eu-west-1),
+        or the error code of a failed call; each answer cached for the run."""
         from botocore.exceptions import BotoCoreError, ClientError
 
         with self._lock:

@@ -38,6 +38,8 @@ def percentile(values: Sequence[float], fraction: float) -> float:
 
 
 def summarize(values: Sequence[float], window_hours: float) -> Utilization:
+    """Mean and 95th percentile of the utilization samples (percent, to 2 decimals) over the window;
+    an empty Utilization without samples."""
     if not values:
         return Utilization()
     return Utilization(

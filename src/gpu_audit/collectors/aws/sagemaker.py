@@ -107,6 +107,7 @@ def clusters(client: Any) -> list[dict[str, Any]]:
 
 
 def tags(client: Any, arn: str) -> list[dict[str, str]]:
+    """Every tag of the SageMaker resource `arn`, all pages (ListTags)."""
     return list(_pages(client.list_tags, "Tags", ResourceArn=arn, MaxResults=PAGE))
 
 

@@ -48,6 +48,8 @@ class Found:
 
 
 def tag_map(pairs: Sequence[Mapping[str, str]] | None) -> dict[str, str]:
+    """AWS `[{"Key", "Value"}]` tags as a dict (a tag without a key left out, a missing value
+    empty)."""
     return {t["Key"]: t.get("Value", "") for t in pairs or () if "Key" in t}
 
 
@@ -100,6 +102,8 @@ class SageMakerMapper:
         return f"arn:aws:sagemaker:{self.region}:{self.account}:{kind}/{name.lower()}"
 
     def training_job(self, job: Mapping[str, Any]) -> Found | None:
+        """A training job in progress as a Resource (data inputs, checkpoint, runtime cap, spot
+        wait) and a GPU utilization series per host; None when it holds no GPU."""
         config = job.get("ResourceConfig") or {}
         instance_type, count = first_gpu_group(config)
         gpu = _gpu(instance_type, count)
@@ -141,6 +145,8 @@ class SageMakerMapper:
         return Found(resource, series)
 
     def tuning_job(self, job: Mapping[str, Any]) -> Found | None:
+        """A tuning job as a Resource holding its parallel trials' GPUs (one trial's instances ×
+        MaxParallelTrainingJobs), None without a GPU."""
         definition: Mapping[str, Any] = job.get("TrainingJobDefinition") or next(
             iter(job.get("TrainingJobDefinitions") or ()), {}
         )
@@ -183,6 +189,8 @@ class SageMakerMapper:
         return Found(resource)
 
     def notebook(self, summary: Mapping[str, Any], tags: dict[str, str]) -> Found | None:
+        """A GPU notebook instance as an on-demand Resource (up since its last start), None for a
+        CPU one."""
         instance_type = summary.get("InstanceType")
         gpu = _gpu(instance_type, 1)
         if gpu is None:
@@ -203,6 +211,8 @@ class SageMakerMapper:
         return Found(resource)
 
     def endpoint(self, endpoint: Mapping[str, Any], config: Mapping[str, Any]) -> list[Found]:
+        """One Resource per GPU production variant of an endpoint (its current instance count, else
+        the initial one); serverless variants hold none."""
         live = {v.get("VariantName"): v for v in endpoint.get("ProductionVariants") or ()}
         name = str(endpoint["EndpointName"])
         arn = str(endpoint.get("EndpointArn") or self._arn("endpoint", name))
@@ -237,6 +247,8 @@ class SageMakerMapper:
         return found
 
     def cluster(self, cluster: Mapping[str, Any], tags: dict[str, str]) -> list[Found]:
+        """One Resource per GPU instance group of a HyperPod cluster (reserved when a training plan
+        backs it)."""
         groups = []
         for group in cluster.get("InstanceGroups") or ():
             count = group.get("CurrentCount", group.get("TargetCount", 0))

@@ -79,6 +79,7 @@ class Account:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def s3(self, sessions: Sessions) -> Any:
+        """The run's one S3 client (made on first use, thread-safe) for bucket locations."""
         with self._lock:
             if self._s3 is None:
                 self._s3 = sessions.client(self.session, "s3", HOME_REGION)
@@ -166,6 +167,8 @@ class Run:
         self.since = period_start(self.aws.since, now)
 
     def execute(self, found: list[Target]) -> Iterator[Resource | CoverageGap | Sweep]:
+        """Run the found targets on the pool: open each account, then scan its regions as they
+        become known, yielding resources, sweeps and gaps as calls finish."""
         done = total = instances = 0
         opening = len(found)
         pool = ThreadPoolExecutor(max(1, self.aws.concurrency), thread_name_prefix="gpu-audit-aws")

@@ -52,6 +52,7 @@ class Target:
 
     @property
     def account_hint(self) -> str | None:
+        """The account id in the role ARN, None without a role."""
         found = _ARN_ACCOUNT.match(self.role_arn or "")
         return found.group(1) if found else None
 
@@ -71,9 +72,11 @@ class Assumed:
         )
 
     def get_credentials(self) -> Any:
+        """The assumed role's credentials (botocore's session interface)."""
         return self.credentials
 
     def get_config_variable(self, name: str) -> Any:
+        """The base session's configuration value `name` (botocore's session interface)."""
         return self.base.get_config_variable(name)
 
 
@@ -171,6 +174,7 @@ class Sessions:
         return session.create_client(service, region_name=region, config=self.config)
 
     def has_credentials(self) -> bool:
+        """True when the default chain finds base credentials (no call is made)."""
         return self.base.get_credentials() is not None
 
 

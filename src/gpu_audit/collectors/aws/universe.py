@@ -15,6 +15,8 @@ from gpu_audit.collectors.aws.settings import AwsSettings
 
 
 def account_label(target: Target) -> str:
+    """How a target is named in work items: its account id, `profile/NAME`, the role's label, or
+    `default`."""
     if target.account_hint:
         return target.account_hint
     if target.profile:
@@ -29,6 +31,8 @@ def item_key(target: Target, region: str | None) -> str:
 
 
 def target_items(target: Target, regions: Iterable[str]) -> list[str]:
+    """The target's work items, one per region sorted (one without a region when none is
+    configured)."""
     listed = sorted(set(regions))
     return [item_key(target, r) for r in listed] if listed else [item_key(target, None)]
 

@@ -63,6 +63,8 @@ class AzureCollector(Collector[AzureSettings]):
         )
 
     def collect(self) -> Iterator[Resource | CoverageGap]:
+        """Every GPU resource and coverage gap of the subscriptions in scope; ProviderUnavailable in
+        one line when no credential is found."""
         from azure.core.exceptions import AzureError
 
         arm = Arm.connect(self.settings)

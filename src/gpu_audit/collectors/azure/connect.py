@@ -25,6 +25,7 @@ class _NoToken:
     """The credential of a loopback endpoint: never asked, since no auth policy runs."""
 
     def get_token(self, *scopes: str, **kwargs: Any) -> Any:
+        """Never a token: raises ProviderUnavailable (a loopback endpoint runs no auth policy)."""
         raise ProviderUnavailable("NoCredentials", "azure: no token on a loopback endpoint")
 
 
@@ -64,6 +65,8 @@ class Arm:
 
     @classmethod
     def connect(cls, settings: AzureSettings) -> Arm:
+        """ARM at GPU_AUDIT_AZURE_ENDPOINT (else management.azure.com): a loopback one without a
+        credential, any other with the default credential chain."""
         url = os.environ.get(ENDPOINT_ENV, "").strip().rstrip("/") or DEFAULT_ENDPOINT
         if is_loopback(url):
             return cls(url, True, _NoToken(), settings)
@@ -85,21 +88,25 @@ class Arm:
         return options
 
     def graph(self) -> Any:
+        """A Resource Graph client on this endpoint."""
         from azure.mgmt.resourcegraph import ResourceGraphClient
 
         return ResourceGraphClient(self.credential, **self._options())
 
     def compute(self, subscription: str) -> Any:
+        """A Compute client for `subscription` on this endpoint."""
         from azure.mgmt.compute import ComputeManagementClient
 
         return ComputeManagementClient(self.credential, subscription, **self._options())
 
     def machine_learning(self, subscription: str) -> Any:
+        """An Azure ML (Machine Learning Services) client for `subscription` on this endpoint."""
         from azure.mgmt.machinelearningservices import MachineLearningServicesMgmtClient
 
         return MachineLearningServicesMgmtClient(self.credential, subscription, **self._options())
 
     def subscriptions(self) -> Any:
+        """A Subscriptions client on this endpoint (lists what the credential can read)."""
         from azure.mgmt.resource.subscriptions import SubscriptionClient
 
         return SubscriptionClient(self.credential, **self._options())

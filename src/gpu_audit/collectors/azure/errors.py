@@ -23,6 +23,8 @@ def error_name(exc: Exception) -> str:
 
 
 def one_line(exc: Exception) -> str:
+    """The SDK error's message as one line: its first non-blank line, at most 300 characters, URL
+    queries redacted (the exception's class name when it says nothing)."""
     error = getattr(exc, "error", None)
     text = str(getattr(error, "message", None) or getattr(exc, "message", None) or exc)
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
@@ -30,6 +32,8 @@ def one_line(exc: Exception) -> str:
 
 
 def gap(subscription: str, exc: Exception, what: str = "") -> CoverageGap:
+    """A coverage gap for `subscription` (and `what` in it) from an SDK error: its name and its
+    one-line message."""
     scope = f"subscription {subscription}" + (f" {what}" if what else "")
     return CoverageGap(
         provider="azure",

@@ -56,6 +56,8 @@ _GPU_SERIES = re.compile(r"(?i)^standard_n")  # the N-series: NC, ND, NG, NV
 
 
 def get(row: Mapping[str, Any], *path: str) -> Any:
+    """The value at `path` in nested mappings, None where a key is missing or a step is not a
+    mapping."""
     value: Any = row
     for key in path:
         if not isinstance(value, Mapping):
@@ -65,21 +67,25 @@ def get(row: Mapping[str, Any], *path: str) -> Any:
 
 
 def arm_id(row: Mapping[str, Any]) -> str:
+    """The row's ARM id, lower-cased (ARM ids are case-insensitive); empty without one."""
     return str(row.get("id") or "").lower()
 
 
 def subscription_of(resource_id: str) -> str:
+    """The subscription id in an ARM id, empty when it names none."""
     parts = resource_id.strip("/").split("/")
     return parts[1] if len(parts) > 1 and parts[0].lower() == "subscriptions" else ""
 
 
 def resource_group_of(resource_id: str) -> str:
+    """The resource group in an ARM id (its spelling kept), empty when it names none."""
     parts = resource_id.strip("/").split("/")
     lowered = [p.lower() for p in parts]
     return parts[lowered.index("resourcegroups") + 1] if "resourcegroups" in lowered else ""
 
 
 def is_gpu_size(size: str | None) -> bool:
+    """True for a VM size the catalog knows or whose name is of a GPU series (NC, ND, NV…)."""
     return bool(size) and (instance_spec(size) is not None or bool(_GPU_SERIES.match(size or "")))
 
 
@@ -94,6 +100,8 @@ def power_state(row: Mapping[str, Any]) -> str | None:
 
 
 def capacity_of(priority: Any) -> Capacity:
+    """SPOT for a Spot or low-priority VM (priority `Spot`, `Low`, `LowPriority`), else
+    ON_DEMAND."""
     text = str(priority or "regular").lower()
     return (
         Capacity.SPOT if text in ("spot", "low", "lowpriority", "spotplus") else Capacity.ON_DEMAND

@@ -15,6 +15,7 @@ class RowProblem(ValueError):
 
 
 def size_name(value: Any, key: str) -> str | None:
+    """A VM size name, or None; RowProblem naming `key` for any other value."""
     if value is None or isinstance(value, str):
         return value
     raise RowProblem(f"{key}: expected a size name, got {printable(repr(value))}")
@@ -34,6 +35,7 @@ def node_count(value: Any, key: str) -> int:
 
 
 def percent(value: Any, key: str) -> float:
+    """A percentage from 0 to 100 as a float (0.0 for None); RowProblem naming `key` otherwise."""
     if value is None:
         return 0.0
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 100:
@@ -42,6 +44,7 @@ def percent(value: Any, key: str) -> float:
 
 
 def mapping(value: Any, key: str) -> Mapping[str, Any]:
+    """An object (empty for None); RowProblem naming `key` otherwise."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -50,6 +53,7 @@ def mapping(value: Any, key: str) -> Mapping[str, Any]:
 
 
 def listing(value: Any, key: str) -> list[Any]:
+    """A list (empty for None); RowProblem naming `key` otherwise."""
     if value is None:
         return []
     if not isinstance(value, list):

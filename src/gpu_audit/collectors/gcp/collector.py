@@ -83,6 +83,8 @@ class GcpCollector(Collector[GcpSettings]):
         )
 
     def collect(self) -> Iterator[Resource | CoverageGap | Sweep]:
+        """Every GPU resource, sweep and coverage gap of the projects in scope (listed from the
+        credential when none is set), project by project on a bounded pool."""
         self.tick(Progress(0, len(set(self.settings.projects)), 0, "reading credentials"))
         apis = Apis.connect(self.settings)
         listed = tuple(dict.fromkeys(self.settings.projects))
@@ -111,6 +113,7 @@ class GcpCollector(Collector[GcpSettings]):
                 self.tick(Progress(done, len(projects), found))
 
     def tick(self, progress: Progress) -> None:
+        """Report progress to the caller's callback, if any."""
         if self.progress is not None:
             self.progress(progress)
 
@@ -150,6 +153,8 @@ class _ProjectScan:
         self.now = now
 
     def run(self) -> list[Resource | CoverageGap | Sweep]:
+        """One project's Compute Engine instances and reservations and its Vertex AI capacity, as
+        the services setting asks; a failed token refresh is a coverage gap."""
         from google.auth.exceptions import GoogleAuthError
 
         found: list[Resource | CoverageGap | Sweep] = []

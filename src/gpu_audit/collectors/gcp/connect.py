@@ -43,6 +43,8 @@ class Apis:
 
     @classmethod
     def connect(cls, settings: GcpSettings) -> Apis:
+        """The endpoints in use (env overrides, loopback ones anonymous) and the default credentials
+        where any is not loopback; CollectorError without the gcp extra."""
         try:
             compute_v1 = importlib.import_module("google.cloud.compute_v1")
         except ImportError as exc:
@@ -63,6 +65,7 @@ class Apis:
         return cls(compute_v1, gce, monitoring, gcs, vertex, credentials, buckets)
 
     def credentials_for(self, api: Endpoint) -> Any:
+        """Anonymous credentials for a loopback endpoint, else the default credentials."""
         if api.anonymous:
             from google.auth.credentials import AnonymousCredentials
 

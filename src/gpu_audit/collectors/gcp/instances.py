@@ -24,10 +24,14 @@ STATES = {
 
 
 def last_segment(url: str) -> str:
+    """The last path segment of a Compute Engine URL (`zones/us-central1-a` → `us-central1-a`),
+    empty for an empty URL."""
     return url.rstrip("/").rsplit("/", 1)[-1] if url else ""
 
 
 def has_gpus(instance: Any) -> bool:
+    """True when the instance has accelerators attached or its machine type carries GPUs (A2, A3,
+    G2…)."""
     if any(a.accelerator_count for a in instance.guest_accelerators):
         return True
     machine_type = last_segment(instance.machine_type)
@@ -53,6 +57,8 @@ def gpu_of(instance: Any, machine_type: str | None) -> Gpu:
 
 
 def capacity_of(instance: Any) -> Capacity:
+    """SPOT for a Spot or preemptible instance, RESERVED for a reservation-bound one, else
+    ON_DEMAND."""
     scheduling = instance.scheduling
     model = scheduling.provisioning_model if "provisioning_model" in scheduling else ""
     if model == "SPOT" or scheduling.preemptible:
@@ -63,6 +69,7 @@ def capacity_of(instance: Any) -> Capacity:
 
 
 def workload_of(label: str | None) -> Workload:
+    """The workload a label names (`training`, `inference`…), UNKNOWN for none or another word."""
     try:
         return Workload((label or "").strip().lower())
     except ValueError:
@@ -70,6 +77,7 @@ def workload_of(label: str | None) -> Workload:
 
 
 def launched_at(instance: Any) -> datetime | None:
+    """When the instance last started (else was created), in UTC; None when neither stamp reads."""
     for stamp in (instance.last_start_timestamp, instance.creation_timestamp):
         if stamp:
             try:

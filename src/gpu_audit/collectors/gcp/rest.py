@@ -85,6 +85,7 @@ def _first_line(text: str) -> str:
 
 
 def rfc3339(moment: datetime) -> str:
+    """A UTC time as RFC 3339 to the second (`2026-12-04T03:00:00Z`)."""
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

@@ -15,6 +15,7 @@ _MAX_PAGES = 10_000  # a server that always answers with a next page cannot hold
 
 
 def item_key(project: str) -> str:
+    """The work item of a project: `gcp:PROJECT`."""
     return f"gcp:{project}"
 
 

@@ -87,6 +87,8 @@ class VertexScan:
         self.mapper = VertexMapper(project)
 
     def run(self) -> list[Resource | CoverageGap | Sweep]:
+        """The project's Vertex AI GPU resources, sweeps and gaps across its locations (the
+        configured ones, else every one it lists), read in parallel."""
         locations = list(self.gcp.vertex_locations)
         if not locations:
             try:

@@ -36,6 +36,7 @@ _STOPPING = ("decayCurveStoppingSpec", "medianAutomatedStoppingSpec", "convexAut
 
 
 def api_time(stamp: Any) -> datetime | None:
+    """An API timestamp (RFC 3339, `Z` or an offset) in UTC; None for anything else."""
     if not isinstance(stamp, str) or not stamp:
         return None
     try:
@@ -130,12 +131,16 @@ class VertexMapper:
         )
 
     def custom_job(self, job: Mapping[str, Any], location: str) -> Resource | None:
+        """A custom job as a Resource, None when it runs on a persistent resource (whose GPUs are
+        counted there) or holds no GPU."""
         spec = job.get("jobSpec") or {}
         if spec.get("persistentResourceId"):
             return None  # its GPUs are the persistent resource's
         return self._job(job, location, spec, 1)
 
     def tuning_job(self, job: Mapping[str, Any], location: str) -> Resource | None:
+        """A hyperparameter tuning job as a Resource holding its parallel trials' GPUs, with its
+        trial limit and early stopping; None without a GPU."""
         parallel = int(job.get("parallelTrialCount") or 1)
         study = job.get("studySpec") or {}
         trials = job.get("maxTrialCount")
@@ -152,6 +157,8 @@ class VertexMapper:
         )
 
     def endpoint(self, endpoint: Mapping[str, Any], location: str) -> list[Resource]:
+        """One Resource per deployed model on dedicated GPU replicas (its minimum replica count),
+        named by model when the endpoint has several."""
         found = []
         for model in endpoint.get("deployedModels") or ():
             dedicated = model.get("dedicatedResources") or {}
@@ -180,6 +187,8 @@ class VertexMapper:
     def persistent_resource(
         self, resource: Mapping[str, Any], location: str, workload: Workload
     ) -> list[Resource]:
+        """One Resource per GPU pool of a persistent resource (its replica count), named by pool
+        when it has several."""
         found = []
         for pool in resource.get("resourcePools") or ():
             replicas = int(pool.get("replicaCount") or 1)

@@ -56,6 +56,8 @@ class KubernetesCollector(Collector[KubernetesSettings]):
         )
 
     def collect(self) -> Iterator[Resource | CoverageGap]:
+        """Every GPU node and GPU pod of the kubeconfig contexts in scope, with DCGM utilization
+        where a metrics source is set, and a coverage gap per context that fails."""
         every = targets(self.settings)
         self._universe = tuple(sorted({item_key(t.context) for t in every}))
         found = [t for t in every if self.holds(item_key(t.context))]

@@ -96,6 +96,7 @@ def _product_class(product: str) -> str | None:
 
 
 def label(labels: Mapping[str, str], *keys: str) -> str | None:
+    """The first non-empty value among the label `keys`, None when none is set."""
     for key in keys:
         if labels.get(key):
             return labels[key]
@@ -103,6 +104,8 @@ def label(labels: Mapping[str, str], *keys: str) -> str | None:
 
 
 def region_zone(labels: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """The node's (region, zone) from the topology labels (the deprecated failure-domain ones as a
+    fallback)."""
     region = label(
         labels, "topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region"
     )
@@ -111,6 +114,7 @@ def region_zone(labels: Mapping[str, str]) -> tuple[str | None, str | None]:
 
 
 def instance_type_of(labels: Mapping[str, str]) -> str | None:
+    """The node's instance type label (the deprecated beta one as a fallback), None without one."""
     return label(labels, "node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 
 
@@ -122,6 +126,7 @@ def account_of(provider_id: str | None) -> str | None:
 
 
 def timestamp(text: Any) -> datetime | None:
+    """An API timestamp (RFC 3339) as an aware datetime; None for anything else."""
     if not isinstance(text, str) or not text:
         return None
     try:

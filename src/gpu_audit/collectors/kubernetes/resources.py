@@ -72,6 +72,8 @@ class ClusterView:
     def build(
         cls, context: str, nodes: list[Json], pods: list[Json], settings: KubernetesSettings
     ) -> ClusterView:
+        """A context's view: its nodes by name, live pods, each GPU node's shares (MIG,
+        time-slicing, MPS, HAMi) and the GPUs its pods hold."""
         names = settings.gpu_resources
         by_name = {_meta(n).get("name", ""): n for n in nodes}
         live = [p for p in pods if (p.get("status") or {}).get("phase") in STATES]
@@ -144,6 +146,8 @@ def _labels(item: Json) -> dict[str, str]:
 def node_resource(
     view: ClusterView, node: Json, utilization: DcgmUtilization | None, note: str | None
 ) -> Resource:
+    """A GPU node as a Resource: its capacity, allocation and shares, region and instance type from
+    its labels, DCGM utilization when measured."""
     labels = _labels(node)
     name = str(_meta(node).get("name", ""))
     provider_id = (node.get("spec") or {}).get("providerID") or None

@@ -56,6 +56,7 @@ class NodeShares:
 
     @property
     def profile_text(self) -> str | None:
+        """The MIG profiles as text (`1g.10gb×7, 3g.40gb×1`), None without any."""
         if not self.profiles:
             return None
         return ", ".join(f"{p}×{n}" for p, n in sorted(self.profiles.items()))
@@ -73,6 +74,7 @@ class PodShare:
 
     @property
     def gpus(self) -> Fraction:
+        """The share in whole GPUs (units over units per GPU), exact."""
         return self.units / self.per_gpu
 
 

@@ -7,6 +7,7 @@ from gpu_audit.collectors.kubernetes.settings import KubernetesSettings
 
 
 def item_key(context: str) -> str:
+    """The work item of a kubeconfig context: `kubernetes:CONTEXT`."""
     return f"kubernetes:{context}"
 
 

@@ -93,6 +93,8 @@ def resolve(written: str, job_path: str, workdir: str | None = None) -> tuple[st
 
 
 def read_named(path: str) -> str | None:
+    """The text of a file a command names, None when it cannot be read (a followed file is
+    optional)."""
     try:
         return read_text(path)
     except InputError:

@@ -36,6 +36,7 @@ class Pods:
 
 
 def map_of(value: Any) -> LineMap | None:
+    """`value` when it is a mapping with lines, else None."""
     return value if isinstance(value, LineMap) else None
 
 
@@ -73,6 +74,9 @@ def _job_groups(role: str, job_spec: LineMap | None, times: float | None) -> lis
 
 
 def workload(kind: str, api: str, spec: LineMap) -> Pods:
+    """A workload's groups of identical pods (Pod, Job and CronJob, Deployment and StatefulSet,
+    JobSet, Kubeflow Trainer and `*ReplicaSpecs` jobs, KServe, KubeRay, LWS, Volcano) and its
+    deadline with its line."""
     work = Pods()
     if "activeDeadlineSeconds" in spec:
         work.deadline = (spec["activeDeadlineSeconds"], spec.line_of("activeDeadlineSeconds"))

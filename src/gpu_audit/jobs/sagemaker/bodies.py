@@ -96,6 +96,8 @@ def _instance_groups(draft: JobDraft, groups: Any, refs: Refs) -> bool:
 
 
 def set_spot(draft: JobDraft, body: Any, refs: Refs) -> None:
+    """Set the capacity from EnableManagedSpotTraining (reserved stays reserved; a templated flag
+    leaves the capacity unknown)."""
     value, line = lookup(body, "EnableManagedSpotTraining")
     if line is None or draft.get("capacity") is Capacity.RESERVED:
         return  # absent: on-demand, the documented default (set by `finish`)
@@ -107,6 +109,8 @@ def set_spot(draft: JobDraft, body: Any, refs: Refs) -> None:
 
 
 def set_stopping(draft: JobDraft, body: Any, refs: Refs) -> None:
+    """Set the runtime cap from StoppingCondition.MaxRuntimeInSeconds (SageMaker's 1-day default
+    when absent) and note MaxWaitTimeInSeconds."""
     condition, condition_line = lookup(body, "StoppingCondition")
     condition = refs.resolve(condition)
     seconds, line = lookup(condition, "MaxRuntimeInSeconds")
@@ -122,6 +126,7 @@ def set_stopping(draft: JobDraft, body: Any, refs: Refs) -> None:
 
 
 def set_data(draft: JobDraft, body: Any, refs: Refs) -> None:
+    """Set the data URIs from every InputDataConfig channel's S3 source, located at the first."""
     uris: list[str] = []
     first_line: int | None = None
     channels, channels_line = lookup(body, "InputDataConfig")
@@ -181,6 +186,8 @@ def set_tags(draft: JobDraft, body: Any) -> None:
 
 
 def finish(draft: JobDraft, refs: Refs) -> Resource:
+    """The body's Resource: on-demand when no capacity was stated, a note naming any parameter
+    defaults used."""
     # CreateTrainingJob: no EnableManagedSpotTraining is on-demand; endpoints and notebook
     # instances have no spot option at all.
     draft.default("capacity", Capacity.ON_DEMAND)

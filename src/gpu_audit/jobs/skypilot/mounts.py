@@ -21,6 +21,8 @@ _VAR = lazy(r"\$\{?([A-Za-z_]\w*)\}?", needs=("$",))
 
 
 def set_mounts(draft: JobDraft, data: LineMap) -> None:
+    """Set the data URIs and the checkpoint from `file_mounts` and `volumes`, using what the run
+    commands write to as evidence."""
     uris: list[str] = []
     uri_line = None
     found_envs = data.get("envs")

@@ -37,6 +37,8 @@ class _Candidate:
         self.maps = maps
 
     def get(self, key: str) -> tuple[Any, int | None]:
+        """The value and line of `key` from the first of this alternative's maps that has it; (None,
+        None) when none does."""
         for mapping in self.maps:
             if key in mapping:
                 return mapping[key], mapping.line_of(key)

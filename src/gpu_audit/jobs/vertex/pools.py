@@ -41,6 +41,8 @@ class Pools:
     reserved: int | None = None  # the line of a pool's specific-reservation affinity
 
     def add(self, model: str | None, gpus: int | None, line: int | None) -> None:
+        """Add one pool's GPUs: its model kept with its line, the count summed (unknown once any
+        pool's is)."""
         if self.models is None:
             self.models = []
         if model:
@@ -53,6 +55,9 @@ class Pools:
 
 
 def worker_pools(value: Any, line: int) -> Pools:
+    """The GPUs of every worker pool (a list, or one pool as a mapping): models, the count summed
+    over replicas, the machine type and any reservation affinity, each with its line; a
+    templated accelerator leaves the count unknown."""
     pools = Pools()
     entries: list[tuple[Any, int]]
     if isinstance(value, LineList):
@@ -139,6 +144,8 @@ def set_gpus(draft: JobDraft, pools: Pools) -> bool:
 
 
 def set_strategy(draft: JobDraft, value: Any, line: int) -> None:
+    """Set the capacity from `scheduling.strategy` (`SPOT`, `LOW_COST`, `STANDARD`…); templated or
+    unknown leaves it unknown."""
     if value is None:
         return
     capacity = _STRATEGY.get(str(value).upper()) if not is_templated(value) else None
@@ -149,12 +156,15 @@ def set_strategy(draft: JobDraft, value: Any, line: int) -> None:
 
 
 def set_timeout(draft: JobDraft, value: Any, line: int) -> None:
+    """Set the runtime cap from `scheduling.timeout` (a duration such as `86400s`)."""
     if value is None:
         return
     draft.put("limits.max_runtime_hours", duration_hours(value), line, raw=value)
 
 
 def set_outputs(draft: JobDraft, spec: LineMap, pools: Pools) -> None:
+    """Set the checkpoint from `baseOutputDirectory.outputUriPrefix`, and the data URIs from it
+    and the `gs://` URIs in the pools' args, command, env and package URIs."""
     uris: list[str] = []
     base = spec.get("baseOutputDirectory")
     base_line: int | None = None
@@ -176,6 +186,8 @@ def set_outputs(draft: JobDraft, spec: LineMap, pools: Pools) -> None:
 
 
 def pool_list(value: Any) -> list[LineMap]:
+    """The worker pools as a list of mappings (one pool written as a mapping; anything else
+    none)."""
     if isinstance(value, LineMap):
         return [value]
     if isinstance(value, list):
