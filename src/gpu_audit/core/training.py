@@ -158,6 +158,14 @@ class Training:
         "`dynamo_backend`)",
         sources=_KNOB,
     )
+    checkpoint_interval_minutes: float | None = canonical(
+        "the wall-clock checkpoint interval a framework setting states (Lightning and NeMo "
+        "`train_time_interval`); step-based settings are not read; the label or tag "
+        "`gpu-audit/checkpoint-interval-minutes` wins over it (docs/spot.md)",
+        unit="minutes",
+        sources=_KNOB,
+        minimum=0,
+    )
     model: str | None = canonical(
         "the model trained, as the file names it (a Hugging Face id, a torchtune component)",
         sources=_KNOB,
@@ -258,6 +266,11 @@ class Interruption:
         unit="minutes",
         sources="derived",
         minimum=0,
+    )
+    checkpoint_from: str | None = canonical(
+        "where the checkpoint interval priced was stated: `label or tag gpu-audit/checkpoint-"
+        "interval-minutes`, or a framework setting's `file:line (train_time_interval)`",
+        sources="derived",
     )
     resume_minutes: float | None = canonical(
         "the time to resume after an interruption (`check`: the runbook's bound; `scan --since`: "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_audit.core.knobs import spellings
+from gpu_audit.core.knobs import duration, spellings
 from gpu_audit.core.knobs.found import Knob
 from gpu_audit.core.yamlsrc import is_templated
 
@@ -27,6 +27,7 @@ _WORKERS = frozenset({"dataloader_num_workers"})
 _MODEL = frozenset({"model_name_or_path", "pretrained_model_name_or_path", "base_model"})
 _DATA_PARENTS = frozenset({"data", "init_args", "dataloader", "train_dataloader", "train_ds"})
 _LORA = frozenset({"lora_r", "lora_rank", "lora_alpha", "use_peft", "peft_config", "lora"})
+INTERVAL = duration.KNOB
 # follow-ups a config names: Accelerate's DeepSpeed file
 FOLLOW_KEYS = frozenset({"deepspeed_config_file", "deepspeed"})
 
@@ -54,6 +55,9 @@ def read_mapping(
             line = line_of(key) if line_of is not None else None
             if isinstance(value, dict):
                 _section(found, key, value, path, line)
+                if key == duration.KEY:
+                    _interval(found, value, path, line)
+                    continue
                 stack.append((value, (*parents, key)))
                 continue
             if isinstance(value, list):
@@ -88,18 +92,23 @@ def _leaf(
     parent = parents[-1] if parents else ""
     if isinstance(value, str):  # SageMaker hyperparameters are JSON-encoded: `"\"train.py\""`
         value = value.strip().strip("\"'")
+    if value is None and key == duration.KEY:
+        return  # `train_time_interval: null`: Lightning's default, no wall-clock interval
     if value is None or is_templated(value):
         if key in _BATCH | _ACCUM | _CHECKPOINTING | _WORKERS | {
             "precision",
             "bf16",
             "fp16",
             "dtype",
+            duration.KEY,
         }:
             found.append(
                 Knob(_knob_of(key), None, path, line, f"`{key}` is templated: not a setting")
             )
         return
-    if key in ("bf16", "fp16", "bfloat16", "fp8"):
+    if key == duration.KEY:
+        _interval(found, value, path, line)
+    elif key in ("bf16", "fp16", "bfloat16", "fp8"):
         if spellings.is_auto(value):
             found.append(Knob("precision", None, path, line, f"`{key}: auto`: set by the launcher"))
         elif spellings.switch(value) is True:
@@ -132,6 +141,18 @@ def _leaf(
         found.append(Knob("method", "lora", path, line))
 
 
+def _interval(found: list[Knob], value: Any, path: str, line: int | None) -> None:
+    """Lightning/NeMo `train_time_interval`: the wall-clock checkpoint interval (minutes)."""
+    try:
+        minutes = duration.minutes_of(value)
+    except duration.Templated:
+        note = f"`{duration.KEY}` is templated: not a setting"
+        found.append(Knob(INTERVAL, None, path, line, note))
+        return
+    if minutes is not None:
+        found.append(Knob(INTERVAL, minutes, path, line))
+
+
 def _names_precision(key: str, value: Any, parents: tuple[str, ...]) -> bool:
     """Accelerate `mixed_precision`, Lightning/NeMo `trainer.precision` (or a top-level one, as
     litgpt writes it), torchtune's top-level `dtype`."""
@@ -159,4 +180,6 @@ def _knob_of(key: str) -> str:
         return "checkpointing"
     if key in _WORKERS:
         return "workers"
+    if key == duration.KEY:
+        return INTERVAL
     return "precision"
