@@ -66,8 +66,8 @@ def use_prices(path: str | None, max_age_days: int, now: datetime) -> str:
 @click.option(
     "--interruptions",
     is_flag=True,
-    help="Write spot interruption rates instead (AWS: the Spot Instance Advisor feed), in the "
-    "shape --interruption-rates reads.",
+    help="Write spot interruption rates instead (AWS: the Spot Instance Advisor feed; Azure: "
+    "Resource Graph's SpotResources eviction rates), in the shape --interruption-rates reads.",
 )
 def refresh(provider: str, regions: tuple[str, ...], output: str, interruptions: bool) -> None:
     """Read the cloud's own price API for the instance types the catalog knows and write them,
@@ -75,14 +75,17 @@ def refresh(provider: str, regions: tuple[str, ...], output: str, interruptions:
     is written when any request fails. AWS: pricing:GetProducts and
     ec2:DescribeSpotPriceHistory; GCP: the Cloud Billing Catalog; Azure: the Retail Prices API.
 
-    With --interruptions (AWS only; GCP and Azure rates need an account's capacity-advice or
-    Resource Graph answers): the Spot Instance Advisor's public feed, converted as
-    docs/spot.md says, written atomically with the other providers' rows of OUTPUT kept.
+    With --interruptions: AWS, the Spot Instance Advisor's public feed; Azure, Resource
+    Graph's SpotResources eviction rates (Microsoft.ResourceGraph/resources/read, tenant
+    scope); converted as docs/spot.md says, written atomically with the other providers' rows
+    of OUTPUT kept. GCP's capacity advice is per project: give its rows with
+    --interruption-rates.
 
     \b
     Examples:
       gpu-audit catalog refresh --provider aws --region us-east-1 -o prices.json
       gpu-audit catalog refresh --provider aws --interruptions -o interruptions.json
+      gpu-audit catalog refresh --provider azure --interruptions -o interruptions.json
     """
     from gpu_audit.report.escape import terminal_safe
 
@@ -111,6 +114,12 @@ def _refresh_interruptions(provider: str, regions: tuple[str, ...], output: str)
     from gpu_audit.prices.interruptions import refresh_interruptions
     from gpu_audit.report.escape import terminal_safe
 
+    if provider == "azure":
+        from gpu_audit.prices.azure_evictions import refresh_evictions
+
+        rows, pages = refresh_evictions(regions, output)
+        click.echo(terminal_safe(f"{output}: {rows} azure interruption rates, {pages} requests"))
+        return
     if provider != "aws":
         raise ConfigError(
             f"catalog refresh --interruptions: {provider} publishes no interruption feed without "
