@@ -58,6 +58,28 @@ class Run:
         sources="API",
         minimum=0,
     )
+    job: str | None = canonical(
+        "a Kubernetes GPU pod's run: the training workload that owns it (`PyTorchJob/bert`, "
+        "`Job/train`)",
+        sources="API",
+    )
+    job_restarts: int | None = canonical(
+        "restarts of that run: its live GPU pods' container restarts plus a Job's failed pods "
+        "(`status.failed`)",
+        sources="API",
+        minimum=0,
+    )
+    sweep: str | None = canonical(
+        "the sweep the pod's run belongs to (a Katib `Experiment/name`, from the "
+        "`katib.kubeflow.org/experiment` label)",
+        sources="API",
+    )
+    sweep_restarts: int | None = canonical(
+        "restarts summed over the sweep's runs", sources="API", minimum=0
+    )
+    sweep_runs: int | None = canonical(
+        "the sweep's runs with a live GPU pod", sources="API", minimum=0
+    )
     lost_usd: float | None = canonical(
         "cost of the training time that ended in an interruption, which a restart from zero "
         "spends again",
