@@ -193,3 +193,32 @@ def test_a_nemo_hydra_override_on_the_command_line(tmp_path: Path) -> None:
     figures = resource(run(tmp_path, job), "nemo-20")["interruption"]
     assert (figures["checkpoint_minutes"], figures["lost_usd"]) == (20.0, 9.96)
     assert figures["checkpoint_from"].endswith("nemo-20.yaml:11 (train_time_interval)")
+
+
+def test_the_spellings_read_and_the_ones_refused() -> None:
+    """Lightning's `Timer` spellings and `str(timedelta)` are minutes; a bare number (no unit),
+    zero, a step count and prose are not; a template raises (the interval is unknown)."""
+    import pytest
+
+    from gpu_audit.core.knobs import duration
+    from gpu_audit.core.knobs.text import read_flags
+
+    read = {
+        "00:20:00": 20.0, "0:20:00": 20.0, "01:00:00:00": 1440.0, "1 day, 0:30:00": 1470.0,
+        "00:00:30": 0.5, "30": None, 30: None, "00:00:00": None, "half an hour": None,
+        "20m": None,
+    }  # fmt: skip
+    for value, minutes in read.items():
+        assert duration.minutes_of(value) == minutes, value
+    assert duration.minutes_of({"_target_": "datetime.timedelta", "minutes": 20}) == 20.0
+    assert duration.minutes_of({"hours": 1, "minutes": 30}) == 90.0
+    assert duration.minutes_of({"_target_": "lightning.Trainer", "hours": 1}) is None
+    assert duration.minutes_of({"hours": "one"}) is None
+    for templated in ("${oc.env:CKPT}", {"minutes": "${every}"}):
+        with pytest.raises(duration.Templated):
+            duration.minutes_of(templated)
+    # HF step-based flags and a Lightning step count are never minutes
+    steps = "python train.py --save_steps 500 --save_strategy steps trainer.max_steps=1000"
+    assert [k for k in read_flags(steps, "job.yaml", 1) if k.name == duration.KNOB] == []
+    script = "ModelCheckpoint(every_n_train_steps=500)\n# train_time_interval=timedelta(hours=1)\n"
+    assert [k for k in read_flags(script, "t.py", 1, python=True) if k.name == duration.KNOB] == []

@@ -26,7 +26,7 @@ def pairs(regions: tuple[str, ...]) -> list[tuple[str, str]]:
     catalog prices each of them in."""
     from gpu_audit.catalog.lookup import instance_types, regional_prices
 
-    found = []
+    found: list[tuple[str, str]] = []
     for spec in instance_types():
         if spec.cloud != "gcp":
             continue

@@ -10,19 +10,20 @@ string: `DD:HH:MM:SS` or `HH:MM:SS` (Lightning's `Timer` duration spelling), or 
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
+from gpu_audit.core.lazyre import lazy
 from gpu_audit.core.yamlsrc import is_templated
 
 KEY = "train_time_interval"
 KNOB = "checkpoint_interval_minutes"  # the `training.*` field it sets
 _UNITS = {"weeks": 7 * 24 * 60.0, "days": 24 * 60.0, "hours": 60.0, "minutes": 1.0,
           "seconds": 1 / 60, "milliseconds": 1 / 60_000}  # fmt: skip
-_CLOCK = re.compile(
-    r"(?:(?P<days>\d+)\s+days?,\s*)?(?:(?P<d4>\d+):)?(?P<h>\d+):(?P<m>\d{1,2}):(?P<s>\d{1,2}(?:\.\d+)?)"
+_CLOCK = lazy(
+    r"(?:(?P<days>\d+)\s+days?,\s*)?(?:(?P<d4>\d+):)?(?P<h>\d+):(?P<m>\d{1,2}):"
+    r"(?P<s>\d{1,2}(?:\.\d+)?)"
 )
-_KWARG = re.compile(r"(\w+)\s*=\s*([^,)]+)")
+_KWARG = lazy(r"(\w+)\s*=\s*([^,)]+)")
 
 
 class Templated(Exception):
