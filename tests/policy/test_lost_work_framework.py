@@ -222,3 +222,22 @@ def test_the_spellings_read_and_the_ones_refused() -> None:
     assert [k for k in read_flags(steps, "job.yaml", 1) if k.name == duration.KNOB] == []
     script = "ModelCheckpoint(every_n_train_steps=500)\n# train_time_interval=timedelta(hours=1)\n"
     assert [k for k in read_flags(script, "t.py", 1, python=True) if k.name == duration.KNOB] == []
+
+
+def test_estimate_names_where_the_interval_was_read(tmp_path: Path) -> None:
+    """`gpu-audit estimate` states the interval priced and the file and line it came from."""
+    from click.testing import CliRunner
+
+    from gpu_audit.cli.main import main
+
+    lightning_config(tmp_path, "fit.yaml", '"00:20:00"')
+    job = vertex(tmp_path, "lit-estimate", ["--config", "fit.yaml"])
+    result = CliRunner().invoke(
+        main, ["estimate", str(job), "--interruption-rates", str(GCP_RATES)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "spot lost work: $9.96 expected per run" in result.stdout
+    assert "checkpoint every 20 min (" in result.stdout
+    assert "fit.yaml:8 (train_time_interval)), resume 5 min; spot saves $51.60 net" in " ".join(
+        result.stdout.split()
+    )
