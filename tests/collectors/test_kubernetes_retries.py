@@ -129,6 +129,23 @@ def test_a_role_without_jobs_still_counts_the_pods_and_says_what_is_missing(
     pods = _runs(report)
     aaa = pods["lr-search-aaa-x1"]
     assert _counts(aaa["run"]) == (0, "Job/lr-search-aaa", 0, "Experiment/lr-search", 1, 2)
-    assert "Job/lr-search-aaa: 0 restarts (its failed pods not counted: the role may not list " \
-        "Jobs)" in aaa["note"]  # fmt: skip
+    said = "Job/lr-search-aaa: 0 restarts (its failed pods not counted: Jobs could not be listed)"
+    assert said in aaa["note"]
     assert pods["bert-master-0"]["run"]["job_restarts"] == 3  # a PyTorchJob needs no Job read
+
+
+def test_hostile_statuses_count_as_nothing_and_crash_nothing() -> None:
+    """A restart count that is text, a status that is a list, a Job whose `failed` is text:
+    counted as none, never a traceback (the pod is still judged)."""
+    from gpu_audit.collectors.kubernetes.retries import count_retries
+    from gpu_audit.collectors.kubernetes.starts import pod_starts
+
+    odd = {"containerStatuses": [{"restartCount": "3", "lastState": "gone"},
+                                 {"restartCount": True, "lastState": {"terminated": []}}]}  # fmt: skip
+    assert (pod_starts(odd).restarts, pod_starts(odd).resume_minutes) == (0, None)
+    raw = {"metadata": {"name": "p", "namespace": "n", "labels": ["not", "a", "map"]},
+           "status": odd}  # fmt: skip
+    jobs = [{"metadata": {"name": "j", "namespace": "n"}, "status": {"failed": "2"}},
+            {"metadata": "junk", "status": []}]  # fmt: skip
+    counted = count_retries([(raw, ("Job", "j"))], jobs)
+    assert counted[("n", "p")].job_restarts == 0 and counted[("n", "p")].sweep is None

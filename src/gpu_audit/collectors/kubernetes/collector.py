@@ -117,17 +117,16 @@ class KubernetesCollector(Collector[KubernetesSettings]):
         return out
 
     def _jobs(self, client: Any) -> list[dict[str, Any]] | None:
-        """Every batch Job (their `status.failed`); None where the role may not list them (the
-        pods are judged all the same, without the Jobs' failed pods)."""
+        """Every batch Job (their `status.failed`); None where they cannot be listed (a role
+        without Jobs: 403; or an error answer): the pods are judged all the same, without the
+        Jobs' failed pods, and each Job pod's note says so."""
         from kubernetes.client import BatchV1Api
         from kubernetes.client.exceptions import ApiException
 
         try:
             return self._list(BatchV1Api(client).list_job_for_all_namespaces)
-        except ApiException as exc:
-            if exc.status in (403, 404):
-                return None
-            raise
+        except (ApiException, InvalidResponse):
+            return None
 
     def _list(self, call: Any, **query: Any) -> list[dict[str, Any]]:
         """Every item of a list call, page by page (`limit` and `continue`)."""

@@ -114,7 +114,7 @@ def note_of(counted: Counted, jobs_read: bool) -> str | None:
     if counted.job is not None and counted.job.startswith("Job/") and not jobs_read:
         parts.append(
             f"{counted.job}: {counted.job_restarts} restarts (its failed pods not counted: "
-            "the role may not list Jobs)"
+            "Jobs could not be listed)"
         )
     elif counted.job is not None and counted.job_restarts:
         parts.append(f"{counted.job}: {counted.job_restarts} restarts")
