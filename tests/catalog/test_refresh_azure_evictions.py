@@ -7,6 +7,7 @@ days), written with the other providers' rows kept; a failure leaves the file as
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -14,7 +15,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from tests.collectors.azure_server import FakeAzure, serve
-from tests.collectors.test_azure_parts import _action, _role_actions
 from tests.conftest import FIXTURES
 
 from gpu_audit.catalog.evictions import band_of, band_rate, eviction_rows
@@ -26,6 +26,15 @@ from gpu_audit.errors import ConfigError
 ROWS = json.loads((FIXTURES / "interruptions" / "azure-spotresources.json").read_text())["data"]
 GCP = FIXTURES / "interruptions" / "gcp-capacity-advice.json"
 COMMAND = ["catalog", "refresh", "--provider", "azure", "--interruptions", "-o"]
+
+
+def _role_actions() -> set[str]:
+    """The Actions of the custom role in docs/permissions.md's Azure section."""
+    doc = (FIXTURES.parent / "docs" / "permissions.md").read_text()
+    section = doc[doc.index("\n## Azure\n") : doc.index("\n## Kubernetes\n")]
+    found = re.search(r'"Actions": \[(.*?)\]', section, re.DOTALL)
+    assert found is not None
+    return set(json.loads(f"[{found.group(1)}]"))
 
 
 @pytest.fixture
@@ -60,8 +69,11 @@ def test_refresh_reads_every_page_and_keeps_the_other_providers(
     assert result.stdout.strip() == f"{output}: 4 azure interruption rates, 2 requests"
     posts = [r for r in graph.requests if r.method == "POST"]
     assert len(posts) == 3 and {r.method for r in graph.requests} == {"POST"}
-    # every call is a read the documented least-privilege role grants (docs/permissions.md)
-    assert {_action(r.method, r.path) for r in graph.requests} <= _role_actions()
+    # every call is the Resource Graph read the documented least-privilege role grants
+    assert {r.path.lower() for r in graph.requests} == {
+        "/providers/microsoft.resourcegraph/resources"
+    }
+    assert "Microsoft.ResourceGraph/resources/read" in _role_actions()
     first = posts[0].body or {}
     assert "subscriptions" not in first  # tenant scope: SpotResources is not per subscription
     assert first["query"].startswith(
@@ -145,3 +157,58 @@ def test_an_answer_of_another_shape_is_refused_whole(tmp_path: Path, graph: Fake
     assert "evictionRate 'high' is not a band (0-5, 5-10, 10-15, 15-20, 20+)" in result.stderr
     with pytest.raises(ConfigError, match=r"expected sku\.name and location"):
         eviction_rows([{"type": ROWS[0]["type"]}], "2026-12-04", ["Standard_NC6s_v3"])
+
+
+def test_an_azure_ml_job_is_priced_with_the_refreshed_rates(
+    tmp_path: Path, graph: FakeAzure
+) -> None:
+    """The Azure ML serverless job of fixtures/jobs/azureml (Standard_NC24ads_A100_v4 × 2,
+    4 h timeout, no region: the type's highest rate, westus2's 15-20 band, 0.00029762 an
+    hour), labelled with a 20-minute checkpoint; spot 0.88887 and on-demand 7.346 an hour for
+    the two instances (the catalog's reference region): lost = 4 × 0.00029762 × 2 × (10/60 +
+    5/60) × 0.88887 = 0.0005 → $0.00; discount = (7.346 − 0.88887) × 4 = 25.8285 → $25.83;
+    net $25.83, the saving spot-for-training gives the same job on the Standard tier."""
+    rates = tmp_path / "rates.json"
+    assert CliRunner().invoke(main, [*COMMAND, str(rates)]).exit_code == 0
+    source = (FIXTURES / "jobs" / "azureml" / "command-job-serverless.yaml").read_text()
+    labelled = source.replace(
+        "  team: vision", '  team: vision\n  gpu-audit/checkpoint-interval-minutes: "20"'
+    )
+    spot = tmp_path / "spot.yaml"
+    spot.write_text(labelled)
+    dedicated = tmp_path / "dedicated.yaml"
+    dedicated.write_text(
+        labelled.replace("job_tier: Spot", "job_tier: Standard").replace(
+            "display_name: vit-finetune", "display_name: vit-dedicated"
+        )
+    )
+    result = CliRunner().invoke(
+        main, ["check", str(spot), str(dedicated), "--interruption-rates", str(rates),
+               "--format", "json"],
+    )  # fmt: skip
+    assert result.exit_code in (0, 1), result.output
+    report = json.loads(result.stdout)
+    by_name = {r["name"]: (i, r) for i, r in enumerate(report["resources"])}
+    hours, spot_rate, od = Decimal(4), Decimal("0.88887"), Decimal("7.346")
+    lost = hours * Decimal("0.00029762") * 2 * (Decimal(10) / 60 + Decimal(5) / 60) * spot_rate
+    discount = (od - spot_rate) * hours
+    _, job = by_name["vit-finetune"]
+    figures = job["interruption"]
+    assert (figures["rate_per_hour"], figures["instances"], figures["spot_hourly_usd"]) == (
+        0.00029762, 2, 0.88887,
+    )  # fmt: skip
+    assert (
+        (figures["lost_usd"], figures["discount_usd"], figures["net_usd"])
+        == (
+            money(float(lost)),
+            money(float(discount)),
+            money(float(discount - lost)),
+        )
+        == (0.0, 25.83, 25.83)
+    )
+    index, _ = by_name["vit-dedicated"]
+    (advice,) = [
+        f for f in report["findings"]
+        if f["resource"] == index and f["rule_id"] == "spot-for-training"
+    ]  # fmt: skip
+    assert (advice["saving_usd"], advice["saving_unit"]) == (25.83, "run")

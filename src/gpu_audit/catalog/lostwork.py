@@ -60,9 +60,13 @@ def instances_of(resource: Resource) -> int:
 
 
 def cloud_of(resource: Resource) -> str | None:
+    """The cloud whose interruption rates apply: the provider, or the cloud of its service (a
+    job file's provider is its format: `azureml` is Azure's)."""
     if resource.provider in _CLOUDS:
         return resource.provider
-    return CLOUD_OF_SERVICE.get(resource.service or "")
+    return CLOUD_OF_SERVICE.get(resource.service or "") or CLOUD_OF_SERVICE.get(
+        resource.provider or ""
+    )
 
 
 def stated_interval(resource: Resource) -> tuple[float | None, bool]:
