@@ -61,12 +61,16 @@ def instances_of(resource: Resource) -> int:
 
 def cloud_of(resource: Resource) -> str | None:
     """The cloud whose interruption rates apply: the provider, or the cloud of its service (a
-    job file's provider is its format: `azureml` is Azure's)."""
+    job file's provider is its format: `azureml` is Azure's), or of its instance type."""
     if resource.provider in _CLOUDS:
         return resource.provider
-    return CLOUD_OF_SERVICE.get(resource.service or "") or CLOUD_OF_SERVICE.get(
+    named = CLOUD_OF_SERVICE.get(resource.service or "") or CLOUD_OF_SERVICE.get(
         resource.provider or ""
     )
+    if named is None and resource.instance_type:  # a Ray or SkyPilot file naming a cloud's type
+        spec = instance_spec(resource.instance_type)
+        named = spec.cloud if spec is not None and spec.cloud in _CLOUDS else None
+    return named
 
 
 def stated_interval(resource: Resource) -> tuple[float | None, bool]:
