@@ -241,3 +241,33 @@ def test_estimate_names_where_the_interval_was_read(tmp_path: Path) -> None:
     assert "fit.yaml:8 (train_time_interval)), resume 5 min; spot saves $51.60 net" in " ".join(
         result.stdout.split()
     )
+
+
+def test_only_a_checkpoint_callbacks_setting_is_its_interval() -> None:
+    """`train_time_interval` of a logger (a CSV logger callback that logs every N seconds) is
+    not a checkpoint interval; a Hydra `_target_` naming ModelCheckpoint under any key is."""
+    from gpu_audit.core.knobs import duration
+    from gpu_audit.core.knobs.text import read_flags
+    from gpu_audit.jobs.knobs.mapping import read_mapping
+
+    def minutes(found: list[Any]) -> list[Any]:
+        return [k.value for k in found if k.name == duration.KNOB]
+
+    hydra = {
+        "csv_log": {"_target_": "mylib.callbacks.CSVLogger", "train_time_interval": "00:01:00"},
+        "every_20": {"_target_": "lightning.pytorch.callbacks.ModelCheckpoint",
+                     "train_time_interval": "00:20:00"},
+    }  # fmt: skip
+    assert minutes(read_mapping(hydra, "c.yaml")[0]) == [20.0]
+    logger_only = {"logger": {"train_time_interval": "${oc.env:EVERY}"}}
+    assert read_mapping(logger_only, "c.yaml")[0] == []  # nor a templated note
+    script = (
+        "log = CSVLogger(dirpath=out, train_time_interval=timedelta(seconds=30))\n"
+        "ck = ModelCheckpoint(\n"
+        '    dirpath=os.path.join(out, "ckpt"),\n'
+        "    train_time_interval=timedelta(minutes=20),\n"
+        ")\n"
+    )
+    assert minutes(read_flags(script, "t.py", 1, python=True)) == [20.0]
+    flags = "python t.py --logger.train_time_interval=00:01:00"
+    assert minutes(read_flags(flags, "job.yaml", 1)) == []

@@ -102,7 +102,9 @@ def read_flags(text: str, path: str, first: int | None, python: bool = False) ->
         if name == "dtype" and not dashed:
             name = "dtype"
         if name == duration.KEY or name.endswith(f".{duration.KEY}"):
-            found.extend(_interval_flag(raw_name, value, path, line_at(text, match.start(), first)))
+            if "checkpoint" in name.lower():  # NeMo's `checkpoint_callback_params.…`
+                line = line_at(text, match.start(), first)
+                found.extend(_interval_flag(raw_name, value, path, line))
             continue
         knob = _FLAGS.get(name) if name != "dtype" else "precision"
         if knob is None or (not dashed and "." not in name and name not in _DASHLESS):
@@ -158,8 +160,31 @@ def _interval_flag(raw_name: str, value: str, path: str, line: int | None) -> li
     return [] if minutes is None else [Knob(_INTERVAL, minutes, path, line)]
 
 
+def _enclosing_call(text: str, position: int, reach: int = 2000) -> str:
+    """The name of the call whose parentheses hold `position` (`ModelCheckpoint`), or ''."""
+    depth = 0
+    start = max(0, position - reach)
+    for at in range(position - 1, start - 1, -1):
+        char = text[at]
+        if char == ")":
+            depth += 1
+        elif char == "(":
+            if depth == 0:
+                head = text[start:at].rstrip()
+                kept = len(head)
+                while kept and (head[kept - 1].isalnum() or head[kept - 1] in "_."):
+                    kept -= 1
+                return head[kept:]
+            depth -= 1
+    return ""
+
+
 def _python_interval(found: list[Knob], text: str, path: str, first: int | None) -> None:
+    """`ModelCheckpoint(train_time_interval=timedelta(hours=6))`: only inside a checkpoint
+    callback's call (a logger's `train_time_interval` is not a checkpoint's)."""
     for match in _TIME_INTERVAL.finditer(text):
+        if "checkpoint" not in _enclosing_call(text, match.start()).lower():
+            continue
         line = line_at(text, match.start(), first)
         call, name = match.group(1), match.group(2)
         if call is None:

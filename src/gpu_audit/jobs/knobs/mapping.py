@@ -48,6 +48,8 @@ def read_mapping(
                 )
             continue
         line_of = getattr(node, "line_of", None)
+        if _names_checkpoint(node):  # `_target_`/`class_path: ...ModelCheckpoint`: its keys
+            parents = (*parents, CHECKPOINT)  # and its `init_args` are a checkpoint's
         for key, value in node.items():
             budget -= 1
             if not isinstance(key, str):
@@ -56,7 +58,8 @@ def read_mapping(
             if isinstance(value, dict):
                 _section(found, key, value, path, line)
                 if key == duration.KEY:
-                    _interval(found, value, path, line)
+                    if _under_checkpoint(parents):
+                        _interval(found, value, path, line)
                     continue
                 stack.append((value, (*parents, key)))
                 continue
@@ -67,6 +70,22 @@ def read_mapping(
                 names.append((value, line))
             _leaf(found, key, value, parents, path, line)
     return found, names
+
+
+CHECKPOINT = "(checkpoint)"  # a parent standing for a checkpoint callback's own mapping
+
+
+def _names_checkpoint(node: dict[Any, Any]) -> bool:
+    """A Hydra `_target_` or Lightning CLI `class_path` naming a checkpoint callback."""
+    named = node.get("_target_") or node.get("class_path")
+    return isinstance(named, str) and "checkpoint" in named.lower()
+
+
+def _under_checkpoint(parents: tuple[str, ...]) -> bool:
+    """`train_time_interval` is a checkpoint's interval only in a checkpoint's settings (NeMo
+    `checkpoint_callback_params`, `model_checkpoint`, a `ModelCheckpoint` target), never a
+    logger's or another callback's of the same name."""
+    return any("checkpoint" in p.lower() for p in parents)
 
 
 def _section(
@@ -89,11 +108,12 @@ def _section(
 def _leaf(
     found: list[Knob], key: str, value: Any, parents: tuple[str, ...], path: str, line: int | None
 ) -> None:
+    parents = tuple(p for p in parents if p != CHECKPOINT) if key != duration.KEY else parents
     parent = parents[-1] if parents else ""
     if isinstance(value, str):  # SageMaker hyperparameters are JSON-encoded: `"\"train.py\""`
         value = value.strip().strip("\"'")
-    if value is None and key == duration.KEY:
-        return  # `train_time_interval: null`: Lightning's default, no wall-clock interval
+    if key == duration.KEY and (value is None or not _under_checkpoint(parents)):
+        return  # `null` (Lightning's default), or another callback's setting of that name
     if value is None or is_templated(value):
         if key in _BATCH | _ACCUM | _CHECKPOINTING | _WORKERS | {
             "precision",
