@@ -203,4 +203,4 @@ def test_catalog_refresh_rewrites_the_aws_rows_and_keeps_the_others(
     assert {s.name for s in written.sources} == {"gcp-capacity-advice", "aws-spot-advisor"}
     assert not any(r.region == "us-west-2" for r in written.rows)  # --region narrows
     refused = CliRunner().invoke(main, [*command[:3], "gcp", *command[4:]])
-    assert refused.exit_code == 2 and "publishes no interruption feed" in refused.stderr
+    assert refused.exit_code == 2 and "--project is required" in refused.stderr

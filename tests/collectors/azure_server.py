@@ -13,8 +13,12 @@ It answers the read calls the collector makes, in the documented JSON shapes:
   `resourceGroup` added, the power state moved to `properties.extended.instanceView.powerState`,
   the resource group of the id lower-cased.
 
+`SpotResources` (`spot`): the eviction-rate rows, filtered by `type =~`, `sku.name in~` and
+`location in~`, whatever subscriptions are named (tenant-wide data).
+
 Faults: `stall[route]` seconds of silence before an answer; `forbidden` subscriptions answer 403 `AuthorizationFailed` on ARM and are absent from
-Resource Graph; `faults[route]` queues statuses (`429` carries `Retry-After`) answered before the
+Resource Graph; `faults[route]` queues statuses (`429` carries `Retry-After`, `403` is
+`AuthorizationFailed`) answered before the
 real answer on that route (`graph`, `vms`, `scale_sets`, `workspaces`, `computes`,
 `subscriptions`). Every request is recorded, so tests can check that only reads were made.
 """
@@ -62,6 +66,9 @@ class FakeAzure:
     reservations_forbidden: set[str] = field(default_factory=set)
     requests: list[Recorded] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # `SpotResources` rows (eviction rates) as Resource Graph returns them: tenant-wide data,
+    # answered whatever subscriptions the query names
+    spot: list[dict[str, Any]] = field(default_factory=list)
 
     def fault(self, route: str) -> int | None:
         with self.lock:
@@ -101,6 +108,24 @@ def _types(query: str) -> set[str] | None:
         return {t.strip().strip("'").lower() for t in found.group(1).split(",")}
     single = _EQ.search(query)
     return {single.group(1).lower()} if single else None
+
+
+_SKUS = re.compile(r"sku\.name\s+in~\s*\(([^)]*)\)", re.IGNORECASE)
+_LOCATIONS = re.compile(r"location\s+in~\s*\(([^)]*)\)", re.IGNORECASE)
+
+
+def _spot_wanted(row: dict[str, Any], query: str) -> bool:
+    """The `sku.name in~ (...)` and `location in~ (...)` filters of a SpotResources query."""
+    for pattern, value in (
+        (_SKUS, (row.get("sku") or {}).get("name")),
+        (_LOCATIONS, row.get("location")),
+    ):
+        found = pattern.search(query)
+        if found:
+            names = {t.strip().strip("'").lower() for t in found.group(1).split(",")}
+            if str(value).lower() not in names:
+                return False
+    return True
 
 
 def _public(reservation: dict[str, Any]) -> dict[str, Any]:
@@ -143,6 +168,14 @@ class _Handler(BaseHTTPRequestHandler):
                 _error("TooManyRequests", "Too many requests; retry later."),
                 {"Retry-After": self.server.fake.retry_after},
             )
+        elif status == 403:
+            message = (
+                "The client 'gpu-audit' with object id '00000000-0000-0000-0000-000000000001' "
+                "does not have authorization to perform action "
+                "'Microsoft.ResourceGraph/resources/read' over scope "
+                "'/providers/Microsoft.ResourceGraph' or the scope is invalid."
+            )
+            self._send(403, _error("AuthorizationFailed", message))
         elif status == 401:
             message = (
                 "The access token is from the wrong issuer 'https://sts.windows.net/72f988bf/'. "
@@ -333,6 +366,8 @@ class _Handler(BaseHTTPRequestHandler):
             ]
         elif table == "resources":
             rows = [graph_row(i) for s in wanted for i in fake.resources[s]]
+        elif table == "spotresources":
+            rows = [copy.deepcopy(r) for r in fake.spot if _spot_wanted(r, text)]
         else:
             self._send(400, _error("BadRequest", f"unknown table in {text!r}"))
             return

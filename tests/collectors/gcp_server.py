@@ -14,6 +14,10 @@ It answers the three read calls the collector makes, in the documented JSON shap
   `filter=update_time>"..."` (items without `updateTime` never match);
   faults per (project, location): `vertex_forbidden`, `vertex_unavailable` (503s before success).
 
+- `POST /compute/v1/projects/{p}/regions/{r}/advice/capacity` (`advice`): a
+  `CapacityAdviceResponse` per (region, machine type) of a Spot request, 400 for a type the
+  region lacks, 403 per project (`advice_forbidden`), `advice_throttled` 429s first.
+
 Faults are injected per project (`forbidden`, `missing`, `unavailable` = how many 503s come
 before success, `monitoring_forbidden`, `monitoring_unavailable`) and per bucket (`forbidden_buckets`). Every request is
 recorded, so tests can check that only reads were made.
@@ -71,6 +75,13 @@ class FakeGcp:
     future_reservations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     reservations_page_size: int = 2
     reservations_forbidden: set[str] = field(default_factory=set)
+    # `advice.capacity` (POST .../regions/{r}/advice/capacity): the answer by (region, machine
+    # type) for a Spot request; a pair not here is answered 400 (not offered in the region);
+    # `advice_forbidden` projects answer 403; `advice_throttled` 429s come before any answer
+    advice: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    advice_forbidden: set[str] = field(default_factory=set)
+    advice_throttled: int = 0
+    advice_bodies: list[dict[str, Any]] = field(default_factory=list)
     requests: list[Recorded] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -204,7 +215,54 @@ class _Handler(BaseHTTPRequestHandler):
             fake.requests.append(Recorded(self.command, self.path, {}))
         self._send(405, _error(405, "read-only fake", "methodNotAllowed", "METHOD_NOT_ALLOWED"))
 
-    do_POST = do_PUT = do_PATCH = do_DELETE = _method_not_allowed
+    do_PUT = do_PATCH = do_DELETE = _method_not_allowed
+
+    def do_POST(self) -> None:
+        """`advice.capacity` only (a read that creates nothing); any other POST is refused."""
+        path = unquote(urlsplit(self.path).path)
+        parts = path.strip("/").split("/")
+        if not (
+            len(parts) == 8
+            and parts[:3] == ["compute", "v1", "projects"]
+            and parts[4] == "regions"
+            and parts[6:] == ["advice", "capacity"]
+        ):
+            self._method_not_allowed()
+            return
+        fake = self.server.fake
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        with fake.lock:
+            fake.requests.append(Recorded("POST", path, {}))
+            fake.advice_bodies.append(body)
+            throttled = fake.advice_throttled > 0
+            if throttled:
+                fake.advice_throttled -= 1
+        project, region = parts[3], parts[5]
+        if throttled:
+            message = (
+                "Quota exceeded for quota metric 'Queries' of service 'compute.googleapis.com'"
+            )
+            self._send(429, _error(429, message, "rateLimitExceeded", "RESOURCE_EXHAUSTED"))
+            return
+        if project in fake.advice_forbidden:
+            message = "The caller does not have permission"
+            self._send(403, _error(403, message, "forbidden", "PERMISSION_DENIED"))
+            return
+        scheduling = (body.get("instanceProperties") or {}).get("scheduling") or {}
+        selections = (body.get("instanceFlexibilityPolicy") or {}).get("instanceSelections") or {}
+        kinds = [k for s in selections.values() for k in s.get("machineTypes") or ()]
+        if scheduling.get("provisioningModel") != "SPOT" or len(kinds) != 1:
+            message = (
+                "Invalid value for field 'resource.instanceProperties': expected one SPOT type"
+            )
+            self._send(400, _error(400, message, "invalid", "INVALID_ARGUMENT"))
+            return
+        answer = fake.advice.get((region, kinds[0]))
+        if answer is None:
+            message = f"Machine type '{kinds[0]}' is not available in region '{region}'."
+            self._send(400, _error(400, message, "invalid", "INVALID_ARGUMENT"))
+            return
+        self._send(200, answer)
 
     def _instances(self, project: str, query: dict[str, list[str]]) -> None:
         fake = self.server.fake

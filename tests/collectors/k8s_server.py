@@ -1,7 +1,8 @@
 """A Kubernetes-API-shaped server and a Prometheus-shaped server on loopback, for the collector.
 
-The API server answers `GET /api/v1/nodes` and `GET /api/v1/pods` as a real one does: `NodeList`
-and `PodList` pages cut by `limit` (and by its own `max_page`, as servers may), a `continue`
+The API server answers `GET /api/v1/nodes`, `GET /api/v1/pods` and `GET /apis/batch/v1/jobs` as
+a real one does (a cluster's `jobs_forbidden` answers the last with RBAC's 403): `NodeList`,
+`PodList` and `JobList` pages cut by `limit` (and by its own `max_page`, as servers may), a `continue`
 token in `metadata`, and `fieldSelector=status.phase!=X` honoured. The bearer token picks the
 cluster; `forbidden` tokens get the 403 `Status` RBAC returns, and `unavailable[token]` counts
 503s served before success. Every request is recorded, so tests can check only reads were made.
@@ -35,6 +36,8 @@ class Recorded:
 class FakeCluster:
     nodes: list[dict[str, Any]] = field(default_factory=list)
     pods: list[dict[str, Any]] = field(default_factory=list)
+    jobs: list[dict[str, Any]] = field(default_factory=list)  # batch/v1 Jobs
+    jobs_forbidden: bool = False  # RBAC grants nodes and pods only: `jobs` answers 403
 
 
 @dataclass
@@ -112,7 +115,7 @@ class _KubeHandler(_Base):
         if left:
             self.send_json(503, _status(503, "ServiceUnavailable", "the server is busy"))
             return
-        resource = split.path.removeprefix("/api/v1/")
+        resource = split.path.removeprefix("/api/v1/").removeprefix("/apis/batch/v1/")
         if token in fake.garbled:  # a captive portal or proxy answering for the API server
             data = b"<html><body>Sign in to continue</body></html>"
             self.send_response(200)
@@ -132,10 +135,18 @@ class _KubeHandler(_Base):
         if cluster is None:
             self.send_json(401, _status(401, "Unauthorized", "Unauthorized"))
             return
-        if resource not in ("nodes", "pods"):
+        batch = split.path == "/apis/batch/v1/jobs"
+        if resource not in ("nodes", "pods") and not batch:
             self.send_json(404, _status(404, "NotFound", f"no route for {split.path}"))
             return
-        items = cluster.nodes if resource == "nodes" else cluster.pods
+        if batch and cluster.jobs_forbidden:
+            message = (
+                'jobs.batch is forbidden: User "system:serviceaccount:audit:reader" cannot list '
+                'resource "jobs" in API group "batch" at the cluster scope'
+            )
+            self.send_json(403, _status(403, "Forbidden", message))
+            return
+        items = cluster.jobs if batch else cluster.nodes if resource == "nodes" else cluster.pods
         try:
             excluded = _phase_filter(query.get("fieldSelector", [""])[0])
         except ValueError as exc:
@@ -147,12 +158,15 @@ class _KubeHandler(_Base):
         size = min(limit, fake.max_page)
         page = items[start : start + size]
         following = start + size if start + size < len(items) else None
-        kind = "NodeList" if resource == "nodes" else "PodList"
+        kind = "JobList" if batch else "NodeList" if resource == "nodes" else "PodList"
         metadata: dict[str, Any] = {"resourceVersion": "4711"}
         if following is not None:
             metadata["continue"] = str(following)
             metadata["remainingItemCount"] = len(items) - following
-        self.send_json(200, {"kind": kind, "apiVersion": "v1", "metadata": metadata, "items": page})
+        version = "batch/v1" if batch else "v1"
+        self.send_json(
+            200, {"kind": kind, "apiVersion": version, "metadata": metadata, "items": page}
+        )
 
 
 _QUERY = re.compile(

@@ -139,6 +139,7 @@ def test_an_on_demand_job_with_a_20_minute_checkpoint_is_told_spot_net_of_lost_w
         "instances": 1,
         "hours": 24.0,
         "checkpoint_minutes": 20.0,
+        "checkpoint_from": "label or tag gpu-audit/checkpoint-interval-minutes",
         "resume_minutes": 5.0,
         "spot_hourly_usd": 8.7421,
         "lost_usd": cents(lost),

@@ -26,6 +26,7 @@ UNKNOWN_WHEN_TEMPLATED = frozenset(
     {"checkpoint.interval_minutes", "interruption.lost_usd", "interruption.net_usd"}
 )
 _CLOUDS = ("aws", "gcp", "azure")
+_KNOB = "checkpoint_interval_minutes"  # a framework's wall-clock setting (core/knobs/duration.py)
 
 
 def money(value: float) -> float:
@@ -59,33 +60,55 @@ def instances_of(resource: Resource) -> int:
 
 
 def cloud_of(resource: Resource) -> str | None:
-    """The cloud whose spot market a resource is on: its provider, or the cloud of its managed
-    service; None for neither (Kubernetes, Slurm)."""
+    """The cloud whose interruption rates apply: the provider, or the cloud of its service (a
+    job file's provider is its format: `azureml` is Azure's), or of its instance type."""
     if resource.provider in _CLOUDS:
         return resource.provider
-    return CLOUD_OF_SERVICE.get(resource.service or "")
+    named = CLOUD_OF_SERVICE.get(resource.service or "") or CLOUD_OF_SERVICE.get(
+        resource.provider or ""
+    )
+    if named is None and resource.instance_type:  # a Ray or SkyPilot file naming a cloud's type
+        spec = instance_spec(resource.instance_type)
+        named = spec.cloud if spec is not None and spec.cloud in _CLOUDS else None
+    return named
 
 
 def stated_interval(resource: Resource) -> tuple[float | None, bool]:
-    """(the job's checkpoint interval in minutes, templated): the field, else the tag."""
+    """(the job's checkpoint interval in minutes, templated): the field, else the tag, else a
+    framework's wall-clock setting (`train_time_interval`)."""
+    minutes, templated, _ = interval_and_origin(resource)
+    return minutes, templated
+
+
+def interval_and_origin(resource: Resource) -> tuple[float | None, bool, str | None]:
+    """(minutes, templated, where it was stated): the label or tag wins over a framework
+    setting; the setting's origin is its `file:line`."""
     if resource.checkpoint.interval_minutes is not None:
-        return resource.checkpoint.interval_minutes, False
+        origin = resource.interruption.checkpoint_from or "checkpoint.interval_minutes"
+        return resource.checkpoint.interval_minutes, False, origin
     if "checkpoint.interval_minutes" in resource.source.templated:
-        return None, True
+        return None, True, None
     for key in INTERVAL_TAGS:
         text = resource.tags.get(key)
         if text is None:
             continue
+        origin = f"label or tag {key}"
         if is_templated(text):
-            return None, True
+            return None, True, origin
         try:
             minutes = float(text)
         except ValueError:
-            return None, True  # not a number: unknown, never read as "no checkpoint"
+            return None, True, origin  # not a number: unknown, never read as "no checkpoint"
         if minutes > 0 and minutes == minutes and minutes != float("inf"):
-            return minutes, False
-        return None, True
-    return None, False
+            return minutes, False, origin
+        return None, True, origin
+    setting = resource.training.checkpoint_interval_minutes
+    if setting is not None:
+        where = resource.training.located.get(_KNOB, "job config")
+        return setting, False, f"{where} (train_time_interval)"
+    if f"training.{_KNOB}" in resource.source.templated:
+        return None, True, None
+    return None, False, None
 
 
 def _judged(resource: Resource) -> bool:
@@ -106,7 +129,7 @@ def with_lost_work(resource: Resource, resume_minutes: float) -> Resource:
         return _run_lost_work(resource, resume_minutes)
     if not _judged(resource):
         return resource
-    interval, templated = stated_interval(resource)
+    interval, templated, origin = interval_and_origin(resource)
     if templated:
         unknown = resource.source.templated | UNKNOWN_WHEN_TEMPLATED
         return replace(resource, source=replace(resource.source, templated=unknown))
@@ -121,6 +144,8 @@ def with_lost_work(resource: Resource, resume_minutes: float) -> Resource:
     section = figures(
         rate, hours, interval, resume_minutes, on_demand, spot, instances_of(resource)
     )
+    if origin is not None:
+        section = replace(section, checkpoint_from=origin)
     checkpoint = resource.checkpoint
     if interval is not None and checkpoint.interval_minutes is None:
         checkpoint = replace(checkpoint, interval_minutes=interval)

@@ -62,29 +62,47 @@ def use_prices(path: str | None, max_age_days: int, now: datetime) -> str:
 @click.option(
     "--interruptions",
     is_flag=True,
-    help="Write spot interruption rates instead (AWS: the Spot Instance Advisor feed), in the "
+    help="Write spot interruption rates instead (AWS: the Spot Instance Advisor feed; Azure: "
+    "Resource Graph's SpotResources eviction rates; GCP: capacity advice in --project), in the "
     "shape --interruption-rates reads.",
 )
-def refresh(provider: str, regions: tuple[str, ...], output: str, interruptions: bool) -> None:
+@click.option(
+    "--project",
+    metavar="PROJECT",
+    help="With --provider gcp --interruptions: the project whose capacity advice is read.",
+)
+def refresh(
+    provider: str,
+    regions: tuple[str, ...],
+    output: str,
+    interruptions: bool,
+    project: str | None = None,
+) -> None:
     """Read the cloud's own price API for the instance types the catalog knows and write them,
     dated and sourced, into PRICES.json (atomically; other providers' rows are kept). Nothing
     is written when any request fails. AWS: pricing:GetProducts and
     ec2:DescribeSpotPriceHistory; GCP: the Cloud Billing Catalog; Azure: the Retail Prices API.
 
-    With --interruptions (AWS only; GCP and Azure rates need an account's capacity-advice or
-    Resource Graph answers): the Spot Instance Advisor's public feed, converted as
+    With --interruptions: AWS, the Spot Instance Advisor's public feed; Azure, Resource
+    Graph's SpotResources eviction rates (Microsoft.ResourceGraph/resources/read, tenant
+    scope); GCP, Compute Engine capacity advice for Spot VMs in --project; converted as
     docs/spot.md says, written atomically with the other providers' rows of OUTPUT kept.
 
     \b
     Examples:
       gpu-audit catalog refresh --provider aws --region us-east-1 -o prices.json
       gpu-audit catalog refresh --provider aws --interruptions -o interruptions.json
+      gpu-audit catalog refresh --provider azure --interruptions -o interruptions.json
+      gpu-audit catalog refresh --provider gcp --interruptions --project ml-prod -o rates.json
     """
+    from gpu_audit.errors import ConfigError
     from gpu_audit.report.escape import terminal_safe
 
     if interruptions:
-        _refresh_interruptions(provider, regions, output)
+        _refresh_interruptions(provider, regions, output, project)
         return
+    if project:
+        raise ConfigError("catalog refresh: --project is for --provider gcp --interruptions")
     from gpu_audit.prices.run import refresh as run_refresh
 
     done = run_refresh(provider, regions, output)
@@ -102,16 +120,30 @@ def refresh(provider: str, regions: tuple[str, ...], output: str, interruptions:
         )
 
 
-def _refresh_interruptions(provider: str, regions: tuple[str, ...], output: str) -> None:
+def _refresh_interruptions(
+    provider: str, regions: tuple[str, ...], output: str, project: str | None
+) -> None:
     from gpu_audit.errors import ConfigError
     from gpu_audit.prices.interruptions import refresh_interruptions
     from gpu_audit.report.escape import terminal_safe
 
-    if provider != "aws":
-        raise ConfigError(
-            f"catalog refresh --interruptions: {provider} publishes no interruption feed without "
-            "an account; give its rows in a file with --interruption-rates (docs/spot.md)"
-        )
+    if project and provider != "gcp":
+        raise ConfigError("catalog refresh: --project is for --provider gcp --interruptions")
+    if provider == "azure":
+        from gpu_audit.prices.azure_evictions import refresh_evictions
+
+        rows, pages = refresh_evictions(regions, output)
+        click.echo(terminal_safe(f"{output}: {rows} azure interruption rates, {pages} requests"))
+        return
+    if provider == "gcp":
+        from gpu_audit.prices.gcp_advice import refresh_advice
+
+        rows, calls, missing = refresh_advice(project, regions, output)
+        said = f"{output}: {rows} gcp interruption rates, {calls} requests"
+        if missing:
+            said += f" ({missing} type-region pairs with no Spot advice: not evaluated)"
+        click.echo(terminal_safe(said))
+        return
     rows, sent = refresh_interruptions(regions, output)
     click.echo(terminal_safe(f"{output}: {rows} aws interruption rates, {sent} requests"))
 

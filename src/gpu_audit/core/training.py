@@ -58,6 +58,28 @@ class Run:
         sources="API",
         minimum=0,
     )
+    job: str | None = canonical(
+        "a Kubernetes GPU pod's run: the training workload that owns it (`PyTorchJob/bert`, "
+        "`Job/train`)",
+        sources="API",
+    )
+    job_restarts: int | None = canonical(
+        "restarts of that run: its live GPU pods' container restarts plus a Job's failed pods "
+        "(`status.failed`)",
+        sources="API",
+        minimum=0,
+    )
+    sweep: str | None = canonical(
+        "the sweep the pod's run belongs to (a Katib `Experiment/name`, from the "
+        "`katib.kubeflow.org/experiment` label)",
+        sources="API",
+    )
+    sweep_restarts: int | None = canonical(
+        "restarts summed over the sweep's runs", sources="API", minimum=0
+    )
+    sweep_runs: int | None = canonical(
+        "the sweep's runs with a live GPU pod", sources="API", minimum=0
+    )
     lost_usd: float | None = canonical(
         "cost of the training time that ended in an interruption, which a restart from zero "
         "spends again",
@@ -157,6 +179,14 @@ class Training:
         "`torch.compile` on (HF `--torch_compile`, torchtune `compile`, Accelerate "
         "`dynamo_backend`)",
         sources=_KNOB,
+    )
+    checkpoint_interval_minutes: float | None = canonical(
+        "the wall-clock checkpoint interval a framework setting states (Lightning and NeMo "
+        "`train_time_interval`); step-based settings are not read; the label or tag "
+        "`gpu-audit/checkpoint-interval-minutes` wins over it (docs/spot.md)",
+        unit="minutes",
+        sources=_KNOB,
+        minimum=0,
     )
     model: str | None = canonical(
         "the model trained, as the file names it (a Hugging Face id, a torchtune component)",
@@ -258,6 +288,11 @@ class Interruption:
         unit="minutes",
         sources="derived",
         minimum=0,
+    )
+    checkpoint_from: str | None = canonical(
+        "where the checkpoint interval priced was stated: `label or tag gpu-audit/checkpoint-"
+        "interval-minutes`, or a framework setting's `file:line (train_time_interval)`",
+        sources="derived",
     )
     resume_minutes: float | None = canonical(
         "the time to resume after an interruption (`check`: the runbook's bound; `scan --since`: "

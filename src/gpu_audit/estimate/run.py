@@ -105,8 +105,9 @@ def with_lost_work(estimate: Any, resource: Any, hours: float | None) -> Any:
         note = (
             f"spot lost work: {_usd(figures.lost_usd)} expected per run at "
             f"{figures.rate_per_hour:g} interruptions an hour ({figures.rate_public}; "
-            f"{figures.rate_source}), checkpoint every {figures.checkpoint_minutes:g} min, "
-            f"resume {figures.resume_minutes:g} min; spot saves {_usd(figures.net_usd)} net"
+            f"{figures.rate_source}), checkpoint every {figures.checkpoint_minutes:g} min"
+            + (f" ({figures.checkpoint_from})" if figures.checkpoint_from else "")
+            + f", resume {figures.resume_minutes:g} min; spot saves {_usd(figures.net_usd)} net"
         )
     elif "interruption.net_usd" in judged.source.templated:
         note = "spot lost work not evaluated: the checkpoint interval is templated"

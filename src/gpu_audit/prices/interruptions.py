@@ -26,7 +26,6 @@ def refresh_interruptions(
     regions: tuple[str, ...], output: str, now: datetime | None = None
 ) -> tuple[int, int]:
     """(rows written, requests): AWS rows from the feed, every other provider's kept."""
-    from gpu_audit.core.writer import write_atomic
     from gpu_audit.prices.http import JsonGetter
 
     now = now or datetime.now(UTC)
@@ -45,15 +44,32 @@ def refresh_interruptions(
             f"aws: the spot advisor feed has no GPU type in {', '.join(wanted)}; "
             f"{output} left as it was"
         )
-    kept = [_row_out(r) for r in (old.rows if old else ()) if r.provider != "aws"]
-    sources = [s for s in (old.sources if old else ()) if s.name != SOURCE]
+    write_rows(output, old, "aws", SOURCE, url, rows, day)
+    return len(rows), getter.sent
+
+
+def write_rows(
+    output: str,
+    old: Any,
+    provider: str,
+    source: str,
+    url: str,
+    rows: list[dict[str, Any]],
+    day: str,
+) -> None:
+    """Write `rows` (every row of `provider`) with their source into OUTPUT, atomically; the
+    other providers' rows and sources of the file as it was (`old`) are kept."""
+    from gpu_audit.core.writer import write_atomic
+
+    kept = [_row_out(r) for r in (old.rows if old else ()) if r.provider != provider]
+    sources = [s for s in (old.sources if old else ()) if s.name != source]
     body: dict[str, Any] = {
         "gpu_audit_interruptions": VERSION,
         "as_of": day,
         "unit": UNIT,
         "sources": [
             *({"name": s.name, "url": s.url, "date": s.date} for s in sources),
-            {"name": SOURCE, "url": url, "date": day},
+            {"name": source, "url": url, "date": day},
         ],
         "method": bundled().method,
         "rows": sorted([*kept, *rows], key=lambda r: (r["provider"], r["type"], r["region"])),
@@ -61,7 +77,6 @@ def refresh_interruptions(
     text = json.dumps(body, indent=1) + "\n"
     parse(output, json.loads(text))  # what is written reads back
     write_atomic(output, text)
-    return len(rows), getter.sent
 
 
 def _row_out(row: Any) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """Kubernetes collector: GPU nodes and the pods holding GPUs, per kubeconfig context, read-only.
 
-Calls: `list nodes` and `list pods` (all namespaces), paginated with `limit` and `continue`, and
+Calls: `list nodes`, `list pods` and `list jobs` (batch/v1; all namespaces; a role without Jobs
+leaves their failed pods uncounted), paginated with `limit` and `continue`, and
 eleven Prometheus queries for DCGM utilization when `prometheus` is set (four for MIG slices,
 three for profiling activity).
 The client is imported inside the calls (see connect.py).
@@ -22,6 +23,7 @@ from gpu_audit.collectors.interface import Collector, Progress, ProgressCallback
 from gpu_audit.collectors.kubernetes import dcgm
 from gpu_audit.collectors.kubernetes.connect import Target, targets
 from gpu_audit.collectors.kubernetes.resources import ClusterView, node_resource, pod_resource
+from gpu_audit.collectors.kubernetes.retries import count_retries, with_retries
 from gpu_audit.collectors.kubernetes.settings import KubernetesSettings
 from gpu_audit.collectors.kubernetes.universe import item_key
 from gpu_audit.core.redact import redact_urls
@@ -98,6 +100,7 @@ class KubernetesCollector(Collector[KubernetesSettings]):
             with api.api_client:
                 nodes = self._list(api.list_node)
                 pods = self._list(api.list_pod_for_all_namespaces, field_selector=_LIVE_PHASES)
+                jobs = self._jobs(api.api_client)
         except ApiException as exc:
             return [self._gap(target, _api_error(exc), _api_message(exc))]
         except HTTPError as exc:  # urllib3's retry chain: one line, not its repr
@@ -108,9 +111,24 @@ class KubernetesCollector(Collector[KubernetesSettings]):
         out: list[Resource | CoverageGap] = []
         for node in view.gpu_nodes:
             out.append(node_resource(view, node, utilization, note))
+        counted = count_retries(((p.raw, p.owner) for p in view.gpu_pods), jobs)
         for pod in view.gpu_pods:
-            out.append(pod_resource(view, pod, utilization, note))
+            meta = pod.raw.get("metadata") or {}
+            found = counted.get((str(meta.get("namespace", "")), str(meta.get("name", ""))))
+            out.append(with_retries(pod_resource(view, pod, utilization, note), found, jobs))
         return out
+
+    def _jobs(self, client: Any) -> list[dict[str, Any]] | None:
+        """Every batch Job (their `status.failed`); None where they cannot be listed (a role
+        without Jobs: 403; or an error answer): the pods are judged all the same, without the
+        Jobs' failed pods, and each Job pod's note says so."""
+        from kubernetes.client import BatchV1Api
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            return self._list(BatchV1Api(client).list_job_for_all_namespaces)
+        except (ApiException, InvalidResponse):
+            return None
 
     def _list(self, call: Any, **query: Any) -> list[dict[str, Any]]:
         """Every item of a list call, page by page (`limit` and `continue`)."""

@@ -25,19 +25,26 @@ def _condition(status: Mapping[str, Any], kind: str) -> Any:
     return None
 
 
+def _count(value: Any) -> int:
+    """A restart count as the API gives it (an integer); anything else is none."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
 def pod_starts(status: Mapping[str, Any]) -> Run:
     """The pod's `run` figures: restarts (as interruptions too), mean resume and start-up, in
     minutes; missing where the status does not say."""
     containers = [c for c in status.get("containerStatuses") or () if isinstance(c, Mapping)]
     if not containers:
         return Run()
-    restarts = sum(int(c.get("restartCount") or 0) for c in containers)
+    restarts = sum(_count(c.get("restartCount")) for c in containers)
     ready = _condition(status, "Ready")
     resumes = []
     for container in containers:
-        terminated = ((container.get("lastState") or {}).get("terminated")) or {}
+        last = container.get("lastState")
+        terminated = last.get("terminated") if isinstance(last, Mapping) else None
+        terminated = terminated if isinstance(terminated, Mapping) else {}
         finished = timestamp(terminated.get("finishedAt"))
-        if int(container.get("restartCount") or 0) and finished and ready and ready >= finished:
+        if _count(container.get("restartCount")) and finished and ready and ready >= finished:
             resumes.append((ready - finished).total_seconds() / 60)
     startup = None
     scheduled = _condition(status, "PodScheduled")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from gpu_audit.core.knobs import spellings
+from gpu_audit.core.knobs import duration, spellings
 from gpu_audit.core.knobs.found import Knob
 from gpu_audit.core.lazyre import lazy
 from gpu_audit.core.yamlsrc import as_bool, is_templated
@@ -32,6 +32,11 @@ _COMPILE_CALL = lazy(r"\btorch\.compile\s*\(", needs=("torch.compile",))
 _CHECKPOINT_CALL = lazy(r"\.gradient_checkpointing_enable\s*\(", needs=("gradient_checkpointing",))
 _FROM_PRETRAINED = lazy(
     r"from_pretrained\(\s*[\"']([A-Za-z0-9][\w.-]*/[\w.-]+)[\"']", needs=("from_pretrained",)
+)
+# Lightning `ModelCheckpoint(train_time_interval=timedelta(hours=6))`, or a name set elsewhere
+_TIME_INTERVAL = lazy(
+    r"\btrain_time_interval\s*=\s*(?:(?:datetime\.)?timedelta\s*\(([^)]*)\)|([\w.\[\]\"']+))",
+    needs=("train_time_interval",),
 )
 _COMMENT = lazy(r"(?:^|[ \t])#.*$", re.MULTILINE)
 
@@ -59,9 +64,11 @@ _BOOLEAN_FLAGS = frozenset(
      "activation_checkpointing", "enable_activation_checkpointing", "recompute_activations",
      "torch_compile", "compile", "use_peft"}
 )  # fmt: skip
+_INTERVAL = duration.KNOB
 _DASHLESS = frozenset({"batch_size", "dtype", "compile", "enable_activation_checkpointing"})
 _NEEDLES = ("bf16", "fp16", "fp8", "tf32", "precision", "batch", "accumulat", "checkpoint",
-            "workers", "compile", "model", "peft", "lora", "recompute", "dtype")  # fmt: skip
+            "workers", "compile", "model", "peft", "lora", "recompute", "dtype",
+            "train_time")  # fmt: skip
 
 
 def without_comments(text: str) -> str:
@@ -94,6 +101,11 @@ def read_flags(text: str, path: str, first: int | None, python: bool = False) ->
             name = name.removeprefix("trainer.")
         if name == "dtype" and not dashed:
             name = "dtype"
+        if name == duration.KEY or name.endswith(f".{duration.KEY}"):
+            if "checkpoint" in name.lower():  # NeMo's `checkpoint_callback_params.…`
+                line = line_at(text, match.start(), first)
+                found.extend(_interval_flag(raw_name, value, path, line))
+            continue
         knob = _FLAGS.get(name) if name != "dtype" else "precision"
         if knob is None or (not dashed and "." not in name and name not in _DASHLESS):
             continue
@@ -135,7 +147,63 @@ def _flag_knob(knob: str, name: str, value: str, path: str, line: int | None) ->
     return []
 
 
+def _interval_flag(raw_name: str, value: str, path: str, line: int | None) -> list[Knob]:
+    """`exp_manager.checkpoint_callback_params.train_time_interval=00:30:00` (Hydra, NeMo)."""
+    value = value.strip("\"'")
+    try:
+        minutes = duration.from_text(value) if value and not value.startswith("$") else None
+    except duration.Templated:
+        minutes = None
+    if minutes is None and (value.startswith("$") or is_templated(value)):
+        note = f"`{raw_name}` is templated: not a setting"
+        return [Knob(_INTERVAL, None, path, line, note)]
+    return [] if minutes is None else [Knob(_INTERVAL, minutes, path, line)]
+
+
+def _enclosing_call(text: str, position: int, reach: int = 2000) -> str:
+    """The name of the call whose parentheses hold `position` (`ModelCheckpoint`), or ''."""
+    depth = 0
+    start = max(0, position - reach)
+    for at in range(position - 1, start - 1, -1):
+        char = text[at]
+        if char == ")":
+            depth += 1
+        elif char == "(":
+            if depth == 0:
+                head = text[start:at].rstrip()
+                kept = len(head)
+                while kept and (head[kept - 1].isalnum() or head[kept - 1] in "_."):
+                    kept -= 1
+                return head[kept:]
+            depth -= 1
+    return ""
+
+
+def _python_interval(found: list[Knob], text: str, path: str, first: int | None) -> None:
+    """`ModelCheckpoint(train_time_interval=timedelta(hours=6))`: only inside a checkpoint
+    callback's call (a logger's `train_time_interval` is not a checkpoint's)."""
+    for match in _TIME_INTERVAL.finditer(text):
+        if "checkpoint" not in _enclosing_call(text, match.start()).lower():
+            continue
+        line = line_at(text, match.start(), first)
+        call, name = match.group(1), match.group(2)
+        if call is None:
+            if name.strip("\"'") != "None":  # a name set elsewhere: not known here
+                note = f"`train_time_interval={name}` is set at run time: not a setting"
+                found.append(Knob(_INTERVAL, None, path, line, note))
+            continue
+        try:
+            minutes = duration.from_call(call)
+        except duration.Templated:
+            note = f"`train_time_interval=timedelta({call.strip()})` is set at run time"
+            found.append(Knob(_INTERVAL, None, path, line, note))
+            continue
+        if minutes is not None:
+            found.append(Knob(_INTERVAL, minutes, path, line))
+
+
 def _python(found: list[Knob], text: str, path: str, first: int | None) -> None:
+    _python_interval(found, text, path, first)
     for match in _KWARG.finditer(text):
         name, value = match.group(1), match.group(2).strip("\"'")
         line = line_at(text, match.start(), first)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_audit.core.knobs import spellings
+from gpu_audit.core.knobs import duration, spellings
 from gpu_audit.core.knobs.found import Knob
 from gpu_audit.core.yamlsrc import as_bool, is_templated
 
@@ -27,6 +27,7 @@ _WORKERS = frozenset({"dataloader_num_workers"})
 _MODEL = frozenset({"model_name_or_path", "pretrained_model_name_or_path", "base_model"})
 _DATA_PARENTS = frozenset({"data", "init_args", "dataloader", "train_dataloader", "train_ds"})
 _LORA = frozenset({"lora_r", "lora_rank", "lora_alpha", "use_peft", "peft_config", "lora"})
+INTERVAL = duration.KNOB
 # follow-ups a config names: Accelerate's DeepSpeed file
 FOLLOW_KEYS = frozenset({"deepspeed_config_file", "deepspeed"})
 
@@ -47,6 +48,8 @@ def read_mapping(
                 )
             continue
         line_of = getattr(node, "line_of", None)
+        if _names_checkpoint(node):  # `_target_`/`class_path: ...ModelCheckpoint`: its keys
+            parents = (*parents, CHECKPOINT)  # and its `init_args` are a checkpoint's
         for key, value in node.items():
             budget -= 1
             if not isinstance(key, str):
@@ -54,6 +57,10 @@ def read_mapping(
             line = line_of(key) if line_of is not None else None
             if isinstance(value, dict):
                 _section(found, key, value, path, line)
+                if key == duration.KEY:
+                    if _under_checkpoint(parents):
+                        _interval(found, value, path, line)
+                    continue
                 stack.append((value, (*parents, key)))
                 continue
             if isinstance(value, list):
@@ -63,6 +70,22 @@ def read_mapping(
                 names.append((value, line))
             _leaf(found, key, value, parents, path, line)
     return found, names
+
+
+CHECKPOINT = "(checkpoint)"  # a parent standing for a checkpoint callback's own mapping
+
+
+def _names_checkpoint(node: dict[Any, Any]) -> bool:
+    """A Hydra `_target_` or Lightning CLI `class_path` naming a checkpoint callback."""
+    named = node.get("_target_") or node.get("class_path")
+    return isinstance(named, str) and "checkpoint" in named.lower()
+
+
+def _under_checkpoint(parents: tuple[str, ...]) -> bool:
+    """`train_time_interval` is a checkpoint's interval only in a checkpoint's settings (NeMo
+    `checkpoint_callback_params`, `model_checkpoint`, a `ModelCheckpoint` target), never a
+    logger's or another callback's of the same name."""
+    return any("checkpoint" in p.lower() for p in parents)
 
 
 def _section(
@@ -85,21 +108,27 @@ def _section(
 def _leaf(
     found: list[Knob], key: str, value: Any, parents: tuple[str, ...], path: str, line: int | None
 ) -> None:
+    parents = tuple(p for p in parents if p != CHECKPOINT) if key != duration.KEY else parents
     parent = parents[-1] if parents else ""
     if isinstance(value, str):  # SageMaker hyperparameters are JSON-encoded: `"\"train.py\""`
         value = value.strip().strip("\"'")
+    if key == duration.KEY and (value is None or not _under_checkpoint(parents)):
+        return  # `null` (Lightning's default), or another callback's setting of that name
     if value is None or is_templated(value):
         if key in _BATCH | _ACCUM | _CHECKPOINTING | _WORKERS | {
             "precision",
             "bf16",
             "fp16",
             "dtype",
+            duration.KEY,
         }:
             found.append(
                 Knob(_knob_of(key), None, path, line, f"`{key}` is templated: not a setting")
             )
         return
-    if key in ("bf16", "fp16", "bfloat16", "fp8"):
+    if key == duration.KEY:
+        _interval(found, value, path, line)
+    elif key in ("bf16", "fp16", "bfloat16", "fp8"):
         if spellings.is_auto(value):
             found.append(Knob("precision", None, path, line, f"`{key}: auto`: set by the launcher"))
         elif as_bool(value) is True:
@@ -132,6 +161,18 @@ def _leaf(
         found.append(Knob("method", "lora", path, line))
 
 
+def _interval(found: list[Knob], value: Any, path: str, line: int | None) -> None:
+    """Lightning/NeMo `train_time_interval`: the wall-clock checkpoint interval (minutes)."""
+    try:
+        minutes = duration.minutes_of(value)
+    except duration.Templated:
+        note = f"`{duration.KEY}` is templated: not a setting"
+        found.append(Knob(INTERVAL, None, path, line, note))
+        return
+    if minutes is not None:
+        found.append(Knob(INTERVAL, minutes, path, line))
+
+
 def _names_precision(key: str, value: Any, parents: tuple[str, ...]) -> bool:
     """Accelerate `mixed_precision`, Lightning/NeMo `trainer.precision` (or a top-level one, as
     litgpt writes it), torchtune's top-level `dtype`."""
@@ -159,4 +200,6 @@ def _knob_of(key: str) -> str:
         return "checkpointing"
     if key in _WORKERS:
         return "workers"
+    if key == duration.KEY:
+        return INTERVAL
     return "precision"

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
+from gpu_audit.core.knobs.duration import KNOB
 from gpu_audit.core.knobs.found import Knob
 from gpu_audit.core.knobs.text import line_at, read_flags
 from gpu_audit.core.lazyre import lazy
@@ -189,6 +190,8 @@ def _apply(
                 f"training.{name}", knob.line if knob.path == draft.path else via.get(knob.path)
             )
             draft.add_note(f"{name} not evaluated: {knob.note}")
+            if name == KNOB:  # set at run time: the lost work is unknown, not a restart
+                draft.templated.add(f"training.{name}")
     trained = chosen.get("model")
     if trained is not None:
         from gpu_audit.catalog.models import model_size
