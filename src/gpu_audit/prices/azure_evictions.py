@@ -33,6 +33,8 @@ def _quoted(names: list[str]) -> str:
 
 
 def query_text(types: list[str], regions: tuple[str, ...]) -> str:
+    """The Resource Graph query for these VM sizes' eviction bands (every region when none is
+    named); names are lower-cased and stripped of quotes before they are quoted."""
     where = f" | where location in~ ({_quoted(list(regions))})" if regions else ""
     return QUERY.format(type=TYPE, sizes=_quoted(types), regions=where)
 
