@@ -245,3 +245,41 @@ def test_a_finished_run_states_its_expected_lost_work_from_its_own_figures(
     assert figures["checkpoint_minutes"] == 120.0 and figures["rate_public"] == "0.5/h measured"
     on_demand = _runs(report)["od-alone"]["interruption"]
     assert on_demand["lost_usd"] is None and on_demand["checkpoint_minutes"] is None
+
+
+def test_a_finished_runs_checkpoint_interval_is_its_tag(sagemaker: Any, tmp_path: Any) -> None:
+    """A spot job alone that checkpoints, tagged `gpu-audit/checkpoint-interval-minutes: 20`
+    (read through ListTags), 7,200 s training, 2,880 s billable, never interrupted (so resume =
+    the runbook's 5-minute bound). Rate 0.5 an hour; spot rate 1.408 × 2,880 ÷ 7,200 = 0.5632;
+    lost = 2 × 0.5 × (20/2 + 5)/60 × 0.5632 = 0.1408 → $0.14; discount $1.69; net 1.5488 →
+    $1.55. The same job untagged: checkpointed at an unknown interval, no lost work; a tag that
+    is no number is unknown too, never a restart from zero."""
+    rates = tmp_path / "rates.json"
+    rates.write_text(json.dumps({
+        "gpu_audit_interruptions": 1, "as_of": "2026-12-01",
+        "unit": "interruptions per instance-hour", "method": "a team's own measure",
+        "sources": [{"name": "team", "url": "internal dashboard", "date": "2026-12-01"}],
+        "rows": [{"provider": "aws", "type": "g5.xlarge", "region": "us-east-1", "per_hour": 0.5,
+                  "public": "0.5/h measured", "source": "team", "date": "2026-12-01"}],
+    }))  # fmt: skip
+    for name in ("tagged", "untagged", "not-a-number"):
+        job(sagemaker, name, training=7200, billable=2880, spot=True,
+            steps=_steps(("Training", 0, 7200)))  # fmt: skip
+    for name, value in (("tagged", "20"), ("not-a-number", "every epoch")):
+        sagemaker.add_tags(
+            ResourceArn=_backend().training_jobs[name].arn,
+            Tags=[{"Key": "gpu-audit/checkpoint-interval-minutes", "Value": value}],
+        )
+    report = _scan("--interruption-rates", str(rates))
+    figures = _runs(report)["tagged"]["interruption"]
+    spot = G5_XLARGE * 2880 / 7200
+    lost = 2 * Decimal("0.5") * (Decimal(20) / 2 + 5) / 60 * spot
+    discount = (G5_XLARGE - spot) * 2
+    assert (figures["checkpoint_minutes"], figures["resume_minutes"]) == (20.0, 5.0)
+    assert figures["checkpoint_from"] == "label or tag gpu-audit/checkpoint-interval-minutes"
+    assert (figures["lost_usd"], figures["discount_usd"], figures["net_usd"]) == (
+        cents(lost), cents(discount), cents(discount - lost)
+    ) == (0.14, 1.69, 1.55)  # fmt: skip
+    for name in ("untagged", "not-a-number"):
+        unknown = _runs(report)[name]["interruption"]
+        assert unknown["lost_usd"] is None and unknown["checkpoint_minutes"] is None, name

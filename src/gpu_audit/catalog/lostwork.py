@@ -211,7 +211,8 @@ def _run_lost_work(resource: Resource, bound: float) -> Resource:
     """A finished SageMaker job alone: hours = its training time, resume = its measured mean
     (the runbook's bound where it was never interrupted), the spot rate = on-demand × billable ÷
     training (a spot run) or the catalog's spot rate (an on-demand one). No checkpoint: the whole
-    run; a checkpoint with no stated interval: unknown (the API states none)."""
+    run; a checkpoint: the interval its tag states (`gpu-audit/checkpoint-interval-minutes`,
+    read by the collector), else unknown (the API states none)."""
     run = resource.run
     spec = instance_spec(resource.instance_type) if resource.instance_type else None
     if (
@@ -238,13 +239,23 @@ def _run_lost_work(resource: Resource, bound: float) -> Resource:
     else:
         return resource
     wall = run.training_hours / instances
-    interval = None if resource.checkpoint.uri is None else -1.0
     resume = run.resume_minutes if run.resume_minutes is not None else bound
     rate = rate_for("aws", resource.instance_type, resource.region)
-    if interval is not None:  # checkpointed, at an interval the API does not state
-        section = figures(rate, wall, None, resume, None, spot * instances, round(instances))
-        return replace(resource, interruption=replace(section, checkpoint_minutes=None))
+    interval, origin = None, None
+    if resource.checkpoint.uri is not None:  # its interval: the tag, else unknown
+        interval, _templated, origin = interval_and_origin(resource)
+        if interval is None:  # checkpointed at an interval nobody states (or not a number)
+            section = figures(rate, wall, None, resume, None, spot * instances, round(instances))
+            return replace(resource, interruption=replace(section, checkpoint_minutes=None))
     section = figures(
-        rate, wall, None, resume, quote.on_demand * instances, spot * instances, round(instances)
+        rate,
+        wall,
+        interval,
+        resume,
+        quote.on_demand * instances,
+        spot * instances,
+        round(instances),
     )
+    if origin is not None:
+        section = replace(section, checkpoint_from=origin)
     return replace(resource, interruption=section)

@@ -69,6 +69,9 @@ class TrialRun:
     resumes: int | None = None
     startup_seconds: float | None = None
     input_mode: str | None = None  # `File`, `FastFile`, `Pipe` (File where any channel copies)
+    # The `gpu-audit/checkpoint-interval-minutes` tag (key, value) as written (SageMaker ListTags,
+    # read for a checkpointed job alone): the stated interval its lost work is computed at.
+    checkpoint_interval: tuple[str, str] | None = None
 
     @property
     def startup_usd(self) -> float | None:
@@ -339,6 +342,7 @@ def sweep_resource(sweep: Sweep) -> Resource:
         gpu=Gpu(count=gpus * first.instances) if first and gpus else Gpu(),
         workload=Workload.TRAINING,
         checkpoint=Checkpoint(uri=checkpoints.pop() if len(checkpoints) == 1 else None),
+        tags=dict([first.checkpoint_interval]) if first and first.checkpoint_interval else {},
         run=Run(
             since=sweep.since.isoformat().replace("+00:00", "Z"),
             billable_hours=_hours(sweep.billable_seconds),

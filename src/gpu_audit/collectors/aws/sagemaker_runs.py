@@ -8,7 +8,8 @@ that ended in it (P(x) = ceil(x / 100), the lists' page):
   are described: `DescribeTrainingJob` N times (`BillableTimeInSeconds`, `TrainingTimeInSeconds`,
   `SecondaryStatusTransitions`, `CheckpointConfig`).
 - `ListTrainingJobs` filtered on `LastModifiedTimeAfter`: P(J + trials), then `DescribeTrainingJob`
-  for each ended job that is no trial already read: J.
+  for each ended job that is no trial already read: J; and `ListTags` for each of those that
+  checkpoints (its stated interval, `gpu-audit/checkpoint-interval-minutes`, is a tag): at most J.
 Throttling and paging: the region's one client carries the scan's retry configuration, and each
 listing follows NextToken to the end.
 """
@@ -16,12 +17,14 @@ listing follows NextToken to the end.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from itertools import pairwise
 from typing import Any
 
 from gpu_audit.catalog import instance_spec, price, rate_cards
-from gpu_audit.collectors.aws.sagemaker import PAGE
+from gpu_audit.catalog.lostwork import INTERVAL_TAGS
+from gpu_audit.collectors.aws.sagemaker import PAGE, tags
 from gpu_audit.collectors.aws.sagemaker_map import SERVICE, first_gpu_group
 from gpu_audit.core.resource import Capacity
 from gpu_audit.core.runs import Outcome, Sweep, TrialRun
@@ -206,6 +209,8 @@ def finished_runs(client: Any, account: str, region: str, since: datetime) -> It
         if job.get("TuningJobArn"):  # a trial of a sweep outside the period's listing
             continue
         found = trial_run(job, region)
+        if found is not None and found.checkpoint:
+            found = replace(found, checkpoint_interval=_interval_tag(client, found.id))
         if found is not None:
             yield Sweep(
                 provider="aws",
@@ -219,6 +224,12 @@ def finished_runs(client: Any, account: str, region: str, since: datetime) -> It
                 since=since,
                 trials=(found,),
             )
+
+
+def _interval_tag(client: Any, arn: str) -> tuple[str, str] | None:
+    """The job's checkpoint-interval tag (key, value) as written, None where it has none."""
+    stated = {t.get("Key"): t.get("Value") for t in tags(client, arn)}
+    return next(((k, str(stated[k])) for k in INTERVAL_TAGS if stated.get(k) is not None), None)
 
 
 def _ended_in(summary: Mapping[str, Any], since: datetime) -> bool:
