@@ -12,6 +12,7 @@ from typing import Any
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Workload
 from gpu_audit.core.workload import DEFAULT_PATTERNS
+from gpu_audit.core.yamlguard import printable
 from gpu_audit.core.yamlsrc import LineMap, load_documents, read_text
 from gpu_audit.errors import ConfigError, ConfigErrors, InputError
 
@@ -60,6 +61,7 @@ class _Defaults(Mapping[str, Any]):
 
     def _sections(self) -> dict[str, Any]:
         if self.made is None:
+            # keeps collectors.registry off check's start-up
             from gpu_audit.collectors.registry import PROVIDERS
 
             self.made = {name: provider.settings() for name, provider in PROVIDERS.items()}
@@ -105,6 +107,7 @@ def load_settings(path: str | None, start: str | None = None) -> Settings:
     if data is None:
         return Settings(source=found)
     if not isinstance(data, LineMap):
+        # keeps collectors.registry off check's start-up
         from gpu_audit.collectors.registry import PROVIDERS
 
         keys = ", ".join([*PROVIDERS, *SHARED_KEYS])
@@ -126,8 +129,6 @@ def _spelled(path: str, data: LineMap, name: str) -> str:
 
 def _shown(value: Any) -> str:
     """A value from the file, echoed clipped and escaped on one line."""
-    from gpu_audit.core.yamlguard import printable
-
     return printable(value if isinstance(value, str) else repr(value), 80)
 
 
@@ -146,8 +147,6 @@ def _file_path(path: str, data: LineMap, name: str, base: str) -> str | None:
         raise ConfigError(f"{path}:{data.line_of(key)}: config: {name}: expected {what}")
     resolved = os.path.join(base, os.path.expanduser(value))
     if name == "prices" and not os.path.exists(resolved):  # read by every run: said here, located
-        from gpu_audit.core.yamlguard import printable
-
         shown = printable(resolved, 200)
         raise ConfigError(f"{path}:{data.line_of(key)}: config: prices: no such file {shown}")
     return resolved

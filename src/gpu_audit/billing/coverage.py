@@ -50,10 +50,13 @@ def match_key(provider: str, resource_id: str) -> tuple[str, str]:
 
 
 def join_history(path: str, billed: Sequence[Resource]) -> Coverage:
+    # keeps history.damage off `billing`'s start-up
     from gpu_audit.history.damage import DAMAGE, DamagedAudit, describe, skipped
+
+    # keeps history.documents off `billing`'s start-up
     from gpu_audit.history.documents import decode_columns
-    from gpu_audit.history.load import load_audit
-    from gpu_audit.history.store import HistoryStore
+    from gpu_audit.history.load import load_audit  # keeps history.load off `billing`'s start-up
+    from gpu_audit.history.store import HistoryStore  # keeps history.store off `billing`'s start-up
 
     store = HistoryStore.open(path, create=False)
     try:

@@ -7,6 +7,7 @@ returns only the groups. Remote prefixes (`s3://`, `gs://`, `az://`) work where 
 
 from __future__ import annotations
 
+import csv
 import re
 from collections.abc import Sequence
 from datetime import datetime
@@ -33,7 +34,7 @@ _REMOTE = ("s3://", "gs://", "gcs://", "az://", "azure://", "abfss://", "http://
 
 def connect() -> Any:
     try:
-        import duckdb
+        import duckdb  # optional
     except ImportError:
         raise ConfigError(
             "gpu-audit billing needs DuckDB: pip install 'gpu-audit[billing]'"
@@ -50,7 +51,7 @@ def connect() -> Any:
 
 
 def file_system(conn: Any) -> FileSystem:
-    import duckdb
+    import duckdb  # keeps duckdb off start-up
 
     def glob(pattern: str) -> list[str]:
         try:
@@ -97,7 +98,7 @@ def relation(files: Sequence[str], file_format: str) -> str:
 
 
 def sources(conn: Any, exports: Sequence[ExportFiles]) -> list[Source]:
-    import duckdb
+    import duckdb  # keeps duckdb off start-up
 
     found: list[Source] = []
     for export in exports:
@@ -129,7 +130,7 @@ def _provider_is_google(conn: Any, path: str, source: Source) -> bool:
     names = [n for n in ("ServiceProviderName", "ProviderName") if n in source.columns]
     if not names:
         return True
-    import duckdb
+    import duckdb  # keeps duckdb off start-up
 
     column = f"COALESCE({', '.join(f'CAST({quote(n)} AS VARCHAR)' for n in names)})"
     try:
@@ -195,7 +196,7 @@ def fetch(
 ) -> list[tuple[Any, ...]]:
     """The aggregate's rows, every read of the bill's (the period's groups, the daily series):
     a cell DuckDB cannot read or a sum out of a report's bounds is one located line, no SQL."""
-    import duckdb
+    import duckdb  # keeps duckdb off start-up
 
     try:
         rows: list[tuple[Any, ...]] = conn.execute(sql).fetchall()
@@ -229,8 +230,7 @@ def _no_rows(paths: Sequence[str], period: Period, conn: Any, found: Sequence[So
 def csv_problem(files: Sequence[str]) -> str | None:
     """The first row of a CSV file whose cells do not match its header (file: line N), read
     with Python's csv module: the engine's own message may name neither (a rare, second pass)."""
-    import csv
-    import gzip
+    import gzip  # keeps gzip off `billing`'s start-up
 
     for name in files:
         if "://" in name:
@@ -304,7 +304,7 @@ def locate_bad_value(conn: Any, found: Sequence[Source], exc: Exception | None) 
     """A value that does not convert, is out of bounds, or a JSON cell that is no JSON: find
     its file, row and column (a second, rare pass; rows are numbered in file order, so the files
     are read in order here)."""
-    import duckdb
+    import duckdb  # keeps duckdb off start-up
 
     conn.execute("SET preserve_insertion_order = true")
     for source in found:

@@ -506,6 +506,6 @@ def render(sql: str, dialect: str) -> str:
     """The query in another engine's dialect (`athena`, `bigquery`), by SQLGlot."""
     if dialect == "duckdb":
         return sql
-    import sqlglot
+    import sqlglot  # keeps sqlglot off start-up
 
     return sqlglot.transpile(sql, read="duckdb", write=dialect, pretty=True)[0]

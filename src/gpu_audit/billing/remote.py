@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
+from urllib.parse import quote
 
+from gpu_audit.billing.duck import group
 from gpu_audit.billing.model import BilledGroup
 from gpu_audit.billing.period import Period
 from gpu_audit.billing.query import GROUP_COLUMNS, SUM_COLUMNS, Source, aggregate, render
+from gpu_audit.core.endpoint import endpoint
 from gpu_audit.errors import CollectorError, ConfigError
 
 ENGINES = {"athena": "aws", "bigquery": "gcp"}  # engine → the cloud whose FOCUS table it holds
@@ -122,7 +125,6 @@ def _typed(index: int, value: str | None, tags: int) -> Any:
 
 
 def _time(value: str) -> datetime:
-    from datetime import UTC
 
     text = value.strip().replace(" UTC", "+00:00").replace("Z", "+00:00")
     try:  # BigQuery answers a TIMESTAMP as seconds since the epoch (`1.7513856E9`)
@@ -138,10 +140,8 @@ def run_athena(
     timeout_s: float = 900.0,
 ) -> list[BilledGroup]:  # fmt: skip
     """StartQueryExecution, wait for it, read GetQueryResults page by page."""
-    import boto3
-    from botocore.exceptions import BotoCoreError, ClientError
-
-    from gpu_audit.billing.duck import group
+    import boto3  # keeps boto3 off start-up
+    from botocore.exceptions import BotoCoreError, ClientError  # keeps botocore off start-up
 
     session = boto3.session.Session()
     if not session.region_name:  # boto3 would raise NoRegionError (or build `athena..` from "")
@@ -190,9 +190,7 @@ def run_bigquery(
 ) -> list[BilledGroup]:
     """jobs.query, then jobs.getQueryResults page by page, through an authorized session
     (`GPU_AUDIT_BIGQUERY_ENDPOINT` on loopback: anonymous, for tests)."""
-    from google.auth.transport.requests import AuthorizedSession
-
-    from gpu_audit.core.endpoint import endpoint
+    from google.auth.transport.requests import AuthorizedSession  # keeps google off start-up
 
     api = endpoint(BIGQUERY_ENDPOINT_ENV)
     base = api.base("https://bigquery.googleapis.com")
@@ -204,9 +202,6 @@ def run_bigquery(
 def _pages(
     session: Any, base: str, project: str, sql: str, tag_keys: Sequence[str], timeout_s: float
 ) -> list[BilledGroup]:
-    from urllib.parse import quote
-
-    from gpu_audit.billing.duck import group
 
     url = f"{base}/bigquery/v2/projects/{quote(project, safe='')}/queries"
     body = {"query": sql, "useLegacySql": False, "timeoutMs": 10000, "maxResults": 10000}
@@ -236,14 +231,14 @@ def _pages(
 
 
 def _anonymous() -> Any:
-    from google.auth.credentials import AnonymousCredentials
+    from google.auth.credentials import AnonymousCredentials  # keeps google off start-up
 
     return AnonymousCredentials()
 
 
 def _default_credentials() -> Any:
-    import google.auth
-    from google.auth.exceptions import GoogleAuthError
+    import google.auth  # keeps google off start-up
+    from google.auth.exceptions import GoogleAuthError  # keeps google off start-up
 
     try:
         credentials, _ = google.auth.default(scopes=[BIGQUERY_SCOPE])
@@ -256,7 +251,7 @@ def _default_credentials() -> Any:
 
 
 def _send(method: Any, url: str, **options: Any) -> dict[str, Any]:
-    import requests
+    import requests  # keeps requests off start-up
 
     try:
         return _answer(method(url, timeout=60, **options))

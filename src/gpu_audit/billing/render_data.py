@@ -252,7 +252,7 @@ def render_json(report: BillingReport) -> str:
 def render_csv(report: BillingReport) -> str:
     """One row per breakdown line, then the unused capacity and the findings as rows of their
     own `section`: a spreadsheet pivots them; no cell can start a formula."""
-    from gpu_audit.report.csv import neutral
+    from gpu_audit.report.csv import neutral  # keeps report.csv off `billing`'s start-up
 
     out = io.StringIO()
     # RFC 4180's CRLF: the csv module quotes a cell holding a character of the line terminator,

@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpu_audit.billing.anomaly import Rise
-from gpu_audit.billing.forecast import Forecast, Projection
+from gpu_audit.billing.forecast import UNTAGGED, Forecast, Projection
 from gpu_audit.billing.report import BillingReport
 from gpu_audit.billing.summary import cents
 
@@ -106,7 +106,6 @@ def anomalies(report: BillingReport) -> list[tuple[Rise, Any]]:
 
 
 def _team(resource: Any) -> str:
-    from gpu_audit.billing.forecast import UNTAGGED
 
     rid = str(resource.id)
     return UNTAGGED if rid == "team:untagged" else rid.removeprefix("team:")

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Sequence
+from datetime import date
 from functools import lru_cache
 from typing import Any
 
@@ -82,8 +84,7 @@ def read_rates(path: str) -> RateFile:
 
 def _row_lines(text: str) -> list[int]:
     """The line each item of the top-level `rows` array starts on ([] when not found)."""
-    import json
-    import re
+    import json  # keeps json off check's start-up
 
     decoder, space = json.JSONDecoder(), re.compile(r"[ \t\n\r]*")
     found = re.search(r'"rows"\s*:\s*\[', text)
@@ -188,7 +189,6 @@ def _text(where: str, key: str, value: Any) -> None:
 
 
 def _is_date(text: str) -> bool:
-    from datetime import date
 
     try:
         date.fromisoformat(text[:10])

@@ -3,13 +3,18 @@ reports write money, its own rate card for a SageMaker `ml.` type, and a type no
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
+
+from gpu_audit.catalog import gpu_class, gpu_hour_price, instance_spec, price
+from gpu_audit.catalog.lifecycle import ended
+from gpu_audit.catalog.lookup import rate_cards
+from gpu_audit.catalog.regions import check_region
+from gpu_audit.report.summary import rate
 
 
 def lookup_rows(names: tuple[str, ...], region: str | None) -> tuple[list[list[str]], list[str]]:
     """`catalog lookup`'s table rows (money as the reports write it) and the unknown names."""
-    from gpu_audit.report.summary import rate
-
     entries, unknown = lookup_entries(names, region)
     rows: list[list[str]] = []
     for e in entries:
@@ -30,9 +35,6 @@ def lookup_entries(
     names: tuple[str, ...], region: str | None
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Each name's GPU, memory, class and prices as plain values (`--format json`)."""
-    from gpu_audit.catalog import gpu_class, gpu_hour_price, instance_spec, price
-    from gpu_audit.catalog.regions import check_region
-
     entries: list[dict[str, Any]] = []
     unknown: list[str] = []
     for name in names:
@@ -78,9 +80,6 @@ def ended_lines(names: tuple[str, ...]) -> list[str]:
 def _ended(name: str) -> dict[str, Any]:
     """`no_longer_offered` (the lifecycle row: what, since when, its source) for a type the cloud
     no longer sells, whose spot price is then no offer (null); None for a type still sold."""
-    from datetime import UTC, datetime
-
-    from gpu_audit.catalog.lifecycle import ended
 
     notice = ended(name, datetime.now(UTC).date())
     if notice is None:
@@ -96,8 +95,6 @@ def _ended(name: str) -> dict[str, Any]:
 
 def _cards(name: str) -> tuple[str, ...]:
     """An `ml.` type is SageMaker's: its own rate card, as `estimate` and `check` price it."""
-    from gpu_audit.catalog.lookup import rate_cards
-
     return rate_cards("sagemaker", None) if name.strip().lower().startswith("ml.") else ()
 
 

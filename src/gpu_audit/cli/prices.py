@@ -10,7 +10,8 @@ from typing import Any, TypeVar
 
 import click
 
-from gpu_audit.errors import ExitCode
+from gpu_audit.errors import ConfigError, ExitCode
+from gpu_audit.report.escape import terminal_safe
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -35,6 +36,7 @@ def use_interruptions(path: str | None) -> str:
     which a hook then never reads unless a job needs them)."""
     if not path and "gpu_audit.catalog.interruptions" not in sys.modules:
         return ""
+    # keeps catalog.interruptions off check's start-up
     from gpu_audit.catalog.interruptions import describe, use_rates
 
     used = use_rates(path)
@@ -46,9 +48,10 @@ def use_prices(path: str | None, max_age_days: int, now: datetime) -> str:
     '' for the bundled catalog alone."""
     if not path and "gpu_audit.prices.overlay" not in sys.modules:
         return ""  # no price file was ever laid in this process: a hook pays nothing
-    from gpu_audit.prices.overlay import stale_warning
+    from gpu_audit.prices.overlay import stale_warning  # keeps prices.overlay off check's start-up
+
+    # keeps prices.overlay off check's start-up
     from gpu_audit.prices.overlay import use_prices as lay
-    from gpu_audit.report.escape import terminal_safe
 
     used = lay(path)
     warning = stale_warning(used, now, max_age_days)
@@ -84,12 +87,10 @@ def refresh(provider: str, regions: tuple[str, ...], output: str, interruptions:
       gpu-audit catalog refresh --provider aws --region us-east-1 -o prices.json
       gpu-audit catalog refresh --provider aws --interruptions -o interruptions.json
     """
-    from gpu_audit.report.escape import terminal_safe
-
     if interruptions:
         _refresh_interruptions(provider, regions, output)
         return
-    from gpu_audit.prices.run import refresh as run_refresh
+    from gpu_audit.prices.run import refresh as run_refresh  # keeps prices.run off check's start-up
 
     done = run_refresh(provider, regions, output)
     click.echo(
@@ -107,9 +108,8 @@ def refresh(provider: str, regions: tuple[str, ...], output: str, interruptions:
 
 
 def _refresh_interruptions(provider: str, regions: tuple[str, ...], output: str) -> None:
-    from gpu_audit.errors import ConfigError
+    # keeps prices.interruptions off check's start-up
     from gpu_audit.prices.interruptions import refresh_interruptions
-    from gpu_audit.report.escape import terminal_safe
 
     if provider != "aws":
         raise ConfigError(
@@ -138,14 +138,17 @@ def diff(path: str, fmt: str) -> None:
     Example:
       gpu-audit catalog diff prices.json
     """
+    # keeps prices.diff off check's start-up
     from gpu_audit.prices.diff import changes, ordered, table_rows
-    from gpu_audit.prices.pricefile import read_prices
-    from gpu_audit.report.fit import fitted, terminal_width
-    from gpu_audit.report.summary import rate
+    from gpu_audit.prices.pricefile import (
+        read_prices,  # keeps prices.pricefile off check's start-up
+    )
+    from gpu_audit.report.fit import fitted, terminal_width  # keeps report.fit off check's start-up
+    from gpu_audit.report.summary import rate  # keeps report.summary off --help
 
     found, same = changes(read_prices(path))
     if fmt == "json":
-        import json
+        import json  # keeps json off check's start-up
 
         items = [
             {"type": c.type, "region": c.region, "capacity": c.capacity, "old_usd_per_hour": c.old,

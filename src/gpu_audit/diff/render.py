@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from dataclasses import asdict
 from typing import Any
 
@@ -28,15 +29,15 @@ def render(result: DiffResult, fmt: str) -> str:
     if fmt == "json":
         return render_json(result)
     if fmt == "markdown":
-        from gpu_audit.diff.markdown import render_markdown
+        from gpu_audit.diff.markdown import render_markdown  # keeps diff.markdown off --help
 
         return render_markdown(result)
     if fmt in ("text", "csv"):
-        from gpu_audit.diff.plain import render_csv, render_text
+        from gpu_audit.diff.plain import render_csv, render_text  # keeps diff.plain off --help
 
         return render_text(result) if fmt == "text" else render_csv(result)
     if fmt == "sarif":
-        from gpu_audit.diff.sarif import render_sarif
+        from gpu_audit.diff.sarif import render_sarif  # keeps diff.sarif off --help
 
         return render_sarif(result)
     return render_table(result)
@@ -45,9 +46,7 @@ def render(result: DiffResult, fmt: str) -> str:
 def render_table(result: DiffResult) -> str:
     """The table fits the terminal as `check`'s does: the capacity, cap, GPU and change columns
     go first, then the widest is clipped; the costs never are."""
-    import textwrap
-
-    from gpu_audit.report.fit import fitted, terminal_width
+    from gpu_audit.report.fit import fitted, terminal_width  # keeps report.fit off --help
 
     safe = terminal_safe
     width = terminal_width()

@@ -300,9 +300,9 @@ def render_options(table: OptionTable, fmt: str) -> str:
 
 def _wrapped(text: str) -> list[str]:
     """A title or note as lines that fit the terminal, as its table does."""
-    import textwrap
+    import textwrap  # keeps textwrap off `estimate`'s start-up
 
-    from gpu_audit.report.fit import terminal_width
+    from gpu_audit.report.fit import terminal_width  # keeps report.fit off --help
 
     return textwrap.wrap(text, max(terminal_width(), 40), break_on_hyphens=False) or [text]
 
@@ -314,7 +314,7 @@ def _nodes(count: str) -> str:
 def _tabulate(headers: Sequence[str], rows: Sequence[Sequence[str]], drop: Sequence[str]) -> str:
     """A table that fits the terminal as the scan table does (`drop`: the columns that go
     first when it is too wide); a budget verdict and a run's cost are never clipped."""
-    from gpu_audit.report.fit import fitted, terminal_width
+    from gpu_audit.report.fit import fitted, terminal_width  # keeps report.fit off --help
 
     keep = ("instance type", "budget", "run", "run on-demand", "run spot", "$/hour")
     return fitted(headers, rows, terminal_width(), drop, keep=keep)

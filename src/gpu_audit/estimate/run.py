@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from gpu_audit.catalog.enrich import enrich
 from gpu_audit.core.frozen import record
 from gpu_audit.errors import ConfigError
+from gpu_audit.estimate.compute import estimate_job, instance_request, options, parse_gpu_request
+from gpu_audit.estimate.render import money, render_jobs, render_options
 
 
 @record
@@ -33,12 +37,6 @@ class EstimateReport:
 
 
 def run_estimate(request: EstimateRequest) -> EstimateReport:
-    from gpu_audit.estimate.compute import (
-        instance_request,
-        options,
-        parse_gpu_request,
-    )
-    from gpu_audit.estimate.render import render_options
 
     asked = request.gpu is not None or request.instance_type is not None
     if asked and request.files:
@@ -63,11 +61,8 @@ def run_estimate(request: EstimateRequest) -> EstimateReport:
 
 
 def _jobs(request: EstimateRequest) -> EstimateReport:
-    from gpu_audit.catalog.enrich import enrich
-    from gpu_audit.estimate.compute import estimate_job
-    from gpu_audit.estimate.render import money, render_jobs
-    from gpu_audit.jobs import load_jobs
-    from gpu_audit.jobs.discover import expand
+    from gpu_audit.jobs import load_jobs  # keeps jobs off `estimate`'s start-up
+    from gpu_audit.jobs.discover import expand  # keeps jobs.discover off `estimate`'s start-up
 
     # directories walked and quoted globs expanded, as `check` takes them
     files, unmatched = expand(request.files, request.excludes)
@@ -88,9 +83,10 @@ def _jobs(request: EstimateRequest) -> EstimateReport:
 def with_lost_work(estimate: Any, resource: Any, hours: float | None) -> Any:
     """The estimate with the job's expected spot lost work at its runtime (--hours or its cap)
     and the runbook's 5-minute resume (docs/spot.md); training jobs only."""
-    from dataclasses import replace
-
+    # keeps catalog.lostwork off `estimate`'s start-up
     from gpu_audit.catalog.lostwork import DEFAULT_RESUME_MINUTES
+
+    # keeps catalog.lostwork off `estimate`'s start-up
     from gpu_audit.catalog.lostwork import with_lost_work as priced
 
     if hours is not None:

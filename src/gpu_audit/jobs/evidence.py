@@ -221,6 +221,7 @@ def infer(
     if workload is Workload.INFERENCE:  # what it serves decides whether a smaller GPU would do
         read_served_model(draft, [(r.text, r.line) for r in ran])
     if workload is Workload.TRAINING:  # the knobs that decide how much of its GPUs it uses
+        # keeps jobs.knobs.read off check's start-up
         from gpu_audit.jobs.knobs.read import read_knobs
 
         read_knobs(draft, [(r.text, r.line) for r in ran])

@@ -191,7 +191,9 @@ class JobDraft:
 
     def _weights_per_gpu(self, values: dict[str, Any]) -> None:
         """A served model's weights per GPU: over its tensor-parallel GPUs, else all the job's."""
-        from gpu_audit.catalog.models import weights_gib
+        from gpu_audit.catalog.models import (
+            weights_gib,  # keeps catalog.models off check's start-up
+        )
 
         params, precision = (
             values.get("served_model.params_b"),

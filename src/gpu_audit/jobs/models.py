@@ -46,7 +46,7 @@ _PRECISION_PATTERNS = tuple((name, lazy(p, re.IGNORECASE)) for name, p in _PRECI
 def read_served_model(draft: JobDraft, texts: Iterable[tuple[str, int | None]]) -> None:
     """Set `served_model.*` from the run commands and the document's environment and model keys:
     the first Hugging Face id named, its size from the catalog, and the precision stated."""
-    from gpu_audit.catalog.models import model_size
+    from gpu_audit.catalog.models import model_size  # keeps catalog.models off check's start-up
 
     texts = list(texts)
     data = draft.document.data

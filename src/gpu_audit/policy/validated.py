@@ -34,9 +34,9 @@ def validation_key(text: str) -> str:
     """The digest of the schema and `text`. `_blake2` is the standard library's own BLAKE2:
     ~0.3 ms to import, where `hashlib` loads OpenSSL (~6 ms) on every commit."""
     try:
-        from _blake2 import blake2b
+        from _blake2 import blake2b  # optional
     except ImportError:  # a Python built without it
-        from hashlib import blake2b
+        from hashlib import blake2b  # optional
     digest = blake2b(_schema_bytes(), digest_size=20)
     digest.update(b"\x00" + text.encode("utf-8"))
     return digest.hexdigest()

@@ -60,8 +60,8 @@ class BillingSession:
 
 
 def _default() -> Any:
-    import google.auth
-    from google.auth.exceptions import DefaultCredentialsError
+    import google.auth  # keeps google off start-up
+    from google.auth.exceptions import DefaultCredentialsError  # keeps google off start-up
 
     try:
         credentials, _ = google.auth.default(scopes=SCOPES)

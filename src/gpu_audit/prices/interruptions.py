@@ -11,13 +11,15 @@ from typing import Any
 
 from gpu_audit.catalog.advisor import FEED, SOURCE, advisor_rows
 from gpu_audit.catalog.interruptions import UNIT, VERSION, bundled, parse, read_rates
+from gpu_audit.catalog.lookup import instance_types
+from gpu_audit.core.writer import write_atomic
 from gpu_audit.errors import CollectorError, ConfigError
+from gpu_audit.prices.http import JsonGetter
 
 FEED_ENV = "GPU_AUDIT_SPOT_ADVISOR_URL"  # tests point it at a loopback server
 
 
 def _types() -> list[str]:
-    from gpu_audit.catalog.lookup import instance_types
 
     return [spec.instance_type for spec in instance_types() if spec.cloud == "aws"]
 
@@ -26,9 +28,6 @@ def refresh_interruptions(
     regions: tuple[str, ...], output: str, now: datetime | None = None
 ) -> tuple[int, int]:
     """(rows written, requests): AWS rows from the feed, every other provider's kept."""
-    from gpu_audit.core.writer import write_atomic
-    from gpu_audit.prices.http import JsonGetter
-
     now = now or datetime.now(UTC)
     day = now.date().isoformat()
     old = read_rates(output) if os.path.exists(output) else None  # a bad file: refuse first

@@ -21,6 +21,7 @@ and without it.
 from __future__ import annotations
 
 import copy
+import inspect
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -127,7 +128,7 @@ def freeze_config(session: Any) -> bool:
     file, default) for every client it makes: ~300 environment reads, a third of a client's
     cost. They cannot change during a scan. Only in the default `legacy` defaults mode: the
     others replace a chain's default per client, which a resolved value would hide."""
-    from botocore.configprovider import ConstantProvider
+    from botocore.configprovider import ConstantProvider  # keeps botocore off start-up
 
     store = session.get_component("config_store")
     mapping = getattr(store, "_mapping", None)
@@ -142,10 +143,10 @@ def _install() -> bool:
     """Wrap `ClientCreator._load_service_model`, `_create_client_class` and
     `EndpointCreator.create_endpoint` once per process."""
     global _INSTALLED, _NodeList
-    from botocore.client import ClientCreator
-    from botocore.endpoint import EndpointCreator
-    from botocore.hooks import EventAliaser, NodeList
-    from botocore.httpsession import URLLib3Session
+    from botocore.client import ClientCreator  # keeps botocore off start-up
+    from botocore.endpoint import EndpointCreator  # keeps botocore off start-up
+    from botocore.hooks import EventAliaser, NodeList  # keeps botocore off start-up
+    from botocore.httpsession import URLLib3Session  # keeps botocore off start-up
 
     with _INSTALL_LOCK:
         if _INSTALLED:
@@ -205,6 +206,5 @@ def _install() -> bool:
 
 
 def _parameters(function: Callable[..., Any]) -> set[str]:
-    import inspect
 
     return set(inspect.signature(function).parameters)

@@ -79,7 +79,7 @@ class InstanceTypes:
 
     def describe(self, ec2: Any, names: list[str]) -> dict[str, GpuLookup]:
         """Asks `DescribeInstanceTypes` about `names`; a failure degrades to the family rule."""
-        from botocore.exceptions import BotoCoreError, ClientError
+        from botocore.exceptions import BotoCoreError, ClientError  # keeps botocore off start-up
 
         try:
             pages = ec2.get_paginator("describe_instance_types").paginate(InstanceTypes=names)
@@ -140,7 +140,7 @@ class BucketRegions:
         self._failures: dict[tuple[str, str], str] = {}
 
     def locate(self, s3: Any, account: str, bucket: str) -> BucketRegion:
-        from botocore.exceptions import BotoCoreError, ClientError
+        from botocore.exceptions import BotoCoreError, ClientError  # keeps botocore off start-up
 
         with self._lock:
             if bucket in self._regions:

@@ -112,8 +112,8 @@ def aws_errors() -> tuple[type[Exception], ...]:
     """What botocore raises for a failed call (service errors, transport, credentials, config,
     and an answer that is not the API's XML or JSON: an endpoint that lacks the call, such as
     moto's for DescribeCapacityReservations, answers an HTML 500)."""
-    from botocore.exceptions import BotoCoreError, ClientError
-    from botocore.parsers import ResponseParserError
+    from botocore.exceptions import BotoCoreError, ClientError  # keeps botocore off start-up
+    from botocore.parsers import ResponseParserError  # keeps botocore off start-up
 
     return (ClientError, BotoCoreError, ResponseParserError)
 

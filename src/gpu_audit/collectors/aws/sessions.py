@@ -12,8 +12,10 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.request import getproxies
 
 from gpu_audit import __version__
+from gpu_audit.collectors.aws.clients import ClientMemo, freeze_config
 from gpu_audit.collectors.aws.settings import AwsSettings
 from gpu_audit.core.frozen import record
 
@@ -63,7 +65,7 @@ class Assumed:
     clients are made by the base session with these credentials passed explicitly."""
 
     def __init__(self, base: botocore.session.Session, credentials: dict[str, str]) -> None:
-        from botocore.credentials import Credentials
+        from botocore.credentials import Credentials  # keeps botocore off start-up
 
         self.base = base
         self.credentials = Credentials(
@@ -86,12 +88,9 @@ class Sessions:
     def __init__(
         self, settings: AwsSettings, event_hooks: Sequence[EventHook] = (), memoize: bool = True
     ) -> None:
-        from urllib.request import getproxies
 
-        import botocore.session
-        from botocore.config import Config
-
-        from gpu_audit.collectors.aws.clients import ClientMemo, freeze_config
+        import botocore.session  # keeps botocore off start-up
+        from botocore.config import Config  # keeps botocore off start-up
 
         self._hooks = tuple(event_hooks)
         self._lock = threading.Lock()
@@ -128,7 +127,7 @@ class Sessions:
 
     def derive(self, profile: str | None = None, credentials: dict[str, str] | None = None) -> Any:
         """A session for a profile (reusing the base loader), or for temporary credentials."""
-        import botocore.session
+        import botocore.session  # keeps botocore off start-up
 
         if credentials is not None:
             return Assumed(self.base, credentials)

@@ -34,7 +34,7 @@ def _bounded_retry(settings: AzureSettings) -> Any:
     The stock policy sleeps whatever Retry-After says; a wait longer than one call's timeout is
     not taken: the 429 is reported (the subscription becomes a coverage gap) instead.
     """
-    from azure.core.pipeline.policies import RetryPolicy
+    from azure.core.pipeline.policies import RetryPolicy  # keeps azure off start-up
 
     budget = settings.timeout
 
@@ -77,7 +77,7 @@ class Arm:
             "read_timeout": self.settings.timeout,
         }
         if self.anonymous:
-            from azure.core.pipeline.policies import SansIOHTTPPolicy
+            from azure.core.pipeline.policies import SansIOHTTPPolicy  # keeps azure off start-up
 
             options["authentication_policy"] = SansIOHTTPPolicy()
         else:
@@ -85,29 +85,30 @@ class Arm:
         return options
 
     def graph(self) -> Any:
-        from azure.mgmt.resourcegraph import ResourceGraphClient
+        from azure.mgmt.resourcegraph import ResourceGraphClient  # keeps azure off start-up
 
         return ResourceGraphClient(self.credential, **self._options())
 
     def compute(self, subscription: str) -> Any:
-        from azure.mgmt.compute import ComputeManagementClient
+        from azure.mgmt.compute import ComputeManagementClient  # keeps azure off start-up
 
         return ComputeManagementClient(self.credential, subscription, **self._options())
 
     def machine_learning(self, subscription: str) -> Any:
+        # keeps azure off start-up
         from azure.mgmt.machinelearningservices import MachineLearningServicesMgmtClient
 
         return MachineLearningServicesMgmtClient(self.credential, subscription, **self._options())
 
     def subscriptions(self) -> Any:
-        from azure.mgmt.resource.subscriptions import SubscriptionClient
+        from azure.mgmt.resource.subscriptions import SubscriptionClient  # keeps azure off start-up
 
         return SubscriptionClient(self.credential, **self._options())
 
 
 def _default_credential() -> Any:
     try:
-        from azure.identity import DefaultAzureCredential
+        from azure.identity import DefaultAzureCredential  # optional
     except ImportError as exc:
         raise ProviderUnavailable(
             "NoCredentials", "azure: install the extra: pip install 'gpu-audit[azure]'"

@@ -119,8 +119,8 @@ class _RetryBudget:
     """Retry predicate: transient failures only, at most `attempts - 1` retries per listing."""
 
     def __init__(self, attempts: int) -> None:
-        import requests
-        from google.api_core import exceptions
+        import requests  # keeps requests off start-up
+        from google.api_core import exceptions  # keeps google off start-up
 
         self.left = max(attempts - 1, 0)
         self.transient = (
@@ -150,7 +150,7 @@ class _ProjectScan:
         self.now = now
 
     def run(self) -> list[Resource | CoverageGap | Sweep]:
-        from google.auth.exceptions import GoogleAuthError
+        from google.auth.exceptions import GoogleAuthError  # keeps google off start-up
 
         found: list[Resource | CoverageGap | Sweep] = []
         try:
@@ -167,8 +167,8 @@ class _ProjectScan:
         return found
 
     def _read(self) -> list[Resource | CoverageGap]:
-        import requests
-        from google.api_core import exceptions
+        import requests  # keeps requests off start-up
+        from google.api_core import exceptions  # keeps google off start-up
 
         try:
             instances, gaps = self._list_instances()
@@ -211,8 +211,8 @@ class _ProjectScan:
     ) -> tuple[list[Any], list[CoverageGap]]:
         """Every page of one `aggregatedList` (instances, reservations): its items, and a gap
         per zone it says is unreachable."""
-        from google.api_core.client_options import ClientOptions
-        from google.api_core.retry import Retry
+        from google.api_core.client_options import ClientOptions  # keeps google off start-up
+        from google.api_core.retry import Retry  # keeps google off start-up
 
         gce = self.apis.gce
         # The library default retries 503s for up to 600 s; this bounds attempts and total time.
@@ -245,8 +245,8 @@ class _ProjectScan:
 
     def _reservations(self) -> list[Resource | CoverageGap]:
         """Reservations with GPUs, then future ones not yet begun; a failed list is a gap."""
-        import requests
-        from google.api_core import exceptions
+        import requests  # keeps requests off start-up
+        from google.api_core import exceptions  # keeps google off start-up
 
         compute_v1 = self.apis.compute_v1
         lists = (
@@ -279,9 +279,9 @@ class _ProjectScan:
 
     def _session(self, api: Endpoint) -> Any:
         """An AuthorizedSession for Monitoring or Storage, retrying transient errors a few times."""
-        from google.auth.transport.requests import AuthorizedSession
-        from requests.adapters import HTTPAdapter
-        from urllib3.util.retry import Retry
+        from google.auth.transport.requests import AuthorizedSession  # keeps google off start-up
+        from requests.adapters import HTTPAdapter  # keeps requests off start-up
+        from urllib3.util.retry import Retry  # keeps urllib3 off start-up
 
         session = AuthorizedSession(self.apis.credentials_for(api))
         retries = Retry(

@@ -64,7 +64,7 @@ class Apis:
 
     def credentials_for(self, api: Endpoint) -> Any:
         if api.anonymous:
-            from google.auth.credentials import AnonymousCredentials
+            from google.auth.credentials import AnonymousCredentials  # keeps google off start-up
 
             return AnonymousCredentials()
         return self.credentials
@@ -72,8 +72,8 @@ class Apis:
 
 def _default_credentials() -> Any:
     """Application Default Credentials, or ProviderUnavailable naming the file and the cause."""
-    import google.auth
-    from google.auth.exceptions import DefaultCredentialsError
+    import google.auth  # keeps google off start-up
+    from google.auth.exceptions import DefaultCredentialsError  # keeps google off start-up
 
     named = os.environ.get("GOOGLE_APPLICATION_CREDENTIALS", "").strip()
     if named:

@@ -55,7 +55,7 @@ class RestError(Exception):
 
 def get_json(session: Any, url: str, params: Mapping[str, str], timeout: float) -> dict[str, Any]:
     """GET a JSON resource; any failure (status or connection) becomes a one-line `RestError`."""
-    import requests
+    import requests  # keeps requests off start-up
 
     try:
         response = session.get(url, params=params, timeout=timeout)

@@ -86,10 +86,12 @@ class KubernetesCollector(Collector[KubernetesSettings]):
     def _read(
         self, target: Target, utilization: dcgm.DcgmUtilization | None, note: str | None
     ) -> list[Resource | CoverageGap]:
-        from kubernetes.client import CoreV1Api
-        from kubernetes.client.exceptions import ApiException
+        from kubernetes.client import CoreV1Api  # keeps kubernetes off start-up
+        from kubernetes.client.exceptions import ApiException  # keeps kubernetes off start-up
+
+        # keeps kubernetes off start-up
         from kubernetes.config.config_exception import ConfigException
-        from urllib3.exceptions import HTTPError
+        from urllib3.exceptions import HTTPError  # keeps urllib3 off start-up
 
         try:
             api = CoreV1Api(target.connect())

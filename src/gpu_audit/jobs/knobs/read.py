@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
+from gpu_audit.catalog.models import model_size
 from gpu_audit.core.knobs.found import Knob
 from gpu_audit.core.knobs.text import line_at, read_flags
 from gpu_audit.core.lazyre import lazy
@@ -191,8 +192,6 @@ def _apply(
             draft.add_note(f"{name} not evaluated: {knob.note}")
     trained = chosen.get("model")
     if trained is not None:
-        from gpu_audit.catalog.models import model_size
-
         size = model_size(str(trained.value))
         line = draft.lines.get("training.model")
         if size is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import ClassVar
 
+from gpu_audit.catalog import instance_spec
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Resource, Workload
 from gpu_audit.core.sharing import (
@@ -138,8 +139,6 @@ def _fits_machine(draft: JobDraft, groups: list[tuple[Group, _GpuRequest]]) -> N
     """A pod runs on one node: one asking more GPUs than the selected machine type has is never
     scheduled there, and is not priced as several of them (`8 GPUs` on a 2-GPU type is no
     4 nodes); the type is left unknown (its line kept) and the job says why."""
-    from gpu_audit.catalog import instance_spec
-
     itype = draft.get("instance_type")
     spec = instance_spec(itype) if isinstance(itype, str) else None
     if spec is None or not spec.gpu_count:
