@@ -190,11 +190,16 @@ def _build(path: str, data: LineMap) -> Settings:
                 problems.messages.append(f"{path}:{data.line_of(key)}: config: {message}")
         sections = {
             name: problems.attempt(
-                _section, path, data, name, provider.settings, provider.values,
+                _section,
+                path,
+                data,
+                name,
+                provider.settings,
+                provider.values,
                 default=provider.settings(),
             )
             for name, provider in PROVIDERS.items()
-        }  # fmt: skip
+        }
     policies = problems.attempt(_policies, path, data, default=())
     fail_on = problems.attempt(_fail_on, path, data)
     patterns = problems.attempt(_patterns, path, data, default=dict(DEFAULT_PATTERNS))

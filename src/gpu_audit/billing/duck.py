@@ -264,10 +264,15 @@ def _one_line(exc: Exception) -> str:
 # time's year 1 to 9999 (what a report can write): outside them a cell is refused, located.
 BOUND = Decimal(10) ** 15
 _CHECKS = (
-    ("BilledCost", MONEY), ("EffectiveCost", MONEY), ("ConsumedQuantity", MONEY),
-    ("ChargePeriodStart", "TIMESTAMPTZ"), ("ChargePeriodEnd", "TIMESTAMPTZ"),
-    ("Tags", "JSON"), ("x_SkuDetails", "JSON"), ("SkuPriceDetails", "JSON"),
-)  # fmt: skip
+    ("BilledCost", MONEY),
+    ("EffectiveCost", MONEY),
+    ("ConsumedQuantity", MONEY),
+    ("ChargePeriodStart", "TIMESTAMPTZ"),
+    ("ChargePeriodEnd", "TIMESTAMPTZ"),
+    ("Tags", "JSON"),
+    ("x_SkuDetails", "JSON"),
+    ("SkuPriceDetails", "JSON"),
+)
 _WHAT = {MONEY: "an amount (a number under 10^15)", "TIMESTAMPTZ": "a time (year 1 to 9999)"}
 
 

@@ -48,8 +48,9 @@ class Reading:
 
 
 def query_key(period: Period, tag_keys: Sequence[str], gpu_types: Sequence[Any]) -> str:
-    text = repr((QUERY_VERSION, period.name, period.start, period.end, list(tag_keys),
-                 sorted(gpu_types)))  # fmt: skip
+    text = repr(
+        (QUERY_VERSION, period.name, period.start, period.end, list(tag_keys), sorted(gpu_types))
+    )
     return blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 

@@ -34,12 +34,23 @@ _TEXT = "VARCHAR"
 # FOCUS columns both tables hold as text, and what each adds (Athena: AWS's usage type and tags
 # as a map; BigQuery: FOCUS 1.3's provider name, tags as JSON and GCP's labels).
 _SHARED_TEXT = (
-    "BillingCurrency", "ChargeCategory", "ChargeClass", "ChargeDescription", "PricingCategory",
-    "SubAccountId", "RegionId", "ResourceId", "CapacityReservationId",
-    "CapacityReservationStatus", "CommitmentDiscountId", "CommitmentDiscountStatus",
-    "ServiceName", "SkuPriceDetails",
-    "ConsumedUnit", "ServiceCategory",
-)  # fmt: skip
+    "BillingCurrency",
+    "ChargeCategory",
+    "ChargeClass",
+    "ChargeDescription",
+    "PricingCategory",
+    "SubAccountId",
+    "RegionId",
+    "ResourceId",
+    "CapacityReservationId",
+    "CapacityReservationStatus",
+    "CommitmentDiscountId",
+    "CommitmentDiscountStatus",
+    "ServiceName",
+    "SkuPriceDetails",
+    "ConsumedUnit",
+    "ServiceCategory",
+)
 _MONEY = dict.fromkeys(
     ("BilledCost", "EffectiveCost", "ConsumedQuantity", "ListCost"), "DECIMAL(38,10)"
 )
@@ -136,9 +147,12 @@ def _time(value: str) -> datetime:
 
 
 def run_athena(
-    sql: str, tag_keys: Sequence[str], workgroup: str | None, output: str | None,
+    sql: str,
+    tag_keys: Sequence[str],
+    workgroup: str | None,
+    output: str | None,
     timeout_s: float = 900.0,
-) -> list[BilledGroup]:  # fmt: skip
+) -> list[BilledGroup]:
     """StartQueryExecution, wait for it, read GetQueryResults page by page."""
     import boto3  # keeps boto3 off start-up
     from botocore.exceptions import BotoCoreError, ClientError  # keeps botocore off start-up

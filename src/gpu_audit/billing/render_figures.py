@@ -210,9 +210,11 @@ def terminal_lines(s: BillingSummary, ids: Mapping[str, str], width: int) -> lis
         ]
     for w in s.warnings:
         out += textwrap.wrap(
-            terminal_safe(f"data quality: {w.message}{_rows(w.rows)}"), width,
-            subsequent_indent="  ", break_on_hyphens=False,
-        )  # fmt: skip
+            terminal_safe(f"data quality: {w.message}{_rows(w.rows)}"),
+            width,
+            subsequent_indent="  ",
+            break_on_hyphens=False,
+        )
     return [_fitted(line, width) for line in out]
 
 

@@ -152,12 +152,23 @@ def csv_rows(report: BillingReport, put: Callable[..., None]) -> None:
                 "",
             )
     for rise, finding in anomalies(report):
-        put("anomaly", rise.series, rise.start.isoformat(), cents(rise.above),
-            cents(rise.forecast), "", "", "", rise.key, finding.rule_id)  # fmt: skip
+        put(
+            "anomaly",
+            rise.series,
+            rise.start.isoformat(),
+            cents(rise.above),
+            cents(rise.forecast),
+            "",
+            "",
+            "",
+            rise.key,
+            finding.rule_id,
+        )
 
 
-def text_lines(report: BillingReport, usd: Callable[[float], str], esc: Callable[[str], str],
-               markdown: bool) -> list[str]:  # fmt: skip
+def text_lines(
+    report: BillingReport, usd: Callable[[float], str], esc: Callable[[str], str], markdown: bool
+) -> list[str]:
     """The sections `Forecast to the period's end` and `GPU spend anomalies`."""
     out: list[str] = []
     f = report.forecast

@@ -293,10 +293,14 @@ def render_table(report: BillingReport) -> str:
             continue
         out += ["", f"by {dimension_title(name).replace('`', '')}"]
         body = [
-            [terminal_safe(key_label(name, line.key))[:40], usd(line.figures.effective),
-             hours(line.figures.gpu_hours), share(line.figures.effective, _sum(part))]
+            [
+                terminal_safe(key_label(name, line.key))[:40],
+                usd(line.figures.effective),
+                hours(line.figures.gpu_hours),
+                share(line.figures.effective, _sum(part)),
+            ]
             for line in part[:10]
-        ]  # fmt: skip
+        ]
         out.append(
             tabulate(
                 body,
@@ -315,8 +319,11 @@ def render_table(report: BillingReport) -> str:
         )
     if report.coverage is not None:
         c = report.coverage
-        out += ["", f"scan coverage: {c.matched} billed GPU resources seen by a scan, "
-                    f"{len(c.unseen)} never ({usd(c.unseen_usd)})"]  # fmt: skip
+        out += [
+            "",
+            f"scan coverage: {c.matched} billed GPU resources seen by a scan, "
+            f"{len(c.unseen)} never ({usd(c.unseen_usd)})",
+        ]
         out += [
             _clipped(terminal_safe(f"  never scanned: {r.provider} {ids.get(r.id, r.id)}"), width)
             for r in c.unseen[:10]

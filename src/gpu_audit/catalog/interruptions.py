@@ -174,9 +174,14 @@ def _row(where: str, raw: Any, sources: set[str]) -> RateRow:
     if not 0 <= value <= MAX_PER_HOUR:
         raise ConfigError(f"{where}: per_hour: {value!r} is outside 0-{MAX_PER_HOUR:g} {UNIT}")
     return RateRow(
-        raw["provider"], raw["type"], raw["region"], float(value), raw["public"], raw["source"],
+        raw["provider"],
+        raw["type"],
+        raw["region"],
+        float(value),
+        raw["public"],
+        raw["source"],
         raw["date"],
-    )  # fmt: skip
+    )
 
 
 def _text(where: str, key: str, value: Any) -> None:

@@ -35,30 +35,43 @@ if TYPE_CHECKING:
 @click.option("--from", "start", metavar="DATE", help="First day (with --to), not --period.")
 @click.option("--to", "end", metavar="DATE", help="Last day, included (with --from).")
 @click.option(
-    "--tag", "tags", multiple=True, metavar="KEY",
+    "--tag",
+    "tags",
+    multiple=True,
+    metavar="KEY",
     help="A tag to break spend down by (repeatable; default: team, project, owner).",
-)  # fmt: skip
+)
 @click.option(
-    "--policy", "policies", multiple=True, metavar="FILE",
+    "--policy",
+    "policies",
+    multiple=True,
+    metavar="FILE",
     help="Policy file(s) (default: `policies:` in .gpu-audit.yaml, else the runbook pack).",
-)  # fmt: skip
+)
 @click.option(
-    "--config", "config_path", metavar="FILE",
+    "--config",
+    "config_path",
+    metavar="FILE",
     help="Settings file (default: .gpu-audit.yaml found upwards): its policies and waivers.",
-)  # fmt: skip
+)
 @click.option(
-    "--history", metavar="PATH",
+    "--history",
+    metavar="PATH",
     help="Join with this scan history (what no scan saw, what became of its findings); keep "
     "each export file read and each forecast there, so the next run reads only new files.",
-)  # fmt: skip
+)
 @click.option(
-    "--write-prices", metavar="FILE",
+    "--write-prices",
+    metavar="FILE",
     help="Write the billed effective rates as a price file for --prices.",
-)  # fmt: skip
+)
 @click.option(
-    "--engine", type=click.Choice(ENGINES), default="duckdb", show_default=True,
+    "--engine",
+    type=click.Choice(ENGINES),
+    default="duckdb",
+    show_default=True,
     help="Where the query runs: DuckDB on PATHs, or Athena/BigQuery on --table.",
-)  # fmt: skip
+)
 @click.option("--table", metavar="NAME", help="Athena db.table or BigQuery project.dataset.table.")
 @click.option("--athena-workgroup", metavar="NAME", help="Athena workgroup (default: primary).")
 @click.option(
@@ -69,20 +82,26 @@ if TYPE_CHECKING:
     "--sql", "show_sql", is_flag=True, help="Print the query for --engine and exit (run nothing)."
 )
 @click.option(
-    "--format", "fmt", type=click.Choice(FORMATS),
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
     help="Output format (default: from the --output extension, else table on a terminal and "
     "JSON otherwise).",
-)  # fmt: skip
+)
 @click.option("--output", "-o", metavar="FILE", help="Write the report to FILE (atomically).")
 @click.option(
-    "--fail-on", type=click.Choice(FAIL_ON), default="none", show_default=True,
+    "--fail-on",
+    type=click.Choice(FAIL_ON),
+    default="none",
+    show_default=True,
     help="Exit 1 on open findings at or above this severity.",
-)  # fmt: skip
+)
 @click.option("--now", "now_text", metavar="ISO-TIME", help="The report's time (default: now).")
 @click.option(
-    "--full", is_flag=True,
+    "--full",
+    is_flag=True,
     help="With --history: read every export file again, not only the new or changed ones.",
-)  # fmt: skip
+)
 def billing(
     paths: tuple[str, ...],
     period: str | None,

@@ -127,9 +127,11 @@ def history_list(path: str | None, config_path: str | None, fmt: str) -> None:
 @_DATABASE
 @_CONFIG
 @click.option(
-    "--format", "fmt", type=click.Choice(FORMATS),
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
     help="Report format (default: the one -o's extension names, else text).",
-)  # fmt: skip
+)
 @click.option("--output", "-o", metavar="PATH", help="Write the report here (atomically).")
 def history_show(
     audit_id: int, path: str | None, config_path: str | None, fmt: str | None, output: str | None

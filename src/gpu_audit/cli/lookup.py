@@ -22,12 +22,18 @@ def lookup_rows(names: tuple[str, ...], region: str | None) -> tuple[list[list[s
         where = f"{e['region']}{'' if e['exact_region'] else ' (reference)'}" if priced else "-"
         rows.append(
             [
-                e["name"], e["cloud"] or "-", e["gpu_model"], str(e["gpu_count"]),
-                _text(e["gpu_memory_gib"]), _text(e["class_rank"]), where,
+                e["name"],
+                e["cloud"] or "-",
+                e["gpu_model"],
+                str(e["gpu_count"]),
+                _text(e["gpu_memory_gib"]),
+                _text(e["class_rank"]),
+                where,
                 *("-" if p is None else rate(p) for p in (e["on_demand_usd"], e["spot_usd"])),
-                e["as_of"] or "-", e["source"] or "unpriced",
+                e["as_of"] or "-",
+                e["source"] or "unpriced",
             ]
-        )  # fmt: skip
+        )
     return rows, unknown
 
 
@@ -43,10 +49,15 @@ def lookup_entries(
             if region:
                 check_region(region, (spec.cloud,))
             cls = gpu_class(spec.gpu_model)
-            entry = {"name": name, "cloud": spec.cloud, "gpu_model": spec.gpu_model,
-                     "gpu_count": spec.gpu_count, "gpu_memory_gib": spec.gpu_memory_gib,
-                     "class_rank": cls.rank if cls else None,
-                     **_priced(price(name, region, cards=_cards(name)))}  # fmt: skip
+            entry = {
+                "name": name,
+                "cloud": spec.cloud,
+                "gpu_model": spec.gpu_model,
+                "gpu_count": spec.gpu_count,
+                "gpu_memory_gib": spec.gpu_memory_gib,
+                "class_rank": cls.rank if cls else None,
+                **_priced(price(name, region, cards=_cards(name))),
+            }
             entries.append({**entry, **_ended(name)})
             continue
         cls = gpu_class(name)
@@ -56,9 +67,16 @@ def lookup_entries(
             quote = gpu_hour_price(cls.name)
             label = f"{name} ({quote.item} per GPU)" if quote and quote.item else name
             entries.append(
-                {"name": label, "cloud": None, "gpu_model": cls.name, "gpu_count": 1,
-                 "gpu_memory_gib": cls.memory_gib, "class_rank": cls.rank, **_priced(quote)}
-            )  # fmt: skip
+                {
+                    "name": label,
+                    "cloud": None,
+                    "gpu_model": cls.name,
+                    "gpu_count": 1,
+                    "gpu_memory_gib": cls.memory_gib,
+                    "class_rank": cls.rank,
+                    **_priced(quote),
+                }
+            )
             continue
         unknown.append(name)
     return entries, unknown
@@ -87,10 +105,12 @@ def _ended(name: str) -> dict[str, Any]:
     return {
         "spot_usd": None,  # a type no longer launched has no spot offer, and no saving on it
         "no_longer_offered": {
-            "name": notice.name, "since": str(notice.ends), "checked": notice.checked,
+            "name": notice.name,
+            "since": str(notice.ends),
+            "checked": notice.checked,
             "source": notice.source,
         },
-    }  # fmt: skip
+    }
 
 
 def _cards(name: str) -> tuple[str, ...]:
@@ -103,10 +123,13 @@ def _priced(quote: Any) -> dict[str, Any]:
         keys = ("region", "on_demand_usd", "spot_usd", "as_of", "source")
         return {**dict.fromkeys(keys), "exact_region": None}
     return {
-        "region": quote.region, "exact_region": quote.exact_region,
-        "on_demand_usd": quote.on_demand, "spot_usd": quote.spot,
-        "as_of": quote.as_of, "source": quote.source,
-    }  # fmt: skip
+        "region": quote.region,
+        "exact_region": quote.exact_region,
+        "on_demand_usd": quote.on_demand,
+        "spot_usd": quote.spot,
+        "as_of": quote.as_of,
+        "source": quote.source,
+    }
 
 
 def _text(value: Any) -> str:

@@ -151,10 +151,16 @@ def diff(path: str, fmt: str) -> None:
         import json  # keeps json off check's start-up
 
         items = [
-            {"type": c.type, "region": c.region, "capacity": c.capacity, "old_usd_per_hour": c.old,
-             "new_usd_per_hour": c.new, "change_percent": c.percent}
+            {
+                "type": c.type,
+                "region": c.region,
+                "capacity": c.capacity,
+                "old_usd_per_hour": c.old,
+                "new_usd_per_hour": c.new,
+                "change_percent": c.percent,
+            }
             for c in ordered(found)
-        ]  # fmt: skip
+        ]
         data = {"version": 1, "kind": "price-changes", "changes": items, "unchanged": same}
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         sys.exit(ExitCode.OK)

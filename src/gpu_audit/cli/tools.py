@@ -216,8 +216,10 @@ def catalog_lookup(
             "spot $/h",
             "source",
         ]
-        rows = [[*row[:-2], f"as of {row[-2]}: {row[-1]}" if row[-1] != "unpriced" else "-"]
-                for row in rows]  # fmt: skip
+        rows = [
+            [*row[:-2], f"as of {row[-2]}: {row[-1]}" if row[-1] != "unpriced" else "-"]
+            for row in rows
+        ]
         drop = ("class rank", "count", "cloud", "GiB/GPU")  # the GPU, region and prices stay
         click.echo(fitted(headers, rows, terminal_width(), drop, footnotes="source"))
     for line in ended_lines(names):

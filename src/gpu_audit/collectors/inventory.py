@@ -76,8 +76,10 @@ def load_report(path: str) -> tuple[Inventory, dict[str, Any]]:
         messages = [f"{path}:{_line_at(tree, where)}: {message}" for where, message in shown]
         if len(problems) > MAX_ERRORS:
             rest, line = len(problems) - MAX_ERRORS, _line_at(tree, problems[MAX_ERRORS][0])
-            messages.append(f"{path}:{line}: and {rest:,} more errors in this file, the next "
-                            f"one here (the first {MAX_ERRORS} are shown)")  # fmt: skip
+            messages.append(
+                f"{path}:{line}: and {rest:,} more errors in this file, the next "
+                f"one here (the first {MAX_ERRORS} are shown)"
+            )
         raise InputErrors(messages)
     header = {k: v for k, v in data.items() if k not in _BULK} if isinstance(data, dict) else {}
     return inventory, header

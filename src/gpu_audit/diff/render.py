@@ -55,10 +55,18 @@ def render_table(result: DiffResult) -> str:
     changed = result.changed
     if changed:
         rows = [
-            [j.file, j.name, j.change, across(j, gpus), across(j, capacity), across(j, cap),
-             across_run(j), delta(j)]
+            [
+                j.file,
+                j.name,
+                j.change,
+                across(j, gpus),
+                across(j, capacity),
+                across(j, cap),
+                across_run(j),
+                delta(j),
+            ]
             for j in changed
-        ]  # fmt: skip
+        ]
         # then the change (added, removed, modified: the per-run cells say which, `→` or one)
         drop = ("runtime cap", "capacity", "GPUs", "change")
         keep = ("per run", "delta")  # the costs are never clipped
@@ -74,8 +82,9 @@ def render_table(result: DiffResult) -> str:
         if extra:
             lines += ["", safe(f"{job.file} {job.name}:")]
             for line in map(safe, extra):
-                lines += textwrap.wrap(line, width, subsequent_indent="    ",
-                                       break_on_hyphens=False)  # fmt: skip
+                lines += textwrap.wrap(
+                    line, width, subsequent_indent="    ", break_on_hyphens=False
+                )
     unchanged = len(result.jobs) - len(changed)
     if unchanged:
         lines += ["", f"{unchanged} GPU job(s) unchanged."]

@@ -53,9 +53,14 @@ def run_estimate(request: EstimateRequest) -> EstimateReport:
         else:
             model, per_node = parse_gpu_request(request.gpu or "")
         table = options(
-            model, per_node, request.hours, request.nodes, request.cloud, request.max_usd,
+            model,
+            per_node,
+            request.hours,
+            request.nodes,
+            request.cloud,
+            request.max_usd,
             asked=request.instance_type,
-        )  # fmt: skip
+        )
         return EstimateReport(render_options(table, request.fmt), 0, ())  # choices, not a gate
     return _jobs(request)
 
@@ -68,8 +73,10 @@ def _jobs(request: EstimateRequest) -> EstimateReport:
     files, unmatched = expand(request.files, request.excludes)
     loaded = load_jobs(files)
     now = datetime.now(UTC)
-    estimates = [with_lost_work(estimate_job(enrich(r, now), request.hours), enrich(r, now),
-                                request.hours) for r in loaded.resources]  # fmt: skip
+    estimates = [
+        with_lost_work(estimate_job(enrich(r, now), request.hours), enrich(r, now), request.hours)
+        for r in loaded.resources
+    ]
     errors = (*unmatched, *(s.reason for s in loaded.skipped if s.error))
     over = sum(1 for e in estimates if e.over_budget)
     unbounded = tuple(

@@ -65,6 +65,11 @@ def refresh_interruptions(
 
 def _row_out(row: Any) -> dict[str, Any]:
     return {
-        "provider": row.provider, "type": row.type, "region": row.region,
-        "per_hour": row.per_hour, "public": row.public, "source": row.source, "date": row.date,
-    }  # fmt: skip
+        "provider": row.provider,
+        "type": row.type,
+        "region": row.region,
+        "per_hour": row.per_hour,
+        "public": row.public,
+        "source": row.source,
+        "date": row.date,
+    }

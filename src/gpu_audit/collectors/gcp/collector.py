@@ -250,11 +250,17 @@ class _ProjectScan:
 
         compute_v1 = self.apis.compute_v1
         lists = (
-            (compute_v1.ReservationsClient, compute_v1.AggregatedListReservationsRequest,
-             "reservations"),
-            (compute_v1.FutureReservationsClient,
-             compute_v1.AggregatedListFutureReservationsRequest, "future_reservations"),
-        )  # fmt: skip
+            (
+                compute_v1.ReservationsClient,
+                compute_v1.AggregatedListReservationsRequest,
+                "reservations",
+            ),
+            (
+                compute_v1.FutureReservationsClient,
+                compute_v1.AggregatedListFutureReservationsRequest,
+                "future_reservations",
+            ),
+        )
         out: list[Resource | CoverageGap] = []
         for client_class, request_class, items in lists:
             try:
