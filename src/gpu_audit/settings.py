@@ -47,7 +47,7 @@ class Settings:
     prices: str | None = None  # a price file laid over the bundled catalog (`--prices`)
     prices_max_age_days: int = 90  # a price file older than this gets one warning line
 
-    def section(self, provider: str) -> Any:
+    def section(self, provider: str) -> Any:  # Any: a setting's value, typed by its section
         """The settings of one provider (its dataclass from the registry)."""
         return self.providers[provider]
 
@@ -67,7 +67,7 @@ class _Defaults(Mapping[str, Any]):
             self.made = {name: provider.settings() for name, provider in PROVIDERS.items()}
         return self.made
 
-    def __getitem__(self, name: str) -> Any:
+    def __getitem__(self, name: str) -> object:
         return self._sections()[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -159,6 +159,7 @@ class _Problems:
     def __init__(self) -> None:
         self.messages: list[str] = []
 
+    # Any: a setting's value, typed by its section
     def attempt(self, step: Callable[..., Any], *args: Any, default: Any = None) -> Any:
         """`step(*args)`, or `default` with its error kept."""
         try:
@@ -304,7 +305,7 @@ def _patterns(path: str, data: LineMap) -> Mapping[str, tuple[str, ...]]:
 
 def _section(
     path: str, data: LineMap, name: str, kind: Any, check: Callable[[Any], None] | None = None
-) -> Any:
+) -> Any:  # Any: a setting's value, typed by its section
     section_key = _spelled(path, data, name)
     raw = data.get(section_key)
     if raw is None:
@@ -350,6 +351,7 @@ def _unknown(key: str, known: list[str]) -> str:
     return f"{_shown(key)}: unknown key{hint}; valid keys: {', '.join(known)}"
 
 
+# Any: a setting's value, typed by its section
 def _coerce(path: str, line: int, key: str, value: Any, kind: type) -> Any:
     if value is None and kind is type(None):  # `since: ~` where unset is the default: unset
         return None

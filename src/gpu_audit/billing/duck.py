@@ -32,7 +32,7 @@ from gpu_audit.errors import ConfigError, InputError
 _REMOTE = ("s3://", "gs://", "gcs://", "az://", "azure://", "abfss://", "http://", "https://")
 
 
-def connect() -> Any:
+def connect() -> Any:  # Any: a DuckDB connection, an engine kept off start-up
     try:
         import duckdb  # optional
     except ImportError:

@@ -80,7 +80,7 @@ def encode(item: DayGroup) -> list[Any]:
     ]
 
 
-def _encoded(value: Any) -> Any:
+def _encoded(value: Any) -> Any:  # Any: JSON of any shape
     if isinstance(value, Decimal):
         return str(value)
     if isinstance(value, datetime):

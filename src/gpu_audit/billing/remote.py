@@ -114,6 +114,7 @@ def typed_row(values: Sequence[str | None], tag_keys: Sequence[str]) -> tuple[An
         ) from None
 
 
+# Any: an SDK's untyped objects (boto3, google-auth)
 def _typed(index: int, value: str | None, tags: int) -> Any:
     if value is None or value == "":
         return None
@@ -244,13 +245,13 @@ def _pages(
         answer = _send(session.get, page, params=params)
 
 
-def _anonymous() -> Any:
+def _anonymous() -> Any:  # Any: an SDK's untyped objects (boto3, google-auth)
     from google.auth.credentials import AnonymousCredentials  # keeps google off start-up
 
     return AnonymousCredentials()
 
 
-def _default_credentials() -> Any:
+def _default_credentials() -> Any:  # Any: an SDK's untyped objects (boto3, google-auth)
     import google.auth  # keeps google off start-up
     from google.auth.exceptions import GoogleAuthError  # keeps google off start-up
 

@@ -50,6 +50,7 @@ def needs_comparison(options: dict[str, Any], history: str | None) -> None:
         raise ConfigError("--new-only and --fail-on-new need --baseline REPORT.json or --history")
 
 
+# Any: a HistoryStore, its module kept off --help
 def _open(path: str | None, config: str | None = None) -> Any:
     from gpu_audit.history.store import HistoryStore  # keeps history.store off check's start-up
 

@@ -100,7 +100,7 @@ class _Group(click.Group):
         except click.NoSuchOption as exc:
             raise _misplaced(ctx, exc, list(given)) from None
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
         except GpuAuditError as exc:

@@ -367,7 +367,7 @@ def unique(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(v for v in values if v))
 
 
-def _progress(provider: str) -> Any:
+def _progress(provider: str) -> Any:  # Any: click's progress bar, untyped
     """A one-line status on a terminal's stderr, rewritten in place from the first call on."""
 
     def show(progress: Progress) -> None:

@@ -110,7 +110,7 @@ def _streamed(
 _IGNORED = ("findings", "not_evaluated")
 
 
-def _parse(path: str, text: str) -> Any:
+def _parse(path: str, text: str) -> Any:  # Any: YAML/JSON of any shape
     if path.lower().endswith(".json"):
         # Large snapshots are JSON: the json module is ~20× faster than YAML with line numbers.
         return load_json(path, text)
@@ -121,7 +121,7 @@ def _parse(path: str, text: str) -> Any:
     return documents[0].data
 
 
-def _lined(path: str, text: str) -> Any:
+def _lined(path: str, text: str) -> Any:  # Any: YAML/JSON of any shape
     """The JSON file again, with line numbers (the YAML reader): only when there are errors."""
     if len(text) > MAX_LOCATED_JSON_BYTES or "\n" not in text.rstrip():
         return None  # too large to read twice, or one line: every error is on line 1

@@ -58,6 +58,7 @@ class Provider:
     # starts `NAME.KEY: ` so the loader finds the key's line.
     values: Callable[[Any], None] | None = None
 
+    # Any: the provider class the registry names
     def create(self, section: Any, progress: Any = None) -> Any:
         """The collector for `section`, or a ConfigError naming the extra to install."""
         try:

@@ -24,7 +24,7 @@ _COMPARISON = frozenset(
 )
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> Any:  # Any: what Comparison's attribute is
     if name in _COMPARISON:
         from gpu_audit.core import comparison  # keeps core.comparison off check's start-up
 

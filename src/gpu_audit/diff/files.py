@@ -65,7 +65,7 @@ class TreeWalker(Walker):
     def _is_root(self, directory: str) -> bool:
         return os.path.realpath(directory) == self._root
 
-    def _gitignore(self, directory: str) -> Any:
+    def _gitignore(self, directory: str) -> Any:  # Any: a pathspec matcher, kept off start-up
         if directory not in self._ignores:
             rel = os.path.relpath(os.path.realpath(directory), self._root).replace(os.sep, "/")
             raw = self._ignore_text.get(".gitignore" if rel == "." else f"{rel}/.gitignore", b"")

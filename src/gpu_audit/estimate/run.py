@@ -87,6 +87,7 @@ def _jobs(request: EstimateRequest) -> EstimateReport:
     return EstimateReport(render_jobs(estimates, request.fmt), over, errors, unbounded)
 
 
+# Any: a JobEstimate, its module kept off --help
 def with_lost_work(estimate: Any, resource: Any, hours: float | None) -> Any:
     """The estimate with the job's expected spot lost work at its runtime (--hours or its cap)
     and the runbook's 5-minute resume (docs/spot.md); training jobs only."""

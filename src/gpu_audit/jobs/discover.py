@@ -145,6 +145,7 @@ class Walker:
         """The repository root: no `.gitignore` above it applies."""
         return os.path.exists(os.path.join(directory, ".git"))
 
+    # Any: a pathspec matcher, kept off check's start-up
     def _gitignore(self, directory: str) -> Any:
         if directory not in self._ignores:
             try:

@@ -154,7 +154,7 @@ class JobDraft:
             return
         self.tags[str(key)] = str(value).lower() if isinstance(value, bool) else str(value)
 
-    def get(self, field: str) -> Any:
+    def get(self, field: str) -> Any:  # Any: YAML/JSON of any shape
         return self.values.get(field)
 
     def count(self, key: str, value: Any, line: int | None, minimum: int = 1) -> int | None:

@@ -205,7 +205,7 @@ def _keys(data: Any, budget: int = 400) -> Iterator[tuple[Any, Any, int | None]]
             stack.extend((item, at) for item in reversed(node))
 
 
-def _embedded(text: str) -> Any:
+def _embedded(text: str) -> object:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError:  # not YAML: nothing to read (the KubeRay operator refuses it)

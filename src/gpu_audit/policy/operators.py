@@ -93,7 +93,7 @@ def value_test(
     raise fail(f"unknown operator '{op}'")  # pragma: no cover - OPERATORS is checked first
 
 
-def scalar(spec: FieldSpec, operand: Any, fail: Callable[[str], PolicyError]) -> Any:
+def scalar(spec: FieldSpec, operand: Any, fail: Callable[[str], PolicyError]) -> object:
     if isinstance(operand, Mapping | list):
         raise fail("expected a scalar value")
     if spec.type == "gpu":
@@ -126,6 +126,7 @@ def scalar(spec: FieldSpec, operand: Any, fail: Callable[[str], PolicyError]) ->
     return str(operand)
 
 
+# Any: an operand of the field's type
 def ordered_operand(spec: FieldSpec, operand: Any, fail: Callable[[str], PolicyError]) -> Any:
     if spec.type == "datetime":
         if isinstance(operand, datetime):

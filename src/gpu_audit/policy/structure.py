@@ -88,7 +88,7 @@ def _owner(at: tuple[Any, ...], root: Any, default: str) -> str:
     return default
 
 
-def plain(value: Any) -> Any:
+def plain(value: Any) -> Any:  # Any: YAML of any shape
     """Dates as ISO strings, so the schema sees what JSON would have."""
     if isinstance(value, dict):
         return {str(k): plain(v) for k, v in value.items()}

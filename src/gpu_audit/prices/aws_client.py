@@ -20,7 +20,7 @@ class Counter:
         self.session: Any = None
         self.clients: dict[tuple[str, str], Any] = {}
 
-    def watch(self, client: Any, service: str) -> Any:
+    def watch(self, client: Any, service: str) -> Any:  # Any: botocore's objects are untyped
         def count(**_: Any) -> None:
             self.sent[service] = self.sent.get(service, 0) + 1
 
@@ -28,6 +28,7 @@ class Counter:
         return client
 
 
+# Any: botocore's objects are untyped
 def client(service: str, region: str, counter: Counter) -> Any:
     """A boto3 client with standard retries; AWS_ENDPOINT_URL[_SERVICE] are honoured by boto3."""
     try:

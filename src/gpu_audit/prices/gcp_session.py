@@ -33,7 +33,7 @@ class BillingSession:
         made = credentials.AnonymousCredentials() if anonymous else _default()
         self.session = transport.AuthorizedSession(made)
 
-    def get(self, path: str) -> Any:
+    def get(self, path: str) -> Any:  # Any: google-auth's objects, untyped here
         url = f"{self.base}{path}"
         headers = {"X-Goog-Api-Key": self.key} if self.key else {}  # never in a URL or a log
         for attempt in range(ATTEMPTS):
@@ -59,7 +59,7 @@ class BillingSession:
         raise CollectorError(f"gcp: billing catalog: still throttled after {ATTEMPTS} attempts")
 
 
-def _default() -> Any:
+def _default() -> Any:  # Any: google-auth's objects, untyped here
     import google.auth  # keeps google off start-up
     from google.auth.exceptions import DefaultCredentialsError  # keeps google off start-up
 

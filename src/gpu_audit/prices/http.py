@@ -25,7 +25,7 @@ class JsonGetter:
         self.sent = 0
         self.headers = {"Accept": "application/json", **(headers or {})}
 
-    def get(self, url: str) -> Any:
+    def get(self, url: str) -> Any:  # Any: JSON of any shape
         if urlsplit(url).scheme not in ("http", "https"):
             raise CollectorError(f"{self.name}: not an http(s) URL: {_where(url)}")
         for attempt in range(ATTEMPTS):

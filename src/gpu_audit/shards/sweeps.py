@@ -29,7 +29,7 @@ class _Reader:
         at = f"{self.where}.{key}" if key else self.where
         return ConfigError(f"merge: {self.path}: {at}: {what}")
 
-    def text(self, key: str, optional: bool = False) -> Any:
+    def text(self, key: str, optional: bool = False) -> Any:  # Any: JSON of any shape
         value = self.raw.get(key)
         if value is None and optional:
             return None
@@ -65,7 +65,7 @@ class _Reader:
         except (ValueError, OverflowError):  # not a time, or one past year 9999 in UTC
             raise self.error(key, "expected an ISO 8601 time") from None
 
-    def choice(self, key: str, kind: Any) -> Any:
+    def choice(self, key: str, kind: Any) -> Any:  # Any: JSON of any shape
         value = self.text(key)
         try:
             return kind(value)

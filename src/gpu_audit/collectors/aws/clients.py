@@ -62,7 +62,7 @@ class ClientMemo:
         endpoint `url` made with the same options the same session: urllib3's pools are
         thread-safe, and one client is already shared by the threads this way."""
 
-        def shared(**options: Any) -> Any:
+        def shared(**options: Any) -> Any:  # Any: botocore's objects are untyped
             key = (url, repr(sorted(options.items())))
             if key not in self.http:
                 self.http[key] = make(**options)
@@ -80,7 +80,7 @@ class ClientMemo:
         return True
 
 
-def copy_emitter(emitter: Any) -> Any:
+def copy_emitter(emitter: Any) -> Any:  # Any: botocore's objects are untyped
     """`HierarchicalEmitter.__copy__` with the handler trie copied node by node directly.
 
     Every client copies the session's emitter (a trie of ~190 nodes of handler lists); botocore
@@ -157,6 +157,7 @@ def _install() -> bool:
         if load is None or make is None or "http_session_cls" not in _parameters(endpoint):
             return False
 
+        # Any: botocore's objects are untyped
         def load_service_model(self: Any, service_name: str, api_version: Any = None) -> Any:
             memo = _MEMOS.get(self._event_emitter)
             if memo is None:
@@ -166,6 +167,7 @@ def _install() -> bool:
                 memo.models[key] = load(self, service_name, api_version)
             return memo.models[key]
 
+        # Any: botocore's objects are untyped
         def create_client_class(self: Any, service_name: str, service_model: Any) -> Any:
             memo = _MEMOS.get(self._event_emitter)
             if memo is None:
@@ -175,6 +177,7 @@ def _install() -> bool:
                 memo.classes[key] = make(self, service_name, service_model)
             return memo.classes[key]
 
+        # Any: botocore's objects are untyped
         def create_endpoint(self: Any, *args: Any, **kwargs: Any) -> Any:
             memo: ClientMemo | None = getattr(_CREATING, "memo", None)
             url = kwargs.get("endpoint_url")
@@ -185,7 +188,7 @@ def _install() -> bool:
 
         copy_aliaser: Callable[..., Any] = EventAliaser.__copy__
 
-        def copy_aliases(self: Any) -> Any:
+        def copy_aliases(self: Any) -> Any:  # Any: botocore's objects are untyped
             memo = _MEMOS.get(self)  # the session's emitter, copied for each client it makes
             if memo is None:
                 return copy_aliaser(self)

@@ -78,7 +78,7 @@ class Account:
     _s3: Any = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def s3(self, sessions: Sessions) -> Any:
+    def s3(self, sessions: Sessions) -> Any:  # Any: botocore's objects are untyped
         with self._lock:
             if self._s3 is None:
                 self._s3 = sessions.client(self.session, "s3", HOME_REGION)
@@ -100,7 +100,7 @@ class Item:
     _sagemaker: Any = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def sagemaker(self, sessions: Sessions) -> Any:
+    def sagemaker(self, sessions: Sessions) -> Any:  # Any: botocore's objects are untyped
         """The item's one SageMaker client, shared by its lists (a client per list costs CPU)."""
         with self._lock:
             if self._sagemaker is None:

@@ -35,7 +35,7 @@ _LOADERS: dict[Any, Any] = {}  # botocore's data path → its loader (parsed mod
 _LOADERS_LOCK = threading.Lock()
 
 
-def shared_loader(session: botocore.session.Session) -> Any:
+def shared_loader(session: botocore.session.Session) -> Any:  # Any: botocore's objects are untyped
     """The process's botocore data loader for `session`'s data path, made once."""
     path = session.get_config_variable("data_path")
     with _LOADERS_LOCK:
@@ -72,10 +72,10 @@ class Assumed:
             credentials["AccessKeyId"], credentials["SecretAccessKey"], credentials["SessionToken"]
         )
 
-    def get_credentials(self) -> Any:
+    def get_credentials(self) -> Any:  # Any: botocore's objects are untyped
         return self.credentials
 
-    def get_config_variable(self, name: str) -> Any:
+    def get_config_variable(self, name: str) -> Any:  # Any: botocore's objects are untyped
         return self.base.get_config_variable(name)
 
 
@@ -125,6 +125,7 @@ class Sessions:
             self._memo.attach(session)
         return session
 
+    # Any: botocore's objects are untyped
     def derive(self, profile: str | None = None, credentials: dict[str, str] | None = None) -> Any:
         """A session for a profile (reusing the base loader), or for temporary credentials."""
         import botocore.session  # keeps botocore off start-up
@@ -136,6 +137,7 @@ class Sessions:
             session.register_component("data_loader", self.base.get_component("data_loader"))
             return session
 
+    # Any: botocore's objects are untyped
     def client(self, session: Any, service: str, region: str) -> Any:
         """A client of `session` for `service` in `region`. The base session's (STS for every
         AssumeRole, Organizations) are made once and shared; an account's are the caller's to
@@ -156,6 +158,7 @@ class Sessions:
                     self._clients[key] = client
             return client
 
+    # Any: botocore's objects are untyped
     def _create(self, session: Any, service: str, region: str) -> Any:
         if isinstance(session, Assumed):
             frozen = session.credentials

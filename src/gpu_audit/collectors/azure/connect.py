@@ -10,7 +10,7 @@ Azure CLI).
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, NoReturn
 
 from gpu_audit.collectors.azure.settings import AzureSettings
 from gpu_audit.collectors.interface import ProviderUnavailable
@@ -24,11 +24,11 @@ DEFAULT_ENDPOINT = "https://management.azure.com"
 class _NoToken:
     """The credential of a loopback endpoint: never asked, since no auth policy runs."""
 
-    def get_token(self, *scopes: str, **kwargs: Any) -> Any:
+    def get_token(self, *scopes: str, **kwargs: Any) -> NoReturn:
         raise ProviderUnavailable("NoCredentials", "azure: no token on a loopback endpoint")
 
 
-def _bounded_retry(settings: AzureSettings) -> Any:
+def _bounded_retry(settings: AzureSettings) -> Any:  # Any: the Azure SDK's objects, untyped here
     """azure-core's retry policy (429 and 5xx, honouring Retry-After), bounded by --timeout.
 
     The stock policy sleeps whatever Retry-After says; a wait longer than one call's timeout is
@@ -84,12 +84,12 @@ class Arm:
             options["credential_scopes"] = [f"{self.url}/.default"]
         return options
 
-    def graph(self) -> Any:
+    def graph(self) -> Any:  # Any: the Azure SDK's objects, untyped here
         from azure.mgmt.resourcegraph import ResourceGraphClient  # keeps azure off start-up
 
         return ResourceGraphClient(self.credential, **self._options())
 
-    def compute(self, subscription: str) -> Any:
+    def compute(self, subscription: str) -> Any:  # Any: the Azure SDK's objects, untyped here
         from azure.mgmt.compute import ComputeManagementClient  # keeps azure off start-up
 
         return ComputeManagementClient(self.credential, subscription, **self._options())
@@ -100,13 +100,13 @@ class Arm:
 
         return MachineLearningServicesMgmtClient(self.credential, subscription, **self._options())
 
-    def subscriptions(self) -> Any:
+    def subscriptions(self) -> Any:  # Any: the Azure SDK's objects, untyped here
         from azure.mgmt.resource.subscriptions import SubscriptionClient  # keeps azure off start-up
 
         return SubscriptionClient(self.credential, **self._options())
 
 
-def _default_credential() -> Any:
+def _default_credential() -> Any:  # Any: the Azure SDK's objects, untyped here
     try:
         from azure.identity import DefaultAzureCredential  # optional
     except ImportError as exc:

@@ -55,7 +55,7 @@ RELEASED = frozenset({"deallocating", "deallocated"})
 _GPU_SERIES = re.compile(r"(?i)^standard_n")  # the N-series: NC, ND, NG, NV
 
 
-def get(row: Mapping[str, Any], *path: str) -> Any:
+def get(row: Mapping[str, Any], *path: str) -> Any:  # Any: the Azure SDK's objects, untyped here
     value: Any = row
     for key in path:
         if not isinstance(value, Mapping):

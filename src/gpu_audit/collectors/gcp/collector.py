@@ -283,7 +283,7 @@ class _ProjectScan:
             out.extend(gaps)
         return out
 
-    def _session(self, api: Endpoint) -> Any:
+    def _session(self, api: Endpoint) -> Any:  # Any: google-cloud's objects, untyped here
         """An AuthorizedSession for Monitoring or Storage, retrying transient errors a few times."""
         from google.auth.transport.requests import AuthorizedSession  # keeps google off start-up
         from requests.adapters import HTTPAdapter  # keeps requests off start-up

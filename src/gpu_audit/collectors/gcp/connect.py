@@ -62,7 +62,7 @@ class Apis:
         buckets = BucketLocations(gcs.base(DEFAULT_GCS), settings.timeout)
         return cls(compute_v1, gce, monitoring, gcs, vertex, credentials, buckets)
 
-    def credentials_for(self, api: Endpoint) -> Any:
+    def credentials_for(self, api: Endpoint) -> Any:  # Any: google-cloud's objects, untyped here
         if api.anonymous:
             from google.auth.credentials import AnonymousCredentials  # keeps google off start-up
 
@@ -70,7 +70,7 @@ class Apis:
         return self.credentials
 
 
-def _default_credentials() -> Any:
+def _default_credentials() -> Any:  # Any: google-cloud's objects, untyped here
     """Application Default Credentials, or ProviderUnavailable naming the file and the cause."""
     import google.auth  # keeps google off start-up
     from google.auth.exceptions import DefaultCredentialsError  # keeps google off start-up

@@ -86,7 +86,7 @@ def _kubeconfig_files(settings: KubernetesSettings) -> list[str]:
 
 
 def _from_kubeconfig(settings: KubernetesSettings, files: str, context: str) -> Callable[[], Any]:
-    def connect() -> Any:
+    def connect() -> Any:  # Any: the Kubernetes client's objects are untyped
         from kubernetes import client, config  # keeps kubernetes off start-up
 
         configuration = client.Configuration()
@@ -102,7 +102,7 @@ def _from_kubeconfig(settings: KubernetesSettings, files: str, context: str) -> 
 
 
 def _in_cluster(settings: KubernetesSettings) -> Callable[[], Any]:
-    def connect() -> Any:
+    def connect() -> Any:  # Any: the Kubernetes client's objects are untyped
         from kubernetes import client, config  # keeps kubernetes off start-up
 
         configuration = client.Configuration()
@@ -112,6 +112,7 @@ def _in_cluster(settings: KubernetesSettings) -> Callable[[], Any]:
     return connect
 
 
+# Any: the Kubernetes client's objects are untyped
 def _client(configuration: Any, settings: KubernetesSettings) -> Any:
     """An ApiClient retrying transient statuses and connection errors a bounded number of times."""
     from kubernetes import client  # keeps kubernetes off start-up

@@ -162,7 +162,7 @@ def _parse_text(text: str) -> _GpuSpec:
     return spec
 
 
-def _range(text: str, pattern: re.Pattern[str], kind: type) -> Any:
+def _range(text: str, pattern: re.Pattern[str], kind: type) -> Any:  # Any: YAML/JSON of any shape
     match = pattern.match(text.strip())
     if not match:
         return None
