@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,6 +12,9 @@ from gpu_audit.errors import ConfigError, one_line
 from gpu_audit.report import OUTPUT_EXTENSIONS, REPORTERS, check_extension, render
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.settings import load_settings
+
+if TYPE_CHECKING:  # the store's module is imported where a database is opened
+    from gpu_audit.history.store import HistoryStore
 
 FORMATS = tuple(REPORTERS)
 _DATABASE = click.option(
@@ -50,8 +53,7 @@ def needs_comparison(options: dict[str, Any], history: str | None) -> None:
         raise ConfigError("--new-only and --fail-on-new need --baseline REPORT.json or --history")
 
 
-# Any: a HistoryStore, its module kept off --help
-def _open(path: str | None, config: str | None = None) -> Any:
+def _open(path: str | None, config: str | None = None) -> HistoryStore:
     from gpu_audit.history.store import HistoryStore  # keeps history.store off check's start-up
 
     path = path or load_settings(config).history

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -367,7 +367,7 @@ def unique(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(v for v in values if v))
 
 
-def _progress(provider: str) -> Any:  # Any: click's progress bar, untyped
+def _progress(provider: str) -> Callable[[Progress], None]:
     """A one-line status on a terminal's stderr, rewritten in place from the first call on."""
 
     def show(progress: Progress) -> None:

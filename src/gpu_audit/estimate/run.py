@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
 
 from gpu_audit.catalog.enrich import enrich
 from gpu_audit.core.frozen import record
+from gpu_audit.core.resource import Resource
 from gpu_audit.errors import ConfigError
 from gpu_audit.estimate.compute import estimate_job, instance_request, options, parse_gpu_request
+from gpu_audit.estimate.model import JobEstimate
 from gpu_audit.estimate.render import money, render_jobs, render_options
 
 
@@ -87,8 +88,7 @@ def _jobs(request: EstimateRequest) -> EstimateReport:
     return EstimateReport(render_jobs(estimates, request.fmt), over, errors, unbounded)
 
 
-# Any: a JobEstimate, its module kept off --help
-def with_lost_work(estimate: Any, resource: Any, hours: float | None) -> Any:
+def with_lost_work(estimate: JobEstimate, resource: Resource, hours: float | None) -> JobEstimate:
     """The estimate with the job's expected spot lost work at its runtime (--hours or its cap)
     and the runbook's 5-minute resume (docs/spot.md); training jobs only."""
     # keeps catalog.lostwork off `estimate`'s start-up

@@ -6,11 +6,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from enum import Enum
+from typing import Any, TypeVar
 
 from gpu_audit.core.resource import Capacity
 from gpu_audit.core.runs import Outcome, Sweep, TrialRun
 from gpu_audit.errors import ConfigError
+
+E = TypeVar("E", bound=Enum)
 
 _KINDS = ("tuning", "training")
 
@@ -65,7 +68,7 @@ class _Reader:
         except (ValueError, OverflowError):  # not a time, or one past year 9999 in UTC
             raise self.error(key, "expected an ISO 8601 time") from None
 
-    def choice(self, key: str, kind: Any) -> Any:  # Any: JSON of any shape
+    def choice(self, key: str, kind: type[E]) -> E:
         value = self.text(key)
         try:
             return kind(value)
