@@ -34,7 +34,7 @@ _REMOTE = ("s3://", "gs://", "gcs://", "az://", "azure://", "abfss://", "http://
 
 def connect() -> Any:  # Any: a DuckDB connection, an engine kept off start-up
     try:
-        import duckdb  # optional
+        import duckdb  # the [billing] extra, maybe absent; off start-up
     except ImportError:
         raise ConfigError(
             "gpu-audit billing needs DuckDB: pip install 'gpu-audit[billing]'"

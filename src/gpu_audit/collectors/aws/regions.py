@@ -19,7 +19,7 @@ def check_regions(regions: tuple[str, ...]) -> None:
     if not regions:
         return
     try:
-        import botocore.session  # optional
+        import botocore.session  # the [aws] extra, maybe absent; off start-up
     except ImportError:
         return  # the missing extra is reported when the collector is created
 

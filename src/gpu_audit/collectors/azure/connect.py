@@ -108,7 +108,7 @@ class Arm:
 
 def _default_credential() -> Any:  # Any: the Azure SDK's objects, untyped here
     try:
-        from azure.identity import DefaultAzureCredential  # optional
+        from azure.identity import DefaultAzureCredential  # the [azure] extra, maybe absent
     except ImportError as exc:
         raise ProviderUnavailable(
             "NoCredentials", "azure: install the extra: pip install 'gpu-audit[azure]'"
