@@ -23,7 +23,6 @@ from gpu_audit.core.results import (
 )
 from gpu_audit.core.workload import DEFAULT_PATTERNS, infer_workloads
 from gpu_audit.errors import PolicyError
-from gpu_audit.jobs import format_fix, format_hints
 from gpu_audit.policy.conditions import Leaf
 from gpu_audit.policy.engine import evaluate
 from gpu_audit.policy.loader import Policy
@@ -121,6 +120,7 @@ def with_fixes(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
     instances, and fields the format names no key for, as they are."""
     if not any(f.resource.kind is Kind.JOB for f in findings):
         return findings  # a fleet scan: the job formats' registry is never imported
+    from gpu_audit.jobs import format_fix  # keeps gpu_audit.jobs off a cloud scan's start-up
 
     fixed: list[Finding] = []
     for finding in findings:
@@ -139,6 +139,8 @@ def source_hints(records: Iterable[NotEvaluated]) -> dict[tuple[str, str], Mappi
     for key in {(n.resource.kind.value, n.resource.provider) for n in records}:
         kind, provider = key
         if kind == Kind.JOB.value:  # the job formats' registry: only a `check` has jobs
+            from gpu_audit.jobs import format_hints  # keeps gpu_audit.jobs off a cloud scan
+
             hints[key] = format_hints(provider)
         else:  # a live provider's: `check` never gets here, nor imports the registry
             # keeps collectors.registry off check's start-up

@@ -15,8 +15,6 @@ from gpu_audit.core.redact import redact_urls
 from gpu_audit.core.resource import Kind, Resource
 from gpu_audit.core.results import CoverageGap, ScanResult, Scope, Skipped
 from gpu_audit.errors import ConfigError, GpuAuditError, InputError, InputErrors, one_line
-from gpu_audit.jobs import load_jobs
-from gpu_audit.jobs.suppress import unknown_ignores
 from gpu_audit.node_join import join_nodes
 from gpu_audit.policy.loader import load_policy
 from gpu_audit.settings import Settings
@@ -253,6 +251,7 @@ def _read_provider(
 
 
 def run_check(request: CheckRequest, settings: Settings) -> ScanResult:
+    from gpu_audit.jobs import load_jobs  # keeps gpu_audit.jobs off a cloud scan's start-up
     from gpu_audit.jobs.discover import expand  # keeps jobs.discover off `scan`'s start-up
 
     if request.history:
@@ -287,6 +286,8 @@ def run_check(request: CheckRequest, settings: Settings) -> ScanResult:
 
 def _warn_unknown_ignores(result: ScanResult) -> None:
     """One located warning per ignore comment naming a rule the policy does not have."""
+    from gpu_audit.jobs.suppress import unknown_ignores  # keeps jobs off a cloud scan's start-up
+
     tables = {
         r.source.path: {line: dict(rules) for line, rules in r.source.suppressions.items()}
         for r in result.resources
@@ -384,6 +385,8 @@ def _progress(provider: str) -> Callable[[Progress], None]:
 def _job_config(path: str) -> tuple[str, ...]:
     """One line for a job config given as an inventory (`scan --inventory train.yaml`): it is
     `check`'s to judge; () for anything else, whose own errors are said instead."""
+    from gpu_audit.jobs import load_jobs  # keeps gpu_audit.jobs off a cloud scan's start-up
+
     try:
         loaded = load_jobs([path])
     except GpuAuditError:
