@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpu_audit.billing import query
 from gpu_audit.billing.exports import PLAIN, ExportFiles, FileSystem, discover
@@ -29,10 +29,13 @@ from gpu_audit.billing.query import (
 )
 from gpu_audit.errors import ConfigError, InputError
 
+if TYPE_CHECKING:  # duckdb is imported where a bill is read
+    from duckdb import DuckDBPyConnection
+
 _REMOTE = ("s3://", "gs://", "gcs://", "az://", "azure://", "abfss://", "http://", "https://")
 
 
-def connect() -> Any:  # Any: a DuckDB connection, an engine kept off start-up
+def connect() -> DuckDBPyConnection:
     try:
         import duckdb  # the [billing] extra, maybe absent; off start-up
     except ImportError:

@@ -39,8 +39,7 @@ def _enum_value(value: Any) -> Any:  # Any: a field's value, typed by its spec a
     return None if value is None else value.value
 
 
-# Any: a field's value, typed by its spec at run time
-def _section_writer(keys: tuple[str, ...]) -> Any:
+def _section_writer(keys: tuple[str, ...]) -> Callable[[Any], dict[str, Any]]:
     def write(section: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key in keys:
