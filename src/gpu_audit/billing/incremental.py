@@ -55,7 +55,6 @@ def query_key(period: Period, tag_keys: Sequence[str], gpu_types: Sequence[Any])
 
 
 def digest(path: str) -> str:
-
     h = blake2b(digest_size=20)
     with open(path, "rb") as handle:
         while chunk := handle.read(1 << 20):

@@ -137,7 +137,6 @@ def _typed(index: int, value: str | None, tags: int) -> Any:
 
 
 def _time(value: str) -> datetime:
-
     text = value.strip().replace(" UTC", "+00:00").replace("Z", "+00:00")
     try:  # BigQuery answers a TIMESTAMP as seconds since the epoch (`1.7513856E9`)
         return datetime.fromtimestamp(float(text), tz=UTC)
@@ -217,7 +216,6 @@ def run_bigquery(
 def _pages(
     session: Any, base: str, project: str, sql: str, tag_keys: Sequence[str], timeout_s: float
 ) -> list[BilledGroup]:
-
     url = f"{base}/bigquery/v2/projects/{quote(project, safe='')}/queries"
     body = {"query": sql, "useLegacySql": False, "timeoutMs": 10000, "maxResults": 10000}
     answer = _send(session.post, url, json=body)

@@ -159,7 +159,6 @@ def markdown_sections(s: BillingSummary, ids: Mapping[str, str]) -> list[str]:
 def terminal_lines(s: BillingSummary, ids: Mapping[str, str], width: int) -> list[str]:
     """The figures' terminal lines, each within `width` (ids by the tail that tells them
     apart, as in the findings)."""
-
     out = ["", *textwrap.wrap(spend_line(s, lambda v: v), width, break_on_hyphens=False)]
     out += ["", "by month"]
     for m in s.months:

@@ -106,7 +106,6 @@ def anomalies(report: BillingReport) -> list[tuple[Rise, Any]]:
 
 
 def _team(resource: Any) -> str:
-
     rid = str(resource.id)
     return UNTAGGED if rid == "team:untagged" else rid.removeprefix("team:")
 

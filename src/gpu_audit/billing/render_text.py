@@ -261,7 +261,6 @@ def _check_line(report: BillingReport, mark: Callable[[str], str]) -> str:
 
 
 def render_table(report: BillingReport) -> str:
-
     from tabulate import tabulate  # keeps tabulate off `billing`'s start-up
 
     from gpu_audit.report.fit import terminal_width  # keeps report.fit off `billing`'s start-up

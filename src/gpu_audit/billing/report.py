@@ -85,7 +85,6 @@ def gpu_types() -> list[tuple[str, str, str, int]]:
 def read_groups(
     paths: Sequence[str], period: Period, tag_keys: Sequence[str]
 ) -> tuple[BillingSummary, list[BilledGroup]]:
-
     keys = query_keys(tag_keys)
     exports, groups = duck.run(paths, period, keys, gpu_types())
     return summarize(period, exports, groups, tag_keys), groups

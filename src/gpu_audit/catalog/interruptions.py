@@ -194,7 +194,6 @@ def _text(where: str, key: str, value: Any) -> None:
 
 
 def _is_date(text: str) -> bool:
-
     try:
         date.fromisoformat(text[:10])
     except ValueError:

@@ -275,7 +275,6 @@ def _refuse_outputs(
 
 
 def _exit_code(report: BillingReport, fail_on: str) -> ExitCode:
-
     if fail_on == "none":
         return ExitCode.OK
     threshold = Severity.parse(fail_on)

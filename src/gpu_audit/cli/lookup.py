@@ -98,7 +98,6 @@ def ended_lines(names: tuple[str, ...]) -> list[str]:
 def _ended(name: str) -> dict[str, Any]:
     """`no_longer_offered` (the lifecycle row: what, since when, its source) for a type the cloud
     no longer sells, whose spot price is then no offer (null); None for a type still sold."""
-
     notice = ended(name, datetime.now(UTC).date())
     if notice is None:
         return {"no_longer_offered": None}

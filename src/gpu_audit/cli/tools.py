@@ -150,7 +150,6 @@ def _prices(flag: str | None, output: str | None = None, files: tuple[str, ...] 
     """--prices, else the settings file's `prices:` (found as scan finds it), laid over the
     catalog; the files read (settings, prices), after `output` is checked against them and
     `files` (before any work)."""
-
     settings = load_settings(None)
     path = flag or settings.prices
     read = [p for p in (settings.source, path) if p]

@@ -30,7 +30,6 @@ class DiffRequest:
 
 
 def run_diff(request: DiffRequest, settings: Settings) -> DiffResult:
-
     policy = load_policy(request.policies or settings.policies)
     root = repository(os.getcwd())
     base = resolve(root, request.base, "--base")

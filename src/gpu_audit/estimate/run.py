@@ -38,7 +38,6 @@ class EstimateReport:
 
 
 def run_estimate(request: EstimateRequest) -> EstimateReport:
-
     asked = request.gpu is not None or request.instance_type is not None
     if asked and request.files:
         raise ConfigError("estimate: give job FILES, or --gpu/--instance-type, not both")

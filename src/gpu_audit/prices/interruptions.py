@@ -20,7 +20,6 @@ FEED_ENV = "GPU_AUDIT_SPOT_ADVISOR_URL"  # tests point it at a loopback server
 
 
 def _types() -> list[str]:
-
     return [spec.instance_type for spec in instance_types() if spec.cloud == "aws"]
 
 

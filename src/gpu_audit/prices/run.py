@@ -31,7 +31,6 @@ class Refreshed:
 
 
 def _aws(wanted: Targets, fetched_at: str, now: datetime) -> tuple[list[PriceRow], int]:
-
     counter = Counter()
     rows: list[PriceRow] = []
     for region in wanted.regions:
@@ -43,7 +42,6 @@ def _aws(wanted: Targets, fetched_at: str, now: datetime) -> tuple[list[PriceRow
 
 
 def _azure(wanted: Targets, fetched_at: str, now: datetime) -> tuple[list[PriceRow], int]:
-
     getter = JsonGetter("azure: retail prices")
     rows: list[PriceRow] = []
     for region in wanted.regions:
@@ -52,7 +50,6 @@ def _azure(wanted: Targets, fetched_at: str, now: datetime) -> tuple[list[PriceR
 
 
 def _gcp(wanted: Targets, fetched_at: str, now: datetime) -> tuple[list[PriceRow], int]:
-
     session = billing_session()  # one session for both services: every request counted
     rows = gcp_prices(session, wanted, fetched_at) + vertex_prices(session, wanted, fetched_at)
     return rows, session.sent

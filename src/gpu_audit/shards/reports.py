@@ -43,7 +43,6 @@ def check_shard_request(
 
 
 def stamp(shard: Shard, universe: Sequence[str], policy: Policy, run_id: str | None) -> ShardStamp:
-
     keys = tuple(sorted(set(universe)))
     return ShardStamp(
         index=shard.index,

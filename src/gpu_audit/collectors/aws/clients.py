@@ -209,5 +209,4 @@ def _install() -> bool:
 
 
 def _parameters(function: Callable[..., Any]) -> set[str]:
-
     return set(inspect.signature(function).parameters)

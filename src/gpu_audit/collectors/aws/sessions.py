@@ -88,7 +88,6 @@ class Sessions:
     def __init__(
         self, settings: AwsSettings, event_hooks: Sequence[EventHook] = (), memoize: bool = True
     ) -> None:
-
         import botocore.session  # keeps botocore off start-up
         from botocore.config import Config  # keeps botocore off start-up
 
