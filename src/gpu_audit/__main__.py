@@ -13,7 +13,7 @@ def program() -> None:
     `gcpause.one_shot` says why a one-command process may freeze."""
     gc.disable()
     try:
-        from gpu_audit.cli.main import run
+        from gpu_audit.cli.main import run  # imported with the collector paused (see the docstring)
     finally:
         gc.freeze()
         gc.enable()

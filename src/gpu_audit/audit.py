@@ -23,8 +23,10 @@ from gpu_audit.core.results import (
 )
 from gpu_audit.core.workload import DEFAULT_PATTERNS, infer_workloads
 from gpu_audit.errors import PolicyError
+from gpu_audit.policy.conditions import Leaf
 from gpu_audit.policy.engine import evaluate
 from gpu_audit.policy.loader import Policy
+from gpu_audit.policy.operators import ordered_operand
 
 
 def audit(
@@ -67,8 +69,8 @@ RESUME_RULE = "spot-resume-time"  # its bound on `run.resume_minutes` is the run
 def resume_bound(policy: Policy) -> float:
     """The runbook's resume time in minutes: the bound `spot-resume-time` holds measured resumes
     to (a pack may change it), else 5 minutes."""
+    # keeps catalog.lostwork off check's start-up
     from gpu_audit.catalog.lostwork import DEFAULT_RESUME_MINUTES
-    from gpu_audit.policy.conditions import Leaf
 
     for rule in policy.rules:
         require = rule.require
@@ -81,8 +83,8 @@ def resume_bound(policy: Policy) -> float:
 
 def _minutes(spec: Any, text: str) -> float:
     """A rule's operand as minutes: `5`, `5m`, `0.1h`."""
+    # keeps catalog.lostwork off check's start-up
     from gpu_audit.catalog.lostwork import DEFAULT_RESUME_MINUTES
-    from gpu_audit.policy.operators import ordered_operand
 
     def fail(message: str) -> PolicyError:
         return PolicyError(message)
@@ -106,6 +108,7 @@ def _with_lost_work(
     pods = any(r.kind is Kind.POD and r.run.startup_minutes is not None for r in resources)
     if not jobs and not pods:
         return resources
+    # keeps catalog.lostwork off check's start-up
     from gpu_audit.catalog.lostwork import with_lost_work, with_pod_startup
 
     resume = resume_bound(policy)
@@ -117,7 +120,7 @@ def with_fixes(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
     instances, and fields the format names no key for, as they are."""
     if not any(f.resource.kind is Kind.JOB for f in findings):
         return findings  # a fleet scan: the job formats' registry is never imported
-    from gpu_audit.jobs import format_fix
+    from gpu_audit.jobs import format_fix  # keeps gpu_audit.jobs off a cloud scan's start-up
 
     fixed: list[Finding] = []
     for finding in findings:
@@ -136,10 +139,11 @@ def source_hints(records: Iterable[NotEvaluated]) -> dict[tuple[str, str], Mappi
     for key in {(n.resource.kind.value, n.resource.provider) for n in records}:
         kind, provider = key
         if kind == Kind.JOB.value:  # the job formats' registry: only a `check` has jobs
-            from gpu_audit.jobs import format_hints
+            from gpu_audit.jobs import format_hints  # keeps gpu_audit.jobs off a cloud scan
 
             hints[key] = format_hints(provider)
         else:  # a live provider's: `check` never gets here, nor imports the registry
+            # keeps collectors.registry off check's start-up
             from gpu_audit.collectors.registry import PROVIDERS
 
             if provider in PROVIDERS:

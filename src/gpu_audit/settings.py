@@ -12,6 +12,7 @@ from typing import Any
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Workload
 from gpu_audit.core.workload import DEFAULT_PATTERNS
+from gpu_audit.core.yamlguard import printable
 from gpu_audit.core.yamlsrc import LineMap, load_documents, read_text
 from gpu_audit.errors import ConfigError, ConfigErrors, InputError
 
@@ -46,7 +47,7 @@ class Settings:
     prices: str | None = None  # a price file laid over the bundled catalog (`--prices`)
     prices_max_age_days: int = 90  # a price file older than this gets one warning line
 
-    def section(self, provider: str) -> Any:
+    def section(self, provider: str) -> Any:  # Any: a setting's value, typed by its section
         """The settings of one provider (its dataclass from the registry)."""
         return self.providers[provider]
 
@@ -60,12 +61,13 @@ class _Defaults(Mapping[str, Any]):
 
     def _sections(self) -> dict[str, Any]:
         if self.made is None:
+            # keeps collectors.registry off check's start-up
             from gpu_audit.collectors.registry import PROVIDERS
 
             self.made = {name: provider.settings() for name, provider in PROVIDERS.items()}
         return self.made
 
-    def __getitem__(self, name: str) -> Any:
+    def __getitem__(self, name: str) -> object:
         return self._sections()[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -105,6 +107,7 @@ def load_settings(path: str | None, start: str | None = None) -> Settings:
     if data is None:
         return Settings(source=found)
     if not isinstance(data, LineMap):
+        # keeps collectors.registry off check's start-up
         from gpu_audit.collectors.registry import PROVIDERS
 
         keys = ", ".join([*PROVIDERS, *SHARED_KEYS])
@@ -126,8 +129,6 @@ def _spelled(path: str, data: LineMap, name: str) -> str:
 
 def _shown(value: Any) -> str:
     """A value from the file, echoed clipped and escaped on one line."""
-    from gpu_audit.core.yamlguard import printable
-
     return printable(value if isinstance(value, str) else repr(value), 80)
 
 
@@ -146,8 +147,6 @@ def _file_path(path: str, data: LineMap, name: str, base: str) -> str | None:
         raise ConfigError(f"{path}:{data.line_of(key)}: config: {name}: expected {what}")
     resolved = os.path.join(base, os.path.expanduser(value))
     if name == "prices" and not os.path.exists(resolved):  # read by every run: said here, located
-        from gpu_audit.core.yamlguard import printable
-
         shown = printable(resolved, 200)
         raise ConfigError(f"{path}:{data.line_of(key)}: config: prices: no such file {shown}")
     return resolved
@@ -160,6 +159,7 @@ class _Problems:
     def __init__(self) -> None:
         self.messages: list[str] = []
 
+    # Any: a setting's value, typed by its section
     def attempt(self, step: Callable[..., Any], *args: Any, default: Any = None) -> Any:
         """`step(*args)`, or `default` with its error kept."""
         try:
@@ -193,11 +193,16 @@ def _build(path: str, data: LineMap) -> Settings:
                 problems.messages.append(f"{path}:{data.line_of(key)}: config: {message}")
         sections = {
             name: problems.attempt(
-                _section, path, data, name, provider.settings, provider.values,
+                _section,
+                path,
+                data,
+                name,
+                provider.settings,
+                provider.values,
                 default=provider.settings(),
             )
             for name, provider in PROVIDERS.items()
-        }  # fmt: skip
+        }
     policies = problems.attempt(_policies, path, data, default=())
     fail_on = problems.attempt(_fail_on, path, data)
     patterns = problems.attempt(_patterns, path, data, default=dict(DEFAULT_PATTERNS))
@@ -302,7 +307,7 @@ def _patterns(path: str, data: LineMap) -> Mapping[str, tuple[str, ...]]:
 
 def _section(
     path: str, data: LineMap, name: str, kind: Any, check: Callable[[Any], None] | None = None
-) -> Any:
+) -> Any:  # Any: a setting's value, typed by its section
     section_key = _spelled(path, data, name)
     raw = data.get(section_key)
     if raw is None:
@@ -348,6 +353,7 @@ def _unknown(key: str, known: list[str]) -> str:
     return f"{_shown(key)}: unknown key{hint}; valid keys: {', '.join(known)}"
 
 
+# Any: a setting's value, typed by its section
 def _coerce(path: str, line: int, key: str, value: Any, kind: type) -> Any:
     if value is None and kind is type(None):  # `since: ~` where unset is the default: unset
         return None

@@ -57,10 +57,13 @@ def join_history(path: str, billed: Sequence[Resource]) -> Coverage:
     """The billed usage joined to the history at `path`: what no audit saw (costliest first), how
     much was matched, and whether the latest readable audit's open findings still bill (a damaged
     audit is skipped with one line)."""
+    # keeps history.damage off `billing`'s start-up
     from gpu_audit.history.damage import DAMAGE, DamagedAudit, describe, skipped
+
+    # keeps history.documents off `billing`'s start-up
     from gpu_audit.history.documents import decode_columns
-    from gpu_audit.history.load import load_audit
-    from gpu_audit.history.store import HistoryStore
+    from gpu_audit.history.load import load_audit  # keeps history.load off `billing`'s start-up
+    from gpu_audit.history.store import HistoryStore  # keeps history.store off `billing`'s start-up
 
     store = HistoryStore.open(path, create=False)
     try:

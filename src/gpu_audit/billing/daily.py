@@ -94,8 +94,13 @@ def collapse(days: Iterable[DayGroup]) -> list[BilledGroup]:
         key = _key(g)
         acc = merged.get(key)
         if acc is None:
-            merged[key] = [g, [getattr(g, name) for name in SUMMED], g.first_charge,
-                           g.last_charge, 1]  # fmt: skip
+            merged[key] = [
+                g,
+                [getattr(g, name) for name in SUMMED],
+                g.first_charge,
+                g.last_charge,
+                1,
+            ]
             continue
         sums = acc[1]
         for i, name in enumerate(SUMMED):

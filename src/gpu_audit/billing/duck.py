@@ -7,11 +7,12 @@ returns only the groups. Remote prefixes (`s3://`, `gs://`, `az://`) work where 
 
 from __future__ import annotations
 
+import csv
 import re
 from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpu_audit.billing import query
 from gpu_audit.billing.exports import PLAIN, ExportFiles, FileSystem, discover
@@ -28,14 +29,17 @@ from gpu_audit.billing.query import (
 )
 from gpu_audit.errors import ConfigError, InputError
 
+if TYPE_CHECKING:  # duckdb is imported where a bill is read
+    from duckdb import DuckDBPyConnection
+
 _REMOTE = ("s3://", "gs://", "gcs://", "az://", "azure://", "abfss://", "http://", "https://")
 
 
-def connect() -> Any:
+def connect() -> DuckDBPyConnection:
     """An in-memory DuckDB connection in UTC, with no progress bar and no extension downloads;
     ConfigError when the billing extra is missing."""
     try:
-        import duckdb
+        import duckdb  # the [billing] extra, maybe absent; off start-up
     except ImportError:
         raise ConfigError(
             "gpu-audit billing needs DuckDB: pip install 'gpu-audit[billing]'"
@@ -54,7 +58,7 @@ def connect() -> Any:
 def file_system(conn: Any) -> FileSystem:
     """The export reader's file system through DuckDB (glob and read_text), so s3://, gs:// and
     az:// read as local paths do; a failed read raises a located InputError."""
-    import duckdb
+    import duckdb  # keeps duckdb off start-up
 
     def glob(pattern: str) -> list[str]:
         try:
@@ -105,7 +109,7 @@ def relation(files: Sequence[str], file_format: str) -> str:
 def sources(conn: Any, exports: Sequence[ExportFiles]) -> list[Source]:
     """Each export's files as query sources with their column types; InputError naming the file when
     one does not read or lacks a FOCUS column."""
-    import duckdb
+    import duckdb  # keeps duckdb off start-up
 
     found: list[Source] = []
     for export in exports:
@@ -137,7 +141,7 @@ def _provider_is_google(conn: Any, path: str, source: Source) -> bool:
     names = [n for n in ("ServiceProviderName", "ProviderName") if n in source.columns]
     if not names:
         return True
-    import duckdb
+    import duckdb  # keeps duckdb off start-up
 
     column = f"COALESCE({', '.join(f'CAST({quote(n)} AS VARCHAR)' for n in names)})"
     try:
@@ -203,7 +207,7 @@ def fetch(
 ) -> list[tuple[Any, ...]]:
     """The aggregate's rows, every read of the bill's (the period's groups, the daily series):
     a cell DuckDB cannot read or a sum out of a report's bounds is one located line, no SQL."""
-    import duckdb
+    import duckdb  # keeps duckdb off start-up
 
     try:
         rows: list[tuple[Any, ...]] = conn.execute(sql).fetchall()
@@ -237,8 +241,7 @@ def _no_rows(paths: Sequence[str], period: Period, conn: Any, found: Sequence[So
 def csv_problem(files: Sequence[str]) -> str | None:
     """The first row of a CSV file whose cells do not match its header (file: line N), read
     with Python's csv module: the engine's own message may name neither (a rare, second pass)."""
-    import csv
-    import gzip
+    import gzip  # keeps gzip off `billing`'s start-up
 
     for name in files:
         if "://" in name:
@@ -272,10 +275,15 @@ def _one_line(exc: Exception) -> str:
 # time's year 1 to 9999 (what a report can write): outside them a cell is refused, located.
 BOUND = Decimal(10) ** 15
 _CHECKS = (
-    ("BilledCost", MONEY), ("EffectiveCost", MONEY), ("ConsumedQuantity", MONEY),
-    ("ChargePeriodStart", "TIMESTAMPTZ"), ("ChargePeriodEnd", "TIMESTAMPTZ"),
-    ("Tags", "JSON"), ("x_SkuDetails", "JSON"), ("SkuPriceDetails", "JSON"),
-)  # fmt: skip
+    ("BilledCost", MONEY),
+    ("EffectiveCost", MONEY),
+    ("ConsumedQuantity", MONEY),
+    ("ChargePeriodStart", "TIMESTAMPTZ"),
+    ("ChargePeriodEnd", "TIMESTAMPTZ"),
+    ("Tags", "JSON"),
+    ("x_SkuDetails", "JSON"),
+    ("SkuPriceDetails", "JSON"),
+)
 _WHAT = {MONEY: "an amount (a number under 10^15)", "TIMESTAMPTZ": "a time (year 1 to 9999)"}
 
 
@@ -312,7 +320,7 @@ def locate_bad_value(conn: Any, found: Sequence[Source], exc: Exception | None) 
     """A value that does not convert, is out of bounds, or a JSON cell that is no JSON: find
     its file, row and column (a second, rare pass; rows are numbered in file order, so the files
     are read in order here)."""
-    import duckdb
+    import duckdb  # keeps duckdb off start-up
 
     conn.execute("SET preserve_insertion_order = true")
     for source in found:

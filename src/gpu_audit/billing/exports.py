@@ -120,7 +120,7 @@ def _join(root: str, pattern: str) -> str:
     return posixpath.join(root, pattern)
 
 
-def _load(fs: FileSystem, name: str) -> Any:
+def _load(fs: FileSystem, name: str) -> Any:  # Any: JSON of any shape
     try:
         text = fs.read_text(name)
     except InputError:

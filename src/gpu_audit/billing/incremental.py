@@ -19,6 +19,7 @@ import posixpath
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from decimal import Decimal
+from hashlib import blake2b
 from typing import Any
 
 from gpu_audit.billing import duck
@@ -26,6 +27,7 @@ from gpu_audit.billing.daily import DayGroup, read_files
 from gpu_audit.billing.exports import ExportFiles, discover
 from gpu_audit.billing.model import BilledGroup
 from gpu_audit.billing.period import Period
+from gpu_audit.billing.summary import cents
 from gpu_audit.core.frozen import record
 from gpu_audit.errors import InputError
 from gpu_audit.history import billing_cache
@@ -48,17 +50,14 @@ class Reading:
 def query_key(period: Period, tag_keys: Sequence[str], gpu_types: Sequence[Any]) -> str:
     """A hex digest of what the query's answer depends on (query version, period, tag keys, GPU
     types): a cached aggregate is reused only under the same key."""
-    from hashlib import blake2b
-
-    text = repr((QUERY_VERSION, period.name, period.start, period.end, list(tag_keys),
-                 sorted(gpu_types)))  # fmt: skip
+    text = repr(
+        (QUERY_VERSION, period.name, period.start, period.end, list(tag_keys), sorted(gpu_types))
+    )
     return blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
 def digest(path: str) -> str:
     """The BLAKE2b digest (hex) of a file's bytes, read in 1 MiB chunks."""
-    from hashlib import blake2b
-
     h = blake2b(digest_size=20)
     with open(path, "rb") as handle:
         while chunk := handle.read(1 << 20):
@@ -83,7 +82,7 @@ def encode(item: DayGroup) -> list[Any]:
     ]
 
 
-def _encoded(value: Any) -> Any:
+def _encoded(value: Any) -> Any:  # Any: JSON of any shape
     if isinstance(value, Decimal):
         return str(value)
     if isinstance(value, datetime):
@@ -123,8 +122,8 @@ def run_incremental(
     full: bool = False,
 ) -> tuple[list[ExportFiles], list[DayGroup], Reading]:
     """Discover the exports' current files, read the new and changed ones, reuse the rest."""
-    from gpu_audit.history import schema
-    from gpu_audit.history.store import HistoryStore
+    from gpu_audit.history import schema  # keeps history.schema off `billing`'s start-up
+    from gpu_audit.history.store import HistoryStore  # keeps history.store off `billing`'s start-up
 
     if os.path.exists(history):  # made where missing; an empty file is refused, never filled
         schema.check_file(history, create=False)
@@ -208,8 +207,7 @@ def _read(
 
 def remember_forecast(history: str, report: Any) -> None:
     """Keep the run's forecast (every line) in the history, beside the ones before it."""
-    from gpu_audit.billing.summary import cents
-    from gpu_audit.history.store import HistoryStore
+    from gpu_audit.history.store import HistoryStore  # keeps history.store off `billing`'s start-up
 
     f = report.forecast
     if f is None:
@@ -242,7 +240,7 @@ def remember_forecast(history: str, report: Any) -> None:
 def past_forecasts(history: str, period: Period) -> tuple[billing_cache.ForecastRow, ...]:
     """The totals earlier runs forecast for `period` (oldest first), to set beside what was
     spent; none where the history does not exist yet."""
-    from gpu_audit.history.store import HistoryStore
+    from gpu_audit.history.store import HistoryStore  # keeps history.store off `billing`'s start-up
 
     if not os.path.exists(history):
         return ()

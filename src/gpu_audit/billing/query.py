@@ -47,25 +47,53 @@ OCI_SHAPE = r"(?i)\b((?:bm|vm)\.gpu[0-9]*\.[a-z0-9-]+(?:\.[0-9]+)?)\b"
 TEAM_TAG = "team"
 # The provider a row names → the cloud its columns are read as (FOCUS `ProviderName`, 1.3
 # `ServiceProviderName`); a provider named otherwise is kept as written, lower-cased.
+# a table: one cloud's names a line, as ruff format would not keep it
+# fmt: off
 PROVIDERS = (
     ("amazon", "aws"), ("aws", "aws"), ("microsoft", "azure"), ("azure", "azure"),
     ("google", "gcp"), ("gcp", "gcp"), ("oracle", "oci"), ("oci", "oci"),
-)  # fmt: skip
+)
+# fmt: on
 
 # The columns of the aggregate, in order; `model.BilledGroup` has one field for each.
 GROUP_COLUMNS = (
-    "cloud", "currency", "in_period", "kind", "reason", "account", "region", "instance_type",
-    "gpu_model", "gpus", "gcp_gpu", "capacity", "service", "usage_kind", "resource_id",
+    "cloud",
+    "currency",
+    "in_period",
+    "kind",
+    "reason",
+    "account",
+    "region",
+    "instance_type",
+    "gpu_model",
+    "gpus",
+    "gcp_gpu",
+    "capacity",
+    "service",
+    "usage_kind",
+    "resource_id",
     "reservation_id",
     # the charge month (rows in the period), the invoice (BillingPeriodStart, every row), the
     # commitment discount and capacity reservation apart, and whether the commitment went unused
-    "month", "billing_period", "commitment_id", "capacity_id", "commitment_unused",
-)  # fmt: skip
+    "month",
+    "billing_period",
+    "commitment_id",
+    "capacity_id",
+    "commitment_unused",
+)
 SUM_COLUMNS = (
-    "effective", "billed", "quantity", "gpu_hours", "corrections", "rows", "first_charge",
+    "effective",
+    "billed",
+    "quantity",
+    "gpu_hours",
+    "corrections",
+    "rows",
+    "first_charge",
     "last_charge",
-    "list", "over_list_rows", "negative_rows",
-)  # fmt: skip
+    "list",
+    "over_list_rows",
+    "negative_rows",
+)
 
 
 def quote(name: str) -> str:
@@ -165,13 +193,32 @@ class _Columns:
 # The raw columns the normalisation reads (money and times aside): rows alike in all of them are
 # alike in every column of the query, so they may be summed before it (`summed_first`).
 _KEYED = (
-    "BillingCurrency", "ChargeCategory", "ChargeClass", "PricingCategory", "SubAccountId",
-    "RegionId", "ResourceId", "CapacityReservationId", "CommitmentDiscountId",
-    "CapacityReservationStatus", "CommitmentDiscountStatus", "ServiceName",
-    "ServiceProviderName", "ProviderName", "x_UsageType", "SkuMeter", "SkuPriceDetails",
-    "x_SkuMeterCategory", "x_SkuDetails", "Tags", "x_Labels", "ChargeDescription",
-    "ConsumedUnit", "BillingPeriodStart", "ServiceCategory",
-)  # fmt: skip
+    "BillingCurrency",
+    "ChargeCategory",
+    "ChargeClass",
+    "PricingCategory",
+    "SubAccountId",
+    "RegionId",
+    "ResourceId",
+    "CapacityReservationId",
+    "CommitmentDiscountId",
+    "CapacityReservationStatus",
+    "CommitmentDiscountStatus",
+    "ServiceName",
+    "ServiceProviderName",
+    "ProviderName",
+    "x_UsageType",
+    "SkuMeter",
+    "SkuPriceDetails",
+    "x_SkuMeterCategory",
+    "x_SkuDetails",
+    "Tags",
+    "x_Labels",
+    "ChargeDescription",
+    "ConsumedUnit",
+    "BillingPeriodStart",
+    "ServiceCategory",
+)
 _SUMMED = ("EffectiveCost", "BilledCost", "ConsumedQuantity", "ListCost")
 # per-row checks counted before rows are summed (data quality: rows, not groups)
 _COUNTED = {
@@ -237,9 +284,10 @@ def summed_first(
 def _check(c: _Columns, name: str) -> str:
     """1 where a row fails a per-row check (`_COUNTED`), else 0."""
     test = _COUNTED[name].format(
-        effective=c.number("EffectiveCost"), list=c.number("ListCost"),
+        effective=c.number("EffectiveCost"),
+        list=c.number("ListCost"),
         quantity=c.number("ConsumedQuantity"),
-    )  # fmt: skip
+    )
     return f"CASE WHEN {test} THEN 1 ELSE 0 END"
 
 
@@ -389,19 +437,39 @@ def aggregate(
     tags = [quote("tag:" + key) for key in tag_keys]
     detail = "r.in_period AND r.kind <> 'other'"
     keyed = [
-        "r.cloud", "r.currency", "r.in_period", "r.kind",
+        "r.cloud",
+        "r.currency",
+        "r.in_period",
+        "r.kind",
         "CASE WHEN r.kind = 'other' OR NOT r.in_period THEN r.reason END",
-        *(f"CASE WHEN {detail} THEN r.{name} END" for name in (
-            "account", "region", "instance_type", "gpu_model", "gpus", "gcp_gpu", "capacity",
-            "service", "usage_kind", "resource_id", "reservation_id",
-        )),
+        *(
+            f"CASE WHEN {detail} THEN r.{name} END"
+            for name in (
+                "account",
+                "region",
+                "instance_type",
+                "gpu_model",
+                "gpus",
+                "gcp_gpu",
+                "capacity",
+                "service",
+                "usage_kind",
+                "resource_id",
+                "reservation_id",
+            )
+        ),
         "CASE WHEN r.in_period THEN strftime(r.charge_start, '%Y-%m') END",
         "strftime(r.billing_period_start, '%Y-%m-%d')",
-        *(f"CASE WHEN {detail} THEN r.{name} END" for name in (
-            "commitment_id", "capacity_id", "commitment_unused",
-        )),
+        *(
+            f"CASE WHEN {detail} THEN r.{name} END"
+            for name in (
+                "commitment_id",
+                "capacity_id",
+                "commitment_unused",
+            )
+        ),
         *(f"CASE WHEN {detail} THEN r.{tag} END" for tag in tags),
-    ]  # fmt: skip
+    ]
     names = [*GROUP_COLUMNS, *(f"tag:{key}" for key in tag_keys)]
     select = [f"{expr} AS {quote(name)}" for expr, name in zip(keyed, names, strict=True)]
     sums = [
@@ -513,6 +581,6 @@ def render(sql: str, dialect: str) -> str:
     """The query in another engine's dialect (`athena`, `bigquery`), by SQLGlot."""
     if dialect == "duckdb":
         return sql
-    import sqlglot
+    import sqlglot  # keeps sqlglot off start-up
 
     return sqlglot.transpile(sql, read="duckdb", write=dialect, pretty=True)[0]

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
+from urllib.parse import quote
 
+from gpu_audit.billing.duck import group
 from gpu_audit.billing.model import BilledGroup
 from gpu_audit.billing.period import Period
 from gpu_audit.billing.query import GROUP_COLUMNS, SUM_COLUMNS, Source, aggregate, render
+from gpu_audit.core.endpoint import endpoint
 from gpu_audit.errors import CollectorError, ConfigError
 
 ENGINES = {"athena": "aws", "bigquery": "gcp"}  # engine → the cloud whose FOCUS table it holds
@@ -31,12 +34,23 @@ _TEXT = "VARCHAR"
 # FOCUS columns both tables hold as text, and what each adds (Athena: AWS's usage type and tags
 # as a map; BigQuery: FOCUS 1.3's provider name, tags as JSON and GCP's labels).
 _SHARED_TEXT = (
-    "BillingCurrency", "ChargeCategory", "ChargeClass", "ChargeDescription", "PricingCategory",
-    "SubAccountId", "RegionId", "ResourceId", "CapacityReservationId",
-    "CapacityReservationStatus", "CommitmentDiscountId", "CommitmentDiscountStatus",
-    "ServiceName", "SkuPriceDetails",
-    "ConsumedUnit", "ServiceCategory",
-)  # fmt: skip
+    "BillingCurrency",
+    "ChargeCategory",
+    "ChargeClass",
+    "ChargeDescription",
+    "PricingCategory",
+    "SubAccountId",
+    "RegionId",
+    "ResourceId",
+    "CapacityReservationId",
+    "CapacityReservationStatus",
+    "CommitmentDiscountId",
+    "CommitmentDiscountStatus",
+    "ServiceName",
+    "SkuPriceDetails",
+    "ConsumedUnit",
+    "ServiceCategory",
+)
 _MONEY = dict.fromkeys(
     ("BilledCost", "EffectiveCost", "ConsumedQuantity", "ListCost"), "DECIMAL(38,10)"
 )
@@ -100,6 +114,7 @@ def typed_row(values: Sequence[str | None], tag_keys: Sequence[str]) -> tuple[An
         ) from None
 
 
+# Any: an SDK's untyped objects (boto3, google-auth)
 def _typed(index: int, value: str | None, tags: int) -> Any:
     if value is None or value == "":
         return None
@@ -122,8 +137,6 @@ def _typed(index: int, value: str | None, tags: int) -> Any:
 
 
 def _time(value: str) -> datetime:
-    from datetime import UTC
-
     text = value.strip().replace(" UTC", "+00:00").replace("Z", "+00:00")
     try:  # BigQuery answers a TIMESTAMP as seconds since the epoch (`1.7513856E9`)
         return datetime.fromtimestamp(float(text), tz=UTC)
@@ -134,14 +147,15 @@ def _time(value: str) -> datetime:
 
 
 def run_athena(
-    sql: str, tag_keys: Sequence[str], workgroup: str | None, output: str | None,
+    sql: str,
+    tag_keys: Sequence[str],
+    workgroup: str | None,
+    output: str | None,
     timeout_s: float = 900.0,
-) -> list[BilledGroup]:  # fmt: skip
+) -> list[BilledGroup]:
     """StartQueryExecution, wait for it, read GetQueryResults page by page."""
-    import boto3
-    from botocore.exceptions import BotoCoreError, ClientError
-
-    from gpu_audit.billing.duck import group
+    import boto3  # keeps boto3 off start-up
+    from botocore.exceptions import BotoCoreError, ClientError  # keeps botocore off start-up
 
     session = boto3.session.Session()
     if not session.region_name:  # boto3 would raise NoRegionError (or build `athena..` from "")
@@ -190,9 +204,7 @@ def run_bigquery(
 ) -> list[BilledGroup]:
     """jobs.query, then jobs.getQueryResults page by page, through an authorized session
     (`GPU_AUDIT_BIGQUERY_ENDPOINT` on loopback: anonymous, for tests)."""
-    from google.auth.transport.requests import AuthorizedSession
-
-    from gpu_audit.core.endpoint import endpoint
+    from google.auth.transport.requests import AuthorizedSession  # keeps google off start-up
 
     api = endpoint(BIGQUERY_ENDPOINT_ENV)
     base = api.base("https://bigquery.googleapis.com")
@@ -204,10 +216,6 @@ def run_bigquery(
 def _pages(
     session: Any, base: str, project: str, sql: str, tag_keys: Sequence[str], timeout_s: float
 ) -> list[BilledGroup]:
-    from urllib.parse import quote
-
-    from gpu_audit.billing.duck import group
-
     url = f"{base}/bigquery/v2/projects/{quote(project, safe='')}/queries"
     body = {"query": sql, "useLegacySql": False, "timeoutMs": 10000, "maxResults": 10000}
     answer = _send(session.post, url, json=body)
@@ -235,15 +243,15 @@ def _pages(
         answer = _send(session.get, page, params=params)
 
 
-def _anonymous() -> Any:
-    from google.auth.credentials import AnonymousCredentials
+def _anonymous() -> Any:  # Any: an SDK's untyped objects (boto3, google-auth)
+    from google.auth.credentials import AnonymousCredentials  # keeps google off start-up
 
     return AnonymousCredentials()
 
 
-def _default_credentials() -> Any:
-    import google.auth
-    from google.auth.exceptions import GoogleAuthError
+def _default_credentials() -> Any:  # Any: an SDK's untyped objects (boto3, google-auth)
+    import google.auth  # keeps google off start-up
+    from google.auth.exceptions import GoogleAuthError  # keeps google off start-up
 
     try:
         credentials, _ = google.auth.default(scopes=[BIGQUERY_SCOPE])
@@ -256,7 +264,7 @@ def _default_credentials() -> Any:
 
 
 def _send(method: Any, url: str, **options: Any) -> dict[str, Any]:
-    import requests
+    import requests  # keeps requests off start-up
 
     try:
         return _answer(method(url, timeout=60, **options))

@@ -254,15 +254,27 @@ def render_json(report: BillingReport) -> str:
 def render_csv(report: BillingReport) -> str:
     """One row per breakdown line, then the unused capacity and the findings as rows of their
     own `section`: a spreadsheet pivots them; no cell can start a formula."""
-    from gpu_audit.report.csv import neutral
+    from gpu_audit.report.csv import neutral  # keeps report.csv off `billing`'s start-up
 
     out = io.StringIO()
     # RFC 4180's CRLF: the csv module quotes a cell holding a character of the line terminator,
     # so a carriage return in a value (a tag, an id) is quoted rather than splitting the row
     writer = csv.writer(out, lineterminator="\r\n")
-    header = ["section", "dimension", "key", "effective_usd", "billed_usd", "gpu_hours",
-              "spot_gpu_hours", "rows", "resource_id", "rule_id", "list_usd", "savings_rate",
-              "cost_per_gpu_hour_usd"]  # fmt: skip
+    header = [
+        "section",
+        "dimension",
+        "key",
+        "effective_usd",
+        "billed_usd",
+        "gpu_hours",
+        "spot_gpu_hours",
+        "rows",
+        "resource_id",
+        "rule_id",
+        "list_usd",
+        "savings_rate",
+        "cost_per_gpu_hour_usd",
+    ]
     writer.writerow(header)
 
     def put(*cells: object) -> None:  # every row as wide as the header: a reader maps by column
@@ -272,43 +284,110 @@ def render_csv(report: BillingReport) -> str:
     s = report.summary
     period = s.period.name
     totals = (
-        ("read", s.usd.read), ("gpu", s.usd.gpu), ("unused", s.usd.unused), ("spend", s.spend),
-        ("transfer", s.usd.transfer), ("team-transfer", s.usd.team_transfer),
-    )  # fmt: skip
+        ("read", s.usd.read),
+        ("gpu", s.usd.gpu),
+        ("unused", s.usd.unused),
+        ("spend", s.spend),
+        ("transfer", s.usd.transfer),
+        ("team-transfer", s.usd.team_transfer),
+    )
     for label, figures in totals:
         put("total", label, period, *_cells(figures), "", "", *_rates(figures))
     for line in s.usd.left_out:
         put("left-out", "reason", line.key, *_cells(line.figures), "", "", *_rates(line.figures))
     for name, lines in s.breakdowns.items():
         for line in lines:
-            put("breakdown", name, key_label(name, line.key), *_cells(line.figures), "", "",
-                *_rates(line.figures))  # fmt: skip
+            put(
+                "breakdown",
+                name,
+                key_label(name, line.key),
+                *_cells(line.figures),
+                "",
+                "",
+                *_rates(line.figures),
+            )
     for u in s.unused:
-        put("unused", u.cloud, u.instance_type, *_cells(u.figures), u.reservation_id, "",
-            *_rates(u.figures))  # fmt: skip
+        put(
+            "unused",
+            u.cloud,
+            u.instance_type,
+            *_cells(u.figures),
+            u.reservation_id,
+            "",
+            *_rates(u.figures),
+        )
     for name, lines in s.transfer:
         for line in lines:
-            put("transfer", name, key_label(name, line.key), *_cells(line.figures), "", "",
-                *_rates(line.figures))  # fmt: skip
+            put(
+                "transfer",
+                name,
+                key_label(name, line.key),
+                *_cells(line.figures),
+                "",
+                "",
+                *_rates(line.figures),
+            )
     for name, lines in s.team_transfer:
         for line in lines:
-            put("team-transfer", name, key_label(name, line.key), *_cells(line.figures), "", "",
-                *_rates(line.figures))  # fmt: skip
+            put(
+                "team-transfer",
+                name,
+                key_label(name, line.key),
+                *_cells(line.figures),
+                "",
+                "",
+                *_rates(line.figures),
+            )
     for m in s.months:  # rows: the month's GPU rows; resource_id: the rows read in it
         put("month", "month", m.month, *_cells(m.spend), m.read_rows, "", *_rates(m.spend))
     for i in s.invoices:  # billed in the invoice's currency; effective: the part in the period
-        put("invoice", i.provider, i.billing_period, cents(i.in_period_billed), cents(i.billed),
-            "", "", i.rows, i.currency, "", "", "", "")  # fmt: skip
+        put(
+            "invoice",
+            i.provider,
+            i.billing_period,
+            cents(i.in_period_billed),
+            cents(i.billed),
+            "",
+            "",
+            i.rows,
+            i.currency,
+            "",
+            "",
+            "",
+            "",
+        )
     for c in s.commitments:  # gpu_hours: used hours, spot_gpu_hours: unused hours
-        put("commitment", c.kind, c.id, cents(c.unused_effective), "",
-            c.used_hours.quantize(Decimal("0.01")), c.unused_hours.quantize(Decimal("0.01")),
-            "", c.cloud, "", "", _rate(c.utilization, "0.0001"), "")  # fmt: skip
+        put(
+            "commitment",
+            c.kind,
+            c.id,
+            cents(c.unused_effective),
+            "",
+            c.used_hours.quantize(Decimal("0.01")),
+            c.unused_hours.quantize(Decimal("0.01")),
+            "",
+            c.cloud,
+            "",
+            "",
+            _rate(c.utilization, "0.0001"),
+            "",
+        )
     for w in s.warnings:
         put("data-quality", w.code, w.message, "", "", "", "", w.rows, "", "", "", "", "")
     for f in report.open_findings:
         b = f.resource.billing
-        put("finding", f.severity.label, f.resource.instance_type, b.effective_usd, b.billed_usd,
-            b.gpu_hours, "", "", f.resource.id, f.rule_id)  # fmt: skip
+        put(
+            "finding",
+            f.severity.label,
+            f.resource.instance_type,
+            b.effective_usd,
+            b.billed_usd,
+            b.gpu_hours,
+            "",
+            "",
+            f.resource.id,
+            f.rule_id,
+        )
     csv_rows(report, put)  # the forecast and the anomalies
     return out.getvalue()
 

@@ -4,11 +4,13 @@ Markdown sections and terminal lines (render_text places them)."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 
 from gpu_audit.billing.spelling import hours, md_usd, usd
 from gpu_audit.billing.summary import BillingSummary, Figures, Line, cents
+from gpu_audit.report.escape import terminal_safe
 
 
 def percent(value: Decimal | None) -> str:
@@ -36,6 +38,7 @@ def spend_line(s: BillingSummary, mark: Callable[[str], str]) -> str:
 
 def markdown_sections(s: BillingSummary, ids: Mapping[str, str]) -> list[str]:
     """The figures' Markdown; `ids`: each resource id by the tail that tells it apart."""
+    # keeps report.markdown_text off `billing`'s start-up
     from gpu_audit.report.markdown_text import breakable, inline, table
 
     lines = [spend_line(s, lambda v: v.replace("$", "\\$")), ""]
@@ -157,10 +160,6 @@ def markdown_sections(s: BillingSummary, ids: Mapping[str, str]) -> list[str]:
 def terminal_lines(s: BillingSummary, ids: Mapping[str, str], width: int) -> list[str]:
     """The figures' terminal lines, each within `width` (ids by the tail that tells them
     apart, as in the findings)."""
-    import textwrap
-
-    from gpu_audit.report.escape import terminal_safe
-
     out = ["", *textwrap.wrap(spend_line(s, lambda v: v), width, break_on_hyphens=False)]
     out += ["", "by month"]
     for m in s.months:
@@ -211,9 +210,11 @@ def terminal_lines(s: BillingSummary, ids: Mapping[str, str], width: int) -> lis
         ]
     for w in s.warnings:
         out += textwrap.wrap(
-            terminal_safe(f"data quality: {w.message}{_rows(w.rows)}"), width,
-            subsequent_indent="  ", break_on_hyphens=False,
-        )  # fmt: skip
+            terminal_safe(f"data quality: {w.message}{_rows(w.rows)}"),
+            width,
+            subsequent_indent="  ",
+            break_on_hyphens=False,
+        )
     return [_fitted(line, width) for line in out]
 
 
@@ -235,8 +236,6 @@ def _money_cells(figures: Figures, money: Callable[[Decimal], str]) -> list[str]
 
 def _transfer_lines(heading: str, parts: Sequence[tuple[str, Sequence[Line]]]) -> list[str]:
     """The terminal's lines of one transfer figure, by cloud and tag."""
-    from gpu_audit.report.escape import terminal_safe
-
     out: list[str] = []
     for name, part in parts:
         if part:

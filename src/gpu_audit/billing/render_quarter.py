@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpu_audit.billing.anomaly import Rise
-from gpu_audit.billing.forecast import Forecast, Projection
+from gpu_audit.billing.forecast import UNTAGGED, Forecast, Projection
 from gpu_audit.billing.report import BillingReport
 from gpu_audit.billing.summary import cents
 
@@ -108,8 +108,6 @@ def anomalies(report: BillingReport) -> list[tuple[Rise, Any]]:
 
 
 def _team(resource: Any) -> str:
-    from gpu_audit.billing.forecast import UNTAGGED
-
     rid = str(resource.id)
     return UNTAGGED if rid == "team:untagged" else rid.removeprefix("team:")
 
@@ -157,12 +155,23 @@ def csv_rows(report: BillingReport, put: Callable[..., None]) -> None:
                 "",
             )
     for rise, finding in anomalies(report):
-        put("anomaly", rise.series, rise.start.isoformat(), cents(rise.above),
-            cents(rise.forecast), "", "", "", rise.key, finding.rule_id)  # fmt: skip
+        put(
+            "anomaly",
+            rise.series,
+            rise.start.isoformat(),
+            cents(rise.above),
+            cents(rise.forecast),
+            "",
+            "",
+            "",
+            rise.key,
+            finding.rule_id,
+        )
 
 
-def text_lines(report: BillingReport, usd: Callable[[float], str], esc: Callable[[str], str],
-               markdown: bool) -> list[str]:  # fmt: skip
+def text_lines(
+    report: BillingReport, usd: Callable[[float], str], esc: Callable[[str], str], markdown: bool
+) -> list[str]:
     """The sections `Forecast to the period's end` and `GPU spend anomalies`."""
     out: list[str] = []
     f = report.forecast

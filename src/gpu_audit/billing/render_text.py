@@ -3,6 +3,7 @@ value from an export is escaped for where it goes (Markdown inline text, a safe 
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from decimal import Decimal
 
@@ -12,6 +13,7 @@ from gpu_audit.billing.report import BillingReport
 from gpu_audit.billing.spelling import dimension_title, hours, key_label, md_usd, share, usd
 from gpu_audit.billing.summary import Figures, Line, cents
 from gpu_audit.core.results import Finding
+from gpu_audit.report.escape import terminal_safe
 
 ROWS = 100  # findings in the runbook's table: a page stays readable; JSON and CSV list them all
 TERMINAL_ROWS = 30
@@ -23,6 +25,7 @@ def render_markdown(report: BillingReport) -> str:
     """The billing report as the runbook's Markdown section: totals, breakdowns (cloud, capacity,
     tags, type, account), unused commitments, findings, coverage, other currencies and the
     quarter ahead; every value escaped, dollar signs too."""
+    # keeps report.markdown_text off `billing`'s start-up
     from gpu_audit.report.markdown_text import breakable, inline, prose, table
 
     s = report.summary
@@ -148,7 +151,7 @@ def render_markdown(report: BillingReport) -> str:
 
 def shown_ids(report: BillingReport) -> dict[str, str]:
     """Every resource id the report names, by the tail that tells it apart from the others."""
-    from gpu_audit.report.ids import shown_ids as tails
+    from gpu_audit.report.ids import shown_ids as tails  # keeps report.ids off `billing`'s start-up
 
     named = [r.id for r in report.resources]
     named += [u.reservation_id for u in report.summary.unused if u.reservation_id]
@@ -161,6 +164,7 @@ def shown_ids(report: BillingReport) -> dict[str, str]:
 
 def md_id(ids: dict[str, str], resource_id: str | None) -> str:
     """A resource id in a Markdown cell: its distinguishing tail, with places to wrap."""
+    # keeps report.markdown_text off `billing`'s start-up
     from gpu_audit.report.markdown_text import breakable, inline
 
     if resource_id is None:
@@ -183,6 +187,7 @@ def _cells(figures: Figures, money: Callable[[Decimal], str]) -> list[str]:
 
 
 def _md_coverage(report: BillingReport) -> list[str]:
+    # keeps report.markdown_text off `billing`'s start-up
     from gpu_audit.report.markdown_text import breakable, inline, table
 
     c = report.coverage
@@ -261,12 +266,9 @@ def _check_line(report: BillingReport, mark: Callable[[str], str]) -> str:
 def render_table(report: BillingReport) -> str:
     """The billing report as the terminal table, fitted to the terminal's width, every value made
     terminal-safe."""
-    import textwrap
+    from tabulate import tabulate  # keeps tabulate off `billing`'s start-up
 
-    from tabulate import tabulate
-
-    from gpu_audit.report.escape import terminal_safe
-    from gpu_audit.report.fit import terminal_width
+    from gpu_audit.report.fit import terminal_width  # keeps report.fit off `billing`'s start-up
 
     s = report.summary
     width = terminal_width()
@@ -295,10 +297,14 @@ def render_table(report: BillingReport) -> str:
             continue
         out += ["", f"by {dimension_title(name).replace('`', '')}"]
         body = [
-            [terminal_safe(key_label(name, line.key))[:40], usd(line.figures.effective),
-             hours(line.figures.gpu_hours), share(line.figures.effective, _sum(part))]
+            [
+                terminal_safe(key_label(name, line.key))[:40],
+                usd(line.figures.effective),
+                hours(line.figures.gpu_hours),
+                share(line.figures.effective, _sum(part)),
+            ]
             for line in part[:10]
-        ]  # fmt: skip
+        ]
         out.append(
             tabulate(
                 body,
@@ -317,8 +323,11 @@ def render_table(report: BillingReport) -> str:
         )
     if report.coverage is not None:
         c = report.coverage
-        out += ["", f"scan coverage: {c.matched} billed GPU resources seen by a scan, "
-                    f"{len(c.unseen)} never ({usd(c.unseen_usd)})"]  # fmt: skip
+        out += [
+            "",
+            f"scan coverage: {c.matched} billed GPU resources seen by a scan, "
+            f"{len(c.unseen)} never ({usd(c.unseen_usd)})",
+        ]
         out += [
             _clipped(terminal_safe(f"  never scanned: {r.provider} {ids.get(r.id, r.id)}"), width)
             for r in c.unseen[:10]
@@ -338,8 +347,6 @@ def render_table(report: BillingReport) -> str:
 def source_lines(cloud: str, path: str, files: int, superseded: int, width: int) -> list[str]:
     """An export read: one line where it fits `width`, else what was read, then the path on a
     line of its own (its end kept where even that is too long: the folder names the export)."""
-    from gpu_audit.report.escape import terminal_safe
-
     extra = f", {superseded} superseded (not read)" if superseded else ""
     safe = terminal_safe(path)
     line = terminal_safe(f"  {cloud}: ") + f"{safe}: {files} files{extra}"
@@ -356,8 +363,6 @@ def _sum(part: tuple[Line, ...]) -> Decimal:
 def finding_lines(finding: Finding, shown_id: str, width: int) -> list[str]:
     """A finding in the terminal: what and where on one line, then each amount said what it is
     (`1,604 h; spend $60,460.97; saving $46,436.46 over the period`), both within `width`."""
-    from gpu_audit.report.escape import terminal_safe
-
     b = finding.resource.billing
     what = f"  {finding.severity.label:<8} {finding.rule_id}: {finding.resource.provider} "
     amounts = [f"{b.hours or 0:,.0f} h", f"spend {usd(b.effective_usd)}"]

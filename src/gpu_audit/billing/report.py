@@ -5,20 +5,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from gpu_audit.billing.anomaly import Rise
+from gpu_audit.billing import duck, oci
+from gpu_audit.billing.anomaly import Rise, with_rises
 from gpu_audit.billing.coverage import Coverage, join_history
-from gpu_audit.billing.daily import DayGroup
-from gpu_audit.billing.forecast import Forecast
-from gpu_audit.billing.incremental import Reading
+from gpu_audit.billing.daily import DayGroup, collapse, run_daily
+from gpu_audit.billing.exports import ExportFiles
+from gpu_audit.billing.forecast import Forecast, forecast
+from gpu_audit.billing.incremental import Reading, run_incremental
 from gpu_audit.billing.judge import billed_resources
 from gpu_audit.billing.model import BilledGroup
 from gpu_audit.billing.period import Period
 from gpu_audit.billing.summary import BillingSummary, summarize
+from gpu_audit.catalog import instance_types, normalise_type
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Kind, Resource
 from gpu_audit.core.results import Finding, NotEvaluated, WaiverStatus
 from gpu_audit.errors import ConfigError
 from gpu_audit.history.billing_cache import ForecastRow
+from gpu_audit.policy.engine import evaluate
 from gpu_audit.policy.loader import Policy
 
 DEFAULT_TAGS = ("team", "project", "owner")
@@ -72,9 +76,6 @@ def query_keys(tag_keys: Sequence[str]) -> tuple[str, ...]:
 def gpu_types() -> list[tuple[str, str, str, int]]:
     """The catalog's GPU instance types (and OCI's GPU shapes) as (cloud, lower-case type, GPU
     model, GPUs)."""
-    from gpu_audit.billing import oci
-    from gpu_audit.catalog import instance_types, normalise_type
-
     return [
         (spec.cloud, normalise_type(spec.instance_type), spec.gpu_model, spec.gpu_count)
         for spec in instance_types()
@@ -87,8 +88,6 @@ def read_groups(
 ) -> tuple[BillingSummary, list[BilledGroup]]:
     """The period's summary and the billing query's groups from the exports at `paths` (DuckDB; the
     billing extra)."""
-    from gpu_audit.billing import duck
-
     keys = query_keys(tag_keys)
     exports, groups = duck.run(paths, period, keys, gpu_types())
     return summarize(period, exports, groups, tag_keys), groups
@@ -102,8 +101,7 @@ def read_remote(
     where: Mapping[str, str | None],
 ) -> tuple[BillingSummary, list[BilledGroup]]:
     """The same aggregation run by Athena or BigQuery on the table the bill lives in."""
-    from gpu_audit.billing import remote
-    from gpu_audit.billing.exports import ExportFiles
+    from gpu_audit.billing import remote  # keeps billing.remote off `billing`'s start-up
 
     keys = query_keys(tag_keys)
     sql = remote.remote_sql(engine, table, period, keys, gpu_types())
@@ -132,10 +130,6 @@ def judge(
 ) -> BillingReport:
     """`days` (the daily series, `billing.daily`): the forecast, and the rises the engine
     judges (fields on the billed resources, and a `spend` resource per team)."""
-    from gpu_audit.billing.anomaly import with_rises
-    from gpu_audit.billing.forecast import forecast
-    from gpu_audit.policy.engine import evaluate
-
     resources = tuple(billed_resources(groups, summary.period))
     team = team_key(summary.tag_keys)
     resources, rises = with_rises(resources, days, summary.period, team)
@@ -179,9 +173,6 @@ def read_daily(
 ) -> tuple[BillingSummary, list[BilledGroup], list[DayGroup], Reading | None]:
     """`read_groups` with the daily series: one read of the exports gives both; with a
     history, only the files that are new or changed are read (billing/incremental.py)."""
-    from gpu_audit.billing.daily import collapse, run_daily
-    from gpu_audit.billing.incremental import run_incremental
-
     reading = None
     if history:
         exports, days, reading = run_incremental(

@@ -140,8 +140,14 @@ def _estimate(
     elif ceiling is None:
         ceiling = run
     values = (gpu_hours, run, tuning, ceiling, sweep_hours, expected)
-    if values == (given.gpu_hours, given.run_usd, given.tuning_usd, given.ceiling_usd,
-                  given.sweep_hours, given.expected_usd):  # fmt: skip
+    if values == (
+        given.gpu_hours,
+        given.run_usd,
+        given.tuning_usd,
+        given.ceiling_usd,
+        given.sweep_hours,
+        given.expected_usd,
+    ):
         return given, hpo
     return Estimate(
         gpu_hours=gpu_hours,

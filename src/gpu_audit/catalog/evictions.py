@@ -41,7 +41,7 @@ def band_of(text: Any) -> str | None:
     return band if band in BANDS else None
 
 
-def _size(row: dict[str, Any]) -> Any:
+def _size(row: dict[str, Any]) -> object:
     sku = row.get("sku")
     if isinstance(sku, dict) and sku.get("name"):
         return sku["name"]

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Sequence
+from datetime import date
 from functools import lru_cache
 from typing import Any
 
@@ -82,8 +84,7 @@ def read_rates(path: str) -> RateFile:
 
 def _row_lines(text: str) -> list[int]:
     """The line each item of the top-level `rows` array starts on ([] when not found)."""
-    import json
-    import re
+    import json  # keeps json off check's start-up
 
     decoder, space = json.JSONDecoder(), re.compile(r"[ \t\n\r]*")
     found = re.search(r'"rows"\s*:\s*\[', text)
@@ -175,9 +176,14 @@ def _row(where: str, raw: Any, sources: set[str]) -> RateRow:
     if not 0 <= value <= MAX_PER_HOUR:
         raise ConfigError(f"{where}: per_hour: {value!r} is outside 0-{MAX_PER_HOUR:g} {UNIT}")
     return RateRow(
-        raw["provider"], raw["type"], raw["region"], float(value), raw["public"], raw["source"],
+        raw["provider"],
+        raw["type"],
+        raw["region"],
+        float(value),
+        raw["public"],
+        raw["source"],
         raw["date"],
-    )  # fmt: skip
+    )
 
 
 def _text(where: str, key: str, value: Any) -> None:
@@ -190,8 +196,6 @@ def _text(where: str, key: str, value: Any) -> None:
 
 
 def _is_date(text: str) -> bool:
-    from datetime import date
-
     try:
         date.fromisoformat(text[:10])
     except ValueError:

@@ -31,7 +31,7 @@ _KNOB = "checkpoint_interval_minutes"  # a framework's wall-clock setting (core/
 
 def money(value: float) -> float:
     """Round half up to the cent, either sign."""
-    from decimal import ROUND_HALF_UP, Decimal
+    from decimal import ROUND_HALF_UP, Decimal  # keeps decimal off `estimate`'s start-up
 
     return float(Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 

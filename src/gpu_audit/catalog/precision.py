@@ -8,6 +8,8 @@ from gpu_audit.catalog.gpus import canonical_gpu
 # CUDA compute capability by GPU class, from NVIDIA's CUDA GPUs table
 # (developer.nvidia.com/cuda-gpus, read 2026-12-04). Accelerators off the NVIDIA ladder (TPU,
 # Trainium, Gaudi, AMD) are absent: their precisions are not judged.
+# a table: one GPU generation a line, as ruff format would not keep it
+# fmt: off
 COMPUTE_CAPABILITY: dict[str, float] = {
     "K80": 3.7, "M60": 5.2, "P4": 6.1, "P100": 6.0,
     "V100": 7.0, "V100-32GB": 7.0, "T4": 7.5, "T4G": 7.5,
@@ -15,7 +17,8 @@ COMPUTE_CAPABILITY: dict[str, float] = {
     "L4": 8.9, "L40": 8.9, "L40S": 8.9, "RTX-4090": 8.9,
     "H100": 9.0, "H100-NVL": 9.0, "H200": 9.0, "GH200": 9.0,
     "B200": 10.0, "GB200": 10.0, "B300": 10.3, "RTX-PRO-6000": 12.0,
-}  # fmt: skip
+}
+# fmt: on
 
 # The compute capability from which a precision runs (docs/knobs.md):
 # fp16 with tensor cores from Volta (7.0) and as CUDA arithmetic from Pascal (6.0); bf16 and TF32

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from difflib import get_close_matches
 
+from gpu_audit.catalog.lookup import _price_index
 from gpu_audit.errors import ConfigError
 
 # The shapes of each cloud's region names (a region newer than the catalog still fits its
@@ -25,8 +26,6 @@ SHAPES = {
 
 def known_regions(cloud: str) -> list[str]:
     """The regions the catalog prices something of `cloud` in, alphabetically."""
-    from gpu_audit.catalog.lookup import _price_index
-
     index = _price_index()
     return sorted({region for item, region in index.pairs() if index.clouds.get(item) == cloud})
 

@@ -29,11 +29,14 @@ from gpu_audit.catalog.lifecycle import lifecycle, retired_type
 
 # The cloud a billing service runs on; a service not listed is a provider the catalog does not
 # price (runpod, lambda, kubernetes, …).
+# a table: one cloud's services a line, as ruff format would not keep it
+# fmt: off
 CLOUD_OF_SERVICE = {
     "ec2": "aws", "sagemaker": "aws", "batch": "aws",
     "gce": "gcp", "vertex": "gcp", "ai-platform": "gcp",
     "azure": "azure", "azureml": "azure",
-}  # fmt: skip
+}
+# fmt: on
 
 
 # GPUs Compute Engine attaches to N1 machines one at a time (catalog/lifecycle.py holds the set)

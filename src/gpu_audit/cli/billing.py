@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import click
 
 from gpu_audit.cli.main import now_from
+from gpu_audit.core.resource import Severity
 from gpu_audit.errors import ConfigError, ExitCode, one_line
+from gpu_audit.report import check_extension, format_for
+from gpu_audit.settings import load_settings
 
 FORMATS = ("table", "json", "csv", "markdown")
 FAIL_ON = ("none", "info", "low", "medium", "high", "critical")
@@ -31,30 +35,43 @@ if TYPE_CHECKING:
 @click.option("--from", "start", metavar="DATE", help="First day (with --to), not --period.")
 @click.option("--to", "end", metavar="DATE", help="Last day, included (with --from).")
 @click.option(
-    "--tag", "tags", multiple=True, metavar="KEY",
+    "--tag",
+    "tags",
+    multiple=True,
+    metavar="KEY",
     help="A tag to break spend down by (repeatable; default: team, project, owner).",
-)  # fmt: skip
+)
 @click.option(
-    "--policy", "policies", multiple=True, metavar="FILE",
+    "--policy",
+    "policies",
+    multiple=True,
+    metavar="FILE",
     help="Policy file(s) (default: `policies:` in .gpu-audit.yaml, else the runbook pack).",
-)  # fmt: skip
+)
 @click.option(
-    "--config", "config_path", metavar="FILE",
+    "--config",
+    "config_path",
+    metavar="FILE",
     help="Settings file (default: .gpu-audit.yaml found upwards): its policies and waivers.",
-)  # fmt: skip
+)
 @click.option(
-    "--history", metavar="PATH",
+    "--history",
+    metavar="PATH",
     help="Join with this scan history (what no scan saw, what became of its findings); keep "
     "each export file read and each forecast there, so the next run reads only new files.",
-)  # fmt: skip
+)
 @click.option(
-    "--write-prices", metavar="FILE",
+    "--write-prices",
+    metavar="FILE",
     help="Write the billed effective rates as a price file for --prices.",
-)  # fmt: skip
+)
 @click.option(
-    "--engine", type=click.Choice(ENGINES), default="duckdb", show_default=True,
+    "--engine",
+    type=click.Choice(ENGINES),
+    default="duckdb",
+    show_default=True,
     help="Where the query runs: DuckDB on PATHs, or Athena/BigQuery on --table.",
-)  # fmt: skip
+)
 @click.option("--table", metavar="NAME", help="Athena db.table or BigQuery project.dataset.table.")
 @click.option("--athena-workgroup", metavar="NAME", help="Athena workgroup (default: primary).")
 @click.option(
@@ -65,20 +82,26 @@ if TYPE_CHECKING:
     "--sql", "show_sql", is_flag=True, help="Print the query for --engine and exit (run nothing)."
 )
 @click.option(
-    "--format", "fmt", type=click.Choice(FORMATS),
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
     help="Output format (default: from the --output extension, else table on a terminal and "
     "JSON otherwise).",
-)  # fmt: skip
+)
 @click.option("--output", "-o", metavar="FILE", help="Write the report to FILE (atomically).")
 @click.option(
-    "--fail-on", type=click.Choice(FAIL_ON), default="none", show_default=True,
+    "--fail-on",
+    type=click.Choice(FAIL_ON),
+    default="none",
+    show_default=True,
     help="Exit 1 on open findings at or above this severity.",
-)  # fmt: skip
+)
 @click.option("--now", "now_text", metavar="ISO-TIME", help="The report's time (default: now).")
 @click.option(
-    "--full", is_flag=True,
+    "--full",
+    is_flag=True,
     help="With --history: read every export file again, not only the new or changed ones.",
-)  # fmt: skip
+)
 def billing(
     paths: tuple[str, ...],
     period: str | None,
@@ -112,8 +135,8 @@ def billing(
     gpu-audit billing exports/aws --period 2026-Q3 --history audits.db --write-prices billed.json
     gpu-audit billing --engine athena --table focus_db.aws_focus --period 2026-Q3
     """
-    from gpu_audit.billing import report as run
-    from gpu_audit.billing.period import parse_period
+    from gpu_audit.billing import report as run  # keeps billing.report off --help
+    from gpu_audit.billing.period import parse_period  # keeps billing.period off --help
 
     fmt = _format(fmt, output)  # before any work: `-o bill.md` is Markdown, `-o bill.sarif` no
     when = parse_period(period, start, end)
@@ -124,7 +147,7 @@ def billing(
         )
     if engine != "duckdb" and (paths or not table):
         raise ConfigError(f"--engine {engine} reads --table NAME, not PATH arguments")
-    from gpu_audit.billing.extras import require
+    from gpu_audit.billing.extras import require  # keeps billing.extras off --help
 
     require(engine, run=not show_sql)  # --sql runs nothing: no Athena or BigQuery client
     if full and not (history and engine == "duckdb"):
@@ -133,8 +156,7 @@ def billing(
         click.echo(_sql(engine, table, paths, when, keys))
         return
     now = now_from(now_text) or datetime.now(UTC)
-    from gpu_audit.policy.loader import load_policy, policy_path
-    from gpu_audit.settings import load_settings
+    from gpu_audit.policy.loader import load_policy, policy_path  # keeps policy.loader off --help
 
     settings = load_settings(config_path)  # the team's policies and waivers, as scan and check
     named = [policy_path(name) for name in policies or settings.policies]  # `runbook` by name
@@ -156,8 +178,7 @@ def billing(
         summary, groups = run.read_remote(engine, table or "", when, keys, where)
     report = run.judge(summary, groups, policy, now, history, engine, days, reading)
     if history and engine == "duckdb":
-        from dataclasses import replace
-
+        # keeps billing.incremental off --help
         from gpu_audit.billing.incremental import past_forecasts, remember_forecast
 
         report = replace(report, past_forecasts=past_forecasts(history, when))
@@ -169,20 +190,23 @@ def billing(
 def _sql(
     engine: str, table: str | None, paths: tuple[str, ...], when: Period, keys: tuple[str, ...]
 ) -> str:
-    from gpu_audit.billing.report import gpu_types, query_keys
+    from gpu_audit.billing.report import gpu_types, query_keys  # keeps billing.report off --help
 
     keys = query_keys(keys)
 
     if engine == "duckdb":
-        from gpu_audit.billing import duck
-        from gpu_audit.billing.exports import discover
-        from gpu_audit.billing.query import aggregate, summed_first
+        from gpu_audit.billing import duck  # keeps billing.duck off --help
+        from gpu_audit.billing.exports import discover  # keeps billing.exports off --help
+        from gpu_audit.billing.query import (  # keeps billing.query off --help
+            aggregate,
+            summed_first,
+        )
 
         conn = duck.connect()
         exports = [discover(path, duck.file_system(conn), when) for path in paths]
         found = [summed_first(s, when, keys) for s in duck.sources(conn, exports)]
         return aggregate(found, when, keys, gpu_types())  # as `duck.run` runs it
-    from gpu_audit.billing.remote import remote_sql
+    from gpu_audit.billing.remote import remote_sql  # keeps billing.remote off --help
 
     return remote_sql(engine, table or "", when, keys, gpu_types())
 
@@ -197,12 +221,12 @@ def _write(
     write_prices: str | None,
     read: tuple[list[str], list[str]],
 ) -> None:
-    from gpu_audit.billing.render import RENDERERS
-    from gpu_audit.core.writer import write_atomic
+    from gpu_audit.billing.render import RENDERERS  # keeps billing.render off --help
+    from gpu_audit.core.writer import write_atomic  # keeps core.writer off --help
 
     if write_prices:
-        from gpu_audit.billing.rates import billed_rates
-        from gpu_audit.prices.pricefile import dumps, readable
+        from gpu_audit.billing.rates import billed_rates  # keeps billing.rates off --help
+        from gpu_audit.prices.pricefile import dumps, readable  # keeps prices.pricefile off --help
 
         prices, refused = readable(billed_rates(groups, when, now))
         for problem in refused:  # a rate `--prices` would refuse (over $10,000/hour, say)
@@ -223,8 +247,6 @@ def _write(
 def _format(given: str | None, output: str | None) -> str | None:
     """The format `--format` names, else the one `-o`'s extension names, as every command reads
     it (`check_extension`, `format_for`); None: table on a terminal, else JSON."""
-    from gpu_audit.report import check_extension, format_for
-
     if not output:
         return given
     check_extension(output, given or "")
@@ -243,7 +265,7 @@ def _format(given: str | None, output: str | None) -> str | None:
 def _refuse_outputs(
     output: str | None, write_prices: str | None, inputs: list[str], folders: list[str]
 ) -> None:
-    from gpu_audit.core.inputs import refuse_input
+    from gpu_audit.core.inputs import refuse_input  # keeps core.inputs off --help
 
     for path in (output, write_prices):
         if path:
@@ -253,8 +275,6 @@ def _refuse_outputs(
 
 
 def _exit_code(report: BillingReport, fail_on: str) -> ExitCode:
-    from gpu_audit.core.resource import Severity
-
     if fail_on == "none":
         return ExitCode.OK
     threshold = Severity.parse(fail_on)

@@ -8,9 +8,13 @@ from typing import Any
 
 import click
 
+from gpu_audit.diff.git import git_directories, repository
 from gpu_audit.diff.render import FORMATS as _FORMATS
+from gpu_audit.diff.render import render
 from gpu_audit.errors import ConfigError
-from gpu_audit.settings import FAIL_ON
+from gpu_audit.report import format_for
+from gpu_audit.report.escape import terminal_safe
+from gpu_audit.settings import FAIL_ON, load_settings
 
 
 @click.command("diff", short_help="Cost of a change to job configs, for code review.")
@@ -71,15 +75,10 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
       gpu-audit diff --base main --format markdown -o gpu-cost.md
       gpu-audit diff --base HEAD~1 jobs/ --fail-on-increase 20%
     """
-    from gpu_audit.core.inputs import refuse_input
-    from gpu_audit.diff.gate import Increase, verdict
-    from gpu_audit.diff.git import git_directories, repository
-    from gpu_audit.diff.render import render
-    from gpu_audit.diff.run import DiffRequest, run_diff
-    from gpu_audit.policy.loader import policy_path
-    from gpu_audit.report import format_for
-    from gpu_audit.report.escape import terminal_safe
-    from gpu_audit.settings import load_settings
+    from gpu_audit.core.inputs import refuse_input  # keeps core.inputs off --help
+    from gpu_audit.diff.gate import Increase, verdict  # keeps diff.gate off --help
+    from gpu_audit.diff.run import DiffRequest, run_diff  # keeps diff.run off --help
+    from gpu_audit.policy.loader import policy_path  # keeps policy.loader off --help
 
     settings = load_settings(options["config_path"])
     policies = map(policy_path, options["policies"] or settings.policies)
@@ -93,7 +92,7 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
     if fmt not in _FORMATS:
         raise ConfigError(f"diff: no {fmt} output; formats: {', '.join(_FORMATS)}")
     if fmt == "sarif":  # before any work: a half-set Azure Pipelines identity is refused
-        from gpu_audit.report.pipeline import detect
+        from gpu_audit.report.pipeline import detect  # keeps report.pipeline off --help
 
         detect(os.environ)
     request = DiffRequest(
@@ -102,7 +101,7 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
     result = run_diff(request, settings)
     text = render(result, fmt)
     if options["output"]:
-        from gpu_audit.core.writer import write_atomic
+        from gpu_audit.core.writer import write_atomic  # keeps core.writer off --help
 
         write_atomic(options["output"], text, inputs=(*read, *result.read), folders=folders)
         shown = terminal_safe(options["output"])

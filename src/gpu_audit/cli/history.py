@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from gpu_audit.report import REPORTERS
+from gpu_audit.errors import ConfigError, one_line
+from gpu_audit.report import OUTPUT_EXTENSIONS, REPORTERS, check_extension, render
+from gpu_audit.report.escape import terminal_safe
+from gpu_audit.settings import load_settings
+
+if TYPE_CHECKING:  # the store's module is imported where a database is opened
+    from gpu_audit.history.store import HistoryStore
 
 FORMATS = tuple(REPORTERS)
 _DATABASE = click.option(
@@ -43,16 +49,12 @@ COMPARISON_OPTIONS = (  # scan's and check's
 
 def needs_comparison(options: dict[str, Any], history: str | None) -> None:
     """--new-only and --fail-on-new mean nothing without something to compare with."""
-    from gpu_audit.errors import ConfigError
-
     if (options["new_only"] or options["fail_on_new"]) and not (history or options["baseline"]):
         raise ConfigError("--new-only and --fail-on-new need --baseline REPORT.json or --history")
 
 
-def _open(path: str | None, config: str | None = None) -> Any:
-    from gpu_audit.errors import ConfigError
-    from gpu_audit.history.store import HistoryStore
-    from gpu_audit.settings import load_settings
+def _open(path: str | None, config: str | None = None) -> HistoryStore:
+    from gpu_audit.history.store import HistoryStore  # keeps history.store off check's start-up
 
     path = path or load_settings(config).history
     if not path:
@@ -77,7 +79,7 @@ _LISTED = click.option(
 
 
 def _json(kind: str, key: str, items: list[dict[str, Any]]) -> None:
-    import json
+    import json  # keeps json off check's start-up
 
     click.echo(json.dumps({"version": 1, "kind": kind, key: items}, indent=2, ensure_ascii=False))
 
@@ -93,8 +95,8 @@ def history_list(path: str | None, config_path: str | None, fmt: str) -> None:
     Example:
       gpu-audit history list --history audits.db
     """
-    from gpu_audit.report.fit import fitted, terminal_width
-    from gpu_audit.report.summary import usd
+    from gpu_audit.report.fit import fitted, terminal_width  # keeps report.fit off check's start-up
+    from gpu_audit.report.summary import usd  # keeps report.summary off --help
 
     store = _open(path, config_path)
     if fmt == "json":
@@ -128,9 +130,11 @@ def history_list(path: str | None, config_path: str | None, fmt: str) -> None:
 @_DATABASE
 @_CONFIG
 @click.option(
-    "--format", "fmt", type=click.Choice(FORMATS),
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
     help="Report format (default: the one -o's extension names, else text).",
-)  # fmt: skip
+)
 @click.option("--output", "-o", metavar="PATH", help="Write the report here (atomically).")
 def history_show(
     audit_id: int, path: str | None, config_path: str | None, fmt: str | None, output: str | None
@@ -141,9 +145,8 @@ def history_show(
     Example:
       gpu-audit history show 2 --history audits.db --format markdown -o audit.md
     """
-    from gpu_audit.audit import source_hints
-    from gpu_audit.history.load import load_audit
-    from gpu_audit.report import OUTPUT_EXTENSIONS, check_extension, render
+    from gpu_audit.audit import source_hints  # keeps audit off --help
+    from gpu_audit.history.load import load_audit  # keeps history.load off check's start-up
 
     if output:  # before any work: a name no format writes, or one that names another format
         check_extension(output, fmt or "")
@@ -155,8 +158,7 @@ def history_show(
     finally:
         store.close()
     if output:
-        from gpu_audit.core.writer import write_atomic
-        from gpu_audit.errors import one_line
+        from gpu_audit.core.writer import write_atomic  # keeps core.writer off check's start-up
 
         write_atomic(output, text, inputs=[store.path, *filter(None, [config_path])])
         click.echo(f"gpu-audit: wrote the {fmt} report to {one_line(output)}", err=True)
@@ -178,8 +180,8 @@ def history_trend(
     Example:
       gpu-audit history trend --history audits.db --format json
     """
-    from gpu_audit.report.fit import fitted, terminal_width
-    from gpu_audit.report.summary import usd
+    from gpu_audit.report.fit import fitted, terminal_width  # keeps report.fit off check's start-up
+    from gpu_audit.report.summary import usd  # keeps report.summary off --help
 
     store = _open(path, config_path)
     points = store.trend(audit_id)
@@ -250,9 +252,8 @@ def history_reservations(path: str | None, config_path: str | None, fmt: str) ->
     Example:
       gpu-audit history reservations --history audits.db
     """
-    from gpu_audit.report.escape import terminal_safe
-    from gpu_audit.report.fit import fitted, terminal_width
-    from gpu_audit.report.summary import usd
+    from gpu_audit.report.fit import fitted, terminal_width  # keeps report.fit off check's start-up
+    from gpu_audit.report.summary import usd  # keeps report.summary off --help
 
     store = _open(path, config_path)
     uses = store.reservation_uses()

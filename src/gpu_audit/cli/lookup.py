@@ -3,13 +3,18 @@ reports write money, its own rate card for a SageMaker `ml.` type, and a type no
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
+
+from gpu_audit.catalog import gpu_class, gpu_hour_price, instance_spec, price
+from gpu_audit.catalog.lifecycle import ended
+from gpu_audit.catalog.lookup import rate_cards
+from gpu_audit.catalog.regions import check_region
+from gpu_audit.report.summary import rate
 
 
 def lookup_rows(names: tuple[str, ...], region: str | None) -> tuple[list[list[str]], list[str]]:
     """`catalog lookup`'s table rows (money as the reports write it) and the unknown names."""
-    from gpu_audit.report.summary import rate
-
     entries, unknown = lookup_entries(names, region)
     rows: list[list[str]] = []
     for e in entries:
@@ -17,12 +22,18 @@ def lookup_rows(names: tuple[str, ...], region: str | None) -> tuple[list[list[s
         where = f"{e['region']}{'' if e['exact_region'] else ' (reference)'}" if priced else "-"
         rows.append(
             [
-                e["name"], e["cloud"] or "-", e["gpu_model"], str(e["gpu_count"]),
-                _text(e["gpu_memory_gib"]), _text(e["class_rank"]), where,
+                e["name"],
+                e["cloud"] or "-",
+                e["gpu_model"],
+                str(e["gpu_count"]),
+                _text(e["gpu_memory_gib"]),
+                _text(e["class_rank"]),
+                where,
                 *("-" if p is None else rate(p) for p in (e["on_demand_usd"], e["spot_usd"])),
-                e["as_of"] or "-", e["source"] or "unpriced",
+                e["as_of"] or "-",
+                e["source"] or "unpriced",
             ]
-        )  # fmt: skip
+        )
     return rows, unknown
 
 
@@ -30,9 +41,6 @@ def lookup_entries(
     names: tuple[str, ...], region: str | None
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Each name's GPU, memory, class and prices as plain values (`--format json`)."""
-    from gpu_audit.catalog import gpu_class, gpu_hour_price, instance_spec, price
-    from gpu_audit.catalog.regions import check_region
-
     entries: list[dict[str, Any]] = []
     unknown: list[str] = []
     for name in names:
@@ -41,10 +49,15 @@ def lookup_entries(
             if region:
                 check_region(region, (spec.cloud,))
             cls = gpu_class(spec.gpu_model)
-            entry = {"name": name, "cloud": spec.cloud, "gpu_model": spec.gpu_model,
-                     "gpu_count": spec.gpu_count, "gpu_memory_gib": spec.gpu_memory_gib,
-                     "class_rank": cls.rank if cls else None,
-                     **_priced(price(name, region, cards=_cards(name)))}  # fmt: skip
+            entry = {
+                "name": name,
+                "cloud": spec.cloud,
+                "gpu_model": spec.gpu_model,
+                "gpu_count": spec.gpu_count,
+                "gpu_memory_gib": spec.gpu_memory_gib,
+                "class_rank": cls.rank if cls else None,
+                **_priced(price(name, region, cards=_cards(name))),
+            }
             entries.append({**entry, **_ended(name)})
             continue
         cls = gpu_class(name)
@@ -54,9 +67,16 @@ def lookup_entries(
             quote = gpu_hour_price(cls.name)
             label = f"{name} ({quote.item} per GPU)" if quote and quote.item else name
             entries.append(
-                {"name": label, "cloud": None, "gpu_model": cls.name, "gpu_count": 1,
-                 "gpu_memory_gib": cls.memory_gib, "class_rank": cls.rank, **_priced(quote)}
-            )  # fmt: skip
+                {
+                    "name": label,
+                    "cloud": None,
+                    "gpu_model": cls.name,
+                    "gpu_count": 1,
+                    "gpu_memory_gib": cls.memory_gib,
+                    "class_rank": cls.rank,
+                    **_priced(quote),
+                }
+            )
             continue
         unknown.append(name)
     return entries, unknown
@@ -78,26 +98,22 @@ def ended_lines(names: tuple[str, ...]) -> list[str]:
 def _ended(name: str) -> dict[str, Any]:
     """`no_longer_offered` (the lifecycle row: what, since when, its source) for a type the cloud
     no longer sells, whose spot price is then no offer (null); None for a type still sold."""
-    from datetime import UTC, datetime
-
-    from gpu_audit.catalog.lifecycle import ended
-
     notice = ended(name, datetime.now(UTC).date())
     if notice is None:
         return {"no_longer_offered": None}
     return {
         "spot_usd": None,  # a type no longer launched has no spot offer, and no saving on it
         "no_longer_offered": {
-            "name": notice.name, "since": str(notice.ends), "checked": notice.checked,
+            "name": notice.name,
+            "since": str(notice.ends),
+            "checked": notice.checked,
             "source": notice.source,
         },
-    }  # fmt: skip
+    }
 
 
 def _cards(name: str) -> tuple[str, ...]:
     """An `ml.` type is SageMaker's: its own rate card, as `estimate` and `check` price it."""
-    from gpu_audit.catalog.lookup import rate_cards
-
     return rate_cards("sagemaker", None) if name.strip().lower().startswith("ml.") else ()
 
 
@@ -106,10 +122,13 @@ def _priced(quote: Any) -> dict[str, Any]:
         keys = ("region", "on_demand_usd", "spot_usd", "as_of", "source")
         return {**dict.fromkeys(keys), "exact_region": None}
     return {
-        "region": quote.region, "exact_region": quote.exact_region,
-        "on_demand_usd": quote.on_demand, "spot_usd": quote.spot,
-        "as_of": quote.as_of, "source": quote.source,
-    }  # fmt: skip
+        "region": quote.region,
+        "exact_region": quote.exact_region,
+        "on_demand_usd": quote.on_demand,
+        "spot_usd": quote.spot,
+        "as_of": quote.as_of,
+        "source": quote.source,
+    }
 
 
 def _text(value: Any) -> str:

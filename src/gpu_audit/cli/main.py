@@ -6,8 +6,10 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import replace
 from datetime import UTC, datetime
+from functools import partial
 from importlib import import_module
 from typing import Any, TypeVar
 
@@ -21,8 +23,8 @@ from gpu_audit.core.redact import redact_urls
 from gpu_audit.core.resource import Severity
 from gpu_audit.core.results import ScanResult
 from gpu_audit.errors import ConfigError, ExitCode, GpuAuditError, one_line
-from gpu_audit.report import REPORTERS, check_extension, format_for
-from gpu_audit.report.escape import escape_unencodable
+from gpu_audit.report import REPORTERS, check_extension, format_for, write_report
+from gpu_audit.report.escape import escape_unencodable, terminal_safe
 from gpu_audit.settings import FAIL_ON, Settings, load_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -52,7 +54,7 @@ def _failing(result: ScanResult, threshold: Severity, new_only: bool) -> bool:
     if new_only and changes is None:
         raise ConfigError("--new-only and --fail-on-new need --baseline REPORT.json or --history")
     if new_only and changes is not None:  # a comparison was made: its module is imported
-        from gpu_audit.core.comparison import Change
+        from gpu_audit.core.comparison import Change  # keeps core.comparison off check's start-up
 
         return any(
             f.is_open and not f.severity < threshold and changes[index].change is Change.NEW
@@ -106,7 +108,7 @@ class _Group(click.Group):
         except click.NoSuchOption as exc:
             raise _misplaced(ctx, exc, list(given)) from None
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: click.Context) -> object:
         """Run the command; a GpuAuditError prints one line and exits 2, Ctrl-C exits 130, a closed
         pipe exits quietly, any other exception prints one internal-error line (the traceback with
         `--debug`)."""
@@ -121,14 +123,12 @@ class _Group(click.Group):
         except (click.exceptions.ClickException, click.exceptions.Abort, click.exceptions.Exit):
             raise  # usage errors and exits: click's own
         except BrokenPipeError:  # not a bug: the reader of stdout stopped reading (`| head`)
-            from contextlib import suppress
-
             with suppress(OSError, ValueError):  # a test's stream is no file: nothing to quiet
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # a quiet flush
             ctx.exit(ExitCode.PIPE_CLOSED)
         except Exception as exc:  # a bug: never exit 1, which means "findings"
             if ctx.meta.get(DEBUG):
-                import traceback
+                import traceback  # keeps traceback off check's start-up
 
                 traceback.print_exc()
             click.echo(f"gpu-audit: internal error: {crash_line(ctx, exc)}", err=True)
@@ -138,7 +138,7 @@ class _Group(click.Group):
 def crash_line(ctx: click.Context, exc: BaseException) -> str:
     """One line for an unexpected error: the command and its inputs (secrets redacted), the
     error, and the deepest gpu-audit frame it rose through."""
-    from gpu_audit.report.command import redact_argv
+    from gpu_audit.report.command import redact_argv  # keeps report.command off --help
 
     argv = " ".join(redact_argv(ctx.meta.get(ARGV, ())))
     frames = [f for f in _frames(exc.__traceback__) if "gpu_audit" in f.filename]
@@ -154,7 +154,7 @@ def crash_line(ctx: click.Context, exc: BaseException) -> str:
 
 
 def _frames(trace: Any) -> list[Any]:
-    import traceback
+    import traceback  # keeps traceback off check's start-up
 
     return list(traceback.extract_tb(trace)) if trace else []
 
@@ -312,7 +312,7 @@ def check(
       gpu-audit check 'jobs/**/*.yaml' --format markdown -o check.md
       gpu-audit check sweeps/ --history audits.db
     """
-    from gpu_audit.cli.runners import CheckRequest, run_check
+    from gpu_audit.cli.runners import CheckRequest, run_check  # keeps cli.runners off --help
 
     settings = run_settings(options)
     request = CheckRequest(
@@ -339,7 +339,7 @@ def run_settings(options: dict[str, Any]) -> Settings:
     for name, path in outputs:
         check_extension(path, name)
     if any((name or format_for(path, False)) == "sarif" for name, path in outputs):
-        from gpu_audit.report.pipeline import detect
+        from gpu_audit.report.pipeline import detect  # keeps report.pipeline off check's start-up
 
         detect(os.environ)  # a half-set Azure Pipelines identity: refused before any work
     settings = load_settings(options["config_path"])
@@ -361,7 +361,7 @@ def run_settings(options: dict[str, Any]) -> Settings:
 def refuse_inputs(options: dict[str, Any]) -> None:
     """Every output path (`-o`, `--report`) checked against the run's inputs (`options["inputs"]`:
     settings, price file, baseline, policies, and what a command adds: inventories, shards)."""
-    from gpu_audit.core.inputs import refuse_input
+    from gpu_audit.core.inputs import refuse_input  # keeps core.inputs off --help
 
     outputs = [path for _, path in options["reports"]]
     for path in [*outputs, *filter(None, [options["output"]])]:
@@ -370,7 +370,7 @@ def refuse_inputs(options: dict[str, Any]) -> None:
 
 def invocation() -> tuple[str, ...]:
     """The invocation after `gpu-audit`, secrets redacted (the Markdown header's command)."""
-    from gpu_audit.report.command import redact_argv
+    from gpu_audit.report.command import redact_argv  # keeps report.command off --help
 
     return redact_argv(click.get_current_context().meta.get(ARGV, ()))
 
@@ -380,10 +380,7 @@ def _write_files(
 ) -> None:
     """Each (format, path) written atomically, after every path's extension is checked (a
     refused one writes none), each said on stderr unless -q."""
-    from functools import partial
-
     from gpu_audit.core.writer import write_atomic  # tempfile: ~15 ms a hook need not pay
-    from gpu_audit.report import write_report
 
     for name, path in outputs:
         warning = check_extension(path, name)
@@ -402,8 +399,7 @@ def finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> N
     """Write the report to its files and stdout (or the `-q` summary line), the incomplete-scan
     notice before a text report, `-v`'s skipped files and the stderr notes, then exit with the run's
     code (`--fail-on`, `--fail-on-new`)."""
-    from gpu_audit.core.savings import nothing_scanned, summarize
-    from gpu_audit.report import write_report
+    from gpu_audit.core.savings import nothing_scanned, summarize  # keeps core.savings off --help
 
     scope = replace(result.scope, argv=invocation(), prices=options["prices"])
     result = replace(result, scope=scope)
@@ -412,7 +408,7 @@ def finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> N
     if outputs:
         _write_files(result, outputs, options)
     if options["quiet"] and not options["output"]:
-        from gpu_audit.report.summary import summary_line
+        from gpu_audit.report.summary import summary_line  # keeps report.summary off --help
 
         click.echo(summary_line(summarize(result)))
     elif not options["output"]:  # else the report went to its file, and stdout stays empty
@@ -420,8 +416,6 @@ def finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> N
             click.echo(incomplete_notice(result))  # before any "No open findings"
         write_report(fmt, result, sys.stdout)
     if options["verbose"]:
-        from gpu_audit.report.escape import terminal_safe
-
         for skipped in result.skipped:
             if not skipped.error:
                 where = f"{skipped.path}:{skipped.line}" if skipped.line else skipped.path
@@ -430,13 +424,10 @@ def finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> N
                     err=True,
                 )
     if options["prices"]:
-        from gpu_audit.report.escape import terminal_safe
-        from gpu_audit.report.prices import prices_text
+        from gpu_audit.report.prices import prices_text  # keeps report.prices off check's start-up
 
         click.echo(f"gpu-audit: prices: {terminal_safe(prices_text(result))}", err=True)
     if options.get("interruptions"):
-        from gpu_audit.report.escape import terminal_safe
-
         click.echo(
             f"gpu-audit: interruption rates: {terminal_safe(options['interruptions'])}", err=True
         )
@@ -469,6 +460,7 @@ def now_from(text: str | None) -> datetime | None:
     """The `--now` time (ISO 8601, UTC), None when not given; ConfigError for an unreadable one."""
     if not text:
         return None
+    # keeps core.canonical off check's start-up
     from gpu_audit.core.canonical import FieldProblem, parse_time
 
     try:

@@ -36,6 +36,7 @@ def merge(
     Example:
       gpu-audit merge shards/shard-*.json --history audits.db -o audit.md
     """
+    # keeps cli.merge_runner off --help
     from gpu_audit.cli.merge_runner import MergeRequest, run_merge
 
     options["inputs"] = list(shards)

@@ -6,13 +6,19 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from gpu_audit.audit import audit
+from gpu_audit.catalog.basis import price_basis
+from gpu_audit.cli.runners import unique
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.results import CoverageGap, ScanResult, Scope
 from gpu_audit.core.runs import Sweep
 from gpu_audit.errors import ConfigError
+from gpu_audit.history.remember import preflight, remember, reservation_idle, sweep_ceilings
 from gpu_audit.node_join import join_nodes
+from gpu_audit.policy.digest import policy_digest
+from gpu_audit.policy.loader import load_policy
 from gpu_audit.settings import Settings
+from gpu_audit.shards.reports import check_merger, missing_gaps, read_shards
 
 
 @record
@@ -26,17 +32,9 @@ class MergeRequest:
 
 def run_merge(request: MergeRequest, settings: Settings) -> ScanResult:
     """Read each shard once; keep each resource once; judge the union; missing shards are gaps."""
-    from gpu_audit.catalog.basis import price_basis
-    from gpu_audit.cli.runners import unique
-    from gpu_audit.policy.digest import policy_digest
-    from gpu_audit.policy.loader import load_policy
-    from gpu_audit.shards.reports import check_merger, missing_gaps, read_shards
-
     if not request.shards:
         raise ConfigError("merge: give the shard reports (SHARD.json ...)")
     if request.history or request.baseline:
-        from gpu_audit.history.remember import preflight
-
         preflight(request.history, request.baseline)
     policy = load_policy(request.policies or settings.policies)
     resources: dict[tuple[str, str], tuple[int, Resource]] = {}
@@ -87,8 +85,6 @@ def run_merge(request: MergeRequest, settings: Settings) -> ScanResult:
     patterns = settings.workload_patterns
     idle = None
     if request.history:  # the shards judged without it: the merge knows how long one was empty
-        from gpu_audit.history.remember import reservation_idle
-
         idle = reservation_idle(request.history, now)
     result = audit(
         union,
@@ -102,13 +98,10 @@ def run_merge(request: MergeRequest, settings: Settings) -> ScanResult:
     if sweeps:
         kept = tuple(sweeps[key] for key in sorted(sweeps))
         if request.history:  # the shards read no history: held to their files' bounds here
-            from gpu_audit.history.remember import sweep_ceilings
-
             kept = tuple(sweep_ceilings(kept, request.history))
         result = replace(result, sweeps=kept)
     if not request.history and not request.baseline:
         return result
-    from gpu_audit.history.remember import remember
 
     return remember(result, request.history, request.baseline)
 

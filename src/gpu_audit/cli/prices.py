@@ -8,7 +8,8 @@ from datetime import datetime
 
 import click
 
-from gpu_audit.errors import ExitCode
+from gpu_audit.errors import ConfigError, ExitCode
+from gpu_audit.report.escape import terminal_safe
 
 prices_option = click.option(
     "--prices",
@@ -31,6 +32,7 @@ def use_interruptions(path: str | None) -> str:
     which a hook then never reads unless a job needs them)."""
     if not path and "gpu_audit.catalog.interruptions" not in sys.modules:
         return ""
+    # keeps catalog.interruptions off check's start-up
     from gpu_audit.catalog.interruptions import describe, use_rates
 
     used = use_rates(path)
@@ -42,9 +44,10 @@ def use_prices(path: str | None, max_age_days: int, now: datetime) -> str:
     '' for the bundled catalog alone."""
     if not path and "gpu_audit.prices.overlay" not in sys.modules:
         return ""  # no price file was ever laid in this process: a hook pays nothing
-    from gpu_audit.prices.overlay import stale_warning
+    from gpu_audit.prices.overlay import stale_warning  # keeps prices.overlay off check's start-up
+
+    # keeps prices.overlay off check's start-up
     from gpu_audit.prices.overlay import use_prices as lay
-    from gpu_audit.report.escape import terminal_safe
 
     used = lay(path)
     warning = stale_warning(used, now, max_age_days)
@@ -95,15 +98,12 @@ def refresh(
       gpu-audit catalog refresh --provider azure --interruptions -o interruptions.json
       gpu-audit catalog refresh --provider gcp --interruptions --project ml-prod -o rates.json
     """
-    from gpu_audit.errors import ConfigError
-    from gpu_audit.report.escape import terminal_safe
-
     if interruptions:
         _refresh_interruptions(provider, regions, output, project)
         return
     if project:
         raise ConfigError("catalog refresh: --project is for --provider gcp --interruptions")
-    from gpu_audit.prices.run import refresh as run_refresh
+    from gpu_audit.prices.run import refresh as run_refresh  # keeps prices.run off check's start-up
 
     done = run_refresh(provider, regions, output)
     click.echo(
@@ -123,20 +123,19 @@ def refresh(
 def _refresh_interruptions(
     provider: str, regions: tuple[str, ...], output: str, project: str | None
 ) -> None:
-    from gpu_audit.errors import ConfigError
+    # keeps prices.interruptions off check's start-up
     from gpu_audit.prices.interruptions import refresh_interruptions
-    from gpu_audit.report.escape import terminal_safe
 
     if project and provider != "gcp":
         raise ConfigError("catalog refresh: --project is for --provider gcp --interruptions")
     if provider == "azure":
-        from gpu_audit.prices.azure_evictions import refresh_evictions
+        from gpu_audit.prices.azure_evictions import refresh_evictions  # off check's start-up
 
         rows, pages = refresh_evictions(regions, output)
         click.echo(terminal_safe(f"{output}: {rows} azure interruption rates, {pages} requests"))
         return
     if provider == "gcp":
-        from gpu_audit.prices.gcp_advice import refresh_advice
+        from gpu_audit.prices.gcp_advice import refresh_advice  # off check's start-up
 
         rows, calls, missing = refresh_advice(project, regions, output)
         said = f"{output}: {rows} gcp interruption rates, {calls} requests"
@@ -166,20 +165,29 @@ def diff(path: str, fmt: str) -> None:
     Example:
       gpu-audit catalog diff prices.json
     """
+    # keeps prices.diff off check's start-up
     from gpu_audit.prices.diff import changes, ordered, table_rows
-    from gpu_audit.prices.pricefile import read_prices
-    from gpu_audit.report.fit import fitted, terminal_width
-    from gpu_audit.report.summary import rate
+    from gpu_audit.prices.pricefile import (
+        read_prices,  # keeps prices.pricefile off check's start-up
+    )
+    from gpu_audit.report.fit import fitted, terminal_width  # keeps report.fit off check's start-up
+    from gpu_audit.report.summary import rate  # keeps report.summary off --help
 
     found, same = changes(read_prices(path))
     if fmt == "json":
-        import json
+        import json  # keeps json off check's start-up
 
         items = [
-            {"type": c.type, "region": c.region, "capacity": c.capacity, "old_usd_per_hour": c.old,
-             "new_usd_per_hour": c.new, "change_percent": c.percent}
+            {
+                "type": c.type,
+                "region": c.region,
+                "capacity": c.capacity,
+                "old_usd_per_hour": c.old,
+                "new_usd_per_hour": c.new,
+                "change_percent": c.percent,
+            }
             for c in ordered(found)
-        ]  # fmt: skip
+        ]
         data = {"version": 1, "kind": "price-changes", "changes": items, "unchanged": same}
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         sys.exit(ExitCode.OK)

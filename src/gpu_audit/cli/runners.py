@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpu_audit.audit import audit
 from gpu_audit.core.frozen import record
+from gpu_audit.core.gcpause import paused_gc
 from gpu_audit.core.redact import redact_urls
 from gpu_audit.core.resource import Kind, Resource
 from gpu_audit.core.results import CoverageGap, ScanResult, Scope, Skipped
-from gpu_audit.errors import ConfigError, GpuAuditError, InputError, InputErrors
+from gpu_audit.errors import ConfigError, GpuAuditError, InputError, InputErrors, one_line
 from gpu_audit.node_join import join_nodes
+from gpu_audit.policy.loader import load_policy
 from gpu_audit.settings import Settings
 
 if TYPE_CHECKING:  # `check` reads no provider: the registry is imported by `scan` alone
@@ -58,15 +60,17 @@ class CheckRequest:
 
 def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
     """Read the inventories and the selected providers, then judge it all."""
+    # keeps collectors.registry off check's start-up
     from gpu_audit.collectors.registry import PROVIDERS
-    from gpu_audit.policy.loader import load_policy
 
     settings = with_flags(settings, request)
     if request.shard is not None:
+        # keeps shards.reports off check's start-up
         from gpu_audit.shards.reports import check_shard_request
 
         check_shard_request(request.shard, request.providers, request.inventories, request.history)
     if request.history or request.baseline:
+        # keeps history.remember off check's start-up
         from gpu_audit.history.remember import preflight
 
         preflight(request.history, request.baseline)
@@ -106,11 +110,12 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
             _read_provider(name, settings, resources, gaps, request.shard, universe, sweeps)
         )
     if sweeps and request.history:  # held to the GPU-hours their files allowed
+        # keeps history.remember off check's start-up
         from gpu_audit.history.remember import sweep_ceilings
 
         sweeps = sweep_ceilings(sweeps, request.history)
     if sweeps:  # finished runs are judged by the runbook's `run` rules
-        from gpu_audit.core.runs import sweep_resource
+        from gpu_audit.core.runs import sweep_resource  # keeps core.runs off `scan`'s start-up
 
         resources.extend(sweep_resource(s) for s in sweeps)
     resources = join_nodes(resources)  # a cluster node the cloud also listed is one resource
@@ -137,7 +142,7 @@ def run_scan(request: ScanRequest, settings: Settings) -> ScanResult:
         argv=request.argv,
     )
     if request.shard is not None:
-        from gpu_audit.shards.reports import stamp
+        from gpu_audit.shards.reports import stamp  # keeps shards.reports off check's start-up
 
         scope = replace(scope, shard=stamp(request.shard, universe, policy, request.run_id))
     patterns = settings.workload_patterns
@@ -195,6 +200,7 @@ def _compared(
 
     found: tuple[SweepEstimate, ...] = ()
     if check and history:
+        # keeps history.sweeps off check's start-up
         from gpu_audit.history.sweeps import checked_at, estimates
 
         found = tuple(estimates(result.resources, checked_at(result.generated_at)))
@@ -212,7 +218,10 @@ def _read_provider(
 ) -> Scope:
     """One provider's resources and gaps (URLs redacted); no credentials is one gap, not an exit.
     With a shard, only its work items are scanned, and the whole universe is added to `universe`."""
+    # keeps collectors.interface off check's start-up
     from gpu_audit.collectors.interface import ProviderUnavailable
+
+    # keeps collectors.registry off check's start-up
     from gpu_audit.collectors.registry import PROVIDERS
 
     progress = _progress(name) if sys.stderr.isatty() else None
@@ -245,13 +254,11 @@ def run_check(request: CheckRequest, settings: Settings) -> ScanResult:
     """`gpu-audit check`: the policy and the named job files (directories expanded, excludes
     applied) audited now, unmatched paths as input errors; checks the history first when one is
     named."""
-    from gpu_audit.core.gcpause import paused_gc
-    from gpu_audit.core.results import Skipped
-    from gpu_audit.jobs import load_jobs
-    from gpu_audit.jobs.discover import expand
-    from gpu_audit.policy.loader import load_policy
+    from gpu_audit.jobs import load_jobs  # keeps gpu_audit.jobs off a cloud scan's start-up
+    from gpu_audit.jobs.discover import expand  # keeps jobs.discover off `scan`'s start-up
 
     if request.history:
+        # keeps history.remember off check's start-up
         from gpu_audit.history.remember import preflight
 
         preflight(request.history, request.baseline)
@@ -282,8 +289,7 @@ def run_check(request: CheckRequest, settings: Settings) -> ScanResult:
 
 def _warn_unknown_ignores(result: ScanResult) -> None:
     """One located warning per ignore comment naming a rule the policy does not have."""
-    from gpu_audit.errors import one_line
-    from gpu_audit.jobs.suppress import unknown_ignores
+    from gpu_audit.jobs.suppress import unknown_ignores  # keeps jobs off a cloud scan's start-up
 
     tables = {
         r.source.path: {line: dict(rules) for line, rules in r.source.suppressions.items()}
@@ -305,6 +311,7 @@ def with_flags(settings: Settings, request: ScanRequest) -> Settings:
     A flag with choices (say `--service`, declared by several providers with their own choices)
     gives each provider the values it knows; a value no selected provider knows is refused.
     """
+    # keeps collectors.registry off check's start-up
     from gpu_audit.collectors.registry import PROVIDERS
 
     given = dict(request.flags)
@@ -365,7 +372,7 @@ def unique(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(v for v in values if v))
 
 
-def _progress(provider: str) -> Any:
+def _progress(provider: str) -> Callable[[Progress], None]:
     """A one-line status on a terminal's stderr, rewritten in place from the first call on."""
 
     def show(progress: Progress) -> None:
@@ -382,7 +389,7 @@ def _progress(provider: str) -> Any:
 def _job_config(path: str) -> tuple[str, ...]:
     """One line for a job config given as an inventory (`scan --inventory train.yaml`): it is
     `check`'s to judge; () for anything else, whose own errors are said instead."""
-    from gpu_audit.jobs import load_jobs
+    from gpu_audit.jobs import load_jobs  # keeps gpu_audit.jobs off a cloud scan's start-up
 
     try:
         loaded = load_jobs([path])

@@ -96,7 +96,7 @@ def scan(
       gpu-audit scan --provider aws --region us-east-1 -o audit.md
       gpu-audit scan --inventory fleet.yaml --history audits.db
     """
-    from gpu_audit.cli.runners import ScanRequest, run_scan
+    from gpu_audit.cli.runners import ScanRequest, run_scan  # keeps cli.runners off --help
 
     options["inputs"] = list(inventories)
     settings = run_settings(options)

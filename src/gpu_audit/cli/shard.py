@@ -38,7 +38,7 @@ def shard_request(shard_text: str | None, run_id: str | None) -> dict[str, Any]:
         if run_id and source is click.core.ParameterSource.COMMANDLINE:
             raise ConfigError("--run-id names a sharded run: give --shard K/N too")
         return {}
-    from gpu_audit.collectors.workitems import parse_shard
+    from gpu_audit.collectors.workitems import parse_shard  # keeps collectors.workitems off --help
 
     batch = os.environ.get("AWS_BATCH_JOB_ID", "")  # an array child's id is PARENT:INDEX
     return {

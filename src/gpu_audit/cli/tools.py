@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import sys
+from datetime import UTC, datetime
 from typing import Any
 
 import click
@@ -22,6 +23,8 @@ from gpu_audit.core.redact import redact_urls
 from gpu_audit.errors import ConfigError, ExitCode, GpuAuditError, one_line
 from gpu_audit.estimate import FORMATS
 from gpu_audit.report import check_extension, format_for
+from gpu_audit.report.escape import terminal_safe
+from gpu_audit.settings import load_settings
 
 ESTIMATE_FORMATS = FORMATS
 
@@ -52,7 +55,10 @@ def estimate(files: tuple[str, ...], **options: Any) -> None:
       gpu-audit estimate train/finetune.json
       gpu-audit estimate --gpu A100-80GB:8 --hours 12 --max-usd 300
     """
-    from gpu_audit.estimate.run import EstimateRequest, run_estimate
+    from gpu_audit.estimate.run import (  # keeps estimate.run off --help
+        EstimateRequest,
+        run_estimate,
+    )
 
     output = options.pop("output")
     given = options.pop("fmt")
@@ -63,18 +69,17 @@ def estimate(files: tuple[str, ...], **options: Any) -> None:
     inputs = [*files, *_prices(options.pop("prices"), output, files)]
     rates = options.pop("interruption_rates")
     if rates:
-        from gpu_audit.core.inputs import refuse_input
+        from gpu_audit.core.inputs import refuse_input  # keeps core.inputs off --help
 
         if output:
             refuse_input(output, [rates])
         inputs.append(rates)
     use_interruptions(rates)
-    from gpu_audit.settings import load_settings
 
     excludes = load_settings(None).exclude if files else ()  # as `check` skips them
     report = run_estimate(EstimateRequest(files=files, fmt=fmt, excludes=excludes, **options))
     if output:
-        from gpu_audit.core.writer import write_atomic
+        from gpu_audit.core.writer import write_atomic  # keeps core.writer off --help
 
         if warning:
             click.echo(f"gpu-audit: warning: {one_line(warning)}", err=True)
@@ -104,7 +109,7 @@ def policies_validate(files: tuple[str, ...]) -> None:
     Example:
       gpu-audit policies validate team.yaml
     """
-    from gpu_audit.policy.loader import load_policy
+    from gpu_audit.policy.loader import load_policy  # keeps policy.loader off --help
 
     failed = False
     for path in files:
@@ -128,8 +133,8 @@ def policies_list(paths: tuple[str, ...]) -> None:
     Example:
       gpu-audit policies list --policy team.yaml
     """
-    from gpu_audit.policy.loader import load_policy
-    from gpu_audit.report.fit import fitted, terminal_width
+    from gpu_audit.policy.loader import load_policy  # keeps policy.loader off --help
+    from gpu_audit.report.fit import fitted, terminal_width  # keeps report.fit off --help
 
     policy = load_policy(list(paths))
     rows = [
@@ -145,15 +150,11 @@ def _prices(flag: str | None, output: str | None = None, files: tuple[str, ...] 
     """--prices, else the settings file's `prices:` (found as scan finds it), laid over the
     catalog; the files read (settings, prices), after `output` is checked against them and
     `files` (before any work)."""
-    from datetime import UTC, datetime
-
-    from gpu_audit.settings import load_settings
-
     settings = load_settings(None)
     path = flag or settings.prices
     read = [p for p in (settings.source, path) if p]
     if output:
-        from gpu_audit.core.inputs import refuse_input
+        from gpu_audit.core.inputs import refuse_input  # keeps core.inputs off --help
 
         refuse_input(output, [*read, *files])
     use_prices(path, settings.prices_max_age_days, datetime.now(UTC))
@@ -188,14 +189,13 @@ def catalog_lookup(
       gpu-audit catalog lookup H100
     """
     _prices(prices)
-    from gpu_audit.cli.lookup import ended_lines, lookup_rows
-    from gpu_audit.report.escape import terminal_safe
-    from gpu_audit.report.fit import fitted, terminal_width
+    from gpu_audit.cli.lookup import ended_lines, lookup_rows  # keeps cli.lookup off --help
+    from gpu_audit.report.fit import fitted, terminal_width  # keeps report.fit off --help
 
     if fmt == "json":
-        import json
+        import json  # keeps json off --help
 
-        from gpu_audit.cli.lookup import lookup_entries
+        from gpu_audit.cli.lookup import lookup_entries  # keeps cli.lookup off --help
 
         entries, unknown = lookup_entries(names, region)
         data = {"version": 1, "kind": "catalog-lookup", "items": entries, "unknown": unknown}
@@ -215,8 +215,10 @@ def catalog_lookup(
             "spot $/h",
             "source",
         ]
-        rows = [[*row[:-2], f"as of {row[-2]}: {row[-1]}" if row[-1] != "unpriced" else "-"]
-                for row in rows]  # fmt: skip
+        rows = [
+            [*row[:-2], f"as of {row[-2]}: {row[-1]}" if row[-1] != "unpriced" else "-"]
+            for row in rows
+        ]
         drop = ("class rank", "count", "cloud", "GiB/GPU")  # the GPU, region and prices stay
         click.echo(fitted(headers, rows, terminal_width(), drop, footnotes="source"))
     for line in ended_lines(names):

@@ -76,8 +76,10 @@ def load_report(path: str) -> tuple[Inventory, dict[str, Any]]:
         messages = [f"{path}:{_line_at(tree, where)}: {message}" for where, message in shown]
         if len(problems) > MAX_ERRORS:
             rest, line = len(problems) - MAX_ERRORS, _line_at(tree, problems[MAX_ERRORS][0])
-            messages.append(f"{path}:{line}: and {rest:,} more errors in this file, the next "
-                            f"one here (the first {MAX_ERRORS} are shown)")  # fmt: skip
+            messages.append(
+                f"{path}:{line}: and {rest:,} more errors in this file, the next "
+                f"one here (the first {MAX_ERRORS} are shown)"
+            )
         raise InputErrors(messages)
     header = {k: v for k, v in data.items() if k not in _BULK} if isinstance(data, dict) else {}
     return inventory, header
@@ -108,7 +110,7 @@ def _streamed(
 _IGNORED = ("findings", "not_evaluated")
 
 
-def _parse(path: str, text: str) -> Any:
+def _parse(path: str, text: str) -> Any:  # Any: YAML/JSON of any shape
     if path.lower().endswith(".json"):
         # Large snapshots are JSON: the json module is ~20× faster than YAML with line numbers.
         return load_json(path, text)
@@ -119,7 +121,7 @@ def _parse(path: str, text: str) -> Any:
     return documents[0].data
 
 
-def _lined(path: str, text: str) -> Any:
+def _lined(path: str, text: str) -> Any:  # Any: YAML/JSON of any shape
     """The JSON file again, with line numbers (the YAML reader): only when there are errors."""
     if len(text) > MAX_LOCATED_JSON_BYTES or "\n" not in text.rstrip():
         return None  # too large to read twice, or one line: every error is on line 1

@@ -6,10 +6,13 @@ import importlib
 import importlib.util
 from collections.abc import Callable, Mapping
 from dataclasses import field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpu_audit.core.frozen import record
 from gpu_audit.errors import ConfigError
+
+if TYPE_CHECKING:  # the collector classes are imported on `create`, when a scan starts
+    from gpu_audit.collectors.interface import Collector
 
 
 @record
@@ -58,7 +61,7 @@ class Provider:
     # starts `NAME.KEY: ` so the loader finds the key's line.
     values: Callable[[Any], None] | None = None
 
-    def create(self, section: Any, progress: Any = None) -> Any:
+    def create(self, section: Any, progress: Any = None) -> Collector[Any]:
         """The collector for `section`, or a ConfigError naming the extra to install."""
         try:
             missing = importlib.util.find_spec(self.requires) is None

@@ -35,11 +35,11 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
 
 
-def _enum_value(value: Any) -> Any:
+def _enum_value(value: Any) -> Any:  # Any: a field's value, typed by its spec at run time
     return None if value is None else value.value
 
 
-def _section_writer(keys: tuple[str, ...]) -> Any:
+def _section_writer(keys: tuple[str, ...]) -> Callable[[Any], dict[str, Any]]:
     def write(section: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key in keys:
@@ -143,7 +143,7 @@ def read_mapping(
 
 def _section(
     name: str, raw: Any, problems: list[FieldProblem], hint: Callable[[Any, Any], str]
-) -> Any:
+) -> Any:  # Any: a field's value, typed by its spec at run time
     """A section (`gpu`, `price`, …) built from its mapping; None when it has problems."""
     if raw.__class__ is not dict and not isinstance(raw, Mapping):
         problems.append(FieldProblem(name, "expected a mapping"))
@@ -169,20 +169,20 @@ def _converter(spec: FieldSpec) -> Callable[[Any], Any]:
     converts the rare forms (an int as an id, a date for a time) or names the problem."""
     if spec.type in ("str", "gpu") and spec.name in _UNIQUE:
 
-        def unique(value: Any) -> Any:
+        def unique(value: Any) -> Any:  # Any: a field's value, typed by its spec at run time
             return value if value.__class__ is str else _typed(spec, value)
 
         return unique
     if spec.type in ("str", "gpu"):
 
-        def text(value: Any) -> Any:
+        def text(value: Any) -> Any:  # Any: a field's value, typed by its spec at run time
             return _keep(value) if value.__class__ is str else _typed(spec, value)
 
         return text
     if spec.type == "enum" and spec.enum is not None:
         members = {member.value: member for member in spec.enum}
 
-        def enum(value: Any) -> Any:
+        def enum(value: Any) -> Any:  # Any: a field's value, typed by its spec at run time
             member = members.get(value) if value.__class__ is str else None
             return member if member is not None else _typed(spec, value)
 
@@ -192,7 +192,7 @@ def _converter(spec: FieldSpec) -> Callable[[Any], Any]:
         high = sys.float_info.max if spec.maximum is None else spec.maximum
         kinds = (int,) if spec.integer else (int, float)
 
-        def number(value: Any) -> Any:
+        def number(value: Any) -> Any:  # Any: a field's value, typed by its spec at run time
             if value.__class__ in kinds and low <= value <= high:
                 return value  # NaN fails the comparisons, and infinity is past every bound
             return _typed(spec, value)
@@ -201,7 +201,7 @@ def _converter(spec: FieldSpec) -> Callable[[Any], Any]:
     if spec.type == "datetime":
         seen: dict[str, datetime] = {}  # fleets launch on the hour: a few thousand distinct times
 
-        def moment(value: Any) -> Any:
+        def moment(value: Any) -> Any:  # Any: a field's value, typed by its spec at run time
             parsed = seen.get(value) if value.__class__ is str else None
             if parsed is None:
                 parsed = _typed(spec, value)
@@ -212,7 +212,7 @@ def _converter(spec: FieldSpec) -> Callable[[Any], Any]:
         return moment
     if spec.type == "tag":
 
-        def tags(value: Any) -> Any:
+        def tags(value: Any) -> Any:  # Any: a field's value, typed by its spec at run time
             if value.__class__ is dict and all(
                 k.__class__ is str and v.__class__ is str for k, v in value.items()
             ):
@@ -223,7 +223,7 @@ def _converter(spec: FieldSpec) -> Callable[[Any], Any]:
         return tags
     if spec.type == "list":
 
-        def items(value: Any) -> Any:
+        def items(value: Any) -> Any:  # Any: a field's value, typed by its spec at run time
             if value.__class__ is list and all(v.__class__ is str for v in value):
                 return tuple(map(_keep, value))
             return _typed(spec, value)
@@ -344,6 +344,7 @@ def in_utc_range(when: datetime) -> bool:
     return True
 
 
+# Any: a field's value, typed by its spec at run time
 def _typed(spec: FieldSpec, value: Any) -> Any:
     key = spec.name
     kind = spec.type

@@ -20,7 +20,7 @@ def canonical(
     anchored: bool = False,
     default: Any = None,
     factory: Any = None,
-) -> Any:
+) -> Any:  # Any: dataclasses.field's own return type
     """Declare a canonical field: the one line that the field table (`gpu_audit.core.fields`), the
     policy loader, the inventory reader, the JSON report schema and the docs derive from.
 

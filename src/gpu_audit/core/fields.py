@@ -118,7 +118,7 @@ def _unknown_is_missing(name: str) -> Getter:
     missing data (not evaluated), never a value to compare."""
     get = attrgetter(name)
 
-    def known(resource: Resource) -> Any:
+    def known(resource: Resource) -> Any:  # Any: a field's value, typed by its spec at run time
         value = get(resource)
         return None if value == "unknown" else value
 
@@ -147,7 +147,7 @@ TAG_PREFIX = "tags."
 def tag_getter(key: str) -> Getter:
     """A getter of the tag `key` of a resource (None when the tag is not set)."""
 
-    def get(resource: Resource) -> Any:
+    def get(resource: Resource) -> Any:  # Any: a field's value, typed by its spec at run time
         return resource.tags.get(key)
 
     return get

@@ -81,7 +81,7 @@ def shared(cls: T) -> T:
     return cls
 
 
-def _tuple_of(names: tuple[str, ...]) -> Any:
+def _tuple_of(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
     """The fields' values as a tuple, as the generated methods build it (one field too)."""
     if len(names) == 1:
         get = attrgetter(names[0])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import Any, NoReturn
 
 _WS = re.compile(r"[ \t\n\r]*")  # JSON's four white-space characters, as the decoder has them
 
@@ -25,7 +25,7 @@ class Streamed(int):
     """Where a streamed array was: the number of its items that went to `take`."""
 
 
-def _refuse(name: str) -> Any:
+def _refuse(name: str) -> NoReturn:
     raise Fallback(name)  # NaN, Infinity: the ordinary reader names them at their place
 
 
@@ -34,7 +34,7 @@ _DECODER = json.JSONDecoder(parse_constant=_refuse)
 
 def load_streamed(
     text: str, key: str, take: Callable[[Any], None], skip: Collection[str] = ()
-) -> Any:
+) -> Any:  # Any: JSON of any shape
     """The document, with each item of the array under top-level `key` given to `take` in
     order instead of kept (the key maps to the number of items); the items of arrays under
     `skip` are parsed and dropped (the key maps to `[]`). A top-level array is streamed whole
@@ -45,7 +45,7 @@ def load_streamed(
         raise Fallback(str(exc)) from None
 
 
-def _document(text: str, key: str, take: Callable[[Any], None], skip: Collection[str]) -> Any:
+def _document(text: str, key: str, take: Callable[[Any], None], skip: Collection[str]) -> object:
     at = _skip(text, 0)
     if text[at] == "[":
         count, at = _items(text, at, take)

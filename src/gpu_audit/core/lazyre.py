@@ -38,7 +38,7 @@ class _Lazy:
         self.pattern = source
         self.flags = flags
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Any:  # Any: what re.Pattern's attribute is
         """The first use: compile, and keep the compiled pattern's methods on the instance."""
         compiled = self.__dict__.get("compiled")
         if compiled is None:

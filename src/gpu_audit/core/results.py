@@ -24,9 +24,9 @@ _COMPARISON = frozenset(
 )
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> Any:  # Any: what Comparison's attribute is
     if name in _COMPARISON:
-        from gpu_audit.core import comparison
+        from gpu_audit.core import comparison  # keeps core.comparison off check's start-up
 
         return getattr(comparison, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -199,7 +199,7 @@ _INT_BITS = int((sys.get_int_max_str_digits() or 4300) * 3.3219)
 def guarded(tag: str, construct: Constructor) -> Constructor:
     """The constructor for `tag`, raising a located ValueProblem instead of any other exception."""
 
-    def run(loader: Any, node: yaml.Node) -> Any:
+    def run(loader: Any, node: yaml.Node) -> Any:  # Any: YAML of any shape
         try:
             value = construct(loader, node)
             if isinstance(value, int) and value.bit_length() > _INT_BITS:

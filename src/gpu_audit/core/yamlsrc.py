@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -106,7 +106,7 @@ class _LineLoader(_Loader):  # type: ignore[misc,valid-type]
     pass
 
 
-def _map(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
+def _map(loader: yaml.SafeLoader, node: yaml.MappingNode) -> object:
     yamlguard.check_kind("map", node)
     result = LineMap(node.start_mark.line + 1)
     yield result
@@ -121,12 +121,12 @@ def _map(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
         result.key_lines[key] = key_node.start_mark.line + 1
 
 
-def _set(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
+def _set(loader: yaml.SafeLoader, node: yaml.MappingNode) -> object:
     yamlguard.check_kind("set", node)
     return _map(loader, node)
 
 
-def _seq(loader: yaml.SafeLoader, node: yaml.SequenceNode) -> Any:
+def _seq(loader: yaml.SafeLoader, node: yaml.SequenceNode) -> object:
     yamlguard.check_kind("seq" if node.tag.endswith(":seq") else node.tag.rsplit(":", 1)[-1], node)
     result = LineList(node.start_mark.line + 1)
     yield result
@@ -168,7 +168,7 @@ class _LenientLoader(_LineLoader):
     settings file reports it among its other errors, located by its own checks, not alone."""
 
 
-def _date_or_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+def _date_or_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> object:
     try:
         return loader.construct_yaml_timestamp(node)
     except Exception:  # any failure of the date parse: the text, judged by the caller
@@ -183,7 +183,7 @@ _MAP, _SEQ = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
 _FLATTENED = ("tag:yaml.org,2002:merge", "tag:yaml.org,2002:value")  # `<<` and `=` keys
 
 
-def _build(loader: Any, node: yaml.Node) -> Any:
+def _build(loader: Any, node: yaml.Node) -> Any:  # Any: YAML/JSON of any shape
     """What `construct_document` builds for a document without aliases, in about a third of
     the time: plain mappings, sequences, strings and nulls are built here, anything else (an
     int, a date, `!!binary`, a `!Ref`, a merge key) by the loader's own guarded constructors.
@@ -322,7 +322,7 @@ def _is_json(path: str, text: str) -> bool:
     return True
 
 
-def load_json(path: str, text: str) -> Any:
+def load_json(path: str, text: str) -> Any:  # Any: YAML/JSON of any shape
     """Parse JSON with the json module; every failure is one located InputError."""
     import json  # ~1.4 ms, paid by the runs that read JSON
 
@@ -354,7 +354,7 @@ class _NotJson(ValueError):
     pass
 
 
-def _not_json(name: str) -> Any:
+def _not_json(name: str) -> NoReturn:
     raise _NotJson(name)  # NaN, Infinity: Python's json accepts them; JSON (RFC 8259) does not
 
 

@@ -11,13 +11,16 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gpu_audit.diff.git import Revision, abbreviated, link_targets, read_blobs, tree_files
 from gpu_audit.errors import InputError
 from gpu_audit.jobs.discover import NOT_UTF8, Walker, expand, not_utf8, utf8_name
 from gpu_audit.jobs.syntax import OPENING
 from gpu_audit.report.escape import terminal_safe
+
+if TYPE_CHECKING:  # pathspec is imported where a directory is walked
+    from pathspec import GitIgnoreSpec
 
 _GLOB_CHARS = frozenset("*?[")
 
@@ -82,7 +85,7 @@ class TreeWalker(Walker):
     def _is_root(self, directory: str) -> bool:
         return os.path.realpath(directory) == self._root
 
-    def _gitignore(self, directory: str) -> Any:
+    def _gitignore(self, directory: str) -> GitIgnoreSpec | None:
         if directory not in self._ignores:
             rel = os.path.relpath(os.path.realpath(directory), self._root).replace(os.sep, "/")
             raw = self._ignore_text.get(".gitignore" if rel == "." else f"{rel}/.gitignore", b"")

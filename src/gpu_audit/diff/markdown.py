@@ -13,8 +13,14 @@ HEADERS = ["job", "change", "GPUs", "capacity", "runtime cap", "per run"]  # six
 def _row(job: JobChange) -> str:
     where = f"{inline(job.name)}<br>{inline(job.file)}"
     cost = f"{inline(across(job, run))}<br>**{inline(delta(job))}**"
-    cells = [where, job.change, inline(across(job, gpus)), inline(across(job, capacity)),
-             inline(across(job, cap)), cost]  # fmt: skip
+    cells = [
+        where,
+        job.change,
+        inline(across(job, gpus)),
+        inline(across(job, capacity)),
+        inline(across(job, cap)),
+        cost,
+    ]
     return "| " + " | ".join(cells) + " |"
 
 

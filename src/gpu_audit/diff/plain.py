@@ -11,11 +11,25 @@ from gpu_audit.report.csv import neutral
 from gpu_audit.report.escape import terminal_safe
 
 CSV_COLUMNS = [
-    "file", "job", "change", "gpus_before", "gpus_after", "capacity_before", "capacity_after",
-    "runtime_cap_hours_before", "runtime_cap_hours_after", "hourly_usd_before", "hourly_usd_after",
-    "run_usd_before", "run_usd_after", "delta_usd", "delta_percent", "delta_hourly_usd",
-    "findings_new", "findings_resolved",
-]  # fmt: skip
+    "file",
+    "job",
+    "change",
+    "gpus_before",
+    "gpus_after",
+    "capacity_before",
+    "capacity_after",
+    "runtime_cap_hours_before",
+    "runtime_cap_hours_after",
+    "hourly_usd_before",
+    "hourly_usd_after",
+    "run_usd_before",
+    "run_usd_after",
+    "delta_usd",
+    "delta_percent",
+    "delta_hourly_usd",
+    "findings_new",
+    "findings_resolved",
+]
 
 
 def render_text(result: DiffResult) -> str:
@@ -54,8 +68,11 @@ def render_csv(result: DiffResult) -> str:
         before, after = job.before, job.after
         writer.writerow(
             [
-                _text(job.file), _text(job.name), job.change,
-                _text(_gpus(before)), _text(_gpus(after)),
+                _text(job.file),
+                _text(job.name),
+                job.change,
+                _text(_gpus(before)),
+                _text(_gpus(after)),
                 _text(before.capacity if before else None),
                 _text(after.capacity if after else None),
                 _number(before.runtime_cap_hours if before else None),
@@ -64,11 +81,13 @@ def render_csv(result: DiffResult) -> str:
                 _number(after.hourly_usd if after else None),
                 _number(before.run_usd if before else None),
                 _number(after.run_usd if after else None),
-                _number(job.delta_usd), _number(job.delta_percent), _number(job.delta_hourly_usd),
+                _number(job.delta_usd),
+                _number(job.delta_percent),
+                _number(job.delta_hourly_usd),
                 _text("; ".join(f"{f.rule_id} ({f.location})" for f in job.findings_new)),
                 _text("; ".join(f"{f.rule_id} ({f.location})" for f in job.findings_resolved)),
             ]
-        )  # fmt: skip
+        )
     return buffer.getvalue()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from dataclasses import asdict
 from typing import Any
 
@@ -29,15 +30,15 @@ def render(result: DiffResult, fmt: str) -> str:
     if fmt == "json":
         return render_json(result)
     if fmt == "markdown":
-        from gpu_audit.diff.markdown import render_markdown
+        from gpu_audit.diff.markdown import render_markdown  # keeps diff.markdown off --help
 
         return render_markdown(result)
     if fmt in ("text", "csv"):
-        from gpu_audit.diff.plain import render_csv, render_text
+        from gpu_audit.diff.plain import render_csv, render_text  # keeps diff.plain off --help
 
         return render_text(result) if fmt == "text" else render_csv(result)
     if fmt == "sarif":
-        from gpu_audit.diff.sarif import render_sarif
+        from gpu_audit.diff.sarif import render_sarif  # keeps diff.sarif off --help
 
         return render_sarif(result)
     return render_table(result)
@@ -46,9 +47,7 @@ def render(result: DiffResult, fmt: str) -> str:
 def render_table(result: DiffResult) -> str:
     """The table fits the terminal as `check`'s does: the capacity, cap, GPU and change columns
     go first, then the widest is clipped; the costs never are."""
-    import textwrap
-
-    from gpu_audit.report.fit import fitted, terminal_width
+    from gpu_audit.report.fit import fitted, terminal_width  # keeps report.fit off --help
 
     safe = terminal_safe
     width = terminal_width()
@@ -57,10 +56,18 @@ def render_table(result: DiffResult) -> str:
     changed = result.changed
     if changed:
         rows = [
-            [j.file, j.name, j.change, across(j, gpus), across(j, capacity), across(j, cap),
-             across_run(j), delta(j)]
+            [
+                j.file,
+                j.name,
+                j.change,
+                across(j, gpus),
+                across(j, capacity),
+                across(j, cap),
+                across_run(j),
+                delta(j),
+            ]
             for j in changed
-        ]  # fmt: skip
+        ]
         # then the change (added, removed, modified: the per-run cells say which, `→` or one)
         drop = ("runtime cap", "capacity", "GPUs", "change")
         keep = ("per run", "delta")  # the costs are never clipped
@@ -76,8 +83,9 @@ def render_table(result: DiffResult) -> str:
         if extra:
             lines += ["", safe(f"{job.file} {job.name}:")]
             for line in map(safe, extra):
-                lines += textwrap.wrap(line, width, subsequent_indent="    ",
-                                       break_on_hyphens=False)  # fmt: skip
+                lines += textwrap.wrap(
+                    line, width, subsequent_indent="    ", break_on_hyphens=False
+                )
     unchanged = len(result.jobs) - len(changed)
     if unchanged:
         lines += ["", f"{unchanged} GPU job(s) unchanged."]

@@ -8,8 +8,13 @@ from datetime import UTC, datetime
 
 from gpu_audit.core.frozen import record
 from gpu_audit.core.yamlguard import printable
+from gpu_audit.diff.files import revision_files, worktree_files
+from gpu_audit.diff.git import abbreviated, renames, repository, resolve
 from gpu_audit.diff.model import DiffResult
+from gpu_audit.diff.pair import pair, total
+from gpu_audit.diff.sides import judge
 from gpu_audit.errors import InputError
+from gpu_audit.policy.loader import load_policy
 from gpu_audit.settings import Settings
 
 WORKTREE = "working tree"
@@ -27,12 +32,6 @@ class DiffRequest:
 def run_diff(request: DiffRequest, settings: Settings) -> DiffResult:
     """`gpu-audit diff`: the job files of the base and head revisions (head: the worktree) judged
     and priced, then paired by path and renames; InputError for a path on neither side."""
-    from gpu_audit.diff.files import revision_files, worktree_files
-    from gpu_audit.diff.git import abbreviated, renames, repository, resolve
-    from gpu_audit.diff.pair import pair, total
-    from gpu_audit.diff.sides import judge
-    from gpu_audit.policy.loader import load_policy
-
     policy = load_policy(request.policies or settings.policies)
     root = repository(os.getcwd())
     base = resolve(root, request.base, "--base")

@@ -15,6 +15,8 @@ from gpu_audit import __version__
 from gpu_audit.core.results import RuleInfo
 from gpu_audit.diff.git import abbreviated
 from gpu_audit.diff.model import DiffResult, FindingNote
+from gpu_audit.report.markdown_text import prose
+from gpu_audit.report.pipeline import detect
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/gpu-audit/gpu-audit"
@@ -24,8 +26,6 @@ _LEVELS = {"critical": "error", "high": "error", "medium": "warning", "low": "no
 
 def render_sarif(result: DiffResult, environ: Mapping[str, str] | None = None) -> str:
     """The log; `environ` (default: this process's) tells whether it runs in an Azure Pipeline."""
-    from gpu_audit.report.pipeline import detect
-
     new = [(job.file, job.name, note) for job in result.changed for note in job.findings_new]
     rule_ids = sorted({note.rule_id for *_, note in new})
     index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
@@ -63,8 +63,6 @@ def render_sarif(result: DiffResult, environ: Mapping[str, str] | None = None) -
 def _rule(rule_id: str, severity: str, info: RuleInfo | None) -> dict[str, Any]:
     """A rule as code scanning shows it: its title, description and remediation from the policy
     (GitHub requires all three: the Multitool's GH2012), the id where the policy has none."""
-    from gpu_audit.report.markdown_text import prose
-
     title = info.title if info else rule_id
     help_text = (info.remediation if info else None) or title
     return {

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
-from gpu_audit.catalog import PriceQuote, instance_spec, rate_cards
+from gpu_audit.catalog import (
+    PriceQuote,
+    canonical_gpu,
+    instance_spec,
+    instance_types,
+    ladder,
+    rate_cards,
+)
 from gpu_audit.catalog.enrich import POOLED, cents, priced_quote, share_factor
 from gpu_audit.catalog.options import offers, unpriced, withdrawn
 from gpu_audit.catalog.sweep import DEFAULT_TRIAL_NOTE, bound, is_sweep, sweep_gpu_hours
@@ -283,8 +291,6 @@ def _close_type(text: str) -> str:
     """` (did you mean 'p5.48xlarge'?)` for `p5.48xl`: a type it begins, else a close one."""
     from difflib import get_close_matches  # an error's hint only
 
-    from gpu_audit.catalog import instance_types
-
     names = sorted({spec.instance_type for spec in instance_types()})
     folded = text.strip().lower().removeprefix("ml.")
     begun = [name for name in names if name.lower().startswith(folded)] if folded else []
@@ -294,10 +300,7 @@ def _close_type(text: str) -> str:
 
 def _close_gpu(name: str, count: str) -> str:
     """` (did you mean 'H100:8'?)` for `H100x8` or `H100 x 8`; a close GPU name otherwise."""
-    import re
     from difflib import get_close_matches  # an error's hint only
-
-    from gpu_audit.catalog import canonical_gpu, ladder
 
     times = re.fullmatch(r"(.+?)\s*[x×*]\s*(\d+)", name.strip(), re.IGNORECASE)
     if times and not count and (model := canonical_gpu(times.group(1))) is not None:
@@ -312,8 +315,6 @@ def _close_gpu(name: str, count: str) -> str:
 
 def parse_gpu_request(text: str) -> tuple[str, int]:
     """`A100-80GB:8` → (A100-80GB, 8); `H100` → (H100, 1)."""
-    from gpu_audit.catalog import canonical_gpu
-
     name, _, count = text.partition(":")
     model = canonical_gpu(name.strip())
     if model is None:

@@ -16,13 +16,39 @@ from gpu_audit.report.summary import usd
 
 JSON_VERSION = 1
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
-JOB_HEADERS = ["job", "GPUs", "runtime", "GPU-h", "rate on-demand", "run on-demand", "rate spot",
-               "run spot", "budget"]  # fmt: skip
-OPTION_HEADERS = ["instance type", "cloud", "region", "GPU", "GPUs/node", "GiB/GPU", "nodes",
-                  "capacity", "$/hour", "run", "budget"]  # fmt: skip
+JOB_HEADERS = [
+    "job",
+    "GPUs",
+    "runtime",
+    "GPU-h",
+    "rate on-demand",
+    "run on-demand",
+    "rate spot",
+    "run spot",
+    "budget",
+]
+OPTION_HEADERS = [
+    "instance type",
+    "cloud",
+    "region",
+    "GPU",
+    "GPUs/node",
+    "GiB/GPU",
+    "nodes",
+    "capacity",
+    "$/hour",
+    "run",
+    "budget",
+]
 # Markdown: at most six columns, so a table fits GitHub's 980 px page; the others grouped
-MARKDOWN_JOB_HEADERS = ["job", "GPUs", "runtime", "on-demand rate · run", "spot rate · run",
-                        "budget"]  # fmt: skip
+MARKDOWN_JOB_HEADERS = [
+    "job",
+    "GPUs",
+    "runtime",
+    "on-demand rate · run",
+    "spot rate · run",
+    "budget",
+]
 MARKDOWN_OPTION_HEADERS = ["instance type", "where", "GPUs", "capacity", "$/hour", "run"]
 
 
@@ -68,11 +94,16 @@ def _budget(e: JobEstimate) -> str:
 def _job_row(e: JobEstimate) -> list[str]:
     od, spot = e.on_demand, e.spot
     return [
-        _clean(e.job), _gpus(e), _hours(e), "-" if e.gpu_hours is None else f"{e.gpu_hours:g}",
-        _rate(od.hourly_usd if od else None), money(od.run_usd if od else None),
-        _rate(spot.hourly_usd if spot else None), money(spot.run_usd if spot else None),
+        _clean(e.job),
+        _gpus(e),
+        _hours(e),
+        "-" if e.gpu_hours is None else f"{e.gpu_hours:g}",
+        _rate(od.hourly_usd if od else None),
+        money(od.run_usd if od else None),
+        _rate(spot.hourly_usd if spot else None),
+        money(spot.run_usd if spot else None),
         _budget(e),
-    ]  # fmt: skip
+    ]
 
 
 def _notes(e: JobEstimate) -> list[str]:
@@ -172,8 +203,10 @@ def render_jobs(estimates: Sequence[JobEstimate], fmt: str) -> str:
     notes = [line for e in estimates for line in _notes(e)]
     if fmt == "markdown":
         bullets = [f"{'  ' if n.startswith(' ') else ''}- {prose(n.strip())}" for n in notes]
-        grouped = [[r[0], r[1], f"{r[2]}, {r[3]} GPU-h", f"{r[4]} · {r[5]}", f"{r[6]} · {r[7]}",
-                    r[8]] for r in rows]  # fmt: skip
+        grouped = [
+            [r[0], r[1], f"{r[2]}, {r[3]} GPU-h", f"{r[4]} · {r[5]}", f"{r[6]} · {r[7]}", r[8]]
+            for r in rows
+        ]
         return "\n".join([*_markdown(MARKDOWN_JOB_HEADERS, grouped), "", *bullets]) + "\n"
     if fmt == "text":
         return "\n".join(_text_job(e) for e in estimates)
@@ -193,7 +226,7 @@ def _text_job(e: JobEstimate) -> str:
         _capacity_line("spot", spot),
         f"  budget: {_budget(e)}",
         *_notes(e)[1:],
-    ]  # fmt: skip
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -218,11 +251,21 @@ def _option_rows(table: OptionTable) -> list[list[str]]:
         )
 
     return [
-        [name(o), o.cloud, o.region, o.gpu_model, str(o.gpus_per_node),
-         f"{o.memory_gib_per_gpu:g}", str(o.nodes), o.capacity, _rate(o.hourly_usd),
-         money(o.run_usd), _option_budget(table, o)]
+        [
+            name(o),
+            o.cloud,
+            o.region,
+            o.gpu_model,
+            str(o.gpus_per_node),
+            f"{o.memory_gib_per_gpu:g}",
+            str(o.nodes),
+            o.capacity,
+            _rate(o.hourly_usd),
+            money(o.run_usd),
+            _option_budget(table, o),
+        ]
         for o in table.options
-    ]  # fmt: skip
+    ]
 
 
 def _option_budget(table: OptionTable, option: Option) -> str:
@@ -281,8 +324,17 @@ def render_options(table: OptionTable, fmt: str) -> str:
         return _json(data)
     rows = _option_rows(table)
     if fmt == "markdown":  # six columns fit GitHub's page: the rest grouped
-        grouped = [[r[0], f"{r[1]} {r[2]}", f"{_nodes(r[6])}{r[4]}× {r[3]} ({r[5]} GiB)", r[7],
-                    r[8], r[9] + ("" if r[10] == "-" else f" {r[10]}")] for r in rows]  # fmt: skip
+        grouped = [
+            [
+                r[0],
+                f"{r[1]} {r[2]}",
+                f"{_nodes(r[6])}{r[4]}× {r[3]} ({r[5]} GiB)",
+                r[7],
+                r[8],
+                r[9] + ("" if r[10] == "-" else f" {r[10]}"),
+            ]
+            for r in rows
+        ]
         body = _markdown(MARKDOWN_OPTION_HEADERS, grouped)
         head = f"**{inline(_option_title(table), 1000)}**"
         footer = [prose(line, 1000) for line in _option_footer(table)]
@@ -304,9 +356,9 @@ def render_options(table: OptionTable, fmt: str) -> str:
 
 def _wrapped(text: str) -> list[str]:
     """A title or note as lines that fit the terminal, as its table does."""
-    import textwrap
+    import textwrap  # keeps textwrap off `estimate`'s start-up
 
-    from gpu_audit.report.fit import terminal_width
+    from gpu_audit.report.fit import terminal_width  # keeps report.fit off --help
 
     return textwrap.wrap(text, max(terminal_width(), 40), break_on_hyphens=False) or [text]
 
@@ -318,7 +370,7 @@ def _nodes(count: str) -> str:
 def _tabulate(headers: Sequence[str], rows: Sequence[Sequence[str]], drop: Sequence[str]) -> str:
     """A table that fits the terminal as the scan table does (`drop`: the columns that go
     first when it is too wide); a budget verdict and a run's cost are never clipped."""
-    from gpu_audit.report.fit import fitted, terminal_width
+    from gpu_audit.report.fit import fitted, terminal_width  # keeps report.fit off --help
 
     keep = ("instance type", "budget", "run", "run on-demand", "run spot", "$/hour")
     return fitted(headers, rows, terminal_width(), drop, keep=keep)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
 
+from gpu_audit.catalog.enrich import enrich
 from gpu_audit.core.frozen import record
+from gpu_audit.core.resource import Resource
 from gpu_audit.errors import ConfigError
+from gpu_audit.estimate.compute import estimate_job, instance_request, options, parse_gpu_request
+from gpu_audit.estimate.model import JobEstimate
+from gpu_audit.estimate.render import money, render_jobs, render_options
 
 
 @record
@@ -36,13 +41,6 @@ def run_estimate(request: EstimateRequest) -> EstimateReport:
     """`gpu-audit estimate`: the job files' estimates, or the priced options of a
     `--gpu`/`--instance-type` ask; ConfigError when both or neither is given, or `--hours` is not
     positive."""
-    from gpu_audit.estimate.compute import (
-        instance_request,
-        options,
-        parse_gpu_request,
-    )
-    from gpu_audit.estimate.render import render_options
-
     asked = request.gpu is not None or request.instance_type is not None
     if asked and request.files:
         raise ConfigError("estimate: give job FILES, or --gpu/--instance-type, not both")
@@ -58,26 +56,30 @@ def run_estimate(request: EstimateRequest) -> EstimateReport:
         else:
             model, per_node = parse_gpu_request(request.gpu or "")
         table = options(
-            model, per_node, request.hours, request.nodes, request.cloud, request.max_usd,
+            model,
+            per_node,
+            request.hours,
+            request.nodes,
+            request.cloud,
+            request.max_usd,
             asked=request.instance_type,
-        )  # fmt: skip
+        )
         return EstimateReport(render_options(table, request.fmt), 0, ())  # choices, not a gate
     return _jobs(request)
 
 
 def _jobs(request: EstimateRequest) -> EstimateReport:
-    from gpu_audit.catalog.enrich import enrich
-    from gpu_audit.estimate.compute import estimate_job
-    from gpu_audit.estimate.render import money, render_jobs
-    from gpu_audit.jobs import load_jobs
-    from gpu_audit.jobs.discover import expand
+    from gpu_audit.jobs import load_jobs  # keeps jobs off `estimate`'s start-up
+    from gpu_audit.jobs.discover import expand  # keeps jobs.discover off `estimate`'s start-up
 
     # directories walked and quoted globs expanded, as `check` takes them
     files, unmatched = expand(request.files, request.excludes)
     loaded = load_jobs(files)
     now = datetime.now(UTC)
-    estimates = [with_lost_work(estimate_job(enrich(r, now), request.hours), enrich(r, now),
-                                request.hours) for r in loaded.resources]  # fmt: skip
+    estimates = [
+        with_lost_work(estimate_job(enrich(r, now), request.hours), enrich(r, now), request.hours)
+        for r in loaded.resources
+    ]
     errors = (*unmatched, *(s.reason for s in loaded.skipped if s.error))
     over = sum(1 for e in estimates if e.over_budget)
     unbounded = tuple(
@@ -88,12 +90,13 @@ def _jobs(request: EstimateRequest) -> EstimateReport:
     return EstimateReport(render_jobs(estimates, request.fmt), over, errors, unbounded)
 
 
-def with_lost_work(estimate: Any, resource: Any, hours: float | None) -> Any:
+def with_lost_work(estimate: JobEstimate, resource: Resource, hours: float | None) -> JobEstimate:
     """The estimate with the job's expected spot lost work at its runtime (--hours or its cap)
     and the runbook's 5-minute resume (docs/spot.md); training jobs only."""
-    from dataclasses import replace
-
+    # keeps catalog.lostwork off `estimate`'s start-up
     from gpu_audit.catalog.lostwork import DEFAULT_RESUME_MINUTES
+
+    # keeps catalog.lostwork off `estimate`'s start-up
     from gpu_audit.catalog.lostwork import with_lost_work as priced
 
     if hours is not None:

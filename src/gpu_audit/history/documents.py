@@ -29,7 +29,7 @@ _OWN = tuple(name for name in _NAMES if name.partition(".")[0] not in _SHARED)
 _ROW = attrgetter(*_OWN)
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: Any) -> object:
     if isinstance(value, datetime):
         return value.isoformat()
     return dict(value)  # a tag mapping that is not a dict

@@ -53,21 +53,40 @@ def _decoded(store: HistoryStore, row: Any, blobs: dict[str, bytes]) -> ScanResu
     monthly = index["monthly_savings_usd"]
     amounts, units = _own_savings(details, monthly)
     for rule_id, sev, rseq, saving, fld, exp, act, line, waiver, supp, amount, unit in zip(
-        index["rule_id"], index["severity"], index["resource"], monthly,
-        details["field"], details["expected"], details["actual"], details["line"],
-        details["waiver"], details["suppressed"], amounts, units,
+        index["rule_id"],
+        index["severity"],
+        index["resource"],
+        monthly,
+        details["field"],
+        details["expected"],
+        details["actual"],
+        details["line"],
+        details["waiver"],
+        details["suppressed"],
+        amounts,
+        units,
         strict=True,
-    ):  # fmt: skip
+    ):
         rule = rules.get(rule_id)
         title, remedy = (rule.title, rule.remediation) if rule else (rule_id, None)
         findings.append(
             Finding(
-                rule_id=rule_id, severity=Severity(sev), title=title, resource=resources[rseq],
-                field=fld, expected=exp, actual=act, line=line, monthly_savings_usd=saving,
-                remediation=remedy, waiver=_waiver(waivers, waiver), suppressed=supp,
-                saving_usd=amount, saving_unit=unit,
+                rule_id=rule_id,
+                severity=Severity(sev),
+                title=title,
+                resource=resources[rseq],
+                field=fld,
+                expected=exp,
+                actual=act,
+                line=line,
+                monthly_savings_usd=saving,
+                remediation=remedy,
+                waiver=_waiver(waivers, waiver),
+                suppressed=supp,
+                saving_usd=amount,
+                saving_unit=unit,
             )
-        )  # fmt: skip
+        )
     not_evaluated = tuple(
         NotEvaluated(rule_id=rule, resource=resources[rseq], missing=missing)
         for rule, rseq, missing in unpack_checks(blobs["not_evaluated"])

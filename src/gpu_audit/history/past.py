@@ -13,8 +13,14 @@ from gpu_audit.history.documents import decode_columns, decode_lines
 from gpu_audit.history.rows import RESOURCE_COLUMNS
 
 _FINDING_COLUMNS = (
-    "open", "resource", "rule_id", "severity", "monthly_savings_usd", "first_seen", "audits_open",
-)  # fmt: skip
+    "open",
+    "resource",
+    "rule_id",
+    "severity",
+    "monthly_savings_usd",
+    "first_seen",
+    "audits_open",
+)
 
 
 def previous(

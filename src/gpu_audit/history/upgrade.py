@@ -8,9 +8,14 @@ from gpu_audit.history.documents import encode_checks, encode_columns, encode_li
 from gpu_audit.history.rows import RESOURCE_COLUMNS
 
 _FINDING_INDEX = (
-    "fingerprint", "first_seen", "audits_open", "rule_id", "severity", "resource_seq",
+    "fingerprint",
+    "first_seen",
+    "audits_open",
+    "rule_id",
+    "severity",
+    "resource_seq",
     "monthly_savings_usd",
-)  # fmt: skip
+)
 _FINDING_DETAILS = ("field", "expected", "actual", "line", "waiver", "suppressed")
 
 TABLES = """

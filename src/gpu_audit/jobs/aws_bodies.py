@@ -34,7 +34,7 @@ class Refs:
     pipeline: dict[str, Any] = field(default_factory=dict)
     used: list[str] = field(default_factory=list)
 
-    def resolve(self, value: Any) -> Any:
+    def resolve(self, value: Any) -> Any:  # Any: YAML/JSON of any shape
         """A parameter reference replaced by the parameter's default; anything else unchanged."""
         name: str | None = None
         table: dict[str, Any] = {}
@@ -205,7 +205,7 @@ def _scoped(node: dict[Any, Any], refs: Refs) -> Refs:
 _BARE_SUB = re.compile(r"(?<=[:\[,])(\s*)(\$\{[^}\"]*\})")
 
 
-def _embedded(path: str, value: str | Templated, line: int | None) -> Any:
+def _embedded(path: str, value: str | Templated, line: int | None) -> object:
     """A definition embedded as a JSON (or `!Sub` JSON) string, with file lines; else None."""
     text = (
         value.text[5:] if isinstance(value, Templated) and value.text.startswith("!Sub ") else value

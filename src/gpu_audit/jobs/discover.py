@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpu_audit.core.yamlguard import printable
 from gpu_audit.jobs.syntax import OPENING, Syntax
+
+if TYPE_CHECKING:  # pathspec is imported where a directory is walked
+    from pathspec import GitIgnoreSpec
 
 _GLOB_CHARS = frozenset("*?[")
 NOT_UTF8 = ": file name is not UTF-8; not read"
@@ -154,7 +157,7 @@ class Walker:
         """The repository root: no `.gitignore` above it applies."""
         return os.path.exists(os.path.join(directory, ".git"))
 
-    def _gitignore(self, directory: str) -> Any:
+    def _gitignore(self, directory: str) -> GitIgnoreSpec | None:
         if directory not in self._ignores:
             try:
                 with open(os.path.join(directory, ".gitignore"), encoding="utf-8") as handle:

@@ -37,51 +37,121 @@ _M = Workload.BENCHMARK
 # distributed launchers. The needles are words every match holds (lower-case): a text without any
 # is passed over without compiling the pattern (`core/lazyre.py`; a test holds them to it).
 _TABLE: tuple[tuple[Workload, str, str, tuple[str, ...]], ...] = (
-    (_M, "NCCL tests", r"\b(?:all_reduce|all_gather|alltoall|reduce_scatter|sendrecv|broadcast"
-     r"|reduce|gather|scatter|hypercube)_perf\b|nccl[-_]tests", ("_perf", "nccl")),
-    (_M, "a benchmark", r"\bvllm\s+bench\b|benchmark[\w-]*\.(?:py|sh)\b|\bbench_\w+\.py\b"
-     r"|\bgpu[-_]burn\b|\bmlperf\b|\bnvbandwidth\b|\bdcgmi\s+diag\b|\bib_write_bw\b"
-     r"|\bsglang\.bench_\w+|--benchmark\b",
-     ("bench", "burn", "mlperf", "nvbandwidth", "dcgmi", "ib_write_bw")),
+    (
+        _M,
+        "NCCL tests",
+        r"\b(?:all_reduce|all_gather|alltoall|reduce_scatter|sendrecv|broadcast"
+        r"|reduce|gather|scatter|hypercube)_perf\b|nccl[-_]tests",
+        ("_perf", "nccl"),
+    ),
+    (
+        _M,
+        "a benchmark",
+        r"\bvllm\s+bench\b|benchmark[\w-]*\.(?:py|sh)\b|\bbench_\w+\.py\b"
+        r"|\bgpu[-_]burn\b|\bmlperf\b|\bnvbandwidth\b|\bdcgmi\s+diag\b|\bib_write_bw\b"
+        r"|\bsglang\.bench_\w+|--benchmark\b",
+        ("bench", "burn", "mlperf", "nvbandwidth", "dcgmi", "ib_write_bw"),
+    ),
     # the evaluation stage of a pipeline: `--do_eval` with no `--do_train` in the same command
     (_B, "an evaluation run", r"(?s)\A(?!.*--do_train\b).*?(--do_eval)\b", ("do_eval",)),
-    (_T, "a training script", r"[\w./-]*train[\w-]*\.(?:py|sh)\b|--do_train\b"
-     r"|--num_train_epochs\b|\bllamafactory-cli\s+train\b|\baxolotl(?:\.cli)?\.?\s*train\b"
-     r"|\btune\s+run\b|\btrl\s+(?:sft|dpo|grpo|kto|ppo|reward)\b|\bfairseq-train\b"
-     r"|\bverl\.trainer\b|\bmain_ppo\b|\./train\w*"
-     r"|--mode[= ]train\b|\btrain_steps\b|\btrainer\.(?:max_)?epochs\b|\btrainer\.task\b"
-     r"|\b[\w.]+\.trainer\b|\b\w+_train\.\w+", ("train", "tune", "trl", "ppo")),
-    (_I, "a vLLM server", r"\bvllm\s+serve\b|vllm\.entrypoints\.(?:openai\.)?api_server"
-     r"|vllm/vllm-openai", ("vllm",)),
-    (_I, "a TGI server", r"\btext-generation-launcher\b|text-generation-inference",
-     ("text-generation",)),
+    (
+        _T,
+        "a training script",
+        r"[\w./-]*train[\w-]*\.(?:py|sh)\b|--do_train\b"
+        r"|--num_train_epochs\b|\bllamafactory-cli\s+train\b|\baxolotl(?:\.cli)?\.?\s*train\b"
+        r"|\btune\s+run\b|\btrl\s+(?:sft|dpo|grpo|kto|ppo|reward)\b|\bfairseq-train\b"
+        r"|\bverl\.trainer\b|\bmain_ppo\b|\./train\w*"
+        r"|--mode[= ]train\b|\btrain_steps\b|\btrainer\.(?:max_)?epochs\b|\btrainer\.task\b"
+        r"|\b[\w.]+\.trainer\b|\b\w+_train\.\w+",
+        ("train", "tune", "trl", "ppo"),
+    ),
+    (
+        _I,
+        "a vLLM server",
+        r"\bvllm\s+serve\b|vllm\.entrypoints\.(?:openai\.)?api_server"
+        r"|vllm/vllm-openai",
+        ("vllm",),
+    ),
+    (
+        _I,
+        "a TGI server",
+        r"\btext-generation-launcher\b|text-generation-inference",
+        ("text-generation",),
+    ),
     (_I, "a Triton server", r"\btritonserver\b|trtllm-serve", ("triton", "trtllm")),
     (_I, "an SGLang server", r"\bsglang\.launch_server\b|lmsysorg/sglang", ("sglang",)),
     (_I, "an Ollama server", r"\bollama\s+serve\b|\bollama/ollama\b", ("ollama",)),
-    (_I, "a Ray Serve application", r"\bserve\s+(?:run|deploy|start)\b|\bserve_config"
-     r"|\brayllm\b|\bray[-_]llm\b|\baviary\b",
-     ("serve", "rayllm", "ray-llm", "ray_llm", "aviary")),
-    (_I, "a model server", r"\btorchserve\b|\blmdeploy\s+serve\b|\bllama-server\b"
-     r"|\bmlc_llm\s+serve\b|\btext-embeddings-router\b|\bkserve\b|\bbentoml\s+serve\b",
-     ("serve", "text-embeddings-router")),
+    (
+        _I,
+        "a Ray Serve application",
+        r"\bserve\s+(?:run|deploy|start)\b|\bserve_config"
+        r"|\brayllm\b|\bray[-_]llm\b|\baviary\b",
+        ("serve", "rayllm", "ray-llm", "ray_llm", "aviary"),
+    ),
+    (
+        _I,
+        "a model server",
+        r"\btorchserve\b|\blmdeploy\s+serve\b|\bllama-server\b"
+        r"|\bmlc_llm\s+serve\b|\btext-embeddings-router\b|\bkserve\b|\bbentoml\s+serve\b",
+        ("serve", "text-embeddings-router"),
+    ),
     # an evaluation harness, before the training tools: it names the (pretrained, fine-tuned)
     # model it evaluates (`lm_eval --model_args pretrained=org/llama-finetuned`)
     (_B, "an evaluation harness", r"\blm[-_]eval\b|\blighteval\b", ("eval",)),
-    (_T, "a training tool", r"\bfine[-_]?tun\w*|\bpretrain(?!ed)\w*|\baxolotl\b|\bnanotron\b"
-     r"|\bmegatron\b|\bmaxtext\b|\bt5x\b|\blevanter\b|\btorchtitan\b|\bopen_clip\b"
-     r"|\b(?:sft|dpo|grpo|ppo|rlhf|lora)[\w-]*\.(?:py|sh|ya?ml)\b",
-     ("tun", "pretrain", "axolotl", "nanotron", "megatron", "maxtext", "t5x", "levanter",
-      "torchtitan", "open_clip", "sft", "dpo", "grpo", "ppo", "rlhf", "lora")),
-    (_B, "batch inference", r"whisper\w*|\btranscri\w+|alphafold\w*|colabfold\w*"
-     r"|\besmfold\b|\bembed\w*\.py\b|\b(?:generate|compute|extract)[-_]"
-     r"(?:embeddings?|vectors|features)\b|\bbatch[-_]?infer\w*|\boffline[-_]infer\w*"
-     r"|[\w-]*(?:predict|infer|generat|eval|score)\w*\.py\b",
-     ("whisper", "transcri", "fold", "embed", "vectors", "features", "infer", "predict",
-      "generat", "eval", "score")),
-    (_T, "a distributed launcher", r"\btorchrun\b|torch\.distributed\.(?:launch|run)\b"
-     r"|\baccelerate\s+launch\b|\bdeepspeed\b|\bhorovodrun\b|\bcomposer\b",
-     ("torchrun", "torch.distributed", "accelerate", "deepspeed", "horovodrun", "composer")),
-)  # fmt: skip
+    (
+        _T,
+        "a training tool",
+        r"\bfine[-_]?tun\w*|\bpretrain(?!ed)\w*|\baxolotl\b|\bnanotron\b"
+        r"|\bmegatron\b|\bmaxtext\b|\bt5x\b|\blevanter\b|\btorchtitan\b|\bopen_clip\b"
+        r"|\b(?:sft|dpo|grpo|ppo|rlhf|lora)[\w-]*\.(?:py|sh|ya?ml)\b",
+        (
+            "tun",
+            "pretrain",
+            "axolotl",
+            "nanotron",
+            "megatron",
+            "maxtext",
+            "t5x",
+            "levanter",
+            "torchtitan",
+            "open_clip",
+            "sft",
+            "dpo",
+            "grpo",
+            "ppo",
+            "rlhf",
+            "lora",
+        ),
+    ),
+    (
+        _B,
+        "batch inference",
+        r"whisper\w*|\btranscri\w+|alphafold\w*|colabfold\w*"
+        r"|\besmfold\b|\bembed\w*\.py\b|\b(?:generate|compute|extract)[-_]"
+        r"(?:embeddings?|vectors|features)\b|\bbatch[-_]?infer\w*|\boffline[-_]infer\w*"
+        r"|[\w-]*(?:predict|infer|generat|eval|score)\w*\.py\b",
+        (
+            "whisper",
+            "transcri",
+            "fold",
+            "embed",
+            "vectors",
+            "features",
+            "infer",
+            "predict",
+            "generat",
+            "eval",
+            "score",
+        ),
+    ),
+    (
+        _T,
+        "a distributed launcher",
+        r"\btorchrun\b|torch\.distributed\.(?:launch|run)\b"
+        r"|\baccelerate\s+launch\b|\bdeepspeed\b|\bhorovodrun\b|\bcomposer\b",
+        ("torchrun", "torch.distributed", "accelerate", "deepspeed", "horovodrun", "composer"),
+    ),
+)
 _PATTERNS = tuple(
     (workload, label, lazy(source, re.IGNORECASE, needs=needles))
     for workload, label, source, needles in _TABLE
@@ -123,12 +193,26 @@ class Kind:
 # entrypoints, scripts (`sagemaker_program` is the SageMaker framework containers' entry script).
 RUN_KEYS = frozenset(
     {
-        "command", "commands", "args", "arguments", "image", "imageUri", "image_uri",
-        "pythonModule", "python_module", "TrainingImage", "ContainerEntrypoint",
-        "ContainerArguments", "entrypoint", "entry_point", "entryPoint", "sagemaker_program",
-        "script", "run",
+        "command",
+        "commands",
+        "args",
+        "arguments",
+        "image",
+        "imageUri",
+        "image_uri",
+        "pythonModule",
+        "python_module",
+        "TrainingImage",
+        "ContainerEntrypoint",
+        "ContainerArguments",
+        "entrypoint",
+        "entry_point",
+        "entryPoint",
+        "sagemaker_program",
+        "script",
+        "run",
     }
-)  # fmt: skip
+)
 
 
 def runs_in(node: object, budget: int = 2000) -> list[Ran]:
@@ -221,6 +305,7 @@ def infer(
     if workload is Workload.INFERENCE:  # what it serves decides whether a smaller GPU would do
         read_served_model(draft, [(r.text, r.line) for r in ran])
     if workload is Workload.TRAINING:  # the knobs that decide how much of its GPUs it uses
+        # keeps jobs.knobs.read off check's start-up
         from gpu_audit.jobs.knobs.read import read_knobs
 
         read_knobs(draft, [(r.text, r.line) for r in ran])

@@ -154,7 +154,7 @@ class JobDraft:
             return
         self.tags[str(key)] = str(value).lower() if isinstance(value, bool) else str(value)
 
-    def get(self, field: str) -> Any:
+    def get(self, field: str) -> Any:  # Any: YAML/JSON of any shape
         """The value set for `field` so far, None when unset."""
         return self.values.get(field)
 
@@ -192,7 +192,9 @@ class JobDraft:
 
     def _weights_per_gpu(self, values: dict[str, Any]) -> None:
         """A served model's weights per GPU: over its tensor-parallel GPUs, else all the job's."""
-        from gpu_audit.catalog.models import weights_gib
+        from gpu_audit.catalog.models import (
+            weights_gib,  # keeps catalog.models off check's start-up
+        )
 
         params, precision = (
             values.get("served_model.params_b"),

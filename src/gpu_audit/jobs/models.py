@@ -32,21 +32,27 @@ _MODEL_KEYS = frozenset({"model_id", "model_source", "model", "model_name_or_pat
 _ENV_KEYS = frozenset({"env", "envs", "environment", "Environment", "variables"})
 # (precision, pattern) in order: a stated precision in the command or environment, or the id's.
 _PRECISIONS = (
-    ("4-bit", r"--quantiz\w*[= ]\s*[\"']?(?:awq|gptq|marlin|bitsandbytes|bnb|nf4|squeezellm|"
-     r"gguf|aqlm|exl2)|--load[-_]in[-_]4bit|\bQUANTIZE=(?:awq|gptq|bitsandbytes-nf4|"
-     r"bitsandbytes-fp4)|[-_](?:awq|gptq|int4|4bit|bnb-4bit|q4\w*|gguf)\b"),
-    ("8-bit", r"--quantiz\w*[= ]\s*[\"']?(?:fp8|int8|eetq|bitsandbytes-8bit|bitsandbytes\b)|"
-     r"--load[-_]in[-_]8bit|--dtype[= ]\s*(?:fp8|int8)|\bQUANTIZE=(?:fp8|eetq|bitsandbytes)\b|"
-     r"[-_](?:fp8|int8|8bit|w8a8)\b"),
+    (
+        "4-bit",
+        r"--quantiz\w*[= ]\s*[\"']?(?:awq|gptq|marlin|bitsandbytes|bnb|nf4|squeezellm|"
+        r"gguf|aqlm|exl2)|--load[-_]in[-_]4bit|\bQUANTIZE=(?:awq|gptq|bitsandbytes-nf4|"
+        r"bitsandbytes-fp4)|[-_](?:awq|gptq|int4|4bit|bnb-4bit|q4\w*|gguf)\b",
+    ),
+    (
+        "8-bit",
+        r"--quantiz\w*[= ]\s*[\"']?(?:fp8|int8|eetq|bitsandbytes-8bit|bitsandbytes\b)|"
+        r"--load[-_]in[-_]8bit|--dtype[= ]\s*(?:fp8|int8)|\bQUANTIZE=(?:fp8|eetq|bitsandbytes)\b|"
+        r"[-_](?:fp8|int8|8bit|w8a8)\b",
+    ),
     ("32-bit", r"--dtype[= ]\s*[\"']?(?:float32|fp32|float)\b"),
-)  # fmt: skip
+)
 _PRECISION_PATTERNS = tuple((name, lazy(p, re.IGNORECASE)) for name, p in _PRECISIONS)
 
 
 def read_served_model(draft: JobDraft, texts: Iterable[tuple[str, int | None]]) -> None:
     """Set `served_model.*` from the run commands and the document's environment and model keys:
     the first Hugging Face id named, its size from the catalog, and the precision stated."""
-    from gpu_audit.catalog.models import model_size
+    from gpu_audit.catalog.models import model_size  # keeps catalog.models off check's start-up
 
     texts = list(texts)
     data = draft.document.data
@@ -199,7 +205,7 @@ def _keys(data: Any, budget: int = 400) -> Iterator[tuple[Any, Any, int | None]]
             stack.extend((item, at) for item in reversed(node))
 
 
-def _embedded(text: str) -> Any:
+def _embedded(text: str) -> object:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError:  # not YAML: nothing to read (the KubeRay operator refuses it)

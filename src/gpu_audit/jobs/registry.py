@@ -157,6 +157,7 @@ def _load_file(path: str, raw: bytes | None = None) -> tuple[list[Resource], Ski
     resources: list[Resource] = []
     recognised: list[str] = []
     if "ConfigMap" in text:  # it may hold the config a job's command names (jobs/knobs)
+        # keeps jobs.knobs.follow off check's start-up
         from gpu_audit.jobs.knobs.follow import CONFIG_MAPS, config_maps
 
         token = CONFIG_MAPS.set(config_maps(documents))

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from gpu_audit.catalog import canonical_gpu
-from gpu_audit.core.fields import FieldSpec, field_spec
+from gpu_audit.core.fields import FIELDS, FieldSpec, field_spec
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Resource
 from gpu_audit.core.yamlsrc import is_templated
@@ -376,16 +376,14 @@ def _in_unit_of(spec: FieldSpec, operand: Any) -> Callable[[Any], str] | None:
 
 
 def _suggest(name: str) -> str:
-    from difflib import get_close_matches
-
-    from gpu_audit.core.fields import FIELDS
+    from difflib import get_close_matches  # keeps difflib off check's start-up
 
     close = get_close_matches(name, list(FIELDS), n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _suggest_op(name: str) -> str:
-    from difflib import get_close_matches
+    from difflib import get_close_matches  # keeps difflib off check's start-up
 
     close = get_close_matches(name.strip(), [*OPERATORS, *COMBINATORS], n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""

@@ -86,11 +86,20 @@ class _Plan:
             unit = None if amount is None else "month"
         severity = info.severity_for(amount) if info.by_saving else info.severity
         return Finding(
-            rule_id=info.id, severity=severity, title=info.title, resource=resource,
-            field=field, expected=expected, actual=actual, line=line,
-            monthly_savings_usd=monthly, remediation=info.remediation, suppressed=suppressed,
-            saving_usd=amount, saving_unit=unit,
-        )  # fmt: skip
+            rule_id=info.id,
+            severity=severity,
+            title=info.title,
+            resource=resource,
+            field=field,
+            expected=expected,
+            actual=actual,
+            line=line,
+            monthly_savings_usd=monthly,
+            remediation=info.remediation,
+            suppressed=suppressed,
+            saving_usd=amount,
+            saving_unit=unit,
+        )
 
 
 def evaluate(resources: Iterable[Resource], policy: Policy, now: datetime) -> Evaluation:

@@ -272,7 +272,7 @@ def _parse(path: str, text: str, shipped: bool = False) -> LineMap:
 # -- semantics ---------------------------------------------------------------------------------
 
 
-def _text(raw: LineMap, key: str, located: Located) -> Any:
+def _text(raw: LineMap, key: str, located: Located) -> str | None:
     """A text value of a rule or waiver; a date, number or list where text belongs is an error
     (YAML reads `title: 2026-01-01` as a date: quote it)."""
     value = raw.get(key)

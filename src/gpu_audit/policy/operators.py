@@ -100,7 +100,7 @@ def value_test(
     raise fail(f"unknown operator '{op}'")  # pragma: no cover - OPERATORS is checked first
 
 
-def scalar(spec: FieldSpec, operand: Any, fail: Callable[[str], PolicyError]) -> Any:
+def scalar(spec: FieldSpec, operand: Any, fail: Callable[[str], PolicyError]) -> object:
     """The operand as the field's type compares it: a GPU class's canonical name, an enum choice, a
     number or a boolean; the PolicyError `fail` makes otherwise."""
     if isinstance(operand, Mapping | list):
@@ -135,6 +135,7 @@ def scalar(spec: FieldSpec, operand: Any, fail: Callable[[str], PolicyError]) ->
     return str(operand)
 
 
+# Any: an operand of the field's type
 def ordered_operand(spec: FieldSpec, operand: Any, fail: Callable[[str], PolicyError]) -> Any:
     """The operand of an ordering operator: an aware UTC datetime for a time field (ISO dates
     read), else a number (a duration such as `24h` in the field's unit, for a field with one);

@@ -50,8 +50,13 @@ def key_problems(path: str, node: Any, owner: str = "policy") -> list[tuple[tupl
                     line = value.line_of(key) if isinstance(value, LineMap) else None
                     where = f"{path}:{line}" if line else path
                     kind = _kind(key)
-                    found.append((at, f"{where}: {_owner(at, node, owner)}: {shown(key)}: a key "
-                                      f"must be text, got {kind} (quote it)"))  # fmt: skip
+                    found.append(
+                        (
+                            at,
+                            f"{where}: {_owner(at, node, owner)}: {shown(key)}: a key "
+                            f"must be text, got {kind} (quote it)",
+                        )
+                    )
                     continue
                 walk(item, (*at, key))
         elif isinstance(value, list):
@@ -84,7 +89,7 @@ def _owner(at: tuple[Any, ...], root: Any, default: str) -> str:
     return default
 
 
-def plain(value: Any) -> Any:
+def plain(value: Any) -> Any:  # Any: YAML of any shape
     """Dates as ISO strings, so the schema sees what JSON would have."""
     if isinstance(value, dict):
         return {str(k): plain(v) for k, v in value.items()}
@@ -174,8 +179,14 @@ def message(path: str, data: LineMap, error: Any) -> str:
 
 
 def _expected(schema: dict[str, Any]) -> str:
-    names = {"string": "text", "array": "a list", "object": "a mapping", "number": "a number",
-             "integer": "a whole number", "boolean": "true/false"}  # fmt: skip
+    names = {
+        "string": "text",
+        "array": "a list",
+        "object": "a mapping",
+        "number": "a number",
+        "integer": "a whole number",
+        "boolean": "true/false",
+    }
     kinds = [s.get("type") for s in schema.get("oneOf", [schema])]
     flat = [k for kind in kinds for k in (kind if isinstance(kind, list) else [kind]) if k]
     return " or ".join(names.get(k, k) for k in dict.fromkeys(flat)) or "another value"

@@ -20,6 +20,11 @@ import os
 
 from gpu_audit import __version__
 
+try:  # the standard library's own BLAKE2, ~0.3 ms to import: `hashlib` loads OpenSSL (~6 ms)
+    from _blake2 import blake2b
+except ImportError:  # a Python built without it
+    from hashlib import blake2b
+
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 # Written by `python -m tests.policy.test_validated`, never by hand (tests/policy/ holds it).
@@ -31,12 +36,7 @@ SHIPPED = frozenset(
 
 
 def validation_key(text: str) -> str:
-    """The digest of the schema and `text`. `_blake2` is the standard library's own BLAKE2:
-    ~0.3 ms to import, where `hashlib` loads OpenSSL (~6 ms) on every commit."""
-    try:
-        from _blake2 import blake2b
-    except ImportError:  # a Python built without it
-        from hashlib import blake2b
+    """The digest of the schema and `text` (BLAKE2b: `_blake2` where the build has it)."""
     digest = blake2b(_schema_bytes(), digest_size=20)
     digest.update(b"\x00" + text.encode("utf-8"))
     return digest.hexdigest()

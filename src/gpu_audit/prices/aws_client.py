@@ -19,7 +19,7 @@ class Counter:
         self.session: Any = None
         self.clients: dict[tuple[str, str], Any] = {}
 
-    def watch(self, client: Any, service: str) -> Any:
+    def watch(self, client: Any, service: str) -> Any:  # Any: botocore's objects are untyped
         """The client, every HTTP request it sends (retries included) counted under `service`."""
 
         def count(**_: Any) -> None:
@@ -29,6 +29,7 @@ class Counter:
         return client
 
 
+# Any: botocore's objects are untyped
 def client(service: str, region: str, counter: Counter) -> Any:
     """A boto3 client with standard retries; AWS_ENDPOINT_URL[_SERVICE] are honoured by boto3."""
     try:

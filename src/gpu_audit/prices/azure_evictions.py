@@ -12,7 +12,12 @@ from typing import Any
 
 from gpu_audit.catalog.evictions import SOURCE, TYPE, eviction_rows
 from gpu_audit.catalog.interruptions import read_rates
+from gpu_audit.catalog.lookup import instance_types
+from gpu_audit.collectors.azure.connect import Arm
+from gpu_audit.collectors.azure.errors import error_name, one_line
+from gpu_audit.collectors.azure.settings import AzureSettings
 from gpu_audit.errors import CollectorError, ConfigError
+from gpu_audit.prices.interruptions import write_rows
 
 PAGE_ROWS = 1000  # the service's maximum
 MAX_PAGES = 500  # a bound on a paging loop a service could keep going
@@ -23,8 +28,6 @@ QUERY = (
 
 
 def _types() -> list[str]:
-    from gpu_audit.catalog.lookup import instance_types
-
     return [spec.instance_type for spec in instance_types() if spec.cloud == "azure"]
 
 
@@ -41,7 +44,7 @@ def query_text(types: list[str], regions: tuple[str, ...]) -> str:
 
 def _rows(client: Any, text: str) -> tuple[list[Any], int]:
     """Every row of the query at tenant scope (no subscriptions named), and the pages read."""
-    from azure.mgmt.resourcegraph.models import QueryRequest, QueryRequestOptions
+    from azure.mgmt.resourcegraph.models import QueryRequest, QueryRequestOptions  # azure extra
 
     rows: list[Any] = []
     token: str | None = None
@@ -62,12 +65,7 @@ def refresh_evictions(
     regions: tuple[str, ...], output: str, now: datetime | None = None
 ) -> tuple[int, int]:
     """(rows written, pages read): Azure rows from Resource Graph, every other provider's kept."""
-    from azure.core.exceptions import AzureError
-
-    from gpu_audit.collectors.azure.connect import Arm
-    from gpu_audit.collectors.azure.errors import error_name, one_line
-    from gpu_audit.collectors.azure.settings import AzureSettings
-    from gpu_audit.prices.interruptions import write_rows
+    from azure.core.exceptions import AzureError  # the azure extra, imported when refreshing
 
     day = (now or datetime.now(UTC)).date().isoformat()
     old = read_rates(output) if os.path.exists(output) else None  # a bad file: refuse first

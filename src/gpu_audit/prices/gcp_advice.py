@@ -15,7 +15,12 @@ from typing import Any
 
 from gpu_audit.catalog.capacity_advice import SOURCE, advice_row
 from gpu_audit.catalog.interruptions import read_rates
+from gpu_audit.catalog.lookup import instance_types, regional_prices
+from gpu_audit.collectors.gcp.connect import EXTRA_HINT, GCE_ENDPOINT_ENV, _default_credentials
+from gpu_audit.core.endpoint import endpoint
+from gpu_audit.core.redact import redact_urls
 from gpu_audit.errors import CollectorError, ConfigError
+from gpu_audit.prices.interruptions import write_rows
 
 ATTEMPTS = 4  # one call and three retries of a 429 or 5xx
 TIMEOUT = 30.0
@@ -24,8 +29,6 @@ TIMEOUT = 30.0
 def pairs(regions: tuple[str, ...]) -> list[tuple[str, str]]:
     """(machine type, region): the catalog's GCP GPU types in `regions`, or in the regions the
     catalog prices each of them in."""
-    from gpu_audit.catalog.lookup import instance_types, regional_prices
-
     found: list[tuple[str, str]] = []
     for spec in instance_types():
         if spec.cloud != "gcp":
@@ -35,7 +38,7 @@ def pairs(regions: tuple[str, ...]) -> list[tuple[str, str]]:
     return sorted(set(found), key=lambda p: (p[1], p[0]))
 
 
-def _request(compute_v1: Any, kind: str) -> Any:
+def _request(compute_v1: Any, kind: str) -> Any:  # Any: the gcp extra's request, untyped
     return compute_v1.CapacityAdviceRequest(
         size=1,
         instance_properties={"scheduling": {"provisioning_model": "SPOT"}},
@@ -46,13 +49,17 @@ def _request(compute_v1: Any, kind: str) -> Any:
     )
 
 
-def _retry() -> Any:
-    from google.api_core import exceptions
-    from google.api_core.retry import Retry
+def _retry() -> Any:  # a google.api_core Retry (the gcp extra, untyped)
+    from google.api_core import exceptions  # the gcp extra, imported when refreshing
+    from google.api_core.retry import Retry  # the gcp extra
 
     left = [ATTEMPTS - 1]
-    transient = (exceptions.TooManyRequests, exceptions.ServiceUnavailable,
-                 exceptions.InternalServerError, exceptions.BadGateway)  # fmt: skip
+    transient = (
+        exceptions.TooManyRequests,
+        exceptions.ServiceUnavailable,
+        exceptions.InternalServerError,
+        exceptions.BadGateway,
+    )
 
     def predicate(exc: Exception) -> bool:
         if not isinstance(exc, transient) or left[0] <= 0:
@@ -72,27 +79,18 @@ def refresh_advice(
             "catalog refresh --provider gcp --interruptions: --project is required (capacity "
             "advice is asked of a project)"
         )
-    from google.api_core import exceptions
-    from google.api_core.client_options import ClientOptions
-
-    from gpu_audit.collectors.gcp.connect import (
-        EXTRA_HINT,
-        GCE_ENDPOINT_ENV,
-        _default_credentials,
-    )
-    from gpu_audit.core.endpoint import endpoint
-    from gpu_audit.core.redact import redact_urls
-    from gpu_audit.prices.interruptions import write_rows
+    from google.api_core import exceptions  # the gcp extra, imported when refreshing
+    from google.api_core.client_options import ClientOptions  # the gcp extra
 
     try:
-        from google.cloud import compute_v1
+        from google.cloud import compute_v1  # the gcp extra
     except ImportError as exc:  # pragma: no cover - the gcp extra is a test dependency
         raise CollectorError(f"gcp: {EXTRA_HINT}") from exc
     day = (now or datetime.now(UTC)).date().isoformat()
     old = read_rates(output) if os.path.exists(output) else None  # a bad file: refuse first
     gce = endpoint(GCE_ENDPOINT_ENV)
     if gce.anonymous:
-        from google.auth.credentials import AnonymousCredentials
+        from google.auth.credentials import AnonymousCredentials  # the gcp extra
 
         credentials: Any = AnonymousCredentials()
     else:
@@ -125,8 +123,12 @@ def refresh_advice(
                     f" {message}; {output} left as it was"
                 ) from exc
             try:
-                row = advice_row(type(answer).to_dict(answer, preserving_proto_field_name=False),
-                                 kind, region, day)  # fmt: skip
+                row = advice_row(
+                    type(answer).to_dict(answer, preserving_proto_field_name=False),
+                    kind,
+                    region,
+                    day,
+                )
             except ConfigError as exc:
                 raise CollectorError(f"{exc}; {output} left as it was") from exc
             if row is None:

@@ -33,7 +33,7 @@ class BillingSession:
         made = credentials.AnonymousCredentials() if anonymous else _default()
         self.session = transport.AuthorizedSession(made)
 
-    def get(self, path: str) -> Any:
+    def get(self, path: str) -> Any:  # Any: google-auth's objects, untyped here
         """The JSON answer at `path` (the API key in a header, never the URL); 429 and 503 retried
         with back-off; CollectorError on any other failure."""
         url = f"{self.base}{path}"
@@ -61,9 +61,9 @@ class BillingSession:
         raise CollectorError(f"gcp: billing catalog: still throttled after {ATTEMPTS} attempts")
 
 
-def _default() -> Any:
-    import google.auth
-    from google.auth.exceptions import DefaultCredentialsError
+def _default() -> Any:  # Any: google-auth's objects, untyped here
+    import google.auth  # keeps google off start-up
+    from google.auth.exceptions import DefaultCredentialsError  # keeps google off start-up
 
     try:
         credentials, _ = google.auth.default(scopes=SCOPES)

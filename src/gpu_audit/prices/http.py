@@ -25,7 +25,7 @@ class JsonGetter:
         self.sent = 0
         self.headers = {"Accept": "application/json", **(headers or {})}
 
-    def get(self, url: str) -> Any:
+    def get(self, url: str) -> Any:  # Any: JSON of any shape
         """The JSON answer at an http(s) URL; 429 and 503 retried after Retry-After; CollectorError
         naming the URL (its query left out) on any other failure."""
         if urlsplit(url).scheme not in ("http", "https"):

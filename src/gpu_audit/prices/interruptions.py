@@ -11,14 +11,15 @@ from typing import Any
 
 from gpu_audit.catalog.advisor import FEED, SOURCE, advisor_rows
 from gpu_audit.catalog.interruptions import UNIT, VERSION, bundled, parse, read_rates
+from gpu_audit.catalog.lookup import instance_types
+from gpu_audit.core.writer import write_atomic
 from gpu_audit.errors import CollectorError, ConfigError
+from gpu_audit.prices.http import JsonGetter
 
 FEED_ENV = "GPU_AUDIT_SPOT_ADVISOR_URL"  # tests point it at a loopback server
 
 
 def _types() -> list[str]:
-    from gpu_audit.catalog.lookup import instance_types
-
     return [spec.instance_type for spec in instance_types() if spec.cloud == "aws"]
 
 
@@ -26,8 +27,6 @@ def refresh_interruptions(
     regions: tuple[str, ...], output: str, now: datetime | None = None
 ) -> tuple[int, int]:
     """(rows written, requests): AWS rows from the feed, every other provider's kept."""
-    from gpu_audit.prices.http import JsonGetter
-
     now = now or datetime.now(UTC)
     day = now.date().isoformat()
     old = read_rates(output) if os.path.exists(output) else None  # a bad file: refuse first
@@ -59,7 +58,6 @@ def write_rows(
 ) -> None:
     """Write `rows` (every row of `provider`) with their source into OUTPUT, atomically; the
     other providers' rows and sources of the file as it was (`old`) are kept."""
-    from gpu_audit.core.writer import write_atomic
 
     kept = [_row_out(r) for r in (old.rows if old else ()) if r.provider != provider]
     sources = [s for s in (old.sources if old else ()) if s.name != source]
@@ -81,6 +79,11 @@ def write_rows(
 
 def _row_out(row: Any) -> dict[str, Any]:
     return {
-        "provider": row.provider, "type": row.type, "region": row.region,
-        "per_hour": row.per_hour, "public": row.public, "source": row.source, "date": row.date,
-    }  # fmt: skip
+        "provider": row.provider,
+        "type": row.type,
+        "region": row.region,
+        "per_hour": row.per_hour,
+        "public": row.public,
+        "source": row.source,
+        "date": row.date,
+    }

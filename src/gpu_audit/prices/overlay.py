@@ -7,7 +7,7 @@ import sys
 from collections import defaultdict
 from datetime import date, datetime
 
-from gpu_audit.catalog import PriceQuote, set_overlay
+from gpu_audit.catalog import PriceQuote, enrich, set_overlay
 from gpu_audit.core.frozen import record
 from gpu_audit.prices.pricefile import PriceFile, PriceRow, read_prices
 
@@ -34,8 +34,6 @@ BUNDLED = PricesInUse(None)
 
 def use_prices(path: str | None) -> PricesInUse:
     """Read the price file and lay it over the catalog (None: the bundled catalog alone)."""
-    from gpu_audit.catalog import enrich
-
     enrich._catalog_facts.cache_clear()  # its answers came from the prices being replaced
     savings = sys.modules.get("gpu_audit.policy.savings")  # not imported yet: nothing cached
     if savings is not None:

@@ -8,7 +8,15 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from gpu_audit.core.frozen import record
+from gpu_audit.core.writer import write_atomic
 from gpu_audit.errors import CollectorError, ConfigError
+from gpu_audit.prices.aws_client import Counter
+from gpu_audit.prices.aws_pricing import ec2_on_demand, managed_spot, sagemaker_on_demand
+from gpu_audit.prices.aws_spot import spot_prices
+from gpu_audit.prices.azure_retail import vm_prices
+from gpu_audit.prices.gcp_billing import billing_session, gcp_prices
+from gpu_audit.prices.gcp_vertex import vertex_prices
+from gpu_audit.prices.http import JsonGetter
 from gpu_audit.prices.pricefile import PriceFile, PriceRow, dumps, merged, parse, read_prices
 from gpu_audit.prices.targets import Targets, targets
 
@@ -23,14 +31,6 @@ class Refreshed:
 
 
 def _aws(wanted: Targets, fetched_at: str, now: datetime) -> tuple[list[PriceRow], int]:
-    from gpu_audit.prices.aws_client import Counter
-    from gpu_audit.prices.aws_pricing import (
-        ec2_on_demand,
-        managed_spot,
-        sagemaker_on_demand,
-    )
-    from gpu_audit.prices.aws_spot import spot_prices
-
     counter = Counter()
     rows: list[PriceRow] = []
     for region in wanted.regions:
@@ -42,9 +42,6 @@ def _aws(wanted: Targets, fetched_at: str, now: datetime) -> tuple[list[PriceRow
 
 
 def _azure(wanted: Targets, fetched_at: str, now: datetime) -> tuple[list[PriceRow], int]:
-    from gpu_audit.prices.azure_retail import vm_prices
-    from gpu_audit.prices.http import JsonGetter
-
     getter = JsonGetter("azure: retail prices")
     rows: list[PriceRow] = []
     for region in wanted.regions:
@@ -53,9 +50,6 @@ def _azure(wanted: Targets, fetched_at: str, now: datetime) -> tuple[list[PriceR
 
 
 def _gcp(wanted: Targets, fetched_at: str, now: datetime) -> tuple[list[PriceRow], int]:
-    from gpu_audit.prices.gcp_billing import billing_session, gcp_prices
-    from gpu_audit.prices.gcp_vertex import vertex_prices
-
     session = billing_session()  # one session for both services: every request counted
     rows = gcp_prices(session, wanted, fetched_at) + vertex_prices(session, wanted, fetched_at)
     return rows, session.sent
@@ -75,8 +69,6 @@ def refresh(
 
     Nothing is written unless every request succeeded and at least one price was found: a
     failed refresh leaves the previous file as it was."""
-    from gpu_audit.core.writer import write_atomic
-
     now = now or datetime.now(UTC)
     fetched_at = now.replace(microsecond=0).isoformat().replace("+00:00", "Z")
     wanted = targets(provider, regions)

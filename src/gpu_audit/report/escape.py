@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import re
 
 from gpu_audit.core.lazyre import lazy
@@ -56,8 +57,6 @@ def escape_unencodable(*streams: object) -> None:
     """Give the streams (standard output and error) `UNENCODABLE` errors, so that a console or
     redirect in a legacy encoding (cp1252 on Windows, ASCII with `PYTHONIOENCODING`) gets an
     escape for `≥`, `…` or a tag's emoji, never a traceback."""
-    import codecs
-
     try:
         codecs.lookup_error(UNENCODABLE)
     except LookupError:

@@ -18,6 +18,7 @@ from gpu_audit.core.results import (
     Waiver,
 )
 from gpu_audit.core.savings import Summary, summarize
+from gpu_audit.policy.loader import BUILTIN_PACKS, builtin_pack_path
 from gpu_audit.report.fastjson import flat as jsonflat
 from gpu_audit.report.fastjson import resources as jsonresource
 from gpu_audit.report.fastjson import stream as jsonstream
@@ -155,8 +156,6 @@ def _shard(stamp: ShardStamp) -> dict[str, Any]:
 def _pack_name(path: str) -> str:
     """The shipped pack by its name (`runbook`, as `extends:` writes it), never the absolute
     path of this machine's installation; a policy file of the user's as given."""
-    from gpu_audit.policy.loader import BUILTIN_PACKS, builtin_pack_path
-
     named = {builtin_pack_path(pack): pack for pack in BUILTIN_PACKS}
     return named.get(path, path)
 

@@ -139,8 +139,13 @@ def _job_figures(summary: Summary, unpriced: str) -> list[list[str]]:
         rate = f"not priced ({plural(summary.resources, 'job')})"  # never a $0.00 rate
     rows = [["GPU rate of the jobs", rate]]
     if summary.jobs_with_run_cost:
-        rows.append(["Cost per run", f"{money(summary.run_cost_usd)} over "
-                     f"{summary.jobs_with_run_cost} jobs with a runtime cap"])  # fmt: skip
+        rows.append(
+            [
+                "Cost per run",
+                f"{money(summary.run_cost_usd)} over "
+                f"{summary.jobs_with_run_cost} jobs with a runtime cap",
+            ]
+        )
     saving = "none priced"
     if summary.jobs_with_run_savings:
         saving = (

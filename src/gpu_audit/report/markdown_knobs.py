@@ -28,9 +28,13 @@ def knobs_section(result: ScanResult) -> list[str]:
             for label, value, where in items
         )
         rows.append(
-            [breakable(inline(shown_path(resource.location), 120)), inline(gpus, 40),
-             cells or "–", inline(said or "–", 120)]
-        )  # fmt: skip
+            [
+                breakable(inline(shown_path(resource.location), 120)),
+                inline(gpus, 40),
+                cells or "–",
+                inline(said or "–", 120),
+            ]
+        )
     if not rows:
         return []
     more = len(rows) - ROW_LIMIT

@@ -136,9 +136,15 @@ def findings_by_resource(result: ScanResult, best: list[Finding]) -> list[str]:
         if jobs:
             name = resource.name or f"document {resource.source.document + 1}"
             costs = f"{money(resource.price.hourly_usd)} / h · {money(resource.estimate.run_usd)}"
-            rows.append([f"{breakable(inline(name, 60))} ({gpu(resource)})",
-                         breakable(inline(where(resource), 64)), costs, _saving(top),
-                         rules_text])  # fmt: skip
+            rows.append(
+                [
+                    f"{breakable(inline(name, 60))} ({gpu(resource)})",
+                    breakable(inline(where(resource), 64)),
+                    costs,
+                    _saving(top),
+                    rules_text,
+                ]
+            )
             continue
         rows.append(
             [

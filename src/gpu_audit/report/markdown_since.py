@@ -47,10 +47,16 @@ def knob_change_lines(since: Comparison) -> list[str]:
         return "–" if value is None else f"{value:g}%"
 
     rows = [
-        [breakable(inline(c.location, 120)), inline(c.knob), inline(c.was or "not stated"),
-         inline(c.now or "not stated"), pct(c.busy_before), pct(c.busy_after)]
+        [
+            breakable(inline(c.location, 120)),
+            inline(c.knob),
+            inline(c.was or "not stated"),
+            inline(c.now or "not stated"),
+            pct(c.busy_before),
+            pct(c.busy_after),
+        ]
         for c in since.knob_changes
-    ]  # fmt: skip
+    ]
     return [
         "",
         "Knobs changed since the last audit, beside the GPUs' busy share (DCGM engine activity, "

@@ -94,13 +94,29 @@ def sweeps_section(result: ScanResult) -> list[str]:
         "Cost per successful trial is the cost of every trial over the completed ones.",
     ]
     if tuning:
-        headers = ["Sweep", "Where", "Trials", "Cost", "Per successful trial",
-                   "Failed trials", "GPU-hours", "Spot savings", "Interruptions"]  # fmt: skip
+        headers = [
+            "Sweep",
+            "Where",
+            "Trials",
+            "Cost",
+            "Per successful trial",
+            "Failed trials",
+            "GPU-hours",
+            "Spot savings",
+            "Interruptions",
+        ]
         rows = [_tuning_row(s) for s in tuning[:ROWS]]
         lines += ["", *table(headers, rows, align="lllrrrrrr"), *_more(len(tuning))]
     if alone:
-        headers = ["Training job", "Where", "State", "Billable hours", "Cost",
-                   "Spot savings", "Interruptions"]  # fmt: skip
+        headers = [
+            "Training job",
+            "Where",
+            "State",
+            "Billable hours",
+            "Cost",
+            "Spot savings",
+            "Interruptions",
+        ]
         rows = [_job_row(s) for s in alone[:ROWS]]
         lines += ["", *table(headers, rows, align="lllrrrr"), *_more(len(alone))]
     return lines

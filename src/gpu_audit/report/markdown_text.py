@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from gpu_audit.core.lazyre import lazy
 from gpu_audit.report.escape import terminal_safe
+from gpu_audit.report.summary import usd
 
 # Every line break CommonMark or a browser honours, and the other C0/C1 controls: one space each.
 _BREAKS = lazy(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
@@ -94,8 +95,6 @@ def chart_label(value: object, limit: int = 40) -> str:
 def money(value: float | None) -> str:
     """An amount (`usd`: to the cent), the sign escaped: GitHub reads a pair of `$` on one line
     as inline math."""
-    from gpu_audit.report.summary import usd
-
     return "–" if value is None else "\\" + usd(value)
 
 

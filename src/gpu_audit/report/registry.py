@@ -13,6 +13,7 @@ from typing import TextIO
 
 from gpu_audit.core.gcpause import paused_gc
 from gpu_audit.core.results import ScanResult
+from gpu_audit.errors import ConfigError
 
 REPORTERS: dict[str, str] = {
     "table": "gpu_audit.report.table",
@@ -40,8 +41,6 @@ def check_extension(path: str, format_name: str) -> str | None:
     any other name is the user's business (`--format json -o report.out`); a path with no
     extension (`report`, `/dev/stdout`) takes any format. None, or raises ConfigError (the
     `str` return is kept for callers that print a warning)."""
-    from gpu_audit.errors import ConfigError
-
     extension = os.path.splitext(path)[1].lower()
     if not extension:
         return None

@@ -19,12 +19,14 @@ from pathlib import Path, PurePath
 from typing import Any, TextIO
 from urllib.parse import quote
 
+from gpu_audit.core.fingerprint import fingerprints
 from gpu_audit.core.resource import Kind, Severity
 from gpu_audit.core.results import Finding, RuleInfo, ScanResult
 from gpu_audit.core.stamps import stamp
 from gpu_audit.report.fastjson import flat as jsonflat
 from gpu_audit.report.fastjson import stream as jsonstream
 from gpu_audit.report.markdown_text import prose
+from gpu_audit.report.pipeline import detect
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/gpu-audit/gpu-audit"
@@ -61,8 +63,6 @@ def log(
     (default: this process's) tells whether it runs in an Azure Pipeline.
 
     With `lazy`, the results are a generator (for `jsonstream.dump`), not a list."""
-    from gpu_audit.report.pipeline import detect
-
     rules = list(result.rules)
     index = {rule.id: i for i, rule in enumerate(rules)}
     bases: dict[str, Any] = {SRCROOT: {"description": {"text": "The directory gpu-audit ran in."}}}
@@ -155,7 +155,6 @@ def _fingerprints(result: ScanResult) -> tuple[str, ...]:
     result built by hand."""
     if result.fingerprints:
         return result.fingerprints
-    from gpu_audit.core.fingerprint import fingerprints
 
     return fingerprints(result.findings)
 

@@ -84,10 +84,16 @@ def _block(since: Comparison) -> dict[str, Any]:
     block = _base_block(since)
     if since.knob_changes:  # with a history: knobs changed since (docs/knobs.md)
         block["knob_changes"] = [
-            {"location": c.location, "knob": c.knob, "then": c.was, "now": c.now,
-             "busy_then_pct": c.busy_before, "busy_now_pct": c.busy_after}
+            {
+                "location": c.location,
+                "knob": c.knob,
+                "then": c.was,
+                "now": c.now,
+                "busy_then_pct": c.busy_before,
+                "busy_now_pct": c.busy_after,
+            }
             for c in since.knob_changes
-        ]  # fmt: skip
+        ]
     return block
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from gpu_audit.catalog.enrich import cents
 from gpu_audit.core.runs import SECONDS_PER_HOUR, Sweep, TrialRun
+from gpu_audit.report.summary import usd
 
 NO_CEILING = (
     "not available: give --history, the database `check --history` recorded the sweep's file in"
@@ -140,8 +141,6 @@ def sweeps_data(sweeps: tuple[Sweep, ...]) -> list[dict[str, Any]]:
 
 def money(value: float | None) -> str:
     """An amount as every report writes it (`usd`), `—` where it is not known."""
-    from gpu_audit.report.summary import usd
-
     return "—" if value is None else usd(value)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import heapq
 import os
 import shutil
+import textwrap
 from collections import Counter
 from typing import TextIO
 
@@ -111,8 +112,6 @@ def render(result: ScanResult, width: int = WIDTH, colour: bool = False) -> str:
 
 def _fixes(findings: list[Finding], width: int) -> list[str]:
     """Under a job table, each rule's fix once per job format, in the key the file uses."""
-    import textwrap
-
     seen = dict.fromkeys((f.rule_id, f.resource.provider, f.fix) for f in findings if f.fix)
     lines: list[str] = []
     for rule_id, provider, fix in seen:

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence, Set
 from datetime import UTC, datetime
 from typing import Any
 
+from gpu_audit.catalog.basis import price_basis
 from gpu_audit.collectors.inventory import Inventory, line_in_file, load_report
 from gpu_audit.collectors.workitems import MAX_SHARDS, Shard, shard_of, universe_digest
 from gpu_audit.core.canonical import OUT_OF_RANGE, in_utc_range
@@ -19,6 +20,7 @@ from gpu_audit.core.results import CoverageGap, ShardStamp
 from gpu_audit.core.runs import Sweep
 from gpu_audit.core.yamlguard import printable
 from gpu_audit.errors import ConfigError, InputError
+from gpu_audit.policy.digest import policy_digest
 from gpu_audit.policy.loader import Policy
 from gpu_audit.shards.sweeps import read_sweeps
 
@@ -45,9 +47,6 @@ def check_shard_request(
 def stamp(shard: Shard, universe: Sequence[str], policy: Policy, run_id: str | None) -> ShardStamp:
     """The stamp a shard's report carries: its index and count, the universe and its digest, the
     policy's digest, the price basis, the run id and the work items it held."""
-    from gpu_audit.catalog.basis import price_basis
-    from gpu_audit.policy.digest import policy_digest
-
     keys = tuple(sorted(set(universe)))
     return ShardStamp(
         index=shard.index,

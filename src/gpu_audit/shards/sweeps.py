@@ -6,11 +6,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from enum import Enum
+from typing import Any, TypeVar
 
 from gpu_audit.core.resource import Capacity
 from gpu_audit.core.runs import Outcome, Sweep, TrialRun
 from gpu_audit.errors import ConfigError
+
+E = TypeVar("E", bound=Enum)
 
 _KINDS = ("tuning", "training")
 
@@ -30,7 +33,7 @@ class _Reader:
         at = f"{self.where}.{key}" if key else self.where
         return ConfigError(f"merge: {self.path}: {at}: {what}")
 
-    def text(self, key: str, optional: bool = False) -> Any:
+    def text(self, key: str, optional: bool = False) -> Any:  # Any: JSON of any shape
         """The string at `key` (None when absent and `optional`); ConfigError otherwise."""
         value = self.raw.get(key)
         if value is None and optional:
@@ -73,7 +76,7 @@ class _Reader:
         except (ValueError, OverflowError):  # not a time, or one past year 9999 in UTC
             raise self.error(key, "expected an ISO 8601 time") from None
 
-    def choice(self, key: str, kind: Any) -> Any:
+    def choice(self, key: str, kind: type[E]) -> E:
         """The member of the enum `kind` named by the string at `key`; ConfigError listing the
         choices otherwise."""
         value = self.text(key)

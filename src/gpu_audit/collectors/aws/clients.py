@@ -21,6 +21,7 @@ and without it.
 from __future__ import annotations
 
 import copy
+import inspect
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -61,7 +62,7 @@ class ClientMemo:
         endpoint `url` made with the same options the same session: urllib3's pools are
         thread-safe, and one client is already shared by the threads this way."""
 
-        def shared(**options: Any) -> Any:
+        def shared(**options: Any) -> Any:  # Any: botocore's objects are untyped
             key = (url, repr(sorted(options.items())))
             if key not in self.http:
                 self.http[key] = make(**options)
@@ -79,7 +80,7 @@ class ClientMemo:
         return True
 
 
-def copy_emitter(emitter: Any) -> Any:
+def copy_emitter(emitter: Any) -> Any:  # Any: botocore's objects are untyped
     """`HierarchicalEmitter.__copy__` with the handler trie copied node by node directly.
 
     Every client copies the session's emitter (a trie of ~190 nodes of handler lists); botocore
@@ -127,7 +128,7 @@ def freeze_config(session: Any) -> bool:
     file, default) for every client it makes: ~300 environment reads, a third of a client's
     cost. They cannot change during a scan. Only in the default `legacy` defaults mode: the
     others replace a chain's default per client, which a resolved value would hide."""
-    from botocore.configprovider import ConstantProvider
+    from botocore.configprovider import ConstantProvider  # keeps botocore off start-up
 
     store = session.get_component("config_store")
     mapping = getattr(store, "_mapping", None)
@@ -142,10 +143,10 @@ def _install() -> bool:
     """Wrap `ClientCreator._load_service_model`, `_create_client_class` and
     `EndpointCreator.create_endpoint` once per process."""
     global _INSTALLED, _NodeList
-    from botocore.client import ClientCreator
-    from botocore.endpoint import EndpointCreator
-    from botocore.hooks import EventAliaser, NodeList
-    from botocore.httpsession import URLLib3Session
+    from botocore.client import ClientCreator  # keeps botocore off start-up
+    from botocore.endpoint import EndpointCreator  # keeps botocore off start-up
+    from botocore.hooks import EventAliaser, NodeList  # keeps botocore off start-up
+    from botocore.httpsession import URLLib3Session  # keeps botocore off start-up
 
     with _INSTALL_LOCK:
         if _INSTALLED:
@@ -156,6 +157,7 @@ def _install() -> bool:
         if load is None or make is None or "http_session_cls" not in _parameters(endpoint):
             return False
 
+        # Any: botocore's objects are untyped
         def load_service_model(self: Any, service_name: str, api_version: Any = None) -> Any:
             memo = _MEMOS.get(self._event_emitter)
             if memo is None:
@@ -165,6 +167,7 @@ def _install() -> bool:
                 memo.models[key] = load(self, service_name, api_version)
             return memo.models[key]
 
+        # Any: botocore's objects are untyped
         def create_client_class(self: Any, service_name: str, service_model: Any) -> Any:
             memo = _MEMOS.get(self._event_emitter)
             if memo is None:
@@ -174,6 +177,7 @@ def _install() -> bool:
                 memo.classes[key] = make(self, service_name, service_model)
             return memo.classes[key]
 
+        # Any: botocore's objects are untyped
         def create_endpoint(self: Any, *args: Any, **kwargs: Any) -> Any:
             memo: ClientMemo | None = getattr(_CREATING, "memo", None)
             url = kwargs.get("endpoint_url")
@@ -184,7 +188,7 @@ def _install() -> bool:
 
         copy_aliaser: Callable[..., Any] = EventAliaser.__copy__
 
-        def copy_aliases(self: Any) -> Any:
+        def copy_aliases(self: Any) -> Any:  # Any: botocore's objects are untyped
             memo = _MEMOS.get(self)  # the session's emitter, copied for each client it makes
             if memo is None:
                 return copy_aliaser(self)
@@ -205,6 +209,4 @@ def _install() -> bool:
 
 
 def _parameters(function: Callable[..., Any]) -> set[str]:
-    import inspect
-
     return set(inspect.signature(function).parameters)

@@ -81,7 +81,7 @@ class InstanceTypes:
 
     def describe(self, ec2: Any, names: list[str]) -> dict[str, GpuLookup]:
         """Asks `DescribeInstanceTypes` about `names`; a failure degrades to the family rule."""
-        from botocore.exceptions import BotoCoreError, ClientError
+        from botocore.exceptions import BotoCoreError, ClientError  # keeps botocore off start-up
 
         try:
             pages = ec2.get_paginator("describe_instance_types").paginate(InstanceTypes=names)
@@ -145,7 +145,7 @@ class BucketRegions:
     def locate(self, s3: Any, account: str, bucket: str) -> BucketRegion:
         """The bucket's region from GetBucketLocation (no constraint is us-east-1, `EU` eu-west-1),
         or the error code of a failed call; each answer cached for the run."""
-        from botocore.exceptions import BotoCoreError, ClientError
+        from botocore.exceptions import BotoCoreError, ClientError  # keeps botocore off start-up
 
         with self._lock:
             if bucket in self._regions:

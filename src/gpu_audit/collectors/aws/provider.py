@@ -40,6 +40,7 @@ def _values(aws: AwsSettings) -> None:
 
 
 def _check(aws: AwsSettings) -> None:
+    # keeps collectors.aws.regions off --help
     from gpu_audit.collectors.aws.regions import check_regions
 
     check_regions(aws.regions)

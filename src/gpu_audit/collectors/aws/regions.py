@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from difflib import get_close_matches
 
+from gpu_audit.collectors.aws.sessions import shared_loader
 from gpu_audit.core.yamlguard import printable
 from gpu_audit.errors import ConfigError
 
@@ -18,10 +19,9 @@ def check_regions(regions: tuple[str, ...]) -> None:
     if not regions:
         return
     try:
-        import botocore.session
+        import botocore.session  # the [aws] extra, maybe absent; off start-up
     except ImportError:
         return  # the missing extra is reported when the collector is created
-    from gpu_audit.collectors.aws.sessions import shared_loader
 
     # The scan's loader: the endpoint data is parsed once. A partition's regions are all there
     # is: botocore's `get_available_regions` lists only endpoints that are among them (and

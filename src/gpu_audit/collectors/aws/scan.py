@@ -78,7 +78,7 @@ class Account:
     _s3: Any = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def s3(self, sessions: Sessions) -> Any:
+    def s3(self, sessions: Sessions) -> Any:  # Any: botocore's objects are untyped
         """The run's one S3 client (made on first use, thread-safe) for bucket locations."""
         with self._lock:
             if self._s3 is None:
@@ -101,7 +101,7 @@ class Item:
     _sagemaker: Any = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def sagemaker(self, sessions: Sessions) -> Any:
+    def sagemaker(self, sessions: Sessions) -> Any:  # Any: botocore's objects are untyped
         """The item's one SageMaker client, shared by its lists (a client per list costs CPU)."""
         with self._lock:
             if self._sagemaker is None:
@@ -113,8 +113,8 @@ def aws_errors() -> tuple[type[Exception], ...]:
     """What botocore raises for a failed call (service errors, transport, credentials, config,
     and an answer that is not the API's XML or JSON: an endpoint that lacks the call, such as
     moto's for DescribeCapacityReservations, answers an HTML 500)."""
-    from botocore.exceptions import BotoCoreError, ClientError
-    from botocore.parsers import ResponseParserError
+    from botocore.exceptions import BotoCoreError, ClientError  # keeps botocore off start-up
+    from botocore.parsers import ResponseParserError  # keeps botocore off start-up
 
     return (ClientError, BotoCoreError, ResponseParserError)
 

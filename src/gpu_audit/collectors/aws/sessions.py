@@ -12,8 +12,10 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.request import getproxies
 
 from gpu_audit import __version__
+from gpu_audit.collectors.aws.clients import ClientMemo, freeze_config
 from gpu_audit.collectors.aws.settings import AwsSettings
 from gpu_audit.core.frozen import record
 
@@ -33,7 +35,7 @@ _LOADERS: dict[Any, Any] = {}  # botocore's data path → its loader (parsed mod
 _LOADERS_LOCK = threading.Lock()
 
 
-def shared_loader(session: botocore.session.Session) -> Any:
+def shared_loader(session: botocore.session.Session) -> Any:  # Any: botocore's objects are untyped
     """The process's botocore data loader for `session`'s data path, made once."""
     path = session.get_config_variable("data_path")
     with _LOADERS_LOCK:
@@ -64,18 +66,18 @@ class Assumed:
     clients are made by the base session with these credentials passed explicitly."""
 
     def __init__(self, base: botocore.session.Session, credentials: dict[str, str]) -> None:
-        from botocore.credentials import Credentials
+        from botocore.credentials import Credentials  # keeps botocore off start-up
 
         self.base = base
         self.credentials = Credentials(
             credentials["AccessKeyId"], credentials["SecretAccessKey"], credentials["SessionToken"]
         )
 
-    def get_credentials(self) -> Any:
+    def get_credentials(self) -> Any:  # Any: botocore's objects are untyped
         """The assumed role's credentials (botocore's session interface)."""
         return self.credentials
 
-    def get_config_variable(self, name: str) -> Any:
+    def get_config_variable(self, name: str) -> Any:  # Any: botocore's objects are untyped
         """The base session's configuration value `name` (botocore's session interface)."""
         return self.base.get_config_variable(name)
 
@@ -89,12 +91,8 @@ class Sessions:
     def __init__(
         self, settings: AwsSettings, event_hooks: Sequence[EventHook] = (), memoize: bool = True
     ) -> None:
-        from urllib.request import getproxies
-
-        import botocore.session
-        from botocore.config import Config
-
-        from gpu_audit.collectors.aws.clients import ClientMemo, freeze_config
+        import botocore.session  # keeps botocore off start-up
+        from botocore.config import Config  # keeps botocore off start-up
 
         self._hooks = tuple(event_hooks)
         self._lock = threading.Lock()
@@ -129,9 +127,10 @@ class Sessions:
             self._memo.attach(session)
         return session
 
+    # Any: botocore's objects are untyped
     def derive(self, profile: str | None = None, credentials: dict[str, str] | None = None) -> Any:
         """A session for a profile (reusing the base loader), or for temporary credentials."""
-        import botocore.session
+        import botocore.session  # keeps botocore off start-up
 
         if credentials is not None:
             return Assumed(self.base, credentials)
@@ -140,6 +139,7 @@ class Sessions:
             session.register_component("data_loader", self.base.get_component("data_loader"))
             return session
 
+    # Any: botocore's objects are untyped
     def client(self, session: Any, service: str, region: str) -> Any:
         """A client of `session` for `service` in `region`. The base session's (STS for every
         AssumeRole, Organizations) are made once and shared; an account's are the caller's to
@@ -160,6 +160,7 @@ class Sessions:
                     self._clients[key] = client
             return client
 
+    # Any: botocore's objects are untyped
     def _create(self, session: Any, service: str, region: str) -> Any:
         if isinstance(session, Assumed):
             frozen = session.credentials

@@ -63,9 +63,7 @@ class AzureCollector(Collector[AzureSettings]):
         )
 
     def collect(self) -> Iterator[Resource | CoverageGap]:
-        """Every GPU resource and coverage gap of the subscriptions in scope; ProviderUnavailable in
-        one line when no credential is found."""
-        from azure.core.exceptions import AzureError
+        from azure.core.exceptions import AzureError  # keeps azure off start-up
 
         arm = Arm.connect(self.settings)
         try:
@@ -108,7 +106,7 @@ class AzureCollector(Collector[AzureSettings]):
         yield from self._reservations(arm, [s for s in subscriptions if s not in unread])
 
     def _readable(self, arm: Arm) -> tuple[str, ...]:
-        from azure.core.exceptions import AzureError
+        from azure.core.exceptions import AzureError  # keeps azure off start-up
 
         try:
             return tuple(arm_source.subscriptions(arm))
@@ -137,7 +135,7 @@ class AzureCollector(Collector[AzureSettings]):
         return True
 
     def _arm_rows(self, arm: Arm, subscriptions: tuple[str, ...]) -> tuple[Rows, list[CoverageGap]]:
-        from azure.core.exceptions import AzureError
+        from azure.core.exceptions import AzureError  # keeps azure off start-up
 
         def read(subscription: str) -> Rows | CoverageGap:
             try:
@@ -161,7 +159,7 @@ class AzureCollector(Collector[AzureSettings]):
         return rows, gaps
 
     def _computes(self, arm: Arm, workspaces: Rows) -> Iterator[Resource | CoverageGap]:
-        from azure.core.exceptions import AzureError
+        from azure.core.exceptions import AzureError  # keeps azure off start-up
 
         def read(workspace: dict[str, Any]) -> list[Resource | CoverageGap] | CoverageGap:
             wid = arm_id(workspace)
@@ -189,7 +187,7 @@ class AzureCollector(Collector[AzureSettings]):
 
     def _reservations(self, arm: Arm, subscriptions: list[str]) -> Iterator[Resource | CoverageGap]:
         """Each subscription's GPU capacity reservations; one that cannot be read is a gap."""
-        from azure.core.exceptions import AzureError
+        from azure.core.exceptions import AzureError  # keeps azure off start-up
 
         def read(subscription: str) -> list[Resource] | CoverageGap:
             try:

@@ -10,7 +10,7 @@ Azure CLI).
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, NoReturn
 
 from gpu_audit.collectors.azure.settings import AzureSettings
 from gpu_audit.collectors.interface import ProviderUnavailable
@@ -24,18 +24,18 @@ DEFAULT_ENDPOINT = "https://management.azure.com"
 class _NoToken:
     """The credential of a loopback endpoint: never asked, since no auth policy runs."""
 
-    def get_token(self, *scopes: str, **kwargs: Any) -> Any:
+    def get_token(self, *scopes: str, **kwargs: Any) -> NoReturn:
         """Never a token: raises ProviderUnavailable (a loopback endpoint runs no auth policy)."""
         raise ProviderUnavailable("NoCredentials", "azure: no token on a loopback endpoint")
 
 
-def _bounded_retry(settings: AzureSettings) -> Any:
+def _bounded_retry(settings: AzureSettings) -> Any:  # Any: the Azure SDK's objects, untyped here
     """azure-core's retry policy (429 and 5xx, honouring Retry-After), bounded by --timeout.
 
     The stock policy sleeps whatever Retry-After says; a wait longer than one call's timeout is
     not taken: the 429 is reported (the subscription becomes a coverage gap) instead.
     """
-    from azure.core.pipeline.policies import RetryPolicy
+    from azure.core.pipeline.policies import RetryPolicy  # keeps azure off start-up
 
     budget = settings.timeout
 
@@ -80,41 +80,42 @@ class Arm:
             "read_timeout": self.settings.timeout,
         }
         if self.anonymous:
-            from azure.core.pipeline.policies import SansIOHTTPPolicy
+            from azure.core.pipeline.policies import SansIOHTTPPolicy  # keeps azure off start-up
 
             options["authentication_policy"] = SansIOHTTPPolicy()
         else:
             options["credential_scopes"] = [f"{self.url}/.default"]
         return options
 
-    def graph(self) -> Any:
+    def graph(self) -> Any:  # Any: the Azure SDK's objects, untyped here
         """A Resource Graph client on this endpoint."""
-        from azure.mgmt.resourcegraph import ResourceGraphClient
+        from azure.mgmt.resourcegraph import ResourceGraphClient  # keeps azure off start-up
 
         return ResourceGraphClient(self.credential, **self._options())
 
-    def compute(self, subscription: str) -> Any:
+    def compute(self, subscription: str) -> Any:  # Any: the Azure SDK's objects, untyped here
         """A Compute client for `subscription` on this endpoint."""
-        from azure.mgmt.compute import ComputeManagementClient
+        from azure.mgmt.compute import ComputeManagementClient  # keeps azure off start-up
 
         return ComputeManagementClient(self.credential, subscription, **self._options())
 
-    def machine_learning(self, subscription: str) -> Any:
+    def machine_learning(self, subscription: str) -> Any:  # Any: the Azure SDK's client, untyped
         """An Azure ML (Machine Learning Services) client for `subscription` on this endpoint."""
+        # keeps azure off start-up
         from azure.mgmt.machinelearningservices import MachineLearningServicesMgmtClient
 
         return MachineLearningServicesMgmtClient(self.credential, subscription, **self._options())
 
-    def subscriptions(self) -> Any:
+    def subscriptions(self) -> Any:  # Any: the Azure SDK's objects, untyped here
         """A Subscriptions client on this endpoint (lists what the credential can read)."""
-        from azure.mgmt.resource.subscriptions import SubscriptionClient
+        from azure.mgmt.resource.subscriptions import SubscriptionClient  # keeps azure off start-up
 
         return SubscriptionClient(self.credential, **self._options())
 
 
-def _default_credential() -> Any:
+def _default_credential() -> Any:  # Any: the Azure SDK's objects, untyped here
     try:
-        from azure.identity import DefaultAzureCredential
+        from azure.identity import DefaultAzureCredential  # the [azure] extra, maybe absent
     except ImportError as exc:
         raise ProviderUnavailable(
             "NoCredentials", "azure: install the extra: pip install 'gpu-audit[azure]'"

@@ -9,7 +9,7 @@ from gpu_audit.core.results import CoverageGap
 def credential_failure(exc: Exception) -> bool:
     """The credential gave no token (azure-identity raised): nothing can be read. A 401 answer
     is not that: it concerns one subscription (another tenant's, say) and becomes its gap."""
-    from azure.core.exceptions import ClientAuthenticationError
+    from azure.core.exceptions import ClientAuthenticationError  # keeps azure off start-up
 
     return isinstance(exc, ClientAuthenticationError) and getattr(exc, "response", None) is None
 

@@ -31,6 +31,7 @@ def _chunks(items: Sequence[str]) -> Iterator[list[str]]:
 
 def query(client: Any, subscriptions: list[str], text: str) -> list[dict[str, Any]]:
     """Every row of one query over these subscriptions, following `$skipToken`."""
+    # keeps azure off start-up
     from azure.mgmt.resourcegraph.models import QueryRequest, QueryRequestOptions
 
     rows: list[dict[str, Any]] = []
@@ -51,7 +52,7 @@ def graph_rows(
 ) -> tuple[list[dict[str, Any]], list[CoverageGap]]:
     """The rows of VMs, scale sets and workspaces in the readable subscriptions, and a gap for
     each subscription Resource Graph did not return (or could not be asked about)."""
-    from azure.core.exceptions import AzureError
+    from azure.core.exceptions import AzureError  # keeps azure off start-up
 
     client = arm.graph()
     types = ", ".join(f"'{t}'" for t in TYPES)

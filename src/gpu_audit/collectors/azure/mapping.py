@@ -55,7 +55,7 @@ RELEASED = frozenset({"deallocating", "deallocated"})
 _GPU_SERIES = re.compile(r"(?i)^standard_n")  # the N-series: NC, ND, NG, NV
 
 
-def get(row: Mapping[str, Any], *path: str) -> Any:
+def get(row: Mapping[str, Any], *path: str) -> Any:  # Any: the Azure SDK's objects, untyped here
     """The value at `path` in nested mappings, None where a key is missing or a step is not a
     mapping."""
     value: Any = row

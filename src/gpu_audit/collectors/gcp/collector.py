@@ -122,8 +122,8 @@ class _RetryBudget:
     """Retry predicate: transient failures only, at most `attempts - 1` retries per listing."""
 
     def __init__(self, attempts: int) -> None:
-        import requests
-        from google.api_core import exceptions
+        import requests  # keeps requests off start-up
+        from google.api_core import exceptions  # keeps google off start-up
 
         self.left = max(attempts - 1, 0)
         self.transient = (
@@ -155,7 +155,7 @@ class _ProjectScan:
     def run(self) -> list[Resource | CoverageGap | Sweep]:
         """One project's Compute Engine instances and reservations and its Vertex AI capacity, as
         the services setting asks; a failed token refresh is a coverage gap."""
-        from google.auth.exceptions import GoogleAuthError
+        from google.auth.exceptions import GoogleAuthError  # keeps google off start-up
 
         found: list[Resource | CoverageGap | Sweep] = []
         try:
@@ -172,8 +172,8 @@ class _ProjectScan:
         return found
 
     def _read(self) -> list[Resource | CoverageGap]:
-        import requests
-        from google.api_core import exceptions
+        import requests  # keeps requests off start-up
+        from google.api_core import exceptions  # keeps google off start-up
 
         try:
             instances, gaps = self._list_instances()
@@ -216,8 +216,8 @@ class _ProjectScan:
     ) -> tuple[list[Any], list[CoverageGap]]:
         """Every page of one `aggregatedList` (instances, reservations): its items, and a gap
         per zone it says is unreachable."""
-        from google.api_core.client_options import ClientOptions
-        from google.api_core.retry import Retry
+        from google.api_core.client_options import ClientOptions  # keeps google off start-up
+        from google.api_core.retry import Retry  # keeps google off start-up
 
         gce = self.apis.gce
         # The library default retries 503s for up to 600 s; this bounds attempts and total time.
@@ -250,16 +250,22 @@ class _ProjectScan:
 
     def _reservations(self) -> list[Resource | CoverageGap]:
         """Reservations with GPUs, then future ones not yet begun; a failed list is a gap."""
-        import requests
-        from google.api_core import exceptions
+        import requests  # keeps requests off start-up
+        from google.api_core import exceptions  # keeps google off start-up
 
         compute_v1 = self.apis.compute_v1
         lists = (
-            (compute_v1.ReservationsClient, compute_v1.AggregatedListReservationsRequest,
-             "reservations"),
-            (compute_v1.FutureReservationsClient,
-             compute_v1.AggregatedListFutureReservationsRequest, "future_reservations"),
-        )  # fmt: skip
+            (
+                compute_v1.ReservationsClient,
+                compute_v1.AggregatedListReservationsRequest,
+                "reservations",
+            ),
+            (
+                compute_v1.FutureReservationsClient,
+                compute_v1.AggregatedListFutureReservationsRequest,
+                "future_reservations",
+            ),
+        )
         out: list[Resource | CoverageGap] = []
         for client_class, request_class, items in lists:
             try:
@@ -282,11 +288,11 @@ class _ProjectScan:
             out.extend(gaps)
         return out
 
-    def _session(self, api: Endpoint) -> Any:
+    def _session(self, api: Endpoint) -> Any:  # Any: google-cloud's objects, untyped here
         """An AuthorizedSession for Monitoring or Storage, retrying transient errors a few times."""
-        from google.auth.transport.requests import AuthorizedSession
-        from requests.adapters import HTTPAdapter
-        from urllib3.util.retry import Retry
+        from google.auth.transport.requests import AuthorizedSession  # keeps google off start-up
+        from requests.adapters import HTTPAdapter  # keeps requests off start-up
+        from urllib3.util.retry import Retry  # keeps urllib3 off start-up
 
         session = AuthorizedSession(self.apis.credentials_for(api))
         retries = Retry(

@@ -64,19 +64,19 @@ class Apis:
         buckets = BucketLocations(gcs.base(DEFAULT_GCS), settings.timeout)
         return cls(compute_v1, gce, monitoring, gcs, vertex, credentials, buckets)
 
-    def credentials_for(self, api: Endpoint) -> Any:
+    def credentials_for(self, api: Endpoint) -> Any:  # Any: google-cloud's objects, untyped here
         """Anonymous credentials for a loopback endpoint, else the default credentials."""
         if api.anonymous:
-            from google.auth.credentials import AnonymousCredentials
+            from google.auth.credentials import AnonymousCredentials  # keeps google off start-up
 
             return AnonymousCredentials()
         return self.credentials
 
 
-def _default_credentials() -> Any:
+def _default_credentials() -> Any:  # Any: google-cloud's objects, untyped here
     """Application Default Credentials, or ProviderUnavailable naming the file and the cause."""
-    import google.auth
-    from google.auth.exceptions import DefaultCredentialsError
+    import google.auth  # keeps google off start-up
+    from google.auth.exceptions import DefaultCredentialsError  # keeps google off start-up
 
     named = os.environ.get("GOOGLE_APPLICATION_CREDENTIALS", "").strip()
     if named:

@@ -24,19 +24,41 @@ ALIGNMENT_SECONDS = 300  # utilization is averaged per 5 minutes per GPU before 
 # Names are as Compute Engine spells regions.
 MULTI_REGIONS: Mapping[str, tuple[str, ...]] = {
     "US": (
-        "us-central1", "us-east1", "us-east4", "us-east5", "us-south1",
-        "us-west1", "us-west2", "us-west3", "us-west4",
+        "us-central1",
+        "us-east1",
+        "us-east4",
+        "us-east5",
+        "us-south1",
+        "us-west1",
+        "us-west2",
+        "us-west3",
+        "us-west4",
     ),
     "EU": (
-        "europe-central2", "europe-north1", "europe-north2", "europe-southwest1", "europe-west1",
-        "europe-west3", "europe-west4", "europe-west8", "europe-west9", "europe-west10",
+        "europe-central2",
+        "europe-north1",
+        "europe-north2",
+        "europe-southwest1",
+        "europe-west1",
+        "europe-west3",
+        "europe-west4",
+        "europe-west8",
+        "europe-west9",
+        "europe-west10",
         "europe-west12",
     ),
     "ASIA": (
-        "asia-east1", "asia-east2", "asia-northeast1", "asia-northeast2", "asia-northeast3",
-        "asia-south1", "asia-south2", "asia-southeast1", "asia-southeast2",
+        "asia-east1",
+        "asia-east2",
+        "asia-northeast1",
+        "asia-northeast2",
+        "asia-northeast3",
+        "asia-south1",
+        "asia-south2",
+        "asia-southeast1",
+        "asia-southeast2",
     ),
-}  # fmt: skip
+}
 
 # Predefined dual-regions. Configurable dual-regions name theirs in customPlacementConfig.
 DUAL_REGIONS: Mapping[str, tuple[str, ...]] = {
@@ -55,7 +77,7 @@ class RestError(Exception):
 
 def get_json(session: Any, url: str, params: Mapping[str, str], timeout: float) -> dict[str, Any]:
     """GET a JSON resource; any failure (status or connection) becomes a one-line `RestError`."""
-    import requests
+    import requests  # keeps requests off start-up
 
     try:
         response = session.get(url, params=params, timeout=timeout)

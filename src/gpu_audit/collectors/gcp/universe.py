@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_audit.collectors.gcp.connect import Apis, endpoint
+from gpu_audit.collectors.gcp.connect import Apis, _default_credentials, endpoint
 from gpu_audit.collectors.gcp.rest import RestError, get_json
 from gpu_audit.collectors.gcp.settings import GcpSettings
 from gpu_audit.collectors.interface import ProviderUnavailable
@@ -27,13 +27,11 @@ def work_items(settings: GcpSettings, apis: Apis) -> list[str]:
 
 def discover_projects(settings: GcpSettings, apis: Apis) -> tuple[str, ...]:
     """Active projects from Resource Manager `projects.list` (v1), every page, sorted."""
-    from google.auth.transport.requests import AuthorizedSession
+    from google.auth.transport.requests import AuthorizedSession  # keeps google off start-up
 
     api = endpoint(RESOURCE_MANAGER_ENDPOINT_ENV)
     credentials = apis.credentials_for(api)
     if credentials is None:  # every other endpoint was a loopback override
-        from gpu_audit.collectors.gcp.connect import _default_credentials
-
         credentials = _default_credentials()
     url = api.base(DEFAULT_RESOURCE_MANAGER) + "/v1/projects"
     params = {"filter": "lifecycleState:ACTIVE", "pageSize": "500"}

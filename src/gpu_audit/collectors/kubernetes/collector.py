@@ -90,10 +90,12 @@ class KubernetesCollector(Collector[KubernetesSettings]):
     def _read(
         self, target: Target, utilization: dcgm.DcgmUtilization | None, note: str | None
     ) -> list[Resource | CoverageGap]:
-        from kubernetes.client import CoreV1Api
-        from kubernetes.client.exceptions import ApiException
+        from kubernetes.client import CoreV1Api  # keeps kubernetes off start-up
+        from kubernetes.client.exceptions import ApiException  # keeps kubernetes off start-up
+
+        # keeps kubernetes off start-up
         from kubernetes.config.config_exception import ConfigException
-        from urllib3.exceptions import HTTPError
+        from urllib3.exceptions import HTTPError  # keeps urllib3 off start-up
 
         try:
             api = CoreV1Api(target.connect())
@@ -122,8 +124,8 @@ class KubernetesCollector(Collector[KubernetesSettings]):
         """Every batch Job (their `status.failed`); None where they cannot be listed (a role
         without Jobs: 403; or an error answer): the pods are judged all the same, without the
         Jobs' failed pods, and each Job pod's note says so."""
-        from kubernetes.client import BatchV1Api
-        from kubernetes.client.exceptions import ApiException
+        from kubernetes.client import BatchV1Api  # the kubernetes extra, imported when scanning
+        from kubernetes.client.exceptions import ApiException  # the kubernetes extra
 
         try:
             return self._list(BatchV1Api(client).list_job_for_all_namespaces)

@@ -32,8 +32,8 @@ class Target:
 
 def targets(settings: KubernetesSettings) -> list[Target]:
     """The contexts asked for (default: the current one), or the in-cluster service account."""
-    from kubernetes import config
-    from kubernetes.config.config_exception import ConfigException
+    from kubernetes import config  # keeps kubernetes off start-up
+    from kubernetes.config.config_exception import ConfigException  # keeps kubernetes off start-up
 
     files = _kubeconfig_files(settings)
     if not files:
@@ -86,8 +86,8 @@ def _kubeconfig_files(settings: KubernetesSettings) -> list[str]:
 
 
 def _from_kubeconfig(settings: KubernetesSettings, files: str, context: str) -> Callable[[], Any]:
-    def connect() -> Any:
-        from kubernetes import client, config
+    def connect() -> Any:  # Any: the Kubernetes client's objects are untyped
+        from kubernetes import client, config  # keeps kubernetes off start-up
 
         configuration = client.Configuration()
         config.load_kube_config(
@@ -102,8 +102,8 @@ def _from_kubeconfig(settings: KubernetesSettings, files: str, context: str) -> 
 
 
 def _in_cluster(settings: KubernetesSettings) -> Callable[[], Any]:
-    def connect() -> Any:
-        from kubernetes import client, config
+    def connect() -> Any:  # Any: the Kubernetes client's objects are untyped
+        from kubernetes import client, config  # keeps kubernetes off start-up
 
         configuration = client.Configuration()
         config.load_incluster_config(client_configuration=configuration)
@@ -112,10 +112,11 @@ def _in_cluster(settings: KubernetesSettings) -> Callable[[], Any]:
     return connect
 
 
+# Any: the Kubernetes client's objects are untyped
 def _client(configuration: Any, settings: KubernetesSettings) -> Any:
     """An ApiClient retrying transient statuses and connection errors a bounded number of times."""
-    from kubernetes import client
-    from urllib3.util.retry import Retry
+    from kubernetes import client  # keeps kubernetes off start-up
+    from urllib3.util.retry import Retry  # keeps urllib3 off start-up
 
     configuration.retries = Retry(
         total=max(settings.max_attempts - 1, 0),

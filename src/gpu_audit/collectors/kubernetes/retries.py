@@ -12,6 +12,7 @@ does not say why a container restarted: a spot reclaim and a crash count alike.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from gpu_audit.core.frozen import record
@@ -19,9 +20,18 @@ from gpu_audit.core.resource import Resource
 
 EXPERIMENT = "katib.kubeflow.org/experiment"
 RUN_KINDS = frozenset(
-    {"Job", "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob", "TrainJob",
-     "RayJob"}
-)  # fmt: skip
+    {
+        "Job",
+        "PyTorchJob",
+        "TFJob",
+        "MPIJob",
+        "XGBoostJob",
+        "PaddleJob",
+        "JAXJob",
+        "TrainJob",
+        "RayJob",
+    }
+)
 
 
 @record
@@ -65,8 +75,9 @@ def count_retries(
 ) -> dict[tuple[str, str], Counted]:
     """(namespace, pod name) → its run's and sweep's restarts, for GPU pods given with their
     owner; `jobs` None: the Jobs could not be read (their failed pods are not counted)."""
-    by_job = {(str(_meta(j).get("namespace", "")), str(_meta(j).get("name", ""))): j
-              for j in jobs or ()}  # fmt: skip
+    by_job = {
+        (str(_meta(j).get("namespace", "")), str(_meta(j).get("name", ""))): j for j in jobs or ()
+    }
     runs: dict[tuple[str, str, str], int] = {}  # (namespace, kind, name) → restarts
     sweeps: dict[tuple[str, str], set[tuple[str, str, str]]] = {}
     placed: dict[tuple[str, str], tuple[tuple[str, str, str] | None, tuple[str, str] | None]] = {}
@@ -129,8 +140,6 @@ def with_retries(
     resource: Resource, counted: Counted | None, jobs: Sequence[Mapping[str, Any]] | None
 ) -> Resource:
     """The pod with its run's and sweep's restarts in `run`, said in its note too."""
-    from dataclasses import replace
-
     if counted is None or (counted.job is None and counted.sweep is None):
         return resource
     run = replace(

@@ -14,6 +14,7 @@ from gpu_audit.collectors.kubernetes.nodes import timestamp
 from gpu_audit.core.resource import Run
 
 
+# Any: the Kubernetes client's objects are untyped
 def _condition(status: Mapping[str, Any], kind: str) -> Any:
     for condition in status.get("conditions") or ():
         if (

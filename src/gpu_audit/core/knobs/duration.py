@@ -17,8 +17,14 @@ from gpu_audit.core.yamlsrc import is_templated
 
 KEY = "train_time_interval"
 KNOB = "checkpoint_interval_minutes"  # the `training.*` field it sets
-_UNITS = {"weeks": 7 * 24 * 60.0, "days": 24 * 60.0, "hours": 60.0, "minutes": 1.0,
-          "seconds": 1 / 60, "milliseconds": 1 / 60_000}  # fmt: skip
+_UNITS = {
+    "weeks": 7 * 24 * 60.0,
+    "days": 24 * 60.0,
+    "hours": 60.0,
+    "minutes": 1.0,
+    "seconds": 1 / 60,
+    "milliseconds": 1 / 60_000,
+}
 _CLOCK = lazy(
     r"(?:(?P<days>\d+)\s+days?,\s*)?(?:(?P<d4>\d+):)?(?P<h>\d+):(?P<m>\d{1,2}):"
     r"(?P<s>\d{1,2}(?:\.\d+)?)"

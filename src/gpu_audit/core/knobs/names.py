@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 KNOBS = (
-    ("precision", "precision"), ("tf32", "tf32"), ("batch_size", "batch"),
-    ("grad_accum", "accumulation"), ("checkpointing", "checkpointing"), ("workers", "workers"),
-    ("compile", "compile"), ("model", "model"), ("method", "method"),
-)  # fmt: skip
+    ("precision", "precision"),
+    ("tf32", "tf32"),
+    ("batch_size", "batch"),
+    ("grad_accum", "accumulation"),
+    ("checkpointing", "checkpointing"),
+    ("workers", "workers"),
+    ("compile", "compile"),
+    ("model", "model"),
+    ("method", "method"),
+)

@@ -8,6 +8,8 @@ from gpu_audit.core.yamlsrc import is_templated
 
 # Lightning `precision` (every spelling 2.6 accepts), NeMo `trainer.precision`, Accelerate
 # `mixed_precision`, torchtune `dtype`, Megatron and HF words: → fp32 | fp16 | bf16 | fp8.
+# a table: one precision's spellings a line, as ruff format would not keep it
+# fmt: off
 _PRECISION = {
     "64": "fp64", "64-true": "fp64", "fp64": "fp64", "float64": "fp64",
     "32": "fp32", "32-true": "fp32", "fp32": "fp32", "float32": "fp32", "float": "fp32",
@@ -16,7 +18,8 @@ _PRECISION = {
     "half": "fp16", "fp16-mixed": "fp16", "transformer-engine-float16": "fp16",
     "bf16": "bf16", "bf16-mixed": "bf16", "bf16-true": "bf16", "bfloat16": "bf16",
     "fp8": "fp8", "transformer-engine": "fp8", "fp8-mixed": "fp8",
-}  # fmt: skip
+}
+# fmt: on
 
 
 def precision(value: Any) -> str | None:

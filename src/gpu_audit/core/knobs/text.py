@@ -25,9 +25,18 @@ _KWARG = lazy(
     r"\b(bf16|fp16|tf32|per_device_train_batch_size|gradient_accumulation_steps|"
     r"gradient_checkpointing|dataloader_num_workers|num_workers|torch_compile|precision|"
     r"accumulate_grad_batches|mixed_precision)\s*=\s*([\"']?[\w.-]+[\"']?)",
-    needs=("bf16", "fp16", "tf32", "batch", "accumulat", "checkpointing", "workers", "compile",
-           "precision"),
-)  # fmt: skip
+    needs=(
+        "bf16",
+        "fp16",
+        "tf32",
+        "batch",
+        "accumulat",
+        "checkpointing",
+        "workers",
+        "compile",
+        "precision",
+    ),
+)
 _COMPILE_CALL = lazy(r"\btorch\.compile\s*\(", needs=("torch.compile",))
 _CHECKPOINT_CALL = lazy(r"\.gradient_checkpointing_enable\s*\(", needs=("gradient_checkpointing",))
 _FROM_PRETRAINED = lazy(
@@ -41,6 +50,8 @@ _TIME_INTERVAL = lazy(
 _COMMENT = lazy(r"(?:^|[ \t])#.*$", re.MULTILINE)
 
 # a flag's name (dashes as underscores, leading dashes and `trainer.`/`model.` kept) → knob
+# a table: one knob's spellings a line, as ruff format would not keep it
+# fmt: off
 _FLAGS = {
     "bf16": "precision", "fp16": "precision", "fp8": "precision", "bfloat16": "precision",
     "tf32": "tf32",
@@ -58,17 +69,44 @@ _FLAGS = {
     "torch_compile": "compile", "compile": "compile",
     "model_name_or_path": "model", "model_name": "model", "model_id": "model",
     "use_peft": "method", "lora_r": "method", "lora_rank": "method",
-}  # fmt: skip
+}
+# fmt: on
 _BOOLEAN_FLAGS = frozenset(
-    {"bf16", "fp16", "fp8", "bfloat16", "tf32", "gradient_checkpointing",
-     "activation_checkpointing", "enable_activation_checkpointing", "recompute_activations",
-     "torch_compile", "compile", "use_peft"}
-)  # fmt: skip
+    {
+        "bf16",
+        "fp16",
+        "fp8",
+        "bfloat16",
+        "tf32",
+        "gradient_checkpointing",
+        "activation_checkpointing",
+        "enable_activation_checkpointing",
+        "recompute_activations",
+        "torch_compile",
+        "compile",
+        "use_peft",
+    }
+)
 _INTERVAL = duration.KNOB
 _DASHLESS = frozenset({"batch_size", "dtype", "compile", "enable_activation_checkpointing"})
-_NEEDLES = ("bf16", "fp16", "fp8", "tf32", "precision", "batch", "accumulat", "checkpoint",
-            "workers", "compile", "model", "peft", "lora", "recompute", "dtype",
-            "train_time")  # fmt: skip
+_NEEDLES = (
+    "bf16",
+    "fp16",
+    "fp8",
+    "tf32",
+    "precision",
+    "batch",
+    "accumulat",
+    "checkpoint",
+    "workers",
+    "compile",
+    "model",
+    "peft",
+    "lora",
+    "recompute",
+    "dtype",
+    "train_time",
+)
 
 
 def without_comments(text: str) -> str:

@@ -60,8 +60,10 @@ class Determined(JobFormat):
 
 
 def _searcher(draft: JobDraft, searcher: LineMap) -> None:
-    for key, field in (("max_trials", "hpo.max_trials"),
-                       ("max_concurrent_trials", "hpo.parallel_trials")):  # fmt: skip
+    for key, field in (
+        ("max_trials", "hpo.max_trials"),
+        ("max_concurrent_trials", "hpo.parallel_trials"),
+    ):
         if key in searcher:
             raw = searcher[key]
             draft.put(field, as_number(raw), searcher.line_of(key), raw=raw)

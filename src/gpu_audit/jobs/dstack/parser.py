@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from gpu_audit.catalog import canonical_gpu
 from gpu_audit.core.frozen import record
@@ -30,6 +30,7 @@ _TYPES = {
     "dev-environment": Workload.NOTEBOOK,
     "fleet": Workload.UNKNOWN,
 }
+N = TypeVar("N", int, float)  # a range of whole numbers or of GiB
 _VENDORS = {"nvidia", "amd", "google", "tpu", "intel", "tenstorrent"}
 _MEMORY = re.compile(
     r"^(?P<low>\d+(?:\.\d+)?)?\s*(?:GB)?\s*(?P<range>\.\.)?"
@@ -162,7 +163,7 @@ def _parse_text(text: str) -> _GpuSpec:
     return spec
 
 
-def _range(text: str, pattern: re.Pattern[str], kind: type) -> Any:
+def _range(text: str, pattern: re.Pattern[str], kind: type[N]) -> tuple[N | None, N | None] | None:
     match = pattern.match(text.strip())
     if not match:
         return None

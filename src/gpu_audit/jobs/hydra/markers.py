@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 
-def sweeper(data: dict[Any, Any]) -> Any:
+def sweeper(data: dict[Any, Any]) -> object:
     """`hydra.sweeper`, or None."""
     hydra = data.get("hydra")
     return hydra.get("sweeper") if isinstance(hydra, dict) else None
 
 
-def override(data: dict[Any, Any], group: str) -> Any:
+def override(data: dict[Any, Any], group: str) -> Any:  # Any: YAML/JSON of any shape
     """The option `defaults` picks for `hydra/<group>` (`- override hydra/sweeper: optuna`)."""
     defaults = data.get("defaults")
     for item in defaults if isinstance(defaults, list) else ():

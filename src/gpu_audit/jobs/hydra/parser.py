@@ -18,8 +18,15 @@ from gpu_audit.jobs.pruning import halving_share
 from gpu_audit.jobs.values import as_number, text
 
 # Optuna's pruners that stop trials early; Hyperband states its whole schedule
-_PRUNERS = ("HyperbandPruner", "SuccessiveHalvingPruner", "MedianPruner", "PercentilePruner",
-            "ThresholdPruner", "PatientPruner", "WilcoxonPruner")  # fmt: skip
+_PRUNERS = (
+    "HyperbandPruner",
+    "SuccessiveHalvingPruner",
+    "MedianPruner",
+    "PercentilePruner",
+    "ThresholdPruner",
+    "PatientPruner",
+    "WilcoxonPruner",
+)
 _HYPERBAND = {"min_resource": 1, "reduction_factor": 3}  # optuna.pruners.HyperbandPruner defaults
 
 

@@ -19,9 +19,13 @@ _BATCH = frozenset(
 )
 _ACCUM = frozenset({"gradient_accumulation_steps", "accumulate_grad_batches"})
 _CHECKPOINTING = frozenset(
-    {"gradient_checkpointing", "activation_checkpointing", "enable_activation_checkpointing",
-     "fsdp_activation_checkpointing"}
-)  # fmt: skip
+    {
+        "gradient_checkpointing",
+        "activation_checkpointing",
+        "enable_activation_checkpointing",
+        "fsdp_activation_checkpointing",
+    }
+)
 _GRANULARITY = frozenset({"activations_checkpoint_granularity", "activations_checkpoint_method"})
 _WORKERS = frozenset({"dataloader_num_workers"})
 _MODEL = frozenset({"model_name_or_path", "pretrained_model_name_or_path", "base_model"})

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
+from gpu_audit.catalog.models import model_size
 from gpu_audit.core.knobs.duration import KNOB
 from gpu_audit.core.knobs.found import Knob
 from gpu_audit.core.knobs.text import line_at, read_flags
@@ -194,8 +195,6 @@ def _apply(
                 draft.templated.add(f"training.{name}")
     trained = chosen.get("model")
     if trained is not None:
-        from gpu_audit.catalog.models import model_size
-
         size = model_size(str(trained.value))
         line = draft.lines.get("training.model")
         if size is not None:

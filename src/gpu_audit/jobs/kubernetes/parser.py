@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import ClassVar
 
+from gpu_audit.catalog import instance_spec
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Resource, Workload
 from gpu_audit.core.sharing import (
@@ -41,14 +42,27 @@ _GPU_RESOURCES = (
     "habana.ai/gaudi",
 )
 _INFERENCE_KINDS = {
-    "Deployment", "StatefulSet", "ReplicaSet", "RayService", "LeaderWorkerSet", "InferenceService",
-}  # fmt: skip
+    "Deployment",
+    "StatefulSet",
+    "ReplicaSet",
+    "RayService",
+    "LeaderWorkerSet",
+    "InferenceService",
+}
 # Training operators: the kind is the evidence unless what the pods run says otherwise (an
 # MPIJob that runs NCCL tests is a benchmark).
 _TRAINING_KINDS = {
-    "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob", "MXJob", "TrainJob",
-    "TrainingRuntime", "ClusterTrainingRuntime",
-}  # fmt: skip
+    "PyTorchJob",
+    "TFJob",
+    "MPIJob",
+    "XGBoostJob",
+    "PaddleJob",
+    "JAXJob",
+    "MXJob",
+    "TrainJob",
+    "TrainingRuntime",
+    "ClusterTrainingRuntime",
+}
 # KAI Scheduler (and Run:ai before it) share a GPU through a pod annotation: `gpu-fraction: "0.5"`.
 _FRACTION_ANNOTATIONS = ("gpu-fraction", "run.ai/gpu-fraction")
 _DEADLINE_ANNOTATION = "provreq.kueue.x-k8s.io/maxRunDurationSeconds"
@@ -138,8 +152,6 @@ def _fits_machine(draft: JobDraft, groups: list[tuple[Group, _GpuRequest]]) -> N
     """A pod runs on one node: one asking more GPUs than the selected machine type has is never
     scheduled there, and is not priced as several of them (`8 GPUs` on a 2-GPU type is no
     4 nodes); the type is left unknown (its line kept) and the job says why."""
-    from gpu_audit.catalog import instance_spec
-
     itype = draft.get("instance_type")
     spec = instance_spec(itype) if isinstance(itype, str) else None
     if spec is None or not spec.gpu_count:
@@ -378,9 +390,21 @@ def _attempts(draft: JobDraft, spec: LineMap, per_pod: bool) -> None:
 # Kinds whose pods end with the work (their GPUs go back to the cluster); an MPIJob only when its
 # `cleanPodPolicy` removes the workers, which otherwise wait on after the launcher finishes.
 _ENDS = frozenset(
-    {"Job", "CronJob", "JobSet", "TrainJob", "PyTorchJob", "TFJob", "XGBoostJob", "PaddleJob",
-     "JAXJob", "MXJob", "Experiment", "RayJob"}
-)  # fmt: skip
+    {
+        "Job",
+        "CronJob",
+        "JobSet",
+        "TrainJob",
+        "PyTorchJob",
+        "TFJob",
+        "XGBoostJob",
+        "PaddleJob",
+        "JAXJob",
+        "MXJob",
+        "Experiment",
+        "RayJob",
+    }
+)
 
 
 def _release(draft: JobDraft, kind: str, spec: LineMap) -> None:
@@ -398,8 +422,12 @@ def _release(draft: JobDraft, kind: str, spec: LineMap) -> None:
         if holder is not None and "backoffLimit" in holder:
             raw = holder["backoffLimit"]
             retries = as_number(raw)
-            draft.set("limits.max_retries", None if retries is None else int(retries),
-                      holder.line_of("backoffLimit"), raw=raw)  # fmt: skip
+            draft.set(
+                "limits.max_retries",
+                None if retries is None else int(retries),
+                holder.line_of("backoffLimit"),
+                raw=raw,
+            )
 
 
 _CSI_SCHEMES = {"gcsfuse.csi.storage.gke.io": "gs", "s3.csi.aws.com": "s3"}

@@ -128,8 +128,12 @@ def _node_types(data: LineMap) -> list[_NodeType]:
 def _instance_type(node: _NodeType) -> tuple[str | None, int | None]:
     config = node.config
     azure = _map(config.get("azure_arm_parameters"))
-    for holder, key in ((config, "InstanceType"), (config, "machineType"), (azure, "vmSize"),
-                        (config, "instance_type")):  # fmt: skip
+    for holder, key in (
+        (config, "InstanceType"),
+        (config, "machineType"),
+        (azure, "vmSize"),
+        (config, "instance_type"),
+    ):
         if holder is not None and key in holder:
             value = holder[key]
             if isinstance(value, str) and not is_templated(value):

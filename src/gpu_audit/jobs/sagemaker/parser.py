@@ -184,12 +184,12 @@ def _name(found: Found, body: Any, key: str) -> str | None:
     return None
 
 
-def _crd_name(parent: Any) -> Any:
+def _crd_name(parent: Any) -> object:
     metadata = parent.get("metadata") if isinstance(parent, dict) else None
     return metadata.get("name") if isinstance(metadata, dict) else None
 
 
-def _step_name(found: Found) -> Any:
+def _step_name(found: Found) -> object:
     parent = found.parent
     if isinstance(parent, dict) and parent.get("Arguments") is found.body:
         return parent.get("Name")
@@ -303,7 +303,7 @@ def _notebook(document: Document, path: str, found: Found) -> list[Resource]:
     return [finish(draft, refs)]
 
 
-def _remote_function(data: Any) -> Any:
+def _remote_function(data: Any) -> object:
     """The SageMaker Python SDK config's `SageMaker.PythonSDK.Modules.RemoteFunction` defaults."""
     if not is_sdk_config(data):
         return None

@@ -8,11 +8,26 @@ from typing import Any
 # not a SkyPilot task (a compose file, a CI config). `execution` heads a job group.
 TASK_KEYS = frozenset(
     {
-        "name", "workdir", "num_nodes", "resources", "envs", "secrets", "file_mounts", "setup",
-        "run", "service", "pool", "config", "volumes", "event_callback", "inputs", "outputs",
-        "experimental", "execution",
+        "name",
+        "workdir",
+        "num_nodes",
+        "resources",
+        "envs",
+        "secrets",
+        "file_mounts",
+        "setup",
+        "run",
+        "service",
+        "pool",
+        "config",
+        "volumes",
+        "event_callback",
+        "inputs",
+        "outputs",
+        "experimental",
+        "execution",
     }
-)  # fmt: skip
+)
 MARKER_KEYS = frozenset({"resources", "run", "setup", "num_nodes"})  # one makes it a task
 
 

@@ -18,7 +18,7 @@ _SNAKE = re.compile(r"_([a-z0-9])")
 _VERBATIM = {"labels", "env", "args", "command", "hyperparameters", "parameters", "metadata"}
 
 
-def camel(node: Any, depth: int = 0) -> Any:
+def camel(node: Any, depth: int = 0) -> Any:  # Any: JSON of any shape
     """A copy of a snake_case tree with camelCase keys, lines kept."""
     if depth > 32:
         return node

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from itertools import islice
 from types import MappingProxyType
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, NoReturn, TypeVar
 
 from gpu_audit.report.fastjson import stream as jsonstream
 
@@ -29,7 +29,7 @@ _MARKED = re.compile(r'"(?:\\u0001)+"')
 _NON_FINITE = re.compile("(?<=[\x00\\[])(?:NaN|-?Infinity)(?=[\x00\\]])")  # a value, not text
 
 
-def _refuse(value: object) -> Any:
+def _refuse(value: object) -> NoReturn:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
@@ -136,7 +136,7 @@ def _marked(
     leaves: list[Any],
     data_keys: bool = False,
     kept: Mapping[str, Any] = _KEEP,
-) -> Any:
+) -> object:
     """`value` with each scalar (and data key) a mark, appended to `leaves` in text order; the
     values at the paths of `kept` (a `_tree`) stay as they are."""
     if isinstance(value, dict):
