@@ -11,8 +11,8 @@ import click
 
 from gpu_audit.cli.main import now_from
 from gpu_audit.errors import ConfigError, ExitCode, one_line
+from gpu_audit.report.formats import offered
 
-FORMATS = ("table", "json", "csv", "markdown")
 FAIL_ON = ("none", "info", "low", "medium", "high", "critical")
 ENGINES = ("duckdb", "athena", "bigquery")
 
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     "--sql", "show_sql", is_flag=True, help="Print the query for --engine and exit (run nothing)."
 )
 @click.option(
-    "--format", "fmt", type=click.Choice(FORMATS),
+    "--format", "fmt", type=click.Choice(offered("billing")),
     help="Output format (default: from the --output extension, else table on a terminal and "
     "JSON otherwise).",
 )  # fmt: skip
@@ -192,7 +192,7 @@ def _write(
     groups: Sequence[BilledGroup],
     when: Period,
     now: datetime,
-    fmt: str | None,
+    fmt: str,
     output: str | None,
     write_prices: str | None,
     read: tuple[list[str], list[str]],
@@ -210,7 +210,7 @@ def _write(
                 f"gpu-audit: warning: --write-prices: left out {one_line(problem)}", err=True
             )
         write_atomic(write_prices, dumps(prices), *read)
-    chosen = fmt or ("table" if sys.stdout.isatty() and not output else "json")
+    chosen = fmt
     text = RENDERERS[chosen](report)
     if output:
         write_atomic(output, text, *read)
@@ -220,24 +220,12 @@ def _write(
         click.echo(text, nl=False)
 
 
-def _format(given: str | None, output: str | None) -> str | None:
-    """The format `--format` names, else the one `-o`'s extension names, as every command reads
-    it (`check_extension`, `format_for`); None: table on a terminal, else JSON."""
-    from gpu_audit.report import check_extension, format_for
+def _format(given: str | None, output: str | None) -> str:
+    """The format `--format` names, else the one `-o`'s extension names (`format_for`, as
+    every command reads it); else table on a terminal, JSON otherwise."""
+    from gpu_audit.report import format_for
 
-    if not output:
-        return given
-    check_extension(output, given or "")
-    if given or not os.path.splitext(output)[1]:
-        return given
-    named = format_for(output, terminal=False)
-    named = "table" if named == "text" else named
-    if named not in FORMATS:
-        raise ConfigError(
-            f"{output}: billing writes no {named}; its formats: {', '.join(FORMATS)} "
-            "(or name one with --format)"
-        )
-    return named
+    return format_for("billing", output, given, sys.stdout.isatty() and not output, "json")
 
 
 def _refuse_outputs(

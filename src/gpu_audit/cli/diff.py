@@ -8,8 +8,7 @@ from typing import Any
 
 import click
 
-from gpu_audit.diff.render import FORMATS as _FORMATS
-from gpu_audit.errors import ConfigError
+from gpu_audit.report.formats import offered
 from gpu_audit.settings import FAIL_ON
 
 
@@ -42,7 +41,7 @@ from gpu_audit.settings import FAIL_ON
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(_FORMATS),
+    type=click.Choice(offered("diff")),
     default=None,
     help="Output format (default: from the --output extension, else table on a terminal and "
     "text otherwise; markdown is the pull-request comment, sarif the new findings for code "
@@ -81,6 +80,9 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
     from gpu_audit.report.escape import terminal_safe
     from gpu_audit.settings import load_settings
 
+    fmt = format_for(
+        "diff", options["output"], options["fmt"], sys.stdout.isatty()
+    )  # before any work
     settings = load_settings(options["config_path"])
     policies = map(policy_path, options["policies"] or settings.policies)
     read = [*paths, *filter(None, [settings.source]), *policies]
@@ -89,9 +91,6 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
         refuse_input(options["output"], read, folders)
     threshold = options["fail_on_increase"]
     increase = Increase.parse(threshold) if threshold is not None else None
-    fmt = options["fmt"] or format_for(options["output"], sys.stdout.isatty())
-    if fmt not in _FORMATS:
-        raise ConfigError(f"diff: no {fmt} output; formats: {', '.join(_FORMATS)}")
     if fmt == "sarif":  # before any work: a half-set Azure Pipelines identity is refused
         from gpu_audit.report.pipeline import detect
 

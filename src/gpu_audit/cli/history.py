@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from typing import Any
 
 import click
 
-from gpu_audit.report import REPORTERS
+from gpu_audit.report.formats import offered
 
-FORMATS = tuple(REPORTERS)
 _DATABASE = click.option(
     "--history",
     "path",
@@ -69,7 +67,7 @@ def history_group() -> None:
 _LISTED = click.option(
     "--format",
     "fmt",
-    type=click.Choice(["table", "json"]),
+    type=click.Choice(offered("history list")),  # list, trend and reservations alike
     default="table",
     show_default=True,
     help="A table, or JSON for scripts (amounts as numbers).",
@@ -128,7 +126,7 @@ def history_list(path: str | None, config_path: str | None, fmt: str) -> None:
 @_DATABASE
 @_CONFIG
 @click.option(
-    "--format", "fmt", type=click.Choice(FORMATS),
+    "--format", "fmt", type=click.Choice(offered("history show")),
     help="Report format (default: the one -o's extension names, else text).",
 )  # fmt: skip
 @click.option("--output", "-o", metavar="PATH", help="Write the report here (atomically).")
@@ -143,11 +141,9 @@ def history_show(
     """
     from gpu_audit.audit import source_hints
     from gpu_audit.history.load import load_audit
-    from gpu_audit.report import OUTPUT_EXTENSIONS, check_extension, render
+    from gpu_audit.report import format_for, render
 
-    if output:  # before any work: a name no format writes, or one that names another format
-        check_extension(output, fmt or "")
-    fmt = fmt or OUTPUT_EXTENSIONS.get(os.path.splitext(output or "")[1].lower(), "text")
+    fmt = format_for("history show", output, fmt)  # before any work; text by default
     store = _open(path, config_path)
     try:
         result = load_audit(store, audit_id)

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from gpu_audit.errors import ExitCode
+from gpu_audit.report.formats import offered
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -125,7 +126,7 @@ def _refresh_interruptions(provider: str, regions: tuple[str, ...], output: str)
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["table", "json"]),
+    type=click.Choice(offered("catalog diff")),
     default="table",
     show_default=True,
     help="A table (prices as the reports write them), or JSON (exact numbers).",
