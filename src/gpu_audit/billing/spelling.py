@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from gpu_audit.billing.summary import cents
-
 JSON_VERSION = 1
 SCHEMA = "billing-v1.schema.json"
 _DIMENSION_TITLES = {
@@ -16,18 +14,6 @@ _DIMENSION_TITLES = {
     "instance_type": "instance type",
     "capacity": "capacity",
 }
-
-
-def usd(amount: Decimal | float | None) -> str:
-    if amount is None:
-        return "–"
-    value = cents(Decimal(str(amount)))
-    return f"-${-value:,.2f}" if value < 0 else f"${value:,.2f}"
-
-
-def md_usd(amount: Decimal | float | None) -> str:
-    """Dollars in Markdown: the sign escaped (GitHub reads a pair of `$` on a line as math)."""
-    return usd(amount).replace("$", "\\$")
 
 
 def hours(amount: Decimal) -> str:

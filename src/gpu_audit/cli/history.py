@@ -92,7 +92,6 @@ def history_list(path: str | None, config_path: str | None, fmt: str) -> None:
       gpu-audit history list --history audits.db
     """
     from gpu_audit.report.fit import fitted, terminal_width
-    from gpu_audit.report.summary import usd
 
     store = _open(path, config_path)
     if fmt == "json":
@@ -110,7 +109,7 @@ def history_list(path: str | None, config_path: str | None, fmt: str) -> None:
             _count(a.new),
             _count(a.persisting),
             _count(a.resolved),
-            *_monthly(a.scope.command, usd, a),
+            *_monthly(a.scope.command, a),
         )
         for a in store.audits()
     ]
@@ -175,7 +174,6 @@ def history_trend(
       gpu-audit history trend --history audits.db --format json
     """
     from gpu_audit.report.fit import fitted, terminal_width
-    from gpu_audit.report.summary import usd
 
     store = _open(path, config_path)
     points = store.trend(audit_id)
@@ -189,7 +187,7 @@ def history_trend(
     rows = [
         [
             p.generated_at.strftime("%Y-%m-%d"),
-            *_monthly(command, usd, p),
+            *_monthly(command, p),
             str(p.findings_open),
         ]
         for p in points
@@ -230,8 +228,11 @@ def _monthly_json(command: str, row: Any) -> dict[str, Any]:
     return {key: None if command == "check" else getattr(row, key) for key in _MONEY}
 
 
-def _monthly(command: str, usd: Any, row: Any) -> list[str]:
-    return ["–" if command == "check" else usd(getattr(row, key)) for key in _MONEY]
+def _monthly(command: str, row: Any) -> list[str]:
+    """The monthly amounts of a row; a `check` has none (job files run nothing)."""
+    from gpu_audit.report.values import money
+
+    return [money(None if command == "check" else getattr(row, key), "table") for key in _MONEY]
 
 
 @history_group.command("reservations", short_help="How full each reservation ran.")
@@ -248,7 +249,7 @@ def history_reservations(path: str | None, config_path: str | None, fmt: str) ->
     """
     from gpu_audit.report.escape import terminal_safe
     from gpu_audit.report.fit import fitted, terminal_width
-    from gpu_audit.report.summary import usd
+    from gpu_audit.report.values import money
 
     store = _open(path, config_path)
     uses = store.reservation_uses()
@@ -270,7 +271,7 @@ def history_reservations(path: str | None, config_path: str | None, fmt: str) ->
             u.instance_type or "-",
             f"{_count(u.used)}/{_count(u.total)}",
             _full(u.used, u.total),
-            "-" if u.unused_usd is None else usd(u.unused_usd),
+            money(u.unused_usd, "table"),
         ]
         for u in uses
     ]

@@ -8,7 +8,7 @@ from typing import Any
 
 def lookup_rows(names: tuple[str, ...], region: str | None) -> tuple[list[list[str]], list[str]]:
     """`catalog lookup`'s table rows (money as the reports write it) and the unknown names."""
-    from gpu_audit.report.summary import rate
+    from gpu_audit.report.values import money
 
     entries, unknown = lookup_entries(names, region)
     rows: list[list[str]] = []
@@ -19,7 +19,7 @@ def lookup_rows(names: tuple[str, ...], region: str | None) -> tuple[list[list[s
             [
                 e["name"], e["cloud"] or "-", e["gpu_model"], str(e["gpu_count"]),
                 _text(e["gpu_memory_gib"]), _text(e["class_rank"]), where,
-                *("-" if p is None else rate(p) for p in (e["on_demand_usd"], e["spot_usd"])),
+                *(money(p, "table", places=4) for p in (e["on_demand_usd"], e["spot_usd"])),
                 e["as_of"] or "-", e["source"] or "unpriced",
             ]
         )  # fmt: skip

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 from typing import Any, TypeVar
 
 import click
@@ -142,7 +143,7 @@ def diff(path: str, fmt: str) -> None:
     from gpu_audit.prices.diff import changes, ordered, table_rows
     from gpu_audit.prices.pricefile import read_prices
     from gpu_audit.report.fit import fitted, terminal_width
-    from gpu_audit.report.summary import rate
+    from gpu_audit.report.values import money
 
     found, same = changes(read_prices(path))
     if fmt == "json":
@@ -158,7 +159,7 @@ def diff(path: str, fmt: str) -> None:
         sys.exit(ExitCode.OK)
     headers = ["type", "region", "capacity", "old $/h", "new $/h", "change"]
     if found:
-        rows = [list(row) for row in table_rows(found, rate)]
+        rows = [list(row) for row in table_rows(found, partial(money, fmt="table", places=4))]
         click.echo(fitted(headers, rows, terminal_width(), keep=("old $/h", "new $/h", "change")))
     click.echo(f"{len(found)} prices changed or new, {same} unchanged")
     sys.exit(ExitCode.OK)

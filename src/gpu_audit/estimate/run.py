@@ -7,6 +7,7 @@ from typing import Any
 
 from gpu_audit.core.frozen import record
 from gpu_audit.errors import ConfigError
+from gpu_audit.report.values import money
 
 
 @record
@@ -65,7 +66,7 @@ def run_estimate(request: EstimateRequest) -> EstimateReport:
 def _jobs(request: EstimateRequest) -> EstimateReport:
     from gpu_audit.catalog.enrich import enrich
     from gpu_audit.estimate.compute import estimate_job
-    from gpu_audit.estimate.render import money, render_jobs
+    from gpu_audit.estimate.render import render_jobs
     from gpu_audit.jobs import load_jobs
     from gpu_audit.jobs.discover import expand
 
@@ -100,10 +101,10 @@ def with_lost_work(estimate: Any, resource: Any, hours: float | None) -> Any:
     note = None
     if figures.net_usd is not None and figures.lost_usd is not None:
         note = (
-            f"spot lost work: {_usd(figures.lost_usd)} expected per run at "
+            f"spot lost work: {money(figures.lost_usd)} expected per run at "
             f"{figures.rate_per_hour:g} interruptions an hour ({figures.rate_public}; "
             f"{figures.rate_source}), checkpoint every {figures.checkpoint_minutes:g} min, "
-            f"resume {figures.resume_minutes:g} min; spot saves {_usd(figures.net_usd)} net"
+            f"resume {figures.resume_minutes:g} min; spot saves {money(figures.net_usd)} net"
         )
     elif "interruption.net_usd" in judged.source.templated:
         note = "spot lost work not evaluated: the checkpoint interval is templated"
@@ -112,7 +113,3 @@ def with_lost_work(estimate: Any, resource: Any, hours: float | None) -> Any:
     return replace(
         estimate, spot_lost_usd=figures.lost_usd, spot_net_usd=figures.net_usd, spot_lost_note=note
     )
-
-
-def _usd(value: float) -> str:
-    return f"-${-value:,.2f}" if value < 0 else f"${value:,.2f}"

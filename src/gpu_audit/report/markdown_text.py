@@ -91,14 +91,6 @@ def chart_label(value: object, limit: int = 40) -> str:
     return (text[: limit - 1] + "…" if len(text) > limit else text) or "_"
 
 
-def money(value: float | None) -> str:
-    """An amount (`usd`: to the cent), the sign escaped: GitHub reads a pair of `$` on one line
-    as inline math."""
-    from gpu_audit.report.summary import usd
-
-    return "–" if value is None else "\\" + usd(value)
-
-
 def breakable(markdown: str, longer_than: int = 20) -> str:
     """A long file or job name with no space (`team__train-llm_a100.cfn.yml`), as Markdown
     `inline` wrote it, given a break opportunity (`<wbr>`, which copies as nothing) after each
