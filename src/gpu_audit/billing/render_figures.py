@@ -9,11 +9,7 @@ from decimal import Decimal
 
 from gpu_audit.billing.spelling import hours
 from gpu_audit.billing.summary import BillingSummary, Figures, Line, cents
-from gpu_audit.report.values import money
-
-
-def percent(value: Decimal | None) -> str:
-    return "–" if value is None else f"{(value * 100).quantize(Decimal('0.1'))}%"
+from gpu_audit.report.values import money, percent
 
 
 def spend_line(s: BillingSummary, fmt: str) -> str:
@@ -23,10 +19,10 @@ def spend_line(s: BillingSummary, fmt: str) -> str:
         f"GPU spend {money(spend.effective, fmt)} (usage {money(s.usd.gpu.effective, fmt)} + "
         f"reserved or committed capacity left unused {money(s.usd.unused.effective, fmt)}), "
         f"billed {money(spend.billed, fmt)}, list {money(spend.list, fmt)}: effective savings rate "
-        f"{percent(spend.savings_rate)}; {money(s.usd.gpu.per_gpu_hour, fmt, places=3)} per "
+        f"{percent(spend.savings_rate, fmt)}; {money(s.usd.gpu.per_gpu_hour, fmt, places=3)} per "
         "GPU-hour; "
-        f"spot share {percent(s.spot_share)} of GPU-hours; commitment coverage "
-        f"{percent(s.commitment_coverage)} of GPU-hours."
+        f"spot share {percent(s.spot_share, fmt)} of GPU-hours; commitment coverage "
+        f"{percent(s.commitment_coverage, fmt)} of GPU-hours."
     )
 
 
@@ -65,7 +61,7 @@ def markdown_sections(s: BillingSummary, ids: Mapping[str, str]) -> list[str]:
                     hours(line.figures.gpu_hours),
                     money(line.figures.effective, "markdown"),
                     money(line.figures.list, "markdown"),
-                    percent(line.figures.savings_rate),
+                    percent(line.figures.savings_rate, "markdown"),
                 ]
                 for line in part[:15]
             ],
@@ -89,7 +85,7 @@ def markdown_sections(s: BillingSummary, ids: Mapping[str, str]) -> list[str]:
                     breakable(inline(ids.get(c.id, c.id), 120)),
                     hours(c.used_hours),
                     hours(c.unused_hours),
-                    percent(c.utilization),
+                    percent(c.utilization, "markdown"),
                     money(c.unused_effective, "markdown"),
                 ]
                 for c in s.commitments
@@ -218,7 +214,8 @@ def _fitted(line: str, width: int) -> str:
 
 
 def _share(part: Decimal, whole: Decimal) -> str:
-    return "–" if not whole else percent(part / whole)
+    """`part` of `whole` in a Markdown cell; a share of nothing is not known."""
+    return percent(part / whole if whole else None, "markdown")
 
 
 def _rows(count: int) -> str:

@@ -8,10 +8,10 @@ from decimal import Decimal
 from gpu_audit.billing.render_figures import markdown_sections, terminal_lines
 from gpu_audit.billing.render_quarter import text_lines
 from gpu_audit.billing.report import BillingReport
-from gpu_audit.billing.spelling import dimension_title, hours, key_label, share
+from gpu_audit.billing.spelling import dimension_title, hours, key_label
 from gpu_audit.billing.summary import Figures, Line, cents
 from gpu_audit.core.results import Finding
-from gpu_audit.report.values import money
+from gpu_audit.report.values import money, percent
 
 ROWS = 100  # findings in the runbook's table: a page stays readable; JSON and CSV list them all
 TERMINAL_ROWS = 30
@@ -62,7 +62,7 @@ def render_markdown(report: BillingReport) -> str:
                 [
                     inline(key_label(name, line.key), 60),
                     *_md_cells(line.figures)[:3],
-                    share(line.figures.effective, total),
+                    percent(line.figures.effective / total if total else None, "markdown"),
                 ]
                 for line in part[:15]
             ],
@@ -291,7 +291,7 @@ def render_table(report: BillingReport) -> str:
         out += ["", f"by {dimension_title(name).replace('`', '')}"]
         body = [
             [terminal_safe(key_label(name, line.key))[:40], money(line.figures.effective),
-             hours(line.figures.gpu_hours), share(line.figures.effective, _sum(part))]
+             hours(line.figures.gpu_hours), _share(line.figures.effective, _sum(part))]
             for line in part[:10]
         ]  # fmt: skip
         out.append(
@@ -379,3 +379,8 @@ def _table_cells(figures: Figures) -> list[str]:
 def _waived(report: BillingReport) -> str:
     waived = sum(1 for f in report.findings if f.waiver is not None)
     return f", {waived} waived" if waived else ""
+
+
+def _share(part: Decimal, whole: Decimal) -> str:
+    """`part` of `whole` in the terminal table; a share of nothing is not known."""
+    return percent(part / whole if whole else None, "table")

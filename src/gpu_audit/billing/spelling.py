@@ -20,10 +20,6 @@ def hours(amount: Decimal) -> str:
     return f"{amount.quantize(Decimal('0.01')):,}"
 
 
-def share(part: Decimal, whole: Decimal) -> str:
-    return "–" if not whole else f"{(part / whole * 100).quantize(Decimal('0.1'))}%"
-
-
 def dimension_title(name: str) -> str:
     return f"tag `{name[4:]}`" if name.startswith("tag:") else _DIMENSION_TITLES.get(name, name)
 

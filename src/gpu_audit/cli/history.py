@@ -319,4 +319,6 @@ def history_prune(path: str | None, config_path: str | None, keep: int) -> None:
 
 
 def _count(value: int | None) -> str:
-    return "-" if value is None else str(value)
+    from gpu_audit.report.values import MISSING
+
+    return MISSING["table"] if value is None else str(value)

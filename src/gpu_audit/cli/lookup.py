@@ -113,4 +113,12 @@ def _priced(quote: Any) -> dict[str, Any]:
 
 
 def _text(value: Any) -> str:
-    return "-" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+    from gpu_audit.report.values import MISSING
+
+    return (
+        MISSING["table"]
+        if value is None
+        else f"{value:g}"
+        if isinstance(value, float)
+        else str(value)
+    )

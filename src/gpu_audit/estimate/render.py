@@ -12,7 +12,7 @@ from gpu_audit.estimate import FORMATS
 from gpu_audit.estimate.model import JobEstimate, Option, OptionTable, Rate, Sweep
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.markdown_text import inline, prose
-from gpu_audit.report.values import money
+from gpu_audit.report.values import MISSING, money
 
 JSON_VERSION = 1
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
@@ -24,6 +24,10 @@ OPTION_HEADERS = ["instance type", "cloud", "region", "GPU", "GPUs/node", "GiB/G
 MARKDOWN_JOB_HEADERS = ["job", "GPUs", "runtime", "on-demand rate · run", "spot rate · run",
                         "budget"]  # fmt: skip
 MARKDOWN_OPTION_HEADERS = ["instance type", "where", "GPUs", "capacity", "$/hour", "run"]
+
+
+def _gpu_hours(value: float | None) -> str:
+    return MISSING["text"] if value is None else f"{value:g}"
 
 
 def _clean(value: object) -> str:
@@ -58,7 +62,7 @@ def _budget(e: JobEstimate) -> str:
 def _job_row(e: JobEstimate) -> list[str]:
     od, spot = e.on_demand, e.spot
     return [
-        _clean(e.job), _gpus(e), _hours(e), "-" if e.gpu_hours is None else f"{e.gpu_hours:g}",
+        _clean(e.job), _gpus(e), _hours(e), _gpu_hours(e.gpu_hours),
         money(od.hourly_usd if od else None, per="/h"), money(od.run_usd if od else None),
         money(spot.hourly_usd if spot else None, per="/h"), money(spot.run_usd if spot else None),
         _budget(e),
