@@ -9,7 +9,7 @@ from gpu_audit.core.resource import Kind, Resource
 from gpu_audit.core.results import Finding, ScanResult
 from gpu_audit.report.markdown_text import breakable, inline, shown_path, table
 from gpu_audit.report.summary import price_dates, saving_rank, saving_text, share_text, short_id
-from gpu_audit.report.values import money
+from gpu_audit.report.values import MISSING, money
 
 ROWS = 100  # a runbook page stays readable; the CSV and JSON reports list every finding
 HEADERS = ["Resource", "Where", "GPU", "Cost / month", "Saving / month", "Rules"]
@@ -57,10 +57,10 @@ def _rule(finding: Finding) -> str:
 def _saving(top: Finding | None, monthly: bool = False) -> str:
     """The resource's saving: its open finding that saves the most, in that finding's unit
     (`monthly`: the column's heading says `/ month`, so the cell does not)."""
-    text = saving_text(top, short=True) if top is not None else None
+    text = saving_text(top, short=True, fmt="markdown") if top is not None else None
     if text and monthly:
         text = text.removesuffix("/month")
-    return text.replace("$", "\\$") if text else "–"
+    return text or MISSING["markdown"]
 
 
 def _ranked(findings: tuple[Finding, ...]) -> list[list[Any]]:

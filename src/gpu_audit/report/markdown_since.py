@@ -9,7 +9,7 @@ from gpu_audit.core.comparison import Change, Comparison, Resolved, TrendPoint
 from gpu_audit.core.results import Finding, ScanResult
 from gpu_audit.report.markdown_text import breakable, inline, shown_source, table
 from gpu_audit.report.summary import saving_text, short_id
-from gpu_audit.report.values import money
+from gpu_audit.report.values import MISSING, money, percent
 
 TOP = 10
 
@@ -43,7 +43,7 @@ def knob_change_lines(since: Comparison) -> list[str]:
         return []
 
     def pct(value: float | None) -> str:
-        return "–" if value is None else f"{value:g}%"
+        return percent(value, "markdown", places=None, scaled=False)
 
     rows = [
         [breakable(inline(c.location, 120)), inline(c.knob), inline(c.was or "not stated"),
@@ -140,8 +140,7 @@ def _persisting(result: ScanResult, jobs: bool = False) -> list[str]:
 
 def _job_saving(finding: Finding) -> str:
     """A job finding's saving in its unit (`$259.29/run`, `$4.2558/GPU-h`), or `–`."""
-    text = saving_text(finding, short=True)
-    return text.replace("$", "\\$") if text else "–"
+    return saving_text(finding, short=True, fmt="markdown") or MISSING["markdown"]
 
 
 def _counted(resolved: tuple[Resolved, ...]) -> list[float | None]:

@@ -22,17 +22,19 @@ def unpriced_text(summary: Summary) -> str:
     return text
 
 
-def saving_text(finding: Finding, short: bool = False) -> str | None:
+def saving_text(finding: Finding, short: bool = False, fmt: str = "text") -> str | None:
     """A finding's saving with its unit: `$15,774/month`, `$259.29 per run at the 12 h cap`,
-    `$4.2558 per GPU-hour`; `short` for narrow columns (`$259.29/run`). None when unpriced."""
+    `$4.2558 per GPU-hour`; `short` for narrow columns (`$259.29/run`); the money as `fmt`
+    writes it. None when unpriced."""
     amount, unit = finding.saving_usd, finding.saving_unit
     if amount is None or unit is None:
         return None
+    usd = money(amount, fmt)
     if unit == "month":
-        return f"{money(amount)}/month"
+        return f"{usd}/month"
     if unit == "gpu-hour":
-        return f"{money(amount)}/GPU-h" if short else f"{money(amount)} per GPU-hour"
-    return f"{money(amount)}/run" if short else f"{money(amount)} {finding.saving_per}"
+        return f"{usd}/GPU-h" if short else f"{usd} per GPU-hour"
+    return f"{usd}/run" if short else f"{usd} {finding.saving_per}"
 
 
 def saving_rank(finding: Finding) -> tuple[int, float]:
