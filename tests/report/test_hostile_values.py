@@ -177,6 +177,17 @@ resources:
     team: {json.dumps(FORMULA)}
     project: {json.dumps(STARTS[1])}
     owner: {json.dumps(STARTS[3])}
+- kind: reservation
+  provider: aws
+  id: {json.dumps("cr-" + HOSTILE)}
+  name: {json.dumps(HOSTILE)}
+  account: '111122223333'
+  region: us-east-1
+  zone: us-east-1a
+  instance_type: p4d.24xlarge
+  state: running
+  capacity: reserved
+  reservation: {{type: capacity-reservation, match: open, platform: Linux/UNIX, total: 4, used: 1}}
 """
 
 
@@ -219,15 +230,17 @@ def test_history_trend_escapes_the_value(audits: tuple[Path, Path], fmt: str) ->
 
 @pytest.mark.parametrize("fmt", COMMANDS["history reservations"])
 def test_history_reservations_escapes_the_value(audits: tuple[Path, Path], fmt: str) -> None:
-    _history_listing("reservations", audits[1], fmt)
+    """The hostile reservation is named, its id and name escaped."""
+    _history_listing("reservations", audits[1], fmt, shown=True)
 
 
-def _history_listing(command: str, history: Path, fmt: str) -> None:
-    """A listing names no resource (counts and money): nothing of the value may appear raw."""
+def _history_listing(command: str, history: Path, fmt: str, shown: bool = False) -> None:
+    """A listing of audits names no resource (counts and money): nothing of the value may
+    appear raw; one of reservations names them."""
     args = ["history", command, "--history", str(history), "--format", fmt]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
-    assert _survivors("json" if fmt == "json" else "text", result.output, False) == []
+    assert _survivors("json" if fmt == "json" else "text", result.output, shown) == []
 
 
 @pytest.mark.parametrize("fmt", COMMANDS["merge"])
