@@ -210,12 +210,11 @@ def _write(
                 f"gpu-audit: warning: --write-prices: left out {one_line(problem)}", err=True
             )
         write_atomic(write_prices, dumps(prices), *read)
-    chosen = fmt
-    text = RENDERERS[chosen](report)
+    text = RENDERERS[fmt](report)
     if output:
         write_atomic(output, text, *read)
         shown = one_line(output)
-        click.echo(f"gpu-audit: wrote the {chosen} billing report to {shown}", err=True)
+        click.echo(f"gpu-audit: wrote the {fmt} billing report to {shown}", err=True)
     else:
         click.echo(text, nl=False)
 

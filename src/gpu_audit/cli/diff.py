@@ -80,9 +80,8 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
     from gpu_audit.report.escape import terminal_safe
     from gpu_audit.settings import load_settings
 
-    fmt = format_for(
-        "diff", options["output"], options["fmt"], sys.stdout.isatty()
-    )  # before any work
+    # before any work: a format diff does not write, or an extension naming another, is refused
+    fmt = format_for("diff", options["output"], options["fmt"], sys.stdout.isatty())
     settings = load_settings(options["config_path"])
     policies = map(policy_path, options["policies"] or settings.policies)
     read = [*paths, *filter(None, [settings.source]), *policies]

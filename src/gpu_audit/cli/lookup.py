@@ -115,10 +115,6 @@ def _priced(quote: Any) -> dict[str, Any]:
 def _text(value: Any) -> str:
     from gpu_audit.report.values import MISSING
 
-    return (
-        MISSING["table"]
-        if value is None
-        else f"{value:g}"
-        if isinstance(value, float)
-        else str(value)
-    )
+    if value is None:
+        return MISSING["table"]
+    return f"{value:g}" if isinstance(value, float) else str(value)
