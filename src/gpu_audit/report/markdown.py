@@ -26,7 +26,7 @@ from gpu_audit.report.markdown_sweeps import sweeps_section
 from gpu_audit.report.markdown_text import inline, shown_path, table
 from gpu_audit.report.prices import interruptions_text, prices_text
 from gpu_audit.report.summary import hourly_savings_text, plural, unpriced_text
-from gpu_audit.report.values import money
+from gpu_audit.report.values import MISSING, money
 
 LIST_LIMIT = 12  # scope lists longer than this are clipped with "and N more"
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d\d)-(\d\d)\b")
@@ -59,7 +59,7 @@ def render(result: ScanResult) -> str:
 
 def when(moment: datetime | None) -> str:
     # non-breaking hyphens: the date stays whole beside a long command in the Scope table
-    return "–" if moment is None else stamp(moment, "%Y\u2011%m\u2011%d %H:%M UTC")
+    return MISSING["markdown"] if moment is None else stamp(moment, "%Y\u2011%m\u2011%d %H:%M UTC")
 
 
 def _unbroken_dates(text: str) -> str:

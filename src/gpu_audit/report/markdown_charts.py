@@ -95,5 +95,5 @@ def pie(title: str, values: dict[str, float]) -> list[str]:
         pieOuterStrokeColor=TEXT,
     )
     init = json.dumps({"theme": "base", "themeVariables": theme}, separators=(",", ": "))
-    body = [f'    "{label}: ${value:,}" : {value}' for label, value in to_the_cent(shown)]
+    body = [f'    "{label}: {money(value)}" : {value}' for label, value in to_the_cent(shown)]
     return ["```mermaid", f"%%{{init: {init}}}%%", f"pie title {title}", *body, "```"]
