@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from gpu_audit.cli.main import main
 from gpu_audit.jobs import FORMATS as JOB_FORMATS
 from gpu_audit.report import REPORTERS
-from gpu_audit.report.summary import rate, usd
+from gpu_audit.report.values import money
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "fixtures" / "inventory"
@@ -54,7 +54,7 @@ def test_a_duration_is_shown_in_the_unit_the_rule_states() -> None:
 def test_money_to_the_cent_and_price_lists_to_four_places(
     amount: float, shown: str, listed: str
 ) -> None:
-    assert usd(amount) == shown and rate(amount) == listed
+    assert money(amount) == shown and money(amount, places=4) == listed
 
 
 @pytest.mark.parametrize("fmt", ["text", "table", "markdown"])

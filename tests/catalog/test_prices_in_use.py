@@ -169,7 +169,7 @@ def test_diff_lists_what_changed(price_server: FakePrices, tmp_path: Path) -> No
     # issue 38.12: prices rounded as every report writes them
     assert p4d == ["p4d.24xlarge", "us-east-1", "on-demand", "$21.9576", "$19.5000", "-11.2%"]
     h200 = next(line.split() for line in lines if "H200" in line and "on-demand" in line)
-    assert h200[3:] == ["–", "$110.2400", "new"]
+    assert h200[3:] == ["-", "$110.2400", "new"]
     assert lines[-1].endswith("unchanged")
     exact = json.loads(cli("catalog", "diff", str(prices), "--format", "json").stdout)
     [row] = [

@@ -68,9 +68,9 @@ def test_a_recorded_check_has_no_monthly_spend(tmp_path: Path) -> None:
     header, _, row = listed.stdout.splitlines()[:3]
     cells = dict(zip(header.split(), row.split(), strict=False))
     assert cells["scope"] == "check"
-    assert row.split()[-3:] == ["–", "–", "–"]
+    assert row.split()[-3:] == ["-", "-", "-"]
     trend = gpu_audit("history", "trend", "--history", str(db), columns=200)
-    assert trend.stdout.splitlines()[2].split()[1:4] == ["–", "–", "–"]
+    assert trend.stdout.splitlines()[2].split()[1:4] == ["-", "-", "-"]
     for command, key in (("list", "audits"), ("trend", "points")):
         data = json.loads(gpu_audit("history", command, "--history", str(db), "--format",
                                     "json").stdout)  # fmt: skip

@@ -10,7 +10,7 @@ import click
 import pytest
 
 from gpu_audit.core.results import ScanResult, Scope
-from gpu_audit.report import OUTPUT_EXTENSIONS, REPORTERS, render
+from gpu_audit.report import COMMANDS, OUTPUT_EXTENSIONS, REPORTERS, render
 from tests.conftest import ROOT
 
 EMPTY = ScanResult(
@@ -78,7 +78,7 @@ def test_adding_a_format_is_its_module_and_its_registry_line() -> None:
         assert module_name == f"gpu_audit.report.{name}"
         assert callable(module.render)
     source = ROOT / "src" / "gpu_audit"
-    homes = {source / "estimate" / "__init__.py"}  # the estimate's own (smaller) registry
+    homes = {source / "report" / "formats.py"}  # the one format list (every command's)
     written = [
         str(path.relative_to(ROOT))
         for path in source.rglob("*.py")
@@ -86,6 +86,7 @@ def test_adding_a_format_is_its_module_and_its_registry_line() -> None:
         if re.search(r'\(\s*"table",\s*"text",\s*"json"', path.read_text(encoding="utf-8"))
     ]
     assert written == [], "a format list written out again"
+    assert COMMANDS["scan"] == tuple(REPORTERS)  # the report's formats are its reporters
 
 
 @pytest.mark.parametrize("format_name", sorted(REPORTERS))

@@ -5,34 +5,26 @@ Markdown sections and terminal lines (render_text places them)."""
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
-from gpu_audit.billing.spelling import hours, md_usd, usd
+from gpu_audit.billing.spelling import hours
 from gpu_audit.billing.summary import BillingSummary, Figures, Line, cents
 from gpu_audit.report.escape import terminal_safe
+from gpu_audit.report.values import money, percent
 
 
-def percent(value: Decimal | None) -> str:
-    """A Decimal share as a percentage to one decimal (`12.5%`), `–` for None."""
-    return "–" if value is None else f"{(value * 100).quantize(Decimal('0.1'))}%"
-
-
-def rate(value: Decimal | None, money: Callable[[str], str] = lambda v: v) -> str:
-    """Dollars per GPU-hour, to a tenth of a cent."""
-    return "–" if value is None else money(f"${value.quantize(Decimal('0.001')):,}")
-
-
-def spend_line(s: BillingSummary, mark: Callable[[str], str]) -> str:
+def spend_line(s: BillingSummary, fmt: str) -> str:
     """GPU spend with the unused capacity, and what a FinOps reader checks first."""
     spend = s.spend
     return (
-        f"GPU spend {mark(usd(spend.effective))} (usage {mark(usd(s.usd.gpu.effective))} + "
-        f"reserved or committed capacity left unused {mark(usd(s.usd.unused.effective))}), "
-        f"billed {mark(usd(spend.billed))}, list {mark(usd(spend.list))}: effective savings rate "
-        f"{percent(spend.savings_rate)}; {rate(s.usd.gpu.per_gpu_hour, mark)} per GPU-hour; "
-        f"spot share {percent(s.spot_share)} of GPU-hours; commitment coverage "
-        f"{percent(s.commitment_coverage)} of GPU-hours."
+        f"GPU spend {money(spend.effective, fmt)} (usage {money(s.usd.gpu.effective, fmt)} + "
+        f"reserved or committed capacity left unused {money(s.usd.unused.effective, fmt)}), "
+        f"billed {money(spend.billed, fmt)}, list {money(spend.list, fmt)}: effective savings rate "
+        f"{percent(spend.savings_rate, fmt)}; {money(s.usd.gpu.per_gpu_hour, fmt, places=3)} per "
+        "GPU-hour; "
+        f"spot share {percent(s.spot_share, fmt)} of GPU-hours; commitment coverage "
+        f"{percent(s.commitment_coverage, fmt)} of GPU-hours."
     )
 
 
@@ -41,14 +33,14 @@ def markdown_sections(s: BillingSummary, ids: Mapping[str, str]) -> list[str]:
     # keeps report.markdown_text off `billing`'s start-up
     from gpu_audit.report.markdown_text import breakable, inline, table
 
-    lines = [spend_line(s, lambda v: v.replace("$", "\\$")), ""]
+    lines = [spend_line(s, "markdown"), ""]
     lines += ["### GPU spend by month", ""]
     lines += table(
         ["month", "GPU spend", "billed", "list", "GPU-hours", "rows read"],
         [
             [
                 m.month,
-                *_money_cells(m.spend, md_usd),
+                *_money_cells(m.spend, "markdown"),
                 hours(m.spend.gpu_hours),
                 f"{m.read_rows:,}" if m.read_rows else "no rows",
             ]
@@ -68,11 +60,11 @@ def markdown_sections(s: BillingSummary, ids: Mapping[str, str]) -> list[str]:
             [
                 [
                     inline(line.key or "(not stated)", 60),
-                    rate(line.figures.per_gpu_hour, lambda v: v.replace("$", "\\$")),
+                    money(line.figures.per_gpu_hour, "markdown", places=3),
                     hours(line.figures.gpu_hours),
-                    md_usd(line.figures.effective),
-                    md_usd(line.figures.list),
-                    percent(line.figures.savings_rate),
+                    money(line.figures.effective, "markdown"),
+                    money(line.figures.list, "markdown"),
+                    percent(line.figures.savings_rate, "markdown"),
                 ]
                 for line in part[:15]
             ],
@@ -96,8 +88,8 @@ def markdown_sections(s: BillingSummary, ids: Mapping[str, str]) -> list[str]:
                     breakable(inline(ids.get(c.id, c.id), 120)),
                     hours(c.used_hours),
                     hours(c.unused_hours),
-                    percent(c.utilization),
-                    md_usd(c.unused_effective),
+                    percent(c.utilization, "markdown"),
+                    money(c.unused_effective, "markdown"),
                 ]
                 for c in s.commitments
             ],
@@ -122,8 +114,8 @@ def markdown_sections(s: BillingSummary, ids: Mapping[str, str]) -> list[str]:
             [
                 [
                     inline(line.key or ("(untagged)" if name.startswith("tag:") else "–"), 60),
-                    md_usd(line.figures.effective),
-                    md_usd(spend.get(line.key, Decimal(0))),
+                    money(line.figures.effective, "markdown"),
+                    money(spend.get(line.key, Decimal(0)), "markdown"),
                     _share(line.figures.effective, spend.get(line.key, Decimal(0))),
                     f"{line.figures.rows:,}",
                 ]
@@ -160,12 +152,12 @@ def markdown_sections(s: BillingSummary, ids: Mapping[str, str]) -> list[str]:
 def terminal_lines(s: BillingSummary, ids: Mapping[str, str], width: int) -> list[str]:
     """The figures' terminal lines, each within `width` (ids by the tail that tells them
     apart, as in the findings)."""
-    out = ["", *textwrap.wrap(spend_line(s, lambda v: v), width, break_on_hyphens=False)]
+    out = ["", *textwrap.wrap(spend_line(s, "text"), width, break_on_hyphens=False)]
     out += ["", "by month"]
     for m in s.months:
         read = f"{m.read_rows:,} rows read" if m.read_rows else "no rows"
         out.append(
-            f"  {m.month}  {usd(m.spend.effective):>14}  "
+            f"  {m.month}  {money(m.spend.effective):>14}  "
             f"{hours(m.spend.gpu_hours):>12} GPU-h  {read}"
         )
     for name in ("instance_type", "capacity"):
@@ -175,7 +167,7 @@ def terminal_lines(s: BillingSummary, ids: Mapping[str, str], width: int) -> lis
             out += [
                 terminal_safe(
                     f"  {(line.key or '(not stated)')[:30]:<30} "
-                    f"{rate(line.figures.per_gpu_hour):>10}"
+                    f"{money(line.figures.per_gpu_hour, places=3):>10}"
                     f"  savings {percent(line.figures.savings_rate)}"
                 )
                 for line in part[:10]
@@ -190,7 +182,7 @@ def terminal_lines(s: BillingSummary, ids: Mapping[str, str], width: int) -> lis
             out.append(
                 _fitted(
                     f"    {percent(c.utilization)} used, {hours(c.unused_hours)} h unused "
-                    f"({usd(c.unused_effective)})",
+                    f"({money(c.unused_effective)})",
                     width,
                 )
             )
@@ -223,15 +215,16 @@ def _fitted(line: str, width: int) -> str:
 
 
 def _share(part: Decimal, whole: Decimal) -> str:
-    return "–" if not whole else percent(part / whole)
+    """`part` of `whole` in a Markdown cell; a share of nothing is not known."""
+    return percent(part / whole if whole else None, "markdown")
 
 
 def _rows(count: int) -> str:
     return "" if not count else f": {count:,} row" + ("" if count == 1 else "s")
 
 
-def _money_cells(figures: Figures, money: Callable[[Decimal], str]) -> list[str]:
-    return [money(figures.effective), money(figures.billed), money(figures.list)]
+def _money_cells(figures: Figures, fmt: str) -> list[str]:
+    return [money(figures.effective, fmt), money(figures.billed, fmt), money(figures.list, fmt)]
 
 
 def _transfer_lines(heading: str, parts: Sequence[tuple[str, Sequence[Line]]]) -> list[str]:
@@ -242,7 +235,7 @@ def _transfer_lines(heading: str, parts: Sequence[tuple[str, Sequence[Line]]]) -
             out += ["", f"{heading} by {name.replace('tag:', 'tag ')}"]
             out += [
                 terminal_safe(
-                    f"  {(line.key or '(untagged)')[:30]:<30} {usd(line.figures.effective):>14}"
+                    f"  {(line.key or '(untagged)')[:30]:<30} {money(line.figures.effective):>14}"
                 )
                 for line in part[:10]
             ]

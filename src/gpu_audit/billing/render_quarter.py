@@ -15,6 +15,7 @@ from gpu_audit.billing.anomaly import Rise
 from gpu_audit.billing.forecast import UNTAGGED, Forecast, Projection
 from gpu_audit.billing.report import BillingReport
 from gpu_audit.billing.summary import cents
+from gpu_audit.report.values import money
 
 
 def _usd(amount: Decimal) -> float:
@@ -169,10 +170,9 @@ def csv_rows(report: BillingReport, put: Callable[..., None]) -> None:
         )
 
 
-def text_lines(
-    report: BillingReport, usd: Callable[[float], str], esc: Callable[[str], str], markdown: bool
-) -> list[str]:
+def text_lines(report: BillingReport, esc: Callable[[str], str], markdown: bool) -> list[str]:
     """The sections `Forecast to the period's end` and `GPU spend anomalies`."""
+    fmt = "markdown" if markdown else "text"
     out: list[str] = []
     f = report.forecast
     head = "## " if markdown else ""
@@ -193,21 +193,21 @@ def text_lines(
                 [
                     what,
                     esc(p.key),
-                    usd(_usd(p.to_date)),
-                    usd(_usd(p.daily_mean)),
-                    usd(_usd(p.forecast)),
-                    f"{usd(_usd(p.low))} – {usd(_usd(p.high))}",
+                    money(_usd(p.to_date), fmt),
+                    money(_usd(p.daily_mean), fmt),
+                    money(_usd(p.forecast), fmt),
+                    f"{money(_usd(p.low), fmt)} – {money(_usd(p.high), fmt)}",
                 ]
                 for what, p in rows
             ],
             markdown,
         )
         if markdown:
-            out += ["", *_chart(f, usd)]
+            out += ["", *_chart(f)]
         out.append("")
     if report.past_forecasts:
         spent = report.summary.usd.gpu.effective
-        now = f"GPU spend read now: {usd(_usd(spent))} (to {_last_read(report)})."
+        now = f"GPU spend read now: {money(_usd(spent), fmt)} (to {_last_read(report)})."
         out += [f"{head}Earlier forecasts of this period", "", now, ""]
         out += _table(
             ["run of", "days read to", "forecast", "band", "then to date"],
@@ -215,9 +215,9 @@ def text_lines(
                 [
                     esc(r.recorded_at[:10]),
                     esc(r.last_day),
-                    usd(r.forecast_usd),
-                    f"{usd(r.low_usd)} – {usd(r.high_usd)}",
-                    usd(r.to_date_usd),
+                    money(r.forecast_usd, fmt),
+                    f"{money(r.low_usd, fmt)} – {money(r.high_usd, fmt)}",
+                    money(r.to_date_usd, fmt),
                 ]
                 for r in report.past_forecasts[-10:]
             ],
@@ -240,10 +240,10 @@ def text_lines(
                 [
                     f"{rise.series} {esc(rise.key)}",
                     rise.start.isoformat() + (" (going on)" if rise.ongoing else f" to {rise.end}"),
-                    usd(_usd(rise.baseline)),
+                    money(_usd(rise.baseline), fmt),
                     f"+{round(rise.peak_pct)}%",
-                    usd(_usd(rise.above)),
-                    usd(_usd(rise.forecast)),
+                    money(_usd(rise.above), fmt),
+                    money(_usd(rise.forecast), fmt),
                 ]
                 for rise, _ in found
             ],
@@ -273,7 +273,7 @@ def _table(head: list[str], rows: Iterable[list[str]], markdown: bool) -> list[s
     ]
 
 
-def _chart(f: Forecast, usd: Callable[[float], str]) -> list[str]:
+def _chart(f: Forecast) -> list[str]:
     """A Mermaid `xychart-beta` of the GPU spend per day read (GitHub renders it), and the same
     figures as a table (in a collapsed block) for every other reader."""
     labels = ", ".join(f'"{d:%m-%d}"' for d, _ in f.daily)
@@ -292,7 +292,7 @@ def _chart(f: Forecast, usd: Callable[[float], str]) -> list[str]:
         "",
         "| day | GPU spend |",
         "|---|---|",
-        *(f"| {d} | {usd(_usd(v))} |" for d, v in f.daily),
+        *(f"| {d} | {money(_usd(v), 'markdown')} |" for d, v in f.daily),
         "",
         "</details>",
     ]

@@ -4,16 +4,16 @@ value from an export is escaped for where it goes (Markdown inline text, a safe 
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
 from decimal import Decimal
 
 from gpu_audit.billing.render_figures import markdown_sections, terminal_lines
 from gpu_audit.billing.render_quarter import text_lines
 from gpu_audit.billing.report import BillingReport
-from gpu_audit.billing.spelling import dimension_title, hours, key_label, md_usd, share, usd
+from gpu_audit.billing.spelling import dimension_title, hours, key_label
 from gpu_audit.billing.summary import Figures, Line, cents
 from gpu_audit.core.results import Finding
 from gpu_audit.report.escape import terminal_safe
+from gpu_audit.report.values import money, percent
 
 ROWS = 100  # findings in the runbook's table: a page stays readable; JSON and CSV list them all
 TERMINAL_ROWS = 30
@@ -31,7 +31,7 @@ def render_markdown(report: BillingReport) -> str:
     s = report.summary
     ids = shown_ids(report)
     lines = [f"## GPU spend from the bill: {inline(s.period.name)}", ""]
-    lines += [_headline(report, lambda v: v.replace("$", "\\$")), ""]
+    lines += [_headline(report, "markdown"), ""]
     lines += table(
         ["", "effective (amortized)", "billed", "GPU-hours", "rows"],
         [
@@ -47,7 +47,7 @@ def render_markdown(report: BillingReport) -> str:
         ],
         "lrrrr",
     )
-    lines += ["", _check_line(report, lambda v: v.replace("$", "\\$")), ""]
+    lines += ["", _check_line(report, "markdown"), ""]
     lines += markdown_sections(s, ids)
     for name in (
         "cloud",
@@ -68,7 +68,7 @@ def render_markdown(report: BillingReport) -> str:
                 [
                     inline(key_label(name, line.key), 60),
                     *_md_cells(line.figures)[:3],
-                    share(line.figures.effective, total),
+                    percent(line.figures.effective / total if total else None, "markdown"),
                 ]
                 for line in part[:15]
             ],
@@ -90,7 +90,7 @@ def render_markdown(report: BillingReport) -> str:
                     md_id(ids, u.reservation_id),
                     inline(u.instance_type),
                     hours(u.hours),
-                    md_usd(u.figures.effective),
+                    money(u.figures.effective, "markdown"),
                 ]
                 for u in s.unused
             ],
@@ -108,8 +108,8 @@ def render_markdown(report: BillingReport) -> str:
                     breakable(inline(f.rule_id)),
                     f"{inline(f.resource.provider)} {md_id(ids, f.resource.id)}",
                     f"{f.resource.billing.hours or 0:,.2f}",
-                    md_usd(f.resource.billing.effective_usd),
-                    md_usd(f.saving_usd) if f.saving_usd is not None else "–",
+                    money(f.resource.billing.effective_usd, "markdown"),
+                    money(f.saving_usd, "markdown"),
                 ]
                 for f in opened[:ROWS]
             ],
@@ -145,7 +145,7 @@ def render_markdown(report: BillingReport) -> str:
             "lrrr",
         )
         lines.append("")
-    lines += text_lines(report, md_usd, inline, markdown=True)  # the quarter ahead
+    lines += text_lines(report, inline, markdown=True)  # the quarter ahead
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -173,14 +173,14 @@ def md_id(ids: dict[str, str], resource_id: str | None) -> str:
 
 
 def _md_cells(figures: Figures) -> list[str]:
-    return _cells(figures, md_usd)
+    return _cells(figures, "markdown")
 
 
-def _cells(figures: Figures, money: Callable[[Decimal], str]) -> list[str]:
+def _cells(figures: Figures, fmt: str) -> list[str]:
     """Effective, billed, GPU-hours and rows, the dollars spelled for the output."""
     return [
-        money(figures.effective),
-        money(figures.billed),
+        money(figures.effective, fmt),
+        money(figures.billed, fmt),
         hours(figures.gpu_hours),
         f"{figures.rows:,}",
     ]
@@ -196,8 +196,8 @@ def _md_coverage(report: BillingReport) -> list[str]:
     lines = ["### The bill against the scans", ""]
     lines.append(
         f"{c.audits} audits in the history; {c.matched} billed GPU resources were seen by a scan, "
-        f"{len(c.unseen)} never were ({md_usd(c.unseen_usd)} in the period): a coverage gap in "
-        "the scheduled scan."
+        f"{len(c.unseen)} never were ({money(c.unseen_usd, 'markdown')} in the period): a "
+        "coverage gap in the scheduled scan."
     )
     lines.append("")
     if c.unseen:
@@ -209,7 +209,7 @@ def _md_coverage(report: BillingReport) -> list[str]:
                     md_id(ids, r.id),
                     inline(r.instance_type),
                     f"{r.billing.hours or 0:,.2f}",
-                    md_usd(r.billing.effective_usd),
+                    money(r.billing.effective_usd, "markdown"),
                 ]
                 for r in c.unseen[:20]
             ],
@@ -229,7 +229,7 @@ def _md_coverage(report: BillingReport) -> list[str]:
     return lines
 
 
-def _headline(report: BillingReport, mark: Callable[[str], str]) -> str:
+def _headline(report: BillingReport, fmt: str) -> str:
     s = report.summary
     spot = s.spot_share
     spot_text = (
@@ -237,26 +237,26 @@ def _headline(report: BillingReport, mark: Callable[[str], str]) -> str:
     )
     found = len(report.open_findings)
     return (
-        f"{mark(usd(s.usd.gpu.effective))} of GPU usage ({hours(s.usd.gpu.gpu_hours)} GPU-hours, "
-        f"{spot_text}) and {mark(usd(s.usd.unused.effective))} of reserved or committed GPU "
+        f"{money(s.usd.gpu.effective, fmt)} of GPU usage ({hours(s.usd.gpu.gpu_hours)} GPU-hours, "
+        f"{spot_text}) and {money(s.usd.unused.effective, fmt)} of reserved or committed GPU "
         f"capacity left unused, effective cost (amortized); {found} finding"
-        f"{'' if found == 1 else 's'} worth {mark(usd(report.waste_usd))} over the period."
+        f"{'' if found == 1 else 's'} worth {money(report.waste_usd, fmt)} over the period."
     )
 
 
-def _check_line(report: BillingReport, mark: Callable[[str], str]) -> str:
+def _check_line(report: BillingReport, fmt: str) -> str:
     s = report.summary
     left = sum((line.figures.effective for line in s.usd.left_out), Decimal(0))
     return (
-        f"Check against the invoice: {mark(usd(s.usd.read.billed))} billed in "
+        f"Check against the invoice: {money(s.usd.read.billed, fmt)} billed in "
         f"{s.usd.read.rows:,} rows "
-        f"read for the period = GPU {mark(usd(s.usd.gpu.billed))} + unused "
-        f"{mark(usd(s.usd.unused.billed))} + GPU resources' transfer "
-        f"{mark(usd(s.usd.transfer.billed))} + GPU teams' other transfer "
-        f"{mark(usd(s.usd.team_transfer.billed))} + left out "
-        f"{mark(usd(sum((line.figures.billed for line in s.usd.left_out), Decimal(0))))}. "
-        f"Corrections counted: {mark(usd(s.usd.corrections))}; {s.outside_rows:,} rows read fall "
-        f"outside the period. Effective left out: {mark(usd(left))}."
+        f"read for the period = GPU {money(s.usd.gpu.billed, fmt)} + unused "
+        f"{money(s.usd.unused.billed, fmt)} + GPU resources' transfer "
+        f"{money(s.usd.transfer.billed, fmt)} + GPU teams' other transfer "
+        f"{money(s.usd.team_transfer.billed, fmt)} + left out "
+        f"{money(sum((line.figures.billed for line in s.usd.left_out), Decimal(0)), fmt)}. "
+        f"Corrections counted: {money(s.usd.corrections, fmt)}; {s.outside_rows:,} rows read fall "
+        f"outside the period. Effective left out: {money(left, fmt)}."
     )
 
 
@@ -299,9 +299,9 @@ def render_table(report: BillingReport) -> str:
         body = [
             [
                 terminal_safe(key_label(name, line.key))[:40],
-                usd(line.figures.effective),
+                money(line.figures.effective),
                 hours(line.figures.gpu_hours),
-                share(line.figures.effective, _sum(part)),
+                _share(line.figures.effective, _sum(part)),
             ]
             for line in part[:10]
         ]
@@ -326,7 +326,7 @@ def render_table(report: BillingReport) -> str:
         out += [
             "",
             f"scan coverage: {c.matched} billed GPU resources seen by a scan, "
-            f"{len(c.unseen)} never ({usd(c.unseen_usd)})",
+            f"{len(c.unseen)} never ({money(c.unseen_usd)})",
         ]
         out += [
             _clipped(terminal_safe(f"  never scanned: {r.provider} {ids.get(r.id, r.id)}"), width)
@@ -339,8 +339,8 @@ def render_table(report: BillingReport) -> str:
             )
         )
     out += terminal_lines(s, ids, width)
-    out += ["", *text_lines(report, usd, terminal_safe, markdown=False)]  # the quarter ahead
-    out += ["", *textwrap.wrap(_headline(report, lambda v: v), width, break_on_hyphens=False)]
+    out += ["", *text_lines(report, terminal_safe, markdown=False)]  # the quarter ahead
+    out += ["", *textwrap.wrap(_headline(report, "text"), width, break_on_hyphens=False)]
     return "\n".join(out) + "\n"
 
 
@@ -365,9 +365,9 @@ def finding_lines(finding: Finding, shown_id: str, width: int) -> list[str]:
     (`1,604 h; spend $60,460.97; saving $46,436.46 over the period`), both within `width`."""
     b = finding.resource.billing
     what = f"  {finding.severity.label:<8} {finding.rule_id}: {finding.resource.provider} "
-    amounts = [f"{b.hours or 0:,.0f} h", f"spend {usd(b.effective_usd)}"]
+    amounts = [f"{b.hours or 0:,.0f} h", f"spend {money(b.effective_usd)}"]
     if finding.saving_usd:
-        amounts.append(f"saving {usd(finding.saving_usd)} over the period")
+        amounts.append(f"saving {money(finding.saving_usd)} over the period")
     head = terminal_safe(what)
     where = terminal_safe(shown_id)
     room = max(width - len(head), 12)
@@ -383,9 +383,14 @@ def _clipped(line: str, width: int) -> str:
 
 
 def _table_cells(figures: Figures) -> list[str]:
-    return _cells(figures, usd)
+    return _cells(figures, "text")
 
 
 def _waived(report: BillingReport) -> str:
     waived = sum(1 for f in report.findings if f.waiver is not None)
     return f", {waived} waived" if waived else ""
+
+
+def _share(part: Decimal, whole: Decimal) -> str:
+    """`part` of `whole` in the terminal table; a share of nothing is not known."""
+    return percent(part / whole if whole else None, "table")

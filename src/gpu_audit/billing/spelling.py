@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from gpu_audit.billing.summary import cents
-
 _DIMENSION_TITLES = {
     "cloud": "cloud",
     "account": "account / subscription / project",
@@ -16,28 +14,9 @@ _DIMENSION_TITLES = {
 }
 
 
-def usd(amount: Decimal | float | None) -> str:
-    """Dollars rounded once to the cent with thousands separators (`$1,234.50`, `-$3.00`); `–` for
-    None."""
-    if amount is None:
-        return "–"
-    value = cents(Decimal(str(amount)))
-    return f"-${-value:,.2f}" if value < 0 else f"${value:,.2f}"
-
-
-def md_usd(amount: Decimal | float | None) -> str:
-    """Dollars in Markdown: the sign escaped (GitHub reads a pair of `$` on a line as math)."""
-    return usd(amount).replace("$", "\\$")
-
-
 def hours(amount: Decimal) -> str:
     """Hours to the hundredth with thousands separators (`1,234.50`)."""
     return f"{amount.quantize(Decimal('0.01')):,}"
-
-
-def share(part: Decimal, whole: Decimal) -> str:
-    """`part` as a percentage of `whole` to one decimal (`12.5%`); `–` when `whole` is 0."""
-    return "–" if not whole else f"{(part / whole * 100).quantize(Decimal('0.1'))}%"
 
 
 def dimension_title(name: str) -> str:

@@ -274,3 +274,48 @@ def rate_for(provider: str | None, instance_type: str | None, region: str | None
     else:
         row = max(regions.values(), key=lambda r: (r.per_hour, r.region))
     return Rate(row.per_hour, row.region, row.public, _source_of(row), row.date)
+
+
+def write_rows(
+    output: str,
+    old: Any,
+    provider: str,
+    source: str,
+    url: str,
+    rows: list[dict[str, Any]],
+    day: str,
+) -> None:
+    """Write `rows` (every row of `provider`) with their source into OUTPUT, atomically; the
+    other providers' rows and sources of the file as it was (`old`) are kept."""
+    import json  # keeps json off check's start-up (a refresh writes the file)
+
+    from gpu_audit.core.writer import write_atomic  # keeps tempfile off check's start-up
+
+    kept = [_row_out(r) for r in (old.rows if old else ()) if r.provider != provider]
+    sources = [s for s in (old.sources if old else ()) if s.name != source]
+    body: dict[str, Any] = {
+        "gpu_audit_interruptions": VERSION,
+        "as_of": day,
+        "unit": UNIT,
+        "sources": [
+            *({"name": s.name, "url": s.url, "date": s.date} for s in sources),
+            {"name": source, "url": url, "date": day},
+        ],
+        "method": bundled().method,
+        "rows": sorted([*kept, *rows], key=lambda r: (r["provider"], r["type"], r["region"])),
+    }
+    text = json.dumps(body, indent=1) + "\n"
+    parse(output, json.loads(text))  # what is written reads back
+    write_atomic(output, text)
+
+
+def _row_out(row: Any) -> dict[str, Any]:
+    return {
+        "provider": row.provider,
+        "type": row.type,
+        "region": row.region,
+        "per_hour": row.per_hour,
+        "public": row.public,
+        "source": row.source,
+        "date": row.date,
+    }

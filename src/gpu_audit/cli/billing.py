@@ -13,10 +13,10 @@ import click
 from gpu_audit.cli.main import now_from
 from gpu_audit.core.resource import Severity
 from gpu_audit.errors import ConfigError, ExitCode, one_line
-from gpu_audit.report import check_extension, format_for
+from gpu_audit.report import format_for
+from gpu_audit.report.formats import offered
 from gpu_audit.settings import load_settings
 
-FORMATS = ("table", "json", "csv", "markdown")
 FAIL_ON = ("none", "info", "low", "medium", "high", "critical")
 ENGINES = ("duckdb", "athena", "bigquery")
 
@@ -84,7 +84,7 @@ if TYPE_CHECKING:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(FORMATS),
+    type=click.Choice(offered("billing")),
     help="Output format (default: from the --output extension, else table on a terminal and "
     "JSON otherwise).",
 )
@@ -216,7 +216,7 @@ def _write(
     groups: Sequence[BilledGroup],
     when: Period,
     now: datetime,
-    fmt: str | None,
+    fmt: str,
     output: str | None,
     write_prices: str | None,
     read: tuple[list[str], list[str]],
@@ -234,32 +234,19 @@ def _write(
                 f"gpu-audit: warning: --write-prices: left out {one_line(problem)}", err=True
             )
         write_atomic(write_prices, dumps(prices), *read)
-    chosen = fmt or ("table" if sys.stdout.isatty() and not output else "json")
-    text = RENDERERS[chosen](report)
+    text = RENDERERS[fmt](report)
     if output:
         write_atomic(output, text, *read)
         shown = one_line(output)
-        click.echo(f"gpu-audit: wrote the {chosen} billing report to {shown}", err=True)
+        click.echo(f"gpu-audit: wrote the {fmt} billing report to {shown}", err=True)
     else:
         click.echo(text, nl=False)
 
 
-def _format(given: str | None, output: str | None) -> str | None:
-    """The format `--format` names, else the one `-o`'s extension names, as every command reads
-    it (`check_extension`, `format_for`); None: table on a terminal, else JSON."""
-    if not output:
-        return given
-    check_extension(output, given or "")
-    if given or not os.path.splitext(output)[1]:
-        return given
-    named = format_for(output, terminal=False)
-    named = "table" if named == "text" else named
-    if named not in FORMATS:
-        raise ConfigError(
-            f"{output}: billing writes no {named}; its formats: {', '.join(FORMATS)} "
-            "(or name one with --format)"
-        )
-    return named
+def _format(given: str | None, output: str | None) -> str:
+    """The format `--format` names, else the one `-o`'s extension names (`format_for`, as
+    every command reads it); else table on a terminal, JSON otherwise."""
+    return format_for("billing", output, given, sys.stdout.isatty() and not output, "json")
 
 
 def _refuse_outputs(

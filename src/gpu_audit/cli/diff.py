@@ -9,11 +9,10 @@ from typing import Any
 import click
 
 from gpu_audit.diff.git import git_directories, repository
-from gpu_audit.diff.render import FORMATS as _FORMATS
 from gpu_audit.diff.render import render
-from gpu_audit.errors import ConfigError
 from gpu_audit.report import format_for
 from gpu_audit.report.escape import terminal_safe
+from gpu_audit.report.formats import offered
 from gpu_audit.settings import FAIL_ON, load_settings
 
 
@@ -46,7 +45,7 @@ from gpu_audit.settings import FAIL_ON, load_settings
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(_FORMATS),
+    type=click.Choice(offered("diff")),
     default=None,
     help="Output format (default: from the --output extension, else table on a terminal and "
     "text otherwise; markdown is the pull-request comment, sarif the new findings for code "
@@ -80,6 +79,8 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
     from gpu_audit.diff.run import DiffRequest, run_diff  # keeps diff.run off --help
     from gpu_audit.policy.loader import policy_path  # keeps policy.loader off --help
 
+    # before any work: a format diff does not write, or an extension naming another, is refused
+    fmt = format_for("diff", options["output"], options["fmt"], sys.stdout.isatty())
     settings = load_settings(options["config_path"])
     policies = map(policy_path, options["policies"] or settings.policies)
     read = [*paths, *filter(None, [settings.source]), *policies]
@@ -88,9 +89,6 @@ def diff_command(paths: tuple[str, ...], **options: Any) -> None:
         refuse_input(options["output"], read, folders)
     threshold = options["fail_on_increase"]
     increase = Increase.parse(threshold) if threshold is not None else None
-    fmt = options["fmt"] or format_for(options["output"], sys.stdout.isatty())
-    if fmt not in _FORMATS:
-        raise ConfigError(f"diff: no {fmt} output; formats: {', '.join(_FORMATS)}")
     if fmt == "sarif":  # before any work: a half-set Azure Pipelines identity is refused
         from gpu_audit.report.pipeline import detect  # keeps report.pipeline off --help
 

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from gpu_audit.errors import ConfigError, one_line
-from gpu_audit.report import OUTPUT_EXTENSIONS, REPORTERS, check_extension, render
+from gpu_audit.report import render
 from gpu_audit.report.escape import terminal_safe
+from gpu_audit.report.formats import offered
+from gpu_audit.report.values import MISSING, money
 from gpu_audit.settings import load_settings
 
 if TYPE_CHECKING:  # the store's module is imported where a database is opened
     from gpu_audit.history.store import HistoryStore
 
-FORMATS = tuple(REPORTERS)
 _DATABASE = click.option(
     "--history",
     "path",
@@ -71,7 +71,7 @@ def history_group() -> None:
 _LISTED = click.option(
     "--format",
     "fmt",
-    type=click.Choice(["table", "json"]),
+    type=click.Choice(offered("history list")),  # list, trend and reservations alike
     default="table",
     show_default=True,
     help="A table, or JSON for scripts (amounts as numbers).",
@@ -96,7 +96,6 @@ def history_list(path: str | None, config_path: str | None, fmt: str) -> None:
       gpu-audit history list --history audits.db
     """
     from gpu_audit.report.fit import fitted, terminal_width  # keeps report.fit off check's start-up
-    from gpu_audit.report.summary import usd  # keeps report.summary off --help
 
     store = _open(path, config_path)
     if fmt == "json":
@@ -114,7 +113,7 @@ def history_list(path: str | None, config_path: str | None, fmt: str) -> None:
             _count(a.new),
             _count(a.persisting),
             _count(a.resolved),
-            *_monthly(a.scope.command, usd, a),
+            *_monthly(a.scope.command, a),
         )
         for a in store.audits()
     ]
@@ -132,7 +131,7 @@ def history_list(path: str | None, config_path: str | None, fmt: str) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(FORMATS),
+    type=click.Choice(offered("history show")),
     help="Report format (default: the one -o's extension names, else text).",
 )
 @click.option("--output", "-o", metavar="PATH", help="Write the report here (atomically).")
@@ -147,10 +146,9 @@ def history_show(
     """
     from gpu_audit.audit import source_hints  # keeps audit off --help
     from gpu_audit.history.load import load_audit  # keeps history.load off check's start-up
+    from gpu_audit.report import format_for
 
-    if output:  # before any work: a name no format writes, or one that names another format
-        check_extension(output, fmt or "")
-    fmt = fmt or OUTPUT_EXTENSIONS.get(os.path.splitext(output or "")[1].lower(), "text")
+    fmt = format_for("history show", output, fmt)  # before any work; text by default
     store = _open(path, config_path)
     try:
         result = load_audit(store, audit_id)
@@ -181,7 +179,6 @@ def history_trend(
       gpu-audit history trend --history audits.db --format json
     """
     from gpu_audit.report.fit import fitted, terminal_width  # keeps report.fit off check's start-up
-    from gpu_audit.report.summary import usd  # keeps report.summary off --help
 
     store = _open(path, config_path)
     points = store.trend(audit_id)
@@ -195,7 +192,7 @@ def history_trend(
     rows = [
         [
             p.generated_at.strftime("%Y-%m-%d"),
-            *_monthly(command, usd, p),
+            *_monthly(command, p),
             str(p.findings_open),
         ]
         for p in points
@@ -236,8 +233,10 @@ def _monthly_json(command: str, row: Any) -> dict[str, Any]:
     return {key: None if command == "check" else getattr(row, key) for key in _MONEY}
 
 
-def _monthly(command: str, usd: Any, row: Any) -> list[str]:
-    return ["–" if command == "check" else usd(getattr(row, key)) for key in _MONEY]
+def _monthly(command: str, row: Any) -> list[str]:
+    """The monthly amounts of a row; a `check` has none (job files run nothing)."""
+
+    return [money(None if command == "check" else getattr(row, key), "table") for key in _MONEY]
 
 
 @history_group.command("reservations", short_help="How full each reservation ran.")
@@ -253,7 +252,6 @@ def history_reservations(path: str | None, config_path: str | None, fmt: str) ->
       gpu-audit history reservations --history audits.db
     """
     from gpu_audit.report.fit import fitted, terminal_width  # keeps report.fit off check's start-up
-    from gpu_audit.report.summary import usd  # keeps report.summary off --help
 
     store = _open(path, config_path)
     uses = store.reservation_uses()
@@ -275,7 +273,7 @@ def history_reservations(path: str | None, config_path: str | None, fmt: str) ->
             u.instance_type or "-",
             f"{_count(u.used)}/{_count(u.total)}",
             _full(u.used, u.total),
-            "-" if u.unused_usd is None else usd(u.unused_usd),
+            money(u.unused_usd, "table"),
         ]
         for u in uses
     ]
@@ -323,4 +321,5 @@ def history_prune(path: str | None, config_path: str | None, keep: int) -> None:
 
 
 def _count(value: int | None) -> str:
-    return "-" if value is None else str(value)
+
+    return MISSING["table"] if value is None else str(value)

@@ -10,11 +10,12 @@ from gpu_audit.catalog import gpu_class, gpu_hour_price, instance_spec, price
 from gpu_audit.catalog.lifecycle import ended
 from gpu_audit.catalog.lookup import rate_cards
 from gpu_audit.catalog.regions import check_region
-from gpu_audit.report.summary import rate
+from gpu_audit.report.values import MISSING, money
 
 
 def lookup_rows(names: tuple[str, ...], region: str | None) -> tuple[list[list[str]], list[str]]:
     """`catalog lookup`'s table rows (money as the reports write it) and the unknown names."""
+
     entries, unknown = lookup_entries(names, region)
     rows: list[list[str]] = []
     for e in entries:
@@ -29,7 +30,7 @@ def lookup_rows(names: tuple[str, ...], region: str | None) -> tuple[list[list[s
                 _text(e["gpu_memory_gib"]),
                 _text(e["class_rank"]),
                 where,
-                *("-" if p is None else rate(p) for p in (e["on_demand_usd"], e["spot_usd"])),
+                *(money(p, "table", places=4) for p in (e["on_demand_usd"], e["spot_usd"])),
                 e["as_of"] or "-",
                 e["source"] or "unpriced",
             ]
@@ -132,4 +133,7 @@ def _priced(quote: Any) -> dict[str, Any]:
 
 
 def _text(value: Any) -> str:
-    return "-" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+    if value is None:
+        return MISSING["table"]
+    return f"{value:g}" if isinstance(value, float) else str(value)

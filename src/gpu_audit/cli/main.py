@@ -23,12 +23,13 @@ from gpu_audit.core.redact import redact_urls
 from gpu_audit.core.resource import Severity
 from gpu_audit.core.results import ScanResult
 from gpu_audit.errors import ConfigError, ExitCode, GpuAuditError, one_line
-from gpu_audit.report import REPORTERS, check_extension, format_for, write_report
+from gpu_audit.report import check_extension, format_for, write_report
 from gpu_audit.report.escape import escape_unencodable, terminal_safe
+from gpu_audit.report.formats import offered
 from gpu_audit.settings import FAIL_ON, Settings, load_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
-FORMATS = tuple(REPORTERS)  # the reporters' registry is the one list
+FORMATS = offered("scan")  # the one format list (report/formats.py); check and merge alike
 
 
 ARGV = "gpu_audit.argv"
@@ -338,7 +339,7 @@ def run_settings(options: dict[str, Any]) -> Settings:
     outputs = [*options["reports"], (options["fmt"] or "", options["output"] or "")]
     for name, path in outputs:
         check_extension(path, name)
-    if any((name or format_for(path, False)) == "sarif" for name, path in outputs):
+    if any(format_for("scan", path, name or None) == "sarif" for name, path in outputs):
         from gpu_audit.report.pipeline import detect  # keeps report.pipeline off check's start-up
 
         detect(os.environ)  # a half-set Azure Pipelines identity: refused before any work
@@ -403,7 +404,8 @@ def finish(result: ScanResult, options: dict[str, Any], settings: Settings) -> N
 
     scope = replace(result.scope, argv=invocation(), prices=options["prices"])
     result = replace(result, scope=scope)
-    fmt = options["fmt"] or format_for(options["output"], sys.stdout.isatty())
+    command = click.get_current_context().info_name or "scan"
+    fmt = format_for(command, options["output"], options["fmt"], sys.stdout.isatty())
     outputs = [*options["reports"], *([(fmt, options["output"])] if options["output"] else [])]
     if outputs:
         _write_files(result, outputs, options)

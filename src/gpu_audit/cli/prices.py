@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import sys
 from datetime import datetime
+from functools import partial
 
 import click
 
 from gpu_audit.errors import ConfigError, ExitCode
 from gpu_audit.report.escape import terminal_safe
+from gpu_audit.report.formats import offered
 
 prices_option = click.option(
     "--prices",
@@ -129,13 +131,13 @@ def _refresh_interruptions(
     if project and provider != "gcp":
         raise ConfigError("catalog refresh: --project is for --provider gcp --interruptions")
     if provider == "azure":
-        from gpu_audit.prices.azure_evictions import refresh_evictions  # off check's start-up
+        from gpu_audit.collectors.azure.evictions import refresh_evictions  # off check's start-up
 
         rows, pages = refresh_evictions(regions, output)
         click.echo(terminal_safe(f"{output}: {rows} azure interruption rates, {pages} requests"))
         return
     if provider == "gcp":
-        from gpu_audit.prices.gcp_advice import refresh_advice  # off check's start-up
+        from gpu_audit.collectors.gcp.advice import refresh_advice  # off check's start-up
 
         rows, calls, missing = refresh_advice(project, regions, output)
         said = f"{output}: {rows} gcp interruption rates, {calls} requests"
@@ -152,7 +154,7 @@ def _refresh_interruptions(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["table", "json"]),
+    type=click.Choice(offered("catalog diff")),
     default="table",
     show_default=True,
     help="A table (prices as the reports write them), or JSON (exact numbers).",
@@ -171,7 +173,7 @@ def diff(path: str, fmt: str) -> None:
         read_prices,  # keeps prices.pricefile off check's start-up
     )
     from gpu_audit.report.fit import fitted, terminal_width  # keeps report.fit off check's start-up
-    from gpu_audit.report.summary import rate  # keeps report.summary off --help
+    from gpu_audit.report.values import money
 
     found, same = changes(read_prices(path))
     if fmt == "json":
@@ -193,7 +195,7 @@ def diff(path: str, fmt: str) -> None:
         sys.exit(ExitCode.OK)
     headers = ["type", "region", "capacity", "old $/h", "new $/h", "change"]
     if found:
-        rows = [list(row) for row in table_rows(found, rate)]
+        rows = [list(row) for row in table_rows(found, partial(money, fmt="table", places=4))]
         click.echo(fitted(headers, rows, terminal_width(), keep=("old $/h", "new $/h", "change")))
     click.echo(f"{len(found)} prices changed or new, {same} unchanged")
     sys.exit(ExitCode.OK)

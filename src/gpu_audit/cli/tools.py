@@ -20,13 +20,11 @@ from gpu_audit.cli.prices import (
     use_prices,
 )
 from gpu_audit.core.redact import redact_urls
-from gpu_audit.errors import ConfigError, ExitCode, GpuAuditError, one_line
-from gpu_audit.estimate import FORMATS
-from gpu_audit.report import check_extension, format_for
+from gpu_audit.errors import ExitCode, GpuAuditError, one_line
+from gpu_audit.report import format_for
 from gpu_audit.report.escape import terminal_safe
+from gpu_audit.report.formats import offered
 from gpu_audit.settings import load_settings
-
-ESTIMATE_FORMATS = FORMATS
 
 
 @click.command(short_help="What a run costs: job files, or the options for a GPU request.")
@@ -39,7 +37,7 @@ ESTIMATE_FORMATS = FORMATS
 @click.option(
     "--max-usd", type=float, metavar="USD", help="Mark options over this budget (needs --hours)."
 )
-@click.option("--format", "fmt", type=click.Choice(ESTIMATE_FORMATS), default=None)
+@click.option("--format", "fmt", type=click.Choice(offered("estimate")), default=None)
 @click.option("--output", "-o", metavar="PATH", help="Write the estimate here (atomically).")
 @prices_option
 @interruptions_option
@@ -62,10 +60,7 @@ def estimate(files: tuple[str, ...], **options: Any) -> None:
 
     output = options.pop("output")
     given = options.pop("fmt")
-    fmt = given or format_for(output, sys.stdout.isatty())
-    if fmt not in ESTIMATE_FORMATS:
-        raise ConfigError(f"estimate: no {fmt} output; formats: {', '.join(ESTIMATE_FORMATS)}")
-    warning = check_extension(output, given or "") if output else None  # before any work
+    fmt = format_for("estimate", output, given, sys.stdout.isatty())  # before any work
     inputs = [*files, *_prices(options.pop("prices"), output, files)]
     rates = options.pop("interruption_rates")
     if rates:
@@ -81,8 +76,6 @@ def estimate(files: tuple[str, ...], **options: Any) -> None:
     if output:
         from gpu_audit.core.writer import write_atomic  # keeps core.writer off --help
 
-        if warning:
-            click.echo(f"gpu-audit: warning: {one_line(warning)}", err=True)
         write_atomic(output, report.text, inputs=inputs)  # never over a file it read
         click.echo(f"gpu-audit: wrote the {fmt} estimate to {one_line(output)}", err=True)
     else:
@@ -172,7 +165,7 @@ def catalog() -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["table", "json"]),
+    type=click.Choice(offered("catalog lookup")),
     default="table",
     show_default=True,
     help="A table, or JSON for scripts (prices as numbers, with their date and source).",

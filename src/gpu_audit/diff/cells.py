@@ -6,19 +6,7 @@ from collections.abc import Callable
 
 from gpu_audit.diff.git import abbreviated
 from gpu_audit.diff.model import Cost, DiffResult, JobChange, Total
-from gpu_audit.estimate.render import money
-
-MINUS = "\u2212"  # a decrease reads as one: `−$12.00`, not a hyphen a reader may miss
-
-
-def signed(value: float) -> str:
-    """Dollars with a sign always shown (`+$12.00`, `−$3.50`, a true minus sign)."""
-    return f"{'+' if value >= 0 else MINUS}${abs(value):,.2f}"
-
-
-def hourly(value: float | None) -> str:
-    """Dollars an hour (`$3.06/h`), `-` for None."""
-    return "-" if value is None else f"${value:,.2f}/h"
+from gpu_audit.report.values import MINUS, money
 
 
 def gpus(cost: Cost) -> str:
@@ -55,7 +43,7 @@ def run(cost: Cost) -> str:
     if cost.hourly_usd is None:  # what the file states of its size, then: its GPU-hours
         return "unpriced" if cost.gpu_hours is None else gpu_hours(cost.gpu_hours)
     if cost.run_usd is None:
-        return f"{hourly(cost.hourly_usd)}, unbounded"
+        return f"{money(cost.hourly_usd, per='/h')}, unbounded"
     if cost.sweep:
         return f"{money(cost.run_usd)} sweep ceiling"
     return money(cost.run_usd)
@@ -87,12 +75,12 @@ def delta(job: JobChange) -> str:
     an hour when unbounded."""
     if job.delta_usd is not None:
         percent = "" if job.delta_percent is None else f" ({_percent(job.delta_percent)})"
-        return signed(job.delta_usd) + percent
+        return money(job.delta_usd, signed=True) + percent
     if job.unpriced:
         change = _gpu_hours_delta(job)
         return "unpriced" if change is None else f"{_signed_hours(change)} GPU-h, unpriced"
     hourly_delta = job.delta_hourly_usd or 0.0
-    return f"{signed(hourly_delta)}/h, unbounded"
+    return f"{money(hourly_delta, signed=True)}/h, unbounded"
 
 
 def _gpu_hours_delta(job: JobChange) -> float | None:
@@ -129,9 +117,9 @@ def headline(result: DiffResult) -> str:
     if not total.changed_jobs:
         return "no change to any GPU job"
     percent = "" if total.delta_percent is None else f" ({_percent(total.delta_percent)})"
-    text = f"{signed(total.delta_usd)} per run{percent}"
+    text = f"{money(total.delta_usd, signed=True)} per run{percent}"
     if total.unbounded_hourly_delta_usd:
-        text += f", {signed(total.unbounded_hourly_delta_usd)}/h with no runtime cap"
+        text += f", {money(total.unbounded_hourly_delta_usd, signed=True)}/h with no runtime cap"
     hours = unpriced_gpu_hours(result)
     if hours is not None and hours[0] != hours[1]:
         grew = (
@@ -164,8 +152,9 @@ def left_out(total: Total) -> list[str]:
     parts = []
     if total.unbounded_jobs:
         parts.append(
-            f"{signed(total.unbounded_hourly_delta_usd)}/h on {total.unbounded_jobs} job(s) "
-            "with no runtime cap (unbounded, not in the per-run total)"
+            f"{money(total.unbounded_hourly_delta_usd, signed=True)}/h on "
+            f"{total.unbounded_jobs} job(s) with no runtime cap (unbounded, not in the per-run "
+            "total)"
         )
     if total.unpriced_jobs:
         parts.append(f"{total.unpriced_jobs} unpriced job(s) not in the total")

@@ -6,9 +6,9 @@ import re
 
 from gpu_audit.core.frozen import record
 from gpu_audit.core.resource import Severity
-from gpu_audit.diff.cells import signed
 from gpu_audit.diff.model import DiffResult
 from gpu_audit.errors import ConfigError, ExitCode
+from gpu_audit.report.values import money
 
 _THRESHOLD = re.compile(r"^\s*\$?(\d+(?:\.\d+)?)\s*(%?)\s*$")
 
@@ -32,7 +32,7 @@ class Increase:
         return cls(float(match.group(1)), bool(match.group(2)))
 
     def __str__(self) -> str:
-        return f"{self.amount:g}%" if self.percent else f"${self.amount:,.2f}"
+        return f"{self.amount:g}%" if self.percent else money(self.amount)
 
 
 def verdict(
@@ -60,7 +60,7 @@ def _increase(result: DiffResult, increase: Increase | None) -> list[str]:
         size = "from $0" if total.delta_percent is None else f"{total.delta_percent:+,.1f}%"
     else:
         over = total.delta_usd > increase.amount
-        size = signed(total.delta_usd)
+        size = money(total.delta_usd, signed=True)
     if over:
         reasons.append(f"the change costs {size} per run, over --fail-on-increase {increase}")
     for job in result.changed:  # an increase with no cap has no size: it trips any threshold
@@ -68,8 +68,8 @@ def _increase(result: DiffResult, increase: Increase | None) -> list[str]:
             sweep = any(c is not None and c.sweep for c in (job.before, job.after))
             what = "a sweep with no bound" if sweep else "no runtime cap"
             reasons.append(
-                f"{job.file}: {job.name}: {signed(job.delta_hourly_usd or 0)}/h with {what} "
-                f"(unbounded), over --fail-on-increase {increase}"
+                f"{job.file}: {job.name}: {money(job.delta_hourly_usd or 0, signed=True)}/h with "
+                f"{what} (unbounded), over --fail-on-increase {increase}"
             )
     return reasons
 

@@ -19,8 +19,9 @@ from gpu_audit.diff.cells import (
 )
 from gpu_audit.diff.model import DiffResult, JobChange
 from gpu_audit.report.escape import terminal_safe
+from gpu_audit.report.formats import COMMANDS
 
-FORMATS = ("table", "text", "markdown", "json", "csv", "sarif")
+FORMATS = COMMANDS["diff"]  # the one format list: report/formats.py
 JSON_VERSION = 1
 TABLE_HEADERS = ["file", "job", "change", "GPUs", "capacity", "runtime cap", "per run", "delta"]
 

@@ -12,7 +12,7 @@ from gpu_audit.estimate import FORMATS
 from gpu_audit.estimate.model import JobEstimate, Option, OptionTable, Rate, Sweep
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.markdown_text import inline, prose
-from gpu_audit.report.summary import usd
+from gpu_audit.report.values import MISSING, money
 
 JSON_VERSION = 1
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
@@ -52,14 +52,8 @@ MARKDOWN_JOB_HEADERS = [
 MARKDOWN_OPTION_HEADERS = ["instance type", "where", "GPUs", "capacity", "$/hour", "run"]
 
 
-def money(value: float | None) -> str:
-    """An amount (a run, a budget, a sweep's ceiling) as every report writes it (`usd`)."""
-    return "-" if value is None else usd(value)
-
-
-def _rate(value: float | None) -> str:
-    """An hourly rate at the one precision of its magnitude: `$27.45/h`, `$0.6090/h`."""
-    return "-" if value is None else f"{usd(value)}/h"
+def _gpu_hours(value: float | None) -> str:
+    return MISSING["text"] if value is None else f"{value:g}"
 
 
 def _clean(value: object) -> str:
@@ -97,10 +91,10 @@ def _job_row(e: JobEstimate) -> list[str]:
         _clean(e.job),
         _gpus(e),
         _hours(e),
-        "-" if e.gpu_hours is None else f"{e.gpu_hours:g}",
-        _rate(od.hourly_usd if od else None),
+        _gpu_hours(e.gpu_hours),
+        money(od.hourly_usd if od else None, per="/h"),
         money(od.run_usd if od else None),
-        _rate(spot.hourly_usd if spot else None),
+        money(spot.hourly_usd if spot else None, per="/h"),
         money(spot.run_usd if spot else None),
         _budget(e),
     ]
@@ -232,7 +226,7 @@ def _text_job(e: JobEstimate) -> str:
 
 def _capacity_line(capacity: str, rate: Rate | None) -> str:
     hourly, run = (rate.hourly_usd, rate.run_usd) if rate else (None, None)
-    return f"  {capacity}: {_rate(hourly)}, one run {money(run)}"
+    return f"  {capacity}: {money(hourly, per='/h')}, one run {money(run)}"
 
 
 def _job_json(e: JobEstimate) -> dict[str, Any]:
@@ -260,7 +254,7 @@ def _option_rows(table: OptionTable) -> list[list[str]]:
             f"{o.memory_gib_per_gpu:g}",
             str(o.nodes),
             o.capacity,
-            _rate(o.hourly_usd),
+            money(o.hourly_usd, per="/h"),
             money(o.run_usd),
             _option_budget(table, o),
         ]

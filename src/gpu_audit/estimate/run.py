@@ -11,7 +11,8 @@ from gpu_audit.core.resource import Resource
 from gpu_audit.errors import ConfigError
 from gpu_audit.estimate.compute import estimate_job, instance_request, options, parse_gpu_request
 from gpu_audit.estimate.model import JobEstimate
-from gpu_audit.estimate.render import money, render_jobs, render_options
+from gpu_audit.estimate.render import render_jobs, render_options
+from gpu_audit.report.values import money
 
 
 @record
@@ -106,11 +107,11 @@ def with_lost_work(estimate: JobEstimate, resource: Resource, hours: float | Non
     note = None
     if figures.net_usd is not None and figures.lost_usd is not None:
         note = (
-            f"spot lost work: {_usd(figures.lost_usd)} expected per run at "
+            f"spot lost work: {money(figures.lost_usd)} expected per run at "
             f"{figures.rate_per_hour:g} interruptions an hour ({figures.rate_public}; "
             f"{figures.rate_source}), checkpoint every {figures.checkpoint_minutes:g} min"
             + (f" ({figures.checkpoint_from})" if figures.checkpoint_from else "")
-            + f", resume {figures.resume_minutes:g} min; spot saves {_usd(figures.net_usd)} net"
+            + f", resume {figures.resume_minutes:g} min; spot saves {money(figures.net_usd)} net"
         )
     elif "interruption.net_usd" in judged.source.templated:
         note = "spot lost work not evaluated: the checkpoint interval is templated"
@@ -119,7 +120,3 @@ def with_lost_work(estimate: JobEstimate, resource: Resource, hours: float | Non
     return replace(
         estimate, spot_lost_usd=figures.lost_usd, spot_net_usd=figures.net_usd, spot_lost_note=note
     )
-
-
-def _usd(value: float) -> str:
-    return f"-${-value:,.2f}" if value < 0 else f"${value:,.2f}"

@@ -47,12 +47,9 @@ def ordered(found: list[Change]) -> list[Change]:
 
 
 def table_rows(
-    found: list[Change], money: Callable[[float], str]
+    found: list[Change], usd: Callable[[float | None], str]
 ) -> list[tuple[str, str, str, str, str, str]]:
-    """`money` writes a price as every report does (`$21.96`, `$0.6090`)."""
-
-    def usd(value: float | None) -> str:
-        return "–" if value is None else money(value)
+    """`usd` writes a price, or its absence, as every report does (`report.values.money`)."""
 
     def pct(change: Change) -> str:
         return "new" if change.percent is None else f"{change.percent:+.1f}%"

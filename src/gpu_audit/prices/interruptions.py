@@ -4,15 +4,12 @@ fetch, written atomically; the other providers' rows of an existing file are kep
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import UTC, datetime
-from typing import Any
 
 from gpu_audit.catalog.advisor import FEED, SOURCE, advisor_rows
-from gpu_audit.catalog.interruptions import UNIT, VERSION, bundled, parse, read_rates
+from gpu_audit.catalog.interruptions import bundled, read_rates, write_rows
 from gpu_audit.catalog.lookup import instance_types
-from gpu_audit.core.writer import write_atomic
 from gpu_audit.errors import CollectorError, ConfigError
 from gpu_audit.prices.http import JsonGetter
 
@@ -45,45 +42,3 @@ def refresh_interruptions(
         )
     write_rows(output, old, "aws", SOURCE, url, rows, day)
     return len(rows), getter.sent
-
-
-def write_rows(
-    output: str,
-    old: Any,
-    provider: str,
-    source: str,
-    url: str,
-    rows: list[dict[str, Any]],
-    day: str,
-) -> None:
-    """Write `rows` (every row of `provider`) with their source into OUTPUT, atomically; the
-    other providers' rows and sources of the file as it was (`old`) are kept."""
-
-    kept = [_row_out(r) for r in (old.rows if old else ()) if r.provider != provider]
-    sources = [s for s in (old.sources if old else ()) if s.name != source]
-    body: dict[str, Any] = {
-        "gpu_audit_interruptions": VERSION,
-        "as_of": day,
-        "unit": UNIT,
-        "sources": [
-            *({"name": s.name, "url": s.url, "date": s.date} for s in sources),
-            {"name": source, "url": url, "date": day},
-        ],
-        "method": bundled().method,
-        "rows": sorted([*kept, *rows], key=lambda r: (r["provider"], r["type"], r["region"])),
-    }
-    text = json.dumps(body, indent=1) + "\n"
-    parse(output, json.loads(text))  # what is written reads back
-    write_atomic(output, text)
-
-
-def _row_out(row: Any) -> dict[str, Any]:
-    return {
-        "provider": row.provider,
-        "type": row.type,
-        "region": row.region,
-        "per_hour": row.per_hour,
-        "public": row.public,
-        "source": row.source,
-        "date": row.date,
-    }

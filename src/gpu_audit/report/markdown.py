@@ -23,9 +23,10 @@ from gpu_audit.report.markdown_resources import findings_by_resource
 from gpu_audit.report.markdown_shares import shared_gpus
 from gpu_audit.report.markdown_since import since_section
 from gpu_audit.report.markdown_sweeps import sweeps_section
-from gpu_audit.report.markdown_text import inline, money, shown_path, table
+from gpu_audit.report.markdown_text import inline, shown_path, table
 from gpu_audit.report.prices import interruptions_text, prices_text
 from gpu_audit.report.summary import hourly_savings_text, plural, unpriced_text
+from gpu_audit.report.values import MISSING, money
 
 LIST_LIMIT = 12  # scope lists longer than this are clipped with "and N more"
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d\d)-(\d\d)\b")
@@ -61,7 +62,7 @@ def render(result: ScanResult) -> str:
 def when(moment: datetime | None) -> str:
     """A time as `YYYY‑MM‑DD HH:MM UTC` with non-breaking hyphens, `–` for None."""
     # non-breaking hyphens: the date stays whole beside a long command in the Scope table
-    return "–" if moment is None else stamp(moment, "%Y\u2011%m\u2011%d %H:%M UTC")
+    return MISSING["markdown"] if moment is None else stamp(moment, "%Y\u2011%m\u2011%d %H:%M UTC")
 
 
 def _unbroken_dates(text: str) -> str:
@@ -126,7 +127,7 @@ def _run_savings(summary: Summary) -> list[list[str]]:
     return [
         [
             "Savings on jobs",
-            f"{money(summary.run_savings_usd)} per run over "
+            f"{money(summary.run_savings_usd, 'markdown')} per run over "
             f"{summary.jobs_with_run_savings} {jobs} (not part of the monthly figure)",
         ]
     ]
@@ -134,7 +135,8 @@ def _run_savings(summary: Summary) -> list[list[str]]:
 
 def _job_figures(summary: Summary, unpriced: str) -> list[list[str]]:
     """Job files run nothing: their hourly rate, a run where the cap is known, savings per run."""
-    rate = f"{money(summary.hourly_cost_usd)} / hour over {summary.resources} jobs{unpriced}"
+    hourly = money(summary.hourly_cost_usd, "markdown")
+    rate = f"{hourly} / hour over {summary.resources} jobs{unpriced}"
     if summary.unpriced_resources and summary.unpriced_resources >= summary.resources:
         rate = f"not priced ({plural(summary.resources, 'job')})"  # never a $0.00 rate
     rows = [["GPU rate of the jobs", rate]]
@@ -142,14 +144,14 @@ def _job_figures(summary: Summary, unpriced: str) -> list[list[str]]:
         rows.append(
             [
                 "Cost per run",
-                f"{money(summary.run_cost_usd)} over "
+                f"{money(summary.run_cost_usd, 'markdown')} over "
                 f"{summary.jobs_with_run_cost} jobs with a runtime cap",
             ]
         )
     saving = "none priced"
     if summary.jobs_with_run_savings:
         saving = (
-            f"{money(summary.run_savings_usd)} per run over "
+            f"{money(summary.run_savings_usd, 'markdown')} per run over "
             f"{plural(summary.jobs_with_run_savings, 'job')} (at each job's runtime cap)"
         )
     rows.append(["Estimated savings per run", saving])
@@ -170,10 +172,10 @@ def executive_summary(summary: Summary, since: list[str] | None = None) -> list[
         figures = [
             [
                 "GPU spend covered",
-                f"{money(summary.monthly_cost_usd)} / month over "
+                f"{money(summary.monthly_cost_usd, 'markdown')} / month over "
                 f"{summary.resources} resources{unpriced}",
             ],
-            ["Estimated savings", f"{money(summary.monthly_savings_usd)} / month"],
+            ["Estimated savings", f"{money(summary.monthly_savings_usd, 'markdown')} / month"],
             *_run_savings(summary),
         ]
     rows = [

@@ -8,7 +8,8 @@ from decimal import Decimal
 
 from gpu_audit.core.results import Finding
 from gpu_audit.core.savings import Summary
-from gpu_audit.report.markdown_text import chart_label, money
+from gpu_audit.report.markdown_text import chart_label
+from gpu_audit.report.values import money
 
 SLICES = 6  # at most this many slices; past it the smallest are grouped as "other"
 # Saturated colours that keep white percentage labels legible and stay apart from each other
@@ -25,7 +26,7 @@ def _job_savings(summary: Summary) -> list[str]:
         return ["No open finding has a priced saving per run."]
     jobs = "job" if summary.jobs_with_run_savings == 1 else "jobs"
     return [
-        f"Estimated {money(summary.run_savings_usd)} per run over "
+        f"Estimated {money(summary.run_savings_usd, 'markdown')} per run over "
         f"{summary.jobs_with_run_savings} {jobs}, at each job's runtime cap; each job's saving "
         "is counted once, under the finding that saves the most. Jobs with no runtime cap are "
         "priced per GPU-hour in *Findings by resource*."
@@ -41,8 +42,9 @@ def savings_charts(best: list[Finding], summary: Summary) -> list[str]:
     if not best:
         return [*lines, "No open finding has a priced saving."]
     lines.append(
-        f"Estimated {money(summary.monthly_savings_usd)} / month. Each resource's saving is "
-        "counted once, under the finding that saves the most, so the slices add up to the total."
+        f"Estimated {money(summary.monthly_savings_usd, 'markdown')} / month. Each resource's "
+        "saving is counted once, under the finding that saves the most, so the slices add up to "
+        "the total."
     )
     by_rule: dict[str, float] = defaultdict(float)
     by_team: dict[str, float] = defaultdict(float)
@@ -95,5 +97,5 @@ def pie(title: str, values: dict[str, float]) -> list[str]:
         pieOuterStrokeColor=TEXT,
     )
     init = json.dumps({"theme": "base", "themeVariables": theme}, separators=(",", ": "))
-    body = [f'    "{label}: ${value:,}" : {value}' for label, value in to_the_cent(shown)]
+    body = [f'    "{label}: {money(value)}" : {value}' for label, value in to_the_cent(shown)]
     return ["```mermaid", f"%%{{init: {init}}}%%", f"pie title {title}", *body, "```"]

@@ -15,13 +15,13 @@ from gpu_audit.report import not_evaluated as missing
 from gpu_audit.report.markdown_text import (
     breakable,
     inline,
-    money,
     prose,
     shown_path,
     shown_source,
     table,
 )
 from gpu_audit.report.summary import saving_rank, short_id
+from gpu_audit.report.values import money
 
 OPEN_ON = 10  # resources named per rule, largest saving first; "Findings by resource" has them all
 _WAIVER_HEADINGS = {
@@ -97,7 +97,7 @@ def _savings(
     (what the rule's findings would save acted on alone)."""
     opened = [f for f in findings if f.is_open]
     gross = total_savings(opened)
-    text = f"**Saving:** {money(counted)} / month"
+    text = f"**Saving:** {money(counted, 'markdown')} / month"
     elsewhere = 0  # resources whose saving is counted under another rule's finding
     per_job = False
     for finding in opened:
@@ -107,12 +107,16 @@ def _savings(
     if elsewhere and round(gross) != round(counted):
         resources = "resource" if elsewhere == 1 else "resources"
         text += (
-            f" counted, {money(gross)} / month gross: on {elsewhere} {resources} another "
-            "rule's finding saves more, and each resource's saving is counted once, under its "
-            "largest finding."
+            f" counted, {money(gross, 'markdown')} / month gross: on {elsewhere} {resources} "
+            "another rule's finding saves more, and each resource's saving is counted once, under "
+            "its largest finding."
         )
     per_run = total_savings(opened, unit="run") if per_job else 0.0  # never added to /month
-    runs = f"{money(per_run)} per run on jobs (at each job's runtime cap)" if per_run else ""
+    runs = (
+        f"{money(per_run, 'markdown')} per run on jobs (at each job's runtime cap)"
+        if per_run
+        else ""
+    )
     if gross:
         return text + (f" · {runs}" if runs else "")
     if runs:

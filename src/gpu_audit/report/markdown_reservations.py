@@ -6,7 +6,8 @@ from __future__ import annotations
 from gpu_audit.core.resource import Kind, Resource
 from gpu_audit.core.results import ScanResult
 from gpu_audit.report.markdown_resources import gpu, where
-from gpu_audit.report.markdown_text import inline, money, table
+from gpu_audit.report.markdown_text import inline, table
+from gpu_audit.report.values import money
 
 HEADERS = ["Reservation (type)", "Where", "GPU / instance", "Used / total", "Ends", "Unused"]
 ROWS = 100  # the JSON and CSV reports list every one
@@ -36,7 +37,7 @@ def reservations(result: ScanResult) -> list[str]:
         "## Reservations",
         "",
         f"{count} reservation{'' if count == 1 else 's'}: {used} of {total} reserved "
-        f"instances in use; {money(unused)} paid for unused instances (each "
+        f"instances in use; {money(unused, 'markdown')} paid for unused instances (each "
         "to its end, at most a month, at its rate).",
         "",
         *table(HEADERS, rows),
@@ -53,7 +54,7 @@ def _row(resource: Resource) -> list[str]:
     used = "?" if held.used is None else str(held.used)
     total = "?" if held.total is None else str(held.total)
     ends = held.ends_at.strftime("%Y\u2011%m\u2011%d %H:%M UTC") if held.ends_at else "–"
-    unused = money(held.unused_usd)
+    unused = money(held.unused_usd, "markdown")
     if held.unused_usd is not None and held.hours_left is not None:
         unused += f" ({held.unused or 0} × {held.hours_left:g} h)"
     kind = ", ".join(v for v in (held.type, held.match) if v)

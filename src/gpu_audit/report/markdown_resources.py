@@ -7,8 +7,9 @@ from typing import Any
 
 from gpu_audit.core.resource import Kind, Resource
 from gpu_audit.core.results import Finding, ScanResult
-from gpu_audit.report.markdown_text import breakable, inline, money, shown_path, table
+from gpu_audit.report.markdown_text import breakable, inline, shown_path, table
 from gpu_audit.report.summary import price_dates, saving_rank, saving_text, share_text, short_id
+from gpu_audit.report.values import MISSING, money
 
 ROWS = 100  # a runbook page stays readable; the CSV and JSON reports list every finding
 HEADERS = ["Resource", "Where", "GPU", "Cost / month", "Saving / month", "Rules"]
@@ -58,10 +59,10 @@ def _rule(finding: Finding) -> str:
 def _saving(top: Finding | None, monthly: bool = False) -> str:
     """The resource's saving: its open finding that saves the most, in that finding's unit
     (`monthly`: the column's heading says `/ month`, so the cell does not)."""
-    text = saving_text(top, short=True) if top is not None else None
+    text = saving_text(top, short=True, fmt="markdown") if top is not None else None
     if text and monthly:
         text = text.removesuffix("/month")
-    return text.replace("$", "\\$") if text else "–"
+    return text or MISSING["markdown"]
 
 
 def _ranked(findings: tuple[Finding, ...]) -> list[list[Any]]:
@@ -135,7 +136,8 @@ def findings_by_resource(result: ScanResult, best: list[Finding]) -> list[str]:
         rules_text = ", ".join(breakable(inline(_rule(f), 120), 16) for f in rules)
         if jobs:
             name = resource.name or f"document {resource.source.document + 1}"
-            costs = f"{money(resource.price.hourly_usd)} / h · {money(resource.estimate.run_usd)}"
+            hourly = money(resource.price.hourly_usd, "markdown")
+            costs = f"{hourly} / h · {money(resource.estimate.run_usd, 'markdown')}"
             rows.append(
                 [
                     f"{breakable(inline(name, 60))} ({gpu(resource)})",
@@ -151,7 +153,7 @@ def findings_by_resource(result: ScanResult, best: list[Finding]) -> list[str]:
                 inline(resource.name or short_id(resource), 60),
                 inline(where(resource), 64),
                 gpu(resource),
-                money(resource.monthly_cost_usd),
+                money(resource.monthly_cost_usd, "markdown"),
                 _saving(top, monthly=True),
                 rules_text,
             ]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from gpu_audit.core.resource import Kind, Resource
 from gpu_audit.core.results import ScanResult
-from gpu_audit.report.markdown_text import inline, money, table
+from gpu_audit.report.markdown_text import inline, table
+from gpu_audit.report.values import money
 
 TEAM_LABEL = "team"
 IDLE = "idle (unallocated shares)"
@@ -36,14 +37,14 @@ def shared_gpus(result: ScanResult) -> list[str]:
             [
                 inline(node.name or node.id, 60),
                 inline(sharing, 80),
-                _usd(_cents(node.monthly_cost_usd)),
-                f"{len(held)}: {_usd(held_cents)}",
-                f"{_count(node.share.free)} of {_count(node.share.units)}: {_usd(idle)}",
+                _dollars(_cents(node.monthly_cost_usd)),
+                f"{len(held)}: {_dollars(held_cents)}",
+                f"{_count(node.share.free)} of {_count(node.share.units)}: {_dollars(idle)}",
             ]
         )
     order = [*sorted((t for t in teams if t != IDLE), key=str.casefold), IDLE]
-    by_team = [[inline(t, 60), _usd(teams[t])] for t in order]
-    by_team.append(["**total**", _usd(sum(teams.values()))])
+    by_team = [[inline(t, 60), _dollars(teams[t])] for t in order]
+    by_team.append(["**total**", _dollars(sum(teams.values()))])
     return [
         "## Shared GPUs",
         "",
@@ -86,6 +87,6 @@ def _cents(value: float | None) -> int:
     return 0 if value is None else round(value * 100)
 
 
-def _usd(cents: int) -> str:
-    """Whole cents (so the rows add up) as every Markdown amount is written: `\\$1,434.97`."""
-    return money(cents / 100)
+def _dollars(cents: int) -> str:
+    """Whole cents (so the rows add up) as every Markdown amount: `\\$1,434.97` (`money`)."""
+    return money(cents / 100, "markdown")

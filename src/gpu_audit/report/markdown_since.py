@@ -7,8 +7,9 @@ import json
 
 from gpu_audit.core.comparison import Change, Comparison, Resolved, TrendPoint
 from gpu_audit.core.results import Finding, ScanResult
-from gpu_audit.report.markdown_text import breakable, inline, money, shown_source, table
+from gpu_audit.report.markdown_text import breakable, inline, shown_source, table
 from gpu_audit.report.summary import saving_text, short_id
+from gpu_audit.report.values import MISSING, money, percent
 
 TOP = 10
 
@@ -44,7 +45,7 @@ def knob_change_lines(since: Comparison) -> list[str]:
         return []
 
     def pct(value: float | None) -> str:
-        return "–" if value is None else f"{value:g}%"
+        return percent(value, "markdown", places=None, scaled=False)
 
     rows = [
         [
@@ -94,20 +95,28 @@ def _measures(since: Comparison) -> list[list[str]]:
     now = since.trend[-1]
     removed_cost = sum(r.monthly_cost_usd or 0.0 for r in since.removed)
     return [
-        ["GPU spend / month", money(since.previous_cost_usd), money(now.monthly_cost_usd)],
+        [
+            "GPU spend / month",
+            money(since.previous_cost_usd, "markdown"),
+            money(now.monthly_cost_usd, "markdown"),
+        ],
         [
             "Savings found / month",
-            money(since.previous_savings_usd),
-            money(now.monthly_savings_usd),
+            money(since.previous_savings_usd, "markdown"),
+            money(now.monthly_savings_usd, "markdown"),
         ],
-        ["Savings realised / month (resolved findings)", "", money(since.savings_realised_usd)],
+        [
+            "Savings realised / month (resolved findings)",
+            "",
+            money(since.savings_realised_usd, "markdown"),
+        ],
         ["New findings", "", str(since.new)],
         ["Persisting findings", "", str(since.persisting)],
         ["Resolved findings", "", str(len(since.resolved))],
         [
             "Resources removed (their spend / month)",
             "",
-            f"{len(since.removed)} ({money(removed_cost)})",
+            f"{len(since.removed)} ({money(removed_cost, 'markdown')})",
         ],
     ]
 
@@ -128,7 +137,7 @@ def _persisting(result: ScanResult, jobs: bool = False) -> list[str]:
             inline(f.rule_id),
             f.severity.label,
             f"open for {c.audits_open} audits since {c.first_seen:%Y-%m-%d}",
-            _job_saving(f) if jobs else money(f.monthly_savings_usd),
+            _job_saving(f) if jobs else money(f.monthly_savings_usd, "markdown"),
         ]
         for c, f in rows[:TOP]
     ]
@@ -139,8 +148,7 @@ def _persisting(result: ScanResult, jobs: bool = False) -> list[str]:
 
 def _job_saving(finding: Finding) -> str:
     """A job finding's saving in its unit (`$259.29/run`, `$4.2558/GPU-h`), or `–`."""
-    text = saving_text(finding, short=True)
-    return text.replace("$", "\\$") if text else "–"
+    return saving_text(finding, short=True, fmt="markdown") or MISSING["markdown"]
 
 
 def _counted(resolved: tuple[Resolved, ...]) -> list[float | None]:
@@ -174,8 +182,8 @@ def _resolved(since: Comparison) -> list[str]:
             _where(r.location),
             inline(r.rule_id),
             f"{r.first_seen:%Y\u2011%m\u2011%d}",  # non-breaking hyphens: the date never wraps
-            money(r.monthly_savings_usd),
-            "gone with its resource" if r.gone_with_resource else money(part),
+            money(r.monthly_savings_usd, "markdown"),
+            "gone with its resource" if r.gone_with_resource else money(part, "markdown"),
         ]
         for r, part in zip(since.resolved[:TOP], counted, strict=False)
     ]
@@ -183,8 +191,8 @@ def _resolved(since: Comparison) -> list[str]:
     headers = ["Resource", "Rule", "First seen", "Saving / month", "Counted"]
     note = (
         "_Counted: a resource's saving counts once, under its largest resolved finding; the "
-        f"column adds up to savings realised ({money(since.savings_realised_usd)} / month). A "
-        "finding gone with its resource (an instance that ended) is no saving realised._"
+        f"column adds up to savings realised ({money(since.savings_realised_usd, 'markdown')} / "
+        "month). A finding gone with its resource (an instance that ended) is no saving realised._"
     )
     return [
         "",
@@ -199,7 +207,9 @@ def _resolved(since: Comparison) -> list[str]:
 def _removed(since: Comparison) -> list[str]:
     if not since.removed:
         return []
-    body = [[_where(r.location), money(r.monthly_cost_usd)] for r in since.removed[:TOP]]
+    body = [
+        [_where(r.location), money(r.monthly_cost_usd, "markdown")] for r in since.removed[:TOP]
+    ]
     more = f" (the {TOP} costliest of {len(since.removed)})" if len(since.removed) > TOP else ""
     headers = ["Resource", "Spend / month then"]
     return [
@@ -250,9 +260,9 @@ def _trend(points: tuple[TrendPoint, ...]) -> list[str]:
     rows = [
         [
             f"{p.generated_at:%Y-%m-%d}",
-            money(p.monthly_cost_usd),
-            money(p.monthly_savings_usd),
-            money(p.savings_realised_usd),
+            money(p.monthly_cost_usd, "markdown"),
+            money(p.monthly_savings_usd, "markdown"),
+            money(p.savings_realised_usd, "markdown"),
             str(p.findings_open),
         ]
         for p in points

@@ -8,12 +8,15 @@ from gpu_audit.core.runs import Sweep
 from gpu_audit.report.escape import terminal_safe
 from gpu_audit.report.markdown_text import inline, table
 from gpu_audit.report.summary import plural
-from gpu_audit.report.sweeps import ceiling_text, count, money, percent, sweep_data
+from gpu_audit.report.sweeps import ceiling_text, count, sweep_data
+from gpu_audit.report.values import MISSING, money, percent
 
 
-def _usd(value: float | None) -> str:
-    """Dollars to the cent, the sign escaped: GitHub reads a pair of `$` on a line as math."""
-    return money(value).replace("$", "\\$")
+def _percent(value: object) -> str:
+    """A share the JSON report states in percent (`sweep_data`), as few decimals as it needs."""
+    return percent(
+        value if isinstance(value, float) else None, "markdown", places=None, scaled=False
+    )
 
 
 ROWS = 50  # rows per table; the JSON report lists every sweep and trial
@@ -28,7 +31,7 @@ def _ceiling(sweep: Sweep, data: dict[str, object]) -> str:
     if said is not None:
         return said
     hours = data["gpu_hours"]
-    shown = "—" if hours is None else f"{hours:,.1f}"
+    shown = MISSING["markdown"] if hours is None else f"{hours:,.1f}"
     ceiling = data["ceiling_gpu_hours"]
     return f"{shown} of {ceiling:,.1f}" if isinstance(ceiling, float) else f"{shown} (ceiling n/a)"
 
@@ -45,16 +48,16 @@ def _tuning_row(sweep: Sweep) -> list[str]:
         f"{len(sweep.trials)}: {outcomes['completed']} completed, {outcomes['stopped']} stopped "
         f"early, {outcomes['failed']} failed, {_retried(outcomes['retried'])}"
     )
-    failed = f"{_usd(data['failed_usd'])} ({percent(data['failed_share_pct'])})"
+    failed = f"{money(data['failed_usd'], 'markdown')} ({_percent(data['failed_share_pct'])})"
     return [
         inline(sweep.name, 80),
         inline(_where(sweep), 80),
         trials,
-        _usd(data["cost_usd"]),
-        _usd(data["cost_per_success_usd"]),
+        money(data["cost_usd"], "markdown"),
+        money(data["cost_per_success_usd"], "markdown"),
         failed,
         _ceiling(sweep, data),
-        percent(data["spot_savings_pct"]),
+        _percent(data["spot_savings_pct"]),
         count(sweep.interruptions),
     ]
 
@@ -66,9 +69,9 @@ def _job_row(sweep: Sweep) -> list[str]:
         inline(sweep.name, 80),
         inline(_where(sweep), 80),
         inline(sweep.state, 40),
-        "—" if hours is None else f"{hours:,.2f}",
-        _usd(data["cost_usd"]),
-        percent(data["spot_savings_pct"]),
+        MISSING["markdown"] if hours is None else f"{hours:,.2f}",
+        money(data["cost_usd"], "markdown"),
+        _percent(data["spot_savings_pct"]),
         count(sweep.interruptions),
     ]
 

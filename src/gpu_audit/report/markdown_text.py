@@ -8,7 +8,6 @@ from collections.abc import Sequence
 
 from gpu_audit.core.lazyre import lazy
 from gpu_audit.report.escape import terminal_safe
-from gpu_audit.report.summary import usd
 
 # Every line break CommonMark or a browser honours, and the other C0/C1 controls: one space each.
 _BREAKS = lazy(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
@@ -90,12 +89,6 @@ def chart_label(value: object, limit: int = 40) -> str:
     the statement or the code fence around it."""
     text = _CHART_UNSAFE.sub("_", " ".join(_BREAKS.sub(" ", str(value)).split()))
     return (text[: limit - 1] + "…" if len(text) > limit else text) or "_"
-
-
-def money(value: float | None) -> str:
-    """An amount (`usd`: to the cent), the sign escaped: GitHub reads a pair of `$` on one line
-    as inline math."""
-    return "–" if value is None else "\\" + usd(value)
 
 
 def breakable(markdown: str, longer_than: int = 20) -> str:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpu_audit.core.results import ScanResult
 from gpu_audit.report.markdown_text import shown_path
-from gpu_audit.report.summary import usd
+from gpu_audit.report.values import money
 
 if TYPE_CHECKING:  # the text report is on every commit's path; a comparison is not
     from gpu_audit.core.comparison import Comparison, FindingHistory
@@ -33,10 +33,10 @@ def counts_line(since: Comparison, jobs: bool = False) -> str:
         removed = f"; {ended} of them gone with {'its' if ended == 1 else 'their'} resource"
     if since.removed:
         cost = sum(r.monthly_cost_usd or 0.0 for r in since.removed)
-        removed += f", {len(since.removed)} resources removed ({usd(cost)}/month)"
+        removed += f", {len(since.removed)} resources removed ({money(cost)}/month)"
     return (
         f"since {since.previous_at:%Y-%m-%d}: {since.new} new, {since.persisting} persisting, "
-        f"{len(since.resolved)} resolved (savings realised {usd(since.savings_realised_usd)}"
+        f"{len(since.resolved)} resolved (savings realised {money(since.savings_realised_usd)}"
         f"/month){removed}"
     )
 

@@ -8,6 +8,7 @@ from datetime import date, datetime
 from gpu_audit.core.resource import Kind, Resource, Share
 from gpu_audit.core.results import Finding
 from gpu_audit.core.savings import Summary
+from gpu_audit.report.values import money
 
 
 def unpriced_text(summary: Summary) -> str:
@@ -21,32 +22,19 @@ def unpriced_text(summary: Summary) -> str:
     return text
 
 
-def usd(amount: float) -> str:
-    """Dollars to the cent, whatever the size, in every report (a month, a run, a rate per hour,
-    a saving per GPU-hour), so a column reads alike: `$12,345.67`, `$583.94`, `$0.61`, `$0.00`;
-    `-$5.00` below zero."""
-    text = f"${abs(amount):,.2f}"
-    return f"-{text}" if amount < 0 and text != "$0.00" else text
-
-
-def rate(amount: float) -> str:
-    """A price-list price per hour to a hundredth of a cent, as the clouds' price files quote
-    it, whatever its size (`catalog lookup` and `catalog diff`): `$98.3200`, `$0.6090`."""
-    text = f"${abs(amount):,.4f}"
-    return f"-{text}" if amount < 0 and text != "$0.0000" else text
-
-
-def saving_text(finding: Finding, short: bool = False) -> str | None:
+def saving_text(finding: Finding, short: bool = False, fmt: str = "text") -> str | None:
     """A finding's saving with its unit: `$15,774/month`, `$259.29 per run at the 12 h cap`,
-    `$4.2558 per GPU-hour`; `short` for narrow columns (`$259.29/run`). None when unpriced."""
+    `$4.2558 per GPU-hour`; `short` for narrow columns (`$259.29/run`); the money as `fmt`
+    writes it. None when unpriced."""
     amount, unit = finding.saving_usd, finding.saving_unit
     if amount is None or unit is None:
         return None
+    usd = money(amount, fmt)
     if unit == "month":
-        return f"{usd(amount)}/month"
+        return f"{usd}/month"
     if unit == "gpu-hour":
-        return f"{usd(amount)}/GPU-h" if short else f"{usd(amount)} per GPU-hour"
-    return f"{usd(amount)}/run" if short else f"{usd(amount)} {finding.saving_per}"
+        return f"{usd}/GPU-h" if short else f"{usd} per GPU-hour"
+    return f"{usd}/run" if short else f"{usd} {finding.saving_per}"
 
 
 def saving_rank(finding: Finding) -> tuple[int, float]:
@@ -92,7 +80,7 @@ def _spend(summary: Summary) -> str:
     """`GPU spend $1.00/month (not priced: …)`; `GPU spend not priced (…)` with nothing priced."""
     if summary.resources and summary.unpriced_resources >= summary.resources:
         return "GPU spend not priced" + _unpriced(summary).replace(" (not priced: ", " (")
-    return f"GPU spend {usd(summary.monthly_cost_usd)}/month" + _unpriced(summary)
+    return f"GPU spend {money(summary.monthly_cost_usd)}/month" + _unpriced(summary)
 
 
 def _job_figures(summary: Summary) -> list[str]:
@@ -101,17 +89,17 @@ def _job_figures(summary: Summary) -> list[str]:
     if unpriced and unpriced >= summary.resources:  # nothing priced: no $0.00 rate to show
         rate = "GPU rate not priced"
     else:
-        rate = f"GPU rate {usd(summary.hourly_cost_usd)}/hour" + (
+        rate = f"GPU rate {money(summary.hourly_cost_usd)}/hour" + (
             f" (not priced: {plural(unpriced, 'job')})" if unpriced else ""
         )
     parts = [plural(summary.resources, "job"), rate]
     if summary.jobs_with_run_cost:
         capped = plural(summary.jobs_with_run_cost, "job")
-        parts.append(f"{usd(summary.run_cost_usd)} per run over {capped} with a runtime cap")
+        parts.append(f"{money(summary.run_cost_usd)} per run over {capped} with a runtime cap")
     hourly = hourly_savings_text(summary)
     if summary.jobs_with_run_savings:
         jobs = plural(summary.jobs_with_run_savings, "job")
-        parts.append(f"savings {usd(summary.run_savings_usd)} per run over {jobs}")
+        parts.append(f"savings {money(summary.run_savings_usd)} per run over {jobs}")
         parts += [hourly] if hourly else []
     elif hourly:
         parts.append(f"savings {hourly}")
@@ -125,7 +113,7 @@ def hourly_savings_text(summary: Summary) -> str | None:
     if not summary.jobs_with_hourly_savings:
         return None
     jobs = plural(summary.jobs_with_hourly_savings, "job")
-    return f"{usd(summary.hourly_savings_usd)}/hour over {jobs} with no runtime cap"
+    return f"{money(summary.hourly_savings_usd)}/hour over {jobs} with no runtime cap"
 
 
 def summary_line(summary: Summary) -> str:
@@ -144,12 +132,12 @@ def summary_line(summary: Summary) -> str:
         parts += [
             plural(summary.resources, "resource"),
             _spend(summary),
-            f"savings {usd(summary.monthly_savings_usd)}/month",
+            f"savings {money(summary.monthly_savings_usd)}/month",
         ]
     if summary.jobs_with_run_savings and not summary.jobs:  # never added to the monthly figure
         jobs = "job" if summary.jobs_with_run_savings == 1 else "jobs"
         parts.append(
-            f"{usd(summary.run_savings_usd)} per run over {summary.jobs_with_run_savings} {jobs}"
+            f"{money(summary.run_savings_usd)} per run over {summary.jobs_with_run_savings} {jobs}"
         )
     if summary.findings_waived:
         parts.append(f"{summary.findings_waived} waived")

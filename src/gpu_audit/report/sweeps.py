@@ -7,7 +7,7 @@ from typing import Any
 
 from gpu_audit.catalog.enrich import cents
 from gpu_audit.core.runs import SECONDS_PER_HOUR, Sweep, TrialRun
-from gpu_audit.report.summary import usd
+from gpu_audit.report.values import percent
 
 NO_CEILING = (
     "not available: give --history, the database `check --history` recorded the sweep's file in"
@@ -122,14 +122,14 @@ def ceiling_text(sweep: Sweep) -> str | None:
     if ceiling is None or used is None:
         return None
     commit = "(not a git checkout)" if sweep.ceiling_commit is None else sweep.ceiling_commit[:7]
-    share = _percent(sweep.ceiling_used)
+    share = percent(_percent(sweep.ceiling_used), places=None, scaled=False)
     if used > ceiling:
         return (
             f"used {used:,.1f} GPU-hours, over the {ceiling:,.1f} the file allowed at commit "
-            f"{commit} ({percent(share)}): retries, or the file changed since"
+            f"{commit} ({share}): retries, or the file changed since"
         )
     return (
-        f"used {used:,.1f} of {ceiling:,.1f} GPU-hours ({percent(share)}) the file allowed at "
+        f"used {used:,.1f} of {ceiling:,.1f} GPU-hours ({share}) the file allowed at "
         f"commit {commit}"
     )
 
@@ -137,16 +137,6 @@ def ceiling_text(sweep: Sweep) -> str | None:
 def sweeps_data(sweeps: tuple[Sweep, ...]) -> list[dict[str, Any]]:
     """Every sweep as the report's plain values."""
     return [sweep_data(s) for s in sweeps]
-
-
-def money(value: float | None) -> str:
-    """An amount as every report writes it (`usd`), `—` where it is not known."""
-    return "—" if value is None else usd(value)
-
-
-def percent(value: float | None) -> str:
-    """A percentage (`12.5%`), `—` for None."""
-    return "—" if value is None else f"{value:g}%"
 
 
 def count(value: int | None) -> str:

@@ -28,8 +28,8 @@ from gpu_audit.report.summary import (
     share_text,
     short_id,
     summary_line,
-    usd,
 )
+from gpu_audit.report.values import money
 
 HEADERS = ["rule", "name", "resource", "type", "GPU", "$/month", "saving", "found"]
 # A check of job files: nothing runs, so a job's cost is its hourly rate, never a month of it
@@ -140,9 +140,9 @@ def _group_savings(group: list[Finding], counted: dict[str, dict[int, float]], j
     month, run = counted["month"], counted["run"]
     per_run = round(sum(run.get(id(f), 0.0) for f in group), 2)  # never added to /month
     if jobs:
-        return f"; savings {usd(per_run)} per run" if per_run else ""
-    runs = f"; {usd(per_run)} per run" if per_run else ""
-    return f"; savings {_money(sum(month.get(id(f), 0.0) for f in group))}/month{runs}"
+        return f"; savings {money(per_run)} per run" if per_run else ""
+    runs = f"; {money(per_run)} per run" if per_run else ""
+    return f"; savings {money(sum(month.get(id(f), 0.0) for f in group))}/month{runs}"
 
 
 def _fit(
@@ -304,7 +304,7 @@ def _set_aside(result: ScanResult) -> list[str]:
         count, used, total, unused = summed
         lines.append(
             f"reservations: {used} of {total} reserved instances in use in {count}; "
-            f"{usd(unused)} unused (--format markdown lists them)"
+            f"{money(unused)} unused (--format markdown lists them)"
         )
     return [*lines, ""] if lines else []
 
@@ -343,7 +343,7 @@ def _row(finding: Finding, jobs: bool = False) -> list[str]:
         clean(location, 60, tail=True),
         clean(resource.instance_type or "-"),
         gpus,
-        _hourly(resource.price.hourly_usd) if jobs else _money(resource.monthly_cost_usd),
+        money(resource.price.hourly_usd) if jobs else money(resource.monthly_cost_usd),
         saving_text(finding, short=True) or "-",
         clean(finding.actual, 60),
     ]
@@ -357,11 +357,3 @@ def clean(text: object, width: int = 80, tail: bool = False) -> str:
     if len(flat) <= width:
         return flat
     return "…" + flat[-(width - 1) :] if tail else flat[: width - 1] + "…"
-
-
-def _money(value: float | None) -> str:
-    return "-" if value is None else usd(value)
-
-
-def _hourly(value: float | None) -> str:
-    return "-" if value is None else usd(value)

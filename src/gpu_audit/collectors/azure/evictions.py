@@ -11,13 +11,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gpu_audit.catalog.evictions import SOURCE, TYPE, eviction_rows
-from gpu_audit.catalog.interruptions import read_rates
+from gpu_audit.catalog.interruptions import read_rates, write_rows
 from gpu_audit.catalog.lookup import instance_types
 from gpu_audit.collectors.azure.connect import Arm
 from gpu_audit.collectors.azure.errors import error_name, one_line
 from gpu_audit.collectors.azure.settings import AzureSettings
 from gpu_audit.errors import CollectorError, ConfigError
-from gpu_audit.prices.interruptions import write_rows
 
 PAGE_ROWS = 1000  # the service's maximum
 MAX_PAGES = 500  # a bound on a paging loop a service could keep going

@@ -14,13 +14,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gpu_audit.catalog.capacity_advice import SOURCE, advice_row
-from gpu_audit.catalog.interruptions import read_rates
+from gpu_audit.catalog.interruptions import read_rates, write_rows
 from gpu_audit.catalog.lookup import instance_types, regional_prices
 from gpu_audit.collectors.gcp.connect import EXTRA_HINT, GCE_ENDPOINT_ENV, _default_credentials
 from gpu_audit.core.endpoint import endpoint
 from gpu_audit.core.redact import redact_urls
 from gpu_audit.errors import CollectorError, ConfigError
-from gpu_audit.prices.interruptions import write_rows
 
 ATTEMPTS = 4  # one call and three retries of a 429 or 5xx
 TIMEOUT = 30.0
