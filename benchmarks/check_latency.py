@@ -227,7 +227,8 @@ def record(rows: list[tuple[int, str, Times, int]], startup: float, runs: int, l
         "cold: an empty cache per run, as the first commit on a machine (the shipped pack is",
         "known valid); new policy: an empty cache and an edited copy of the pack, validated",
         "(once per edit and machine; informational).",
-        "Targets: one file within 1.1× of yamllint (issue 50; 1.2× in issue 27), 30 files within 0.8×.",
+        "Targets: one file within 1.1× of yamllint (issue 50; 1.2× in issue 27), 30 files",
+        "within 0.8×.",
         f"{lint}; Python {platform.python_version()}; {platform.machine()}, {_cores()} cores;"
         f" load average {os.getloadavg()[0]:.1f} at the end.",
         "",
