@@ -13,9 +13,11 @@ import pytest
 
 from gpu_audit.core.resource import Gpu, Kind, SourceRef, Utilization
 from gpu_audit.core.results import Change, Comparison, FindingHistory, ScanResult, TrendPoint
+from gpu_audit.core.training import Interruption, Training
 from gpu_audit.report import json as json_report
 from gpu_audit.report import sarif
 from gpu_audit.report.fastjson import flat as jsonflat
+from gpu_audit.report.fastjson import resources as jsonresource
 from gpu_audit.report.fastjson import stream as jsonstream
 
 TEXTS: list[Any] = ["%s %% %(x)s", "NaN", "-Infinity", "\x00[x", "x\x00{", 'é\u2028\u202e"\\', ""]
@@ -210,9 +212,6 @@ def test_empty_sections_held_in_the_template_read_as_the_plain_document(
     """A section a resource left at its default is held whole in its template (its nulls never
     read or encoded); an equal section that is another instance, a filled one, and one with a
     number out of its bounds (written null) all read as the plain document, in one batch."""
-    from gpu_audit.core.training import Interruption, Training
-    from gpu_audit.report.fastjson import resources as jsonresource
-
     first = demo.resources[0]
     made = [
         first,
