@@ -290,8 +290,8 @@ def test_the_fast_build_makes_what_the_loader_constructs_on_every_file() -> None
     compared = 0
     for path in _yaml_files():
         text = path.read_text(encoding="utf-8", errors="replace")
-        if "&" in text:
-            continue  # an anchor: load_documents constructs it the plain way
+        if yamlsrc.may_anchor(text):
+            continue  # maybe an anchor: load_documents constructs it the plain way
         for builder in ("fast", "plain"):
             loader = yamlsrc._LineLoader(text)
             try:
@@ -312,6 +312,54 @@ def test_the_fast_build_makes_what_the_loader_constructs_on_every_file() -> None
             _same(a, b, f"{path}#{index}")
         compared += 1
     assert compared >= 150
+
+
+ANCHORED = [
+    "a: &x 1\nb: *x\n",
+    "&x a: 1\n",
+    "- &x [1]\n- *x\n",
+    "{a:&x 1, b: *x}\n",
+    "[&x 1,&y 2, *x]\n",
+    "a: !!str &x v\nb: *x\n",
+    "W&B: &x 1\nb: *x\n",
+    "--- &x\na: 1\n",
+    "a: {b: [&x 1]}\n",
+    "? &k a\n: 1\n",
+]
+NOT_ANCHORED = ["team: W&B\n", "tag: !a&b v\n", "url: x?a=1&b=2\n", "R&D: 1\n"]
+
+
+@pytest.mark.parametrize("text", ANCHORED + NOT_ANCHORED)
+def test_may_anchor_is_true_wherever_the_parser_sees_an_anchor(text: str) -> None:
+    """The test that picks the fast build (no alias, no alias-bomb walk) is never false where
+    PyYAML's parser reads an anchor, and is false for an `&` inside a word (the runbook's W&B)."""
+    anchored = any(getattr(e, "anchor", None) for e in yaml.parse(text, Loader=yaml.SafeLoader))
+    assert anchored == (text in ANCHORED)
+    assert yamlsrc.may_anchor(text) == anchored
+
+
+def test_may_anchor_holds_over_every_file() -> None:
+    """Over every YAML file of the fixtures, docs, policies and corpus: where the parser reads
+    an anchor, `may_anchor` says so; and the shipped pack takes the fast build."""
+    for path in _yaml_files():
+        text = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            events = list(yaml.parse(text, Loader=yaml.SafeLoader))
+        except yaml.YAMLError:
+            continue
+        if any(getattr(e, "anchor", None) for e in events):
+            assert yamlsrc.may_anchor(text), path
+    assert not yamlsrc.may_anchor((ROOT / "policies" / "runbook.yaml").read_text())
+
+
+def test_an_alias_bomb_after_a_word_with_an_ampersand_is_still_refused() -> None:
+    """`W&B` before the anchors does not hide them from the expansion check."""
+    layers = ["W&B: 1", 'a: &a ["x","x","x","x","x","x","x","x","x","x"]']
+    for index in range(1, 8):
+        prev = "a" if index == 1 else f"l{index - 1}"
+        layers.append(f"l{index}: &l{index} [{', '.join(['*' + prev] * 10)}]")
+    with pytest.raises(InputError, match="alias bomb"):
+        load_documents("bomb.yaml", "\n".join(layers) + "\n")
 
 
 def test_a_byte_order_mark_is_dropped_and_bad_bytes_are_counted_in_the_file() -> None:

@@ -13,9 +13,11 @@ import pytest
 
 from gpu_audit.core.resource import Gpu, Kind, SourceRef, Utilization
 from gpu_audit.core.results import Change, Comparison, FindingHistory, ScanResult, TrendPoint
+from gpu_audit.core.training import Interruption, Training
 from gpu_audit.report import json as json_report
 from gpu_audit.report import sarif
 from gpu_audit.report.fastjson import flat as jsonflat
+from gpu_audit.report.fastjson import resources as jsonresource
 from gpu_audit.report.fastjson import stream as jsonstream
 
 TEXTS: list[Any] = ["%s %% %(x)s", "NaN", "-Infinity", "\x00[x", "x\x00{", 'é\u2028\u202e"\\', ""]
@@ -202,3 +204,34 @@ def test_a_list_where_a_held_text_belongs_takes_the_plain_path(demo: ScanResult)
     result = replace(demo, findings=(replace(first, resource=odd), *demo.findings[1:]))
     result = replace(result, fingerprints=())
     assert json_report.render(result) == jsonstream.text(json_report.document(result)) + "\n"
+
+
+def test_empty_sections_held_in_the_template_read_as_the_plain_document(
+    demo: ScanResult, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A section a resource left at its default is held whole in its template (its nulls never
+    read or encoded); an equal section that is another instance, a filled one, and one with a
+    number out of its bounds (written null) all read as the plain document, in one batch."""
+    first = demo.resources[0]
+    made = [
+        first,
+        replace(first, id="fresh", training=Training(), interruption=Interruption()),
+        replace(first, id="filled", training=replace(Training(), precision="bf16")),
+        replace(first, id="bounded", interruption=replace(Interruption(), instances=-3)),
+        replace(first, id="gpu", gpu=Gpu(model="A100", count=8, memory_gib=80.0)),
+    ]
+    result = replace(demo, resources=tuple(made * 30), findings=(), fingerprints=())
+    text = json_report.render(result)
+    assert text == jsonstream.text(json_report.document(result)) + "\n"
+    assert '"precision": "bf16"' in text
+    shapes: list[Any] = []
+    original = jsonflat.Templates.get
+
+    def get(self: jsonflat.Templates, shape: Any, *args: Any) -> Any:
+        shapes.append(shape)
+        return original(self, shape, *args)
+
+    monkeypatch.setattr(jsonflat.Templates, "get", get)
+    list(jsonresource.texts(made))
+    held = [sum(shape[0]) for shape in shapes]  # the sections each resource's template holds
+    assert held[0] >= 10 and held[1] == held[0] - 2 and held[2] == held[0] - 1
