@@ -39,7 +39,8 @@ def import_yaml() -> bool:
     for cache in seeded:
         cache[key] = twin
     try:
-        import yaml  # noqa: F401  # the compile it skips: ~57 M instructions, ~5 ms
+        # here, with the twin seeded: the compile it skips is ~57 M instructions, ~5 ms
+        import yaml  # noqa: F401
     finally:
         for cache in seeded:
             if cache.get(key) is twin:
