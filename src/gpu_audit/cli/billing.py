@@ -19,7 +19,6 @@ ENGINES = ("duckdb", "athena", "bigquery")
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from gpu_audit.billing.daily import DayGroup
     from gpu_audit.billing.model import BilledGroup
     from gpu_audit.billing.period import Period
     from gpu_audit.billing.report import BillingReport
@@ -143,10 +142,10 @@ def billing(
     folders = [path for path in paths if "://" not in path]
     inputs = [*policy.files, *([history] if history else []), *filter(None, [settings.source])]
     _refuse_outputs(output, write_prices, inputs, folders)
-    days: Sequence[DayGroup] = ()
+    daily = None
     reading = None
     if engine == "duckdb":
-        summary, groups, days, reading = run.read_daily(paths, when, keys, history, now, full)
+        summary, groups, daily, reading = run.read_daily(paths, when, keys, history, now, full)
     else:
         where = {
             "workgroup": athena_workgroup,
@@ -154,7 +153,7 @@ def billing(
             "project": bigquery_project,
         }
         summary, groups = run.read_remote(engine, table or "", when, keys, where)
-    report = run.judge(summary, groups, policy, now, history, engine, days, reading)
+    report = run.judge(summary, groups, policy, now, history, engine, daily, reading)
     if history and engine == "duckdb":
         from dataclasses import replace
 
