@@ -142,9 +142,10 @@ def test_full_without_a_history_is_one_line(tmp_path: Path) -> None:
 
 def test_a_kept_day_group_reads_back_as_it_was_in_every_column(tmp_path: Path) -> None:
     """Every column of a file's daily groups (issue 44's figures too: month, invoice,
-    commitment, list cost, per-row checks) survives the history's Parquet bytes exactly: ten
-    decimal places at the 10^15 bound, microseconds in UTC, nulls, any text."""
-    from gpu_audit.billing import daybook, duck
+    commitment, list cost, per-row checks) survives the history's Parquet bytes and the DuckDB
+    copy beside it exactly: ten decimal places at the 10^15 bound, microseconds in UTC, nulls,
+    any text."""
+    from gpu_audit.billing import daybook, daycache, duck
     from gpu_audit.billing.incremental import FRESH, _parquet
     from gpu_audit.billing.query import literal
 
@@ -177,7 +178,13 @@ def test_a_kept_day_group_reads_back_as_it_was_in_every_column(tmp_path: Path) -
     written = conn.execute(f"SELECT * FROM {FRESH} ORDER BY cloud").fetchall()
     blob = _parquet(conn, str(tmp_path / "fresh.parquet"))
     (tmp_path / "kept.parquet").write_bytes(blob)
-    daybook.read_parquet(conn, [str(tmp_path / "kept.parquet")])
+    # the history's Parquet, copied into the DuckDB file beside it, read back by a run
+    daycache.attach(conn, str(tmp_path / "history.db"))
+    daycache.present(conn, "k", keys)
+    daybook.create(conn, keys, daycache.STAGE, path=True)
+    daycache.restore(conn, "/bill/f.parquet", str(tmp_path / "kept.parquet"))
+    daycache.store(conn, "k", {"/bill/f.parquet": "d"}, [])
+    daycache.days(conn, "k", ["/bill/f.parquet"])
     assert conn.execute(f"SELECT * FROM {daybook.TABLE} ORDER BY cloud").fetchall() == written
     full, bare = written  # "cloud-1 …" sorts before "gcp"
     assert all(v is not None for v in full) and bare[4:] == (None,) * (len(types) - 4)
@@ -213,3 +220,31 @@ def test_a_history_kept_by_an_older_version_is_read_again_not_misread(
     code, cached, err = billing(str(aws), str(gcp), "--history", str(db), "--now", now)
     assert code == 0 and cached and cached["incremental"]["files_reused"] == 51, err
     same_figures(cached, full)
+
+
+def test_the_copy_beside_the_history_lost_or_damaged(tmp_path: Path) -> None:
+    """The DuckDB copy of the daily groups (HISTORY.days) is only a copy: lost, the next run
+    takes the groups from the history again (no export file opened) with the same figures;
+    damaged, one line says which file and what to do, and the history is left as it was."""
+    aws, gcp = daily_bill.build(tmp_path / "daily", date(2026, 7, 20))
+    db = tmp_path / "history.db"
+    now = "2026-07-21T06:00:00Z"
+    code, first, err = billing(str(aws), str(gcp), "--history", str(db), "--now", now)
+    assert code == 0 and first, err
+    copy = Path(f"{db}.days")
+    assert copy.is_file()
+    copy.unlink()
+    for path in (*aws.rglob("*.parquet"), *gcp.rglob("*.parquet")):
+        garble_keeping_size_and_time(path)  # opened, any of them would fail the run
+    code, again, err = billing(str(aws), str(gcp), "--history", str(db), "--now", now)
+    assert code == 0 and again, err
+    assert again["incremental"]["files_read"] == 0
+    assert again["incremental"]["files_reused"] == first["incremental"]["files_read"]
+    same_figures(first, again)
+    copy.write_bytes(b"\x00garbled" * 512)
+    before = db.read_bytes()
+    code, _, err = billing(str(aws), str(gcp), "--history", str(db), "--now", now)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and str(copy) in lines[0], err
+    assert "remove it" in lines[0] and "Traceback" not in err
+    assert db.read_bytes() == before

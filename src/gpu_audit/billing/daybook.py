@@ -3,8 +3,8 @@ the period's groups are summed back there, and the forecast's days and the anoma
 are worked out there, so a run's Python work grows with the resources, not resources × days.
 
 The table's rows are the daily query's (billing/daily.py): its group columns, the tag values
-(`t0`, `t1`, …), its sums and `day`. A history keeps each file's rows as Parquet
-(billing/incremental.py), read back here in one query.
+(`t0`, `t1`, …), its sums and `day`. A history keeps each file's rows (billing/incremental.py,
+billing/daycache.py), read back here in one query.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from gpu_audit.billing.daily import DayGroup
 from gpu_audit.billing.exports import ExportFiles
 from gpu_audit.billing.model import BilledGroup
 from gpu_audit.billing.period import Period
-from gpu_audit.billing.query import GROUP_COLUMNS, MONEY, SUM_COLUMNS, literal, quote
+from gpu_audit.billing.query import GROUP_COLUMNS, MONEY, SUM_COLUMNS, quote
 from gpu_audit.core.frozen import record
 from gpu_audit.errors import InputError
 
@@ -56,10 +56,16 @@ def columns(tag_keys: Sequence[str]) -> list[str]:
     return [*GROUP_COLUMNS, *(f"t{i}" for i in range(len(tag_keys))), *SUM_COLUMNS, "day"]
 
 
-def create(conn: Any, tag_keys: Sequence[str], name: str = TABLE) -> None:
+def create(
+    conn: Any, tag_keys: Sequence[str], name: str = TABLE, path: bool = False, replace: bool = True
+) -> None:
+    """A table of daily groups (`path`: each row's export file first; `replace`: a temporary
+    table made anew, else a kept one made where missing)."""
     types = {**_TYPES, "day": "DATE"}
-    listed = ", ".join(f"{quote(c)} {types.get(c, 'VARCHAR')}" for c in columns(tag_keys))
-    conn.execute(f"CREATE OR REPLACE TEMP TABLE {name} ({listed})")
+    names = ["path", *columns(tag_keys)] if path else columns(tag_keys)
+    listed = ", ".join(f"{quote(c)} {types.get(c, 'VARCHAR')}" for c in names)
+    made = "CREATE OR REPLACE TEMP TABLE" if replace else "CREATE TABLE IF NOT EXISTS"
+    conn.execute(f"{made} {name} ({listed})")
 
 
 def insert(
@@ -84,13 +90,6 @@ def insert(
     row = conn.execute(f"SELECT 1 FROM {name} WHERE {' OR '.join(bad)} LIMIT 1").fetchone()
     if row:
         raise InputError(duck.locate_bad_value(conn, found, None))
-
-
-def read_parquet(conn: Any, files: Sequence[str], name: str = TABLE) -> None:
-    """Kept rows (Parquet files of this table's columns) into the table, in one query."""
-    if files:
-        listed = "[" + ", ".join(literal(f) for f in files) + "]"
-        conn.execute(f"INSERT INTO {name} BY NAME SELECT * FROM read_parquet({listed})")
 
 
 def any_in_period(conn: Any, name: str = TABLE) -> bool:

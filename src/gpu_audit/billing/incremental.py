@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from gpu_audit.billing import daybook, duck
+from gpu_audit.billing import daybook, daycache, duck
 from gpu_audit.billing.exports import ExportFiles, discover
 from gpu_audit.billing.period import Period
 from gpu_audit.billing.query import literal
@@ -97,11 +97,15 @@ def run_incremental(
         key = query_key(period, tag_keys, gpu_types)
         with store.errors():
             known = billing_cache.known(store.conn, key)
+        daycache.attach(conn, history)
+        copied = daycache.present(conn, key, tag_keys)
         daybook.create(conn, tag_keys)
         daybook.create(conn, tag_keys, FRESH)
+        daybook.create(conn, tag_keys, daycache.STAGE, path=True)
         fresh: list[KnownFile] = []
         read: list[str] = []
-        kept: list[bytes] = []
+        reused: list[str] = []
+        staged: dict[str, str] = {}  # file → the digest its staged rows are of
         with tempfile.TemporaryDirectory(prefix="gpu-audit-days-") as scratch:
             for export in exports:
                 for name in export.files:
@@ -112,33 +116,36 @@ def run_incremental(
                         continue
                     stat = os.stat(name)
                     old = None if full else known.get(name)
-                    if old and old.size == stat.st_size and old.mtime_ns == stat.st_mtime_ns:
-                        kept.append(old.aggregates)
+                    same = old and old.size == stat.st_size and old.mtime_ns == stat.st_mtime_ns
+                    sha = "" if same or not old else digest(name)
+                    if old and (same or (old.size == stat.st_size and old.digest == sha)):
+                        if not same:
+                            fresh.append(_known(export, name, stat, sha, old.aggregates))
+                        if copied.get(name) != old.digest:  # the copy lost: from the history
+                            kept = os.path.join(scratch, f"{len(staged)}.parquet")
+                            with open(kept, "wb") as handle:
+                                handle.write(old.aggregates)
+                            daycache.restore(conn, name, kept)
+                            staged[name] = old.digest
+                        reused.append(name)
                         continue
-                    sha = digest(name)
-                    if old and old.size == stat.st_size and old.digest == sha:
-                        kept.append(old.aggregates)
-                        fresh.append(_known(export, name, stat, sha, old.aggregates))
-                        continue
+                    sha = sha or digest(name)
                     _read(conn, export, name, period, tag_keys, gpu_types, paths)
                     blob = _parquet(conn, os.path.join(scratch, "fresh.parquet"))
-                    conn.execute(f"INSERT INTO {daybook.TABLE} SELECT * FROM {FRESH}")
+                    conn.execute(f"INSERT INTO {daycache.STAGE} SELECT ?, * FROM {FRESH}", [name])
+                    staged[name] = sha
                     read.append(name)
                     fresh.append(_known(export, name, stat, sha, blob))
-            files = []
-            for n, blob in enumerate(kept):  # written apart, read back in one query
-                files.append(os.path.join(scratch, f"{n}.parquet"))
-                with open(files[-1], "wb") as handle:
-                    handle.write(blob)
-            daybook.read_parquet(conn, files)
         current = {name for e in exports for name in e.files}
         roots = {e.path for e in exports}
         dropped = [f.path for f in known.values() if f.export in roots and f.path not in current]
+        daycache.store(conn, key, staged, dropped)  # the copy first: the history says it holds
+        daycache.days(conn, key, [n for n in current if "://" not in n])
         if not daybook.any_in_period(conn):
             raise InputError(f"{', '.join(paths)}: no rows charged in {period.name}")
         with store.transaction() as tx:
             billing_cache.replace_files(tx, key, now.isoformat(), fresh, dropped)
-        return exports, Reading(history, full, tuple(read), len(kept), len(dropped))
+        return exports, Reading(history, full, tuple(read), len(reused), len(dropped))
     finally:
         store.close()
 

@@ -140,7 +140,8 @@ def billing(
     policy = load_policy(named or None)
     # Nothing this run reads is replaced: the export folders, the policies, the history
     folders = [path for path in paths if "://" not in path]
-    inputs = [*policy.files, *([history] if history else []), *filter(None, [settings.source])]
+    kept = [history, f"{history}.days"] if history else []  # billing/daycache.py
+    inputs = [*policy.files, *kept, *filter(None, [settings.source])]
     _refuse_outputs(output, write_prices, inputs, folders)
     daily = None
     reading = None
