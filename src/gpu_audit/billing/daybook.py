@@ -107,9 +107,9 @@ def collapse(conn: Any, tag_keys: Sequence[str]) -> list[BilledGroup]:
     )
     conn.execute(
         f"CREATE OR REPLACE TEMP TABLE grouped AS SELECT row_number() OVER () AS gid, * FROM "
-        f"(SELECT {keys}, {sums} FROM {TABLE} GROUP BY ALL)"
+        f"(SELECT {keys}, {sums}, list(rowid) AS day_rows FROM {TABLE} GROUP BY ALL)"
     )
-    rows = conn.execute("SELECT * EXCLUDE (gid) FROM grouped ORDER BY gid").fetchall()
+    rows = conn.execute("SELECT * EXCLUDE (gid, day_rows) FROM grouped ORDER BY gid").fetchall()
     return [duck.group(row, tag_keys) for row in rows]
 
 
@@ -180,8 +180,6 @@ def _resources(
             sids.append(keys.setdefault(resource_key(g), len(keys)))
     if not gids:
         return {}
-    names = columns(tag_keys)[: len(GROUP_COLUMNS) + len(tag_keys)]
-    same = " AND ".join(f"d.{quote(c)} IS NOT DISTINCT FROM g.{quote(c)}" for c in names)
     conn.execute(
         "CREATE OR REPLACE TEMP TABLE sids AS SELECT unnest(?::BIGINT[]) AS gid, "
         "unnest(?::BIGINT[]) AS sid",
@@ -189,8 +187,9 @@ def _resources(
     )
     conn.execute(
         "CREATE OR REPLACE TEMP TABLE series AS SELECT s.sid, d.day, sum(d.effective) AS v "
-        f"FROM (SELECT * FROM {TABLE} WHERE {rising} AND NOT {_COARSE}) d "
-        f"JOIN grouped g ON {same} JOIN sids s ON s.gid = g.gid GROUP BY ALL"
+        f"FROM (SELECT rowid AS r, day, effective FROM {TABLE} WHERE {rising} AND NOT "
+        f"{_COARSE}) d JOIN (SELECT gid, unnest(day_rows) AS r FROM grouped) g ON d.r = g.r "
+        "JOIN sids s ON s.gid = g.gid GROUP BY ALL"
     )
     chosen = may_rise(conn, "series", last)
     if not chosen:

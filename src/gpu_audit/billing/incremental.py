@@ -119,12 +119,16 @@ def run_incremental(
                     same = old and old.size == stat.st_size and old.mtime_ns == stat.st_mtime_ns
                     sha = "" if same or not old else digest(name)
                     if old and (same or (old.size == stat.st_size and old.digest == sha)):
+                        blob = b""  # the history's copy, read where it is needed
+                        if not same or copied.get(name) != old.digest:
+                            with store.errors():
+                                blob = billing_cache.aggregates_of(store.conn, key, name)
                         if not same:
-                            fresh.append(_known(export, name, stat, sha, old.aggregates))
+                            fresh.append(_known(export, name, stat, sha, blob))
                         if copied.get(name) != old.digest:  # the copy lost: from the history
                             kept = os.path.join(scratch, f"{len(staged)}.parquet")
                             with open(kept, "wb") as handle:
-                                handle.write(old.aggregates)
+                                handle.write(blob)
                             daycache.restore(conn, name, kept)
                             staged[name] = old.digest
                         reused.append(name)

@@ -87,12 +87,22 @@ def unpack(blob: bytes) -> list[list[Any]]:
 
 
 def known(conn: sqlite3.Connection, query_key: str) -> dict[str, KnownFile]:
+    """The files kept for this query key, without their aggregates (`aggregates` is empty:
+    `aggregates_of` reads a file's where they are needed)."""
     rows = conn.execute(
-        "SELECT path, export, cloud, identity, size, mtime_ns, digest, aggregates "
+        "SELECT path, export, cloud, identity, size, mtime_ns, digest, X'' "
         "FROM billing_files WHERE query_key = ?",
         (query_key,),
     ).fetchall()
     return {row[0]: KnownFile(*row) for row in rows}
+
+
+def aggregates_of(conn: sqlite3.Connection, query_key: str, path: str) -> bytes:
+    row = conn.execute(
+        "SELECT aggregates FROM billing_files WHERE query_key = ? AND path = ?",
+        (query_key, path),
+    ).fetchone()
+    return bytes(row[0]) if row else b""
 
 
 def replace_files(
