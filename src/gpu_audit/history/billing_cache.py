@@ -5,7 +5,9 @@ forecast, so a later audit can set it beside what was spent.
 A file is known by its path, size, modification time and BLAKE2b digest, and by its identity in
 the export (the AWS execution, the Azure run or the GCP export day: the folder the file lies in);
 its aggregates are kept per `query_key` (the period, the tags and the catalog the query ran
-with), as exact decimal strings, zlib-compressed JSON.
+with): the file's daily groups as Parquet bytes (billing/incremental.py; before query version 3,
+zlib-compressed JSON lists, which a run no longer reads: their key is another; the column's
+comment below, made by schema 5, says the older form).
 """
 
 from __future__ import annotations
