@@ -8,9 +8,10 @@ N rows in all, hourly rows of R resources (70% GPU SKUs, 30% GPU machines' cores
 DuckDB itself and timed apart. Then, each a fresh `gpu-audit billing … --period 2026-Q3` process
 (wall time, CPU and peak RSS from `wait4`):
 
-- full: no history, every file read;
-- cold: `--history DB` on an empty history (every file read and its aggregates kept);
-- daily: the next day's file arrives (16 Sep), `--history DB` again: only it is read;
+- cold: `--history DB` on an empty history (every file read and its daily groups kept);
+- then the next day's file arrives (16 Sep) and, `--repeat` times, alternating: full (no
+  history, every file read) and daily (`--history DB` as the cold run left it: only the new
+  file is read); medians of each, and of the daily/full CPU ratio of each pair;
 - full again: `--history DB --full`.
 """
 
@@ -24,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from statistics import median
 
 FIRST = "2025-09-16"
 DAYS = 365
@@ -86,12 +88,18 @@ def add_day(folder: Path, rows: int, resources: int) -> None:
     conn.close()
 
 
+# As an installed package runs: its modules' bytecode cached (pip compiles it), here under the
+# data folder; a shell with PYTHONDONTWRITEBYTECODE=1 would compile every module in each run
+# (~0.2 s CPU in each, the daily run's and the full read's alike). `--no-bytecode` measures that.
+ENV = dict(os.environ)
+
+
 def measure(*args: str) -> tuple[float, float, float]:
     """(wall s, CPU s, peak RSS MiB) of one `gpu-audit billing` process."""
     argv = [sys.executable, "-m", "gpu_audit", "billing", *args, "--period", "2026-Q3",
             "--now", NOW, "--format", "json"]  # fmt: skip
     began = time.perf_counter()
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - began
     if status != 0:
@@ -104,14 +112,20 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--resources", type=int, default=1_000)
     parser.add_argument("--data", type=Path, help="keep the export here")
-    parser.add_argument("--repeat", type=int, default=1, help="daily runs (each after a cold one)")
+    parser.add_argument("--repeat", type=int, default=3, help="pairs of full and daily runs")
     parser.add_argument("--reuse", action="store_true", help="keep the export already in --data")
+    parser.add_argument("--no-bytecode", action="store_true", help="compile modules each run")
     parser.add_argument("--generate", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.generate:
         generate(args.generate, args.rows, args.resources)
         return
     root = args.data or Path(tempfile.mkdtemp(prefix="gpu-audit-daily-"))
+    if args.no_bytecode:
+        ENV["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+        ENV["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
     export = root / "gcp"
     try:
         took = 0.0
@@ -126,30 +140,43 @@ def main() -> None:
         files = len(list(export.rglob("*.parquet")))
         size = sum(p.stat().st_size for p in export.rglob("*.parquet")) / 2**20
         print(f"generated {args.rows:,} rows, {args.resources:,} resources, {files} files, "
-              f"{size:,.0f} MiB in {took:.1f} s; load {os.getloadavg()[0]:.1f}")  # fmt: skip
-        results: list[tuple[str, tuple[float, float, float]]] = []
-        results.append(("full (no history)", measure(str(export))))
-        for n in range(args.repeat):
-            db = root / f"history-{n}.db"
-            db.unlink(missing_ok=True)
-            day = export / f"export_date={NEW_DAY}"
-            if day.exists():
-                shutil.rmtree(day)
-            results.append(("cold (--history, empty)", measure(str(export), "--history", str(db))))
-            add_day(export, args.rows, args.resources)
-            results.append(
-                ("daily (--history, 1 new file)", measure(str(export), "--history", str(db)))
-            )
-        results.append(
-            ("full again (--history --full)", measure(str(export), "--history", str(db), "--full"))
-        )
+              f"{size:,.0f} MiB in {took:.1f} s; load {_load()}")  # fmt: skip
+        db = root / "history.db"
+        kept = [db, Path(f"{db}.days")]  # the history and the daily groups' copy beside it
+        for path in kept:
+            path.unlink(missing_ok=True)
+        cold = measure(str(export), "--history", str(db))  # (and the bytecode cached)
+        print(f"bytecode: {'compiled each run' if args.no_bytecode else 'cached'}")
+        add_day(export, args.rows, args.resources)
+        for path in kept:  # the history as the cold run left it, for each daily run
+            shutil.copy(path, f"{path}.before")
+        fulls: list[tuple[float, float, float]] = []
+        dailies: list[tuple[float, float, float]] = []
+        for _ in range(args.repeat):  # alternating, so that both meet the same load
+            fulls.append(measure(str(export)))
+            for path in kept:
+                shutil.copy(f"{path}.before", path)
+            dailies.append(measure(str(export), "--history", str(db)))
+        again = measure(str(export), "--history", str(db), "--full")
         print("| run | wall | CPU | peak RSS |\n|---|---:|---:|---:|")
-        for name, (wall, cpu, rss) in results:
+        rows = [("cold (--history, empty; 365 files)", [cold]),
+                (f"full (no history; 366 files), median of {args.repeat}", fulls),
+                (f"daily (--history, 1 new file), median of {args.repeat}", dailies),
+                ("full again (--history --full)", [again])]  # fmt: skip
+        for name, runs in rows:
+            wall, cpu, rss = (median(r[i] for r in runs) for i in range(3))
             print(f"| {name} | {wall:.2f} s | {cpu:.2f} s | {rss:,.0f} MiB |")
-        print(f"load after: {os.getloadavg()[0]:.1f}")
+        ratio = [d[1] / f[1] for f, d in zip(fulls, dailies, strict=True)]
+        walls = [d[0] / f[0] for f, d in zip(fulls, dailies, strict=True)]
+        print(f"daily / full: CPU {median(ratio):.3f} (each pair {', '.join(f'{r:.3f}' for r in ratio)}), "
+              f"wall {median(walls):.3f}; load after: {_load()}")  # fmt: skip
     finally:
         if not args.data:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":

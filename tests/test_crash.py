@@ -79,10 +79,10 @@ def test_an_injected_fault_exits_internal(
 
 _FAULT = """
 import sys
-import gpu_audit.billing.daily as daily
-def run_daily(*args, **kwargs):
+import gpu_audit.billing.daybook as daybook
+def load(*args, **kwargs):
     raise KeyError("injected")
-daily.run_daily = run_daily
+daybook.load = load
 sys.argv = ["gpu-audit", *sys.argv[1:]]
 from gpu_audit.__main__ import program
 program()

@@ -157,3 +157,86 @@ def test_csv_markdown_and_table_carry_the_forecast_and_anomalies(
     assert "| 2026-08-14 | \\$" in md  # the table beside the chart
     table = billing(bill, fmt="table")
     assert "Forecast to the period's end" in table and "team research" in table
+
+
+def test_the_engine_finds_what_python_finds_from_the_same_day_groups(
+    bill: tuple[Path, Path],
+) -> None:
+    """The daily groups summed in DuckDB (billing/daybook.py) give the period's groups, the
+    forecast, every team's and resource's rise and each team's spend that the day groups
+    give in Python; the engine's pre-test keeps every series with a rise (and drops some)."""
+    from datetime import UTC, datetime
+
+    from gpu_audit.billing import daybook, duck
+    from gpu_audit.billing.anomaly import detect, from_days, may_rise
+    from gpu_audit.billing.daily import collapse, run_daily
+    from gpu_audit.billing.exports import discover
+    from gpu_audit.billing.forecast import forecast
+    from gpu_audit.billing.judge import resource_key
+    from gpu_audit.billing.period import parse_period
+    from gpu_audit.billing.report import DEFAULT_TAGS, gpu_types, query_keys
+
+    period, keys, types = parse_period("2026-Q3"), query_keys(DEFAULT_TAGS), gpu_types()
+    paths = [str(p) for p in bill]
+    _, days_read = run_daily(paths, period, keys, types)
+    python = from_days(days_read, "team")
+    conn = duck.connect()
+    daybook.create(conn, keys)
+    daybook.load(conn, [discover(p, duck.file_system(conn), period) for p in paths], period,
+                 keys, types, paths)  # fmt: skip
+    groups = daybook.collapse(conn, keys)
+    engine = daybook.daily(conn, groups, keys, "team", may_rise, resource_key)
+    assert sorted(map(repr, groups)) == sorted(map(repr, collapse(days_read)))
+    now = datetime(2026, 8, 20, 6, tzinfo=UTC)
+    assert forecast(engine.forecast_days, period, now, "team") == forecast(
+        python.forecast_days, period, now, "team"
+    )
+    by_team, by_resource = detect(engine, period)
+    assert (by_team, by_resource) == detect(python, period)
+    assert by_team  # the cluster and the sweep rise (new resources: no history of their own)
+    assert len(engine.resources) < len(python.resources)
+    assert all(python.resources[k] == v for k, v in engine.resources.items())
+    assert dict(engine.team_spend) == dict(python.team_spend)
+    assert engine.last == python.last and dict(engine.teams) == {
+        k: dict(v) for k, v in python.teams.items()
+    }
+
+
+def test_the_engines_pre_test_keeps_every_series_with_a_rise() -> None:
+    """`may_rise` on 400 random series (steady, weekday/weekend, jumps of every size near the
+    threshold, gaps, a late start): every series `rises` finds a rise in is kept."""
+    import random
+
+    from gpu_audit.billing import duck
+    from gpu_audit.billing.anomaly import may_rise, rises
+
+    rng = random.Random(45)
+    first, last = date(2026, 6, 1), date(2026, 8, 31)
+    conn = duck.connect()
+    conn.execute("CREATE TEMP TABLE s (sid BIGINT, day DATE, v DECIMAL(38, 10))")
+    series: dict[int, dict[date, Decimal]] = {}
+    for sid in range(400):
+        start = first + timedelta(days=rng.randrange(40))
+        base = Decimal(rng.choice([0, 1, 3, 50, 2000]))
+        jump_at = start + timedelta(days=rng.randrange(10, 60))
+        jump = Decimal(rng.choice([0, 0.5, 2.9, 3.0, 3.1, 4, 10])) * max(base / 10, Decimal(1))
+        one: dict[date, Decimal] = {}
+        for day in days(start, last):
+            if rng.random() < 0.05:
+                continue  # a day without rows: $0
+            weekend = Decimal("0.4") if day.weekday() >= 5 and sid % 2 else Decimal(1)
+            noise = Decimal(rng.randint(-3, 3)) / 100 * base
+            one[day] = (base * weekend + noise + (jump if day >= jump_at else 0)).quantize(
+                Decimal("0.0000000001")
+            )
+        series[sid] = one
+    rows = [(sid, d, str(v)) for sid, one in series.items() for d, v in one.items()]
+    conn.execute(
+        "INSERT INTO s SELECT unnest(?::BIGINT[]), unnest(?::DATE[]), "
+        "CAST(unnest(?::VARCHAR[]) AS DECIMAL(38, 10))",
+        [list(column) for column in zip(*rows, strict=True)],
+    )
+    kept = set(may_rise(conn, "s", last))
+    rising = {sid for sid, one in series.items() if rises(one, last, 30, "resource", str(sid))}
+    assert len(rising) > 40 and rising <= kept
+    assert len(kept) < len(series) - 40  # and the pre-test does leave series out

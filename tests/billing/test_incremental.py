@@ -140,36 +140,111 @@ def test_full_without_a_history_is_one_line(tmp_path: Path) -> None:
     ]
 
 
-def test_a_kept_day_group_reads_back_as_it_was_in_every_field() -> None:
-    """Every field of a group, those of issue 44's figures too (month, invoice, commitment, list
-    cost, per-row checks), survives the history's JSON; a list of another width is refused."""
-    import dataclasses
-    from datetime import UTC, datetime
-    from decimal import Decimal
+def test_a_kept_day_group_reads_back_as_it_was_in_every_column(tmp_path: Path) -> None:
+    """Every column of a file's daily groups (issue 44's figures too: month, invoice,
+    commitment, list cost, per-row checks) survives the history's Parquet bytes and the DuckDB
+    copy beside it exactly: ten decimal places at the 10^15 bound, microseconds in UTC, nulls,
+    any text."""
+    from gpu_audit.billing import daybook, daycache, duck
+    from gpu_audit.billing.incremental import FRESH, _parquet
+    from gpu_audit.billing.query import literal
 
-    from gpu_audit.billing.daily import DayGroup
-    from gpu_audit.billing.incremental import decode, encode
-    from gpu_audit.billing.model import BilledGroup
-    from gpu_audit.history.billing_cache import pack, unpack
-
-    values: dict[str, Any] = {}
-    for number, f in enumerate(dataclasses.fields(BilledGroup), start=1):
-        kind = str(f.type)
-        if f.name == "tags":
-            values[f.name] = {"team": "nlp", "owner": "raj"}
-        elif "Decimal" in kind:
-            values[f.name] = Decimal(f"{number}.0123456789")
-        elif "datetime" in kind:
-            values[f.name] = datetime(2026, 8, number % 28 + 1, 3, tzinfo=UTC)
-        elif "bool" in kind:
-            values[f.name] = True
-        elif "int" in kind:
-            values[f.name] = number
+    keys = ("team", "workload")
+    conn = duck.connect()
+    daybook.create(conn, keys, FRESH)
+    daybook.create(conn, keys)
+    types = dict(
+        conn.execute(f"SELECT column_name, column_type FROM (DESCRIBE {FRESH})").fetchall()
+    )
+    values = []
+    for number, (name, kind) in enumerate(types.items(), start=1):
+        if kind.startswith("DECIMAL"):
+            values.append(f"{literal(f'-99999999999999{number % 10}.0123456789')}::{kind}")
+        elif kind == "TIMESTAMP WITH TIME ZONE":
+            values.append(f"TIMESTAMPTZ '2026-08-{number % 28 + 1:02d} 03:04:05.123456+00'")
+        elif kind == "DATE":
+            values.append("DATE '2026-08-03'")
+        elif kind == "BOOLEAN":
+            values.append("true")
+        elif kind in ("INTEGER", "BIGINT"):
+            values.append(str(2**31 - number if kind == "INTEGER" else 2**62 + number))
         else:
-            values[f.name] = f"{f.name}-{number}"
-    item = DayGroup(date(2026, 8, 3), BilledGroup(**values))
-    assert all(getattr(item.group, f.name) != f.default for f in dataclasses.fields(BilledGroup))
-    [body] = unpack(pack([encode(item)]))
-    assert decode(body) == item
-    with pytest.raises(ValueError, match="kept day group"):
-        decode(body[:-2] + body[-1:])
+            values.append(literal(f"{name}-{number} \"é' ∑\t"))
+    conn.execute(f"INSERT INTO {FRESH} VALUES ({', '.join(values)})")
+    conn.execute(
+        f"INSERT INTO {FRESH} (cloud, currency, in_period, kind) "
+        "VALUES ('gcp', 'USD', false, 'other')"
+    )
+    written = conn.execute(f"SELECT * FROM {FRESH} ORDER BY cloud").fetchall()
+    blob = _parquet(conn, str(tmp_path / "fresh.parquet"))
+    (tmp_path / "kept.parquet").write_bytes(blob)
+    # the history's Parquet, copied into the DuckDB file beside it, read back by a run
+    daycache.attach(conn, str(tmp_path / "history.db"))
+    daycache.present(conn, "k", keys)
+    daybook.create(conn, keys, daycache.STAGE, path=True)
+    daycache.restore(conn, "/bill/f.parquet", str(tmp_path / "kept.parquet"))
+    daycache.store(conn, "k", {"/bill/f.parquet": "d"}, [])
+    daycache.days(conn, "k", ["/bill/f.parquet"])
+    assert conn.execute(f"SELECT * FROM {daybook.TABLE} ORDER BY cloud").fetchall() == written
+    full, bare = written  # "cloud-1 …" sorts before "gcp"
+    assert all(v is not None for v in full) and bare[4:] == (None,) * (len(types) - 4)
+
+
+def test_a_history_kept_by_an_older_version_is_read_again_not_misread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Aggregates kept in an older form (version 2: zlib JSON lists) are under another query
+    key: the run reads every file again, keeps them anew and gives the full read's figures."""
+    from gpu_audit.billing import incremental
+    from gpu_audit.history.billing_cache import pack
+
+    aws, gcp = daily_bill.build(tmp_path / "daily", DAY1)
+    db = tmp_path / "history.db"
+    now = f"{DAY2}T06:00:00Z"
+    monkeypatch.setattr(incremental, "QUERY_VERSION", 2)
+    code, _, err = billing(str(aws), str(gcp), "--history", str(db), "--now", now)
+    assert code == 0, err
+    monkeypatch.undo()
+    conn = sqlite3.connect(db)
+    with conn:  # what version 2 kept: JSON lists, no Parquet
+        conn.execute("UPDATE billing_files SET aggregates = ?", (pack([["gcp", "USD"]]),))
+    old_key = {row[0] for row in conn.execute("SELECT query_key FROM billing_files")}
+    code, again, err = billing(str(aws), str(gcp), "--history", str(db), "--now", now)
+    assert code == 0 and again, err
+    assert (again["incremental"]["files_read"], again["incremental"]["files_reused"]) == (51, 0)
+    code, full, err = billing(str(aws), str(gcp), "--now", now)
+    assert code == 0 and full, err
+    same_figures(again, full)
+    keys = {row[0] for row in conn.execute("SELECT query_key FROM billing_files")}
+    assert len(keys) == 2 and old_key < keys
+    code, cached, err = billing(str(aws), str(gcp), "--history", str(db), "--now", now)
+    assert code == 0 and cached and cached["incremental"]["files_reused"] == 51, err
+    same_figures(cached, full)
+
+
+def test_the_copy_beside_the_history_lost_or_damaged(tmp_path: Path) -> None:
+    """The DuckDB copy of the daily groups (HISTORY.days) is only a copy: lost, the next run
+    takes the groups from the history again (no export file opened) with the same figures;
+    damaged, one line says which file and what to do, and the history is left as it was."""
+    aws, gcp = daily_bill.build(tmp_path / "daily", date(2026, 7, 20))
+    db = tmp_path / "history.db"
+    now = "2026-07-21T06:00:00Z"
+    code, first, err = billing(str(aws), str(gcp), "--history", str(db), "--now", now)
+    assert code == 0 and first, err
+    copy = Path(f"{db}.days")
+    assert copy.is_file()
+    copy.unlink()
+    for path in (*aws.rglob("*.parquet"), *gcp.rglob("*.parquet")):
+        garble_keeping_size_and_time(path)  # opened, any of them would fail the run
+    code, again, err = billing(str(aws), str(gcp), "--history", str(db), "--now", now)
+    assert code == 0 and again, err
+    assert again["incremental"]["files_read"] == 0
+    assert again["incremental"]["files_reused"] == first["incremental"]["files_read"]
+    same_figures(first, again)
+    copy.write_bytes(b"\x00garbled" * 512)
+    before = db.read_bytes()
+    code, _, err = billing(str(aws), str(gcp), "--history", str(db), "--now", now)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and str(copy) in lines[0], err
+    assert "remove it" in lines[0] and "Traceback" not in err
+    assert db.read_bytes() == before

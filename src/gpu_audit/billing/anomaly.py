@@ -24,8 +24,10 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from statistics import median
+from typing import Any
 
 from gpu_audit.billing.daily import DayGroup, coarse, gpu_days
+from gpu_audit.billing.daybook import Daily
 from gpu_audit.billing.forecast import UNTAGGED, last_day
 from gpu_audit.billing.judge import resource_key
 from gpu_audit.billing.period import Period
@@ -140,13 +142,10 @@ def _largest(found: Iterable[Rise]) -> Rise | None:
     return max(found, key=lambda r: (r.above, r.start), default=None)
 
 
-def detect(
-    days: Sequence[DayGroup], period: Period, team_key: str | None
-) -> tuple[dict[str, Rise], dict[tuple[str, str], Rise]]:
-    """Each team's and each resource's largest rise (where it has one)."""
+def from_days(days: Sequence[DayGroup], team_key: str | None) -> Daily:
+    """The anomalies' and the forecast's inputs from day groups in Python (billing/daybook.py
+    works out the same in the engine, for a bill's worth of them)."""
     rows = [d for d in gpu_days(days, with_unused=True) if not coarse(d.group)]
-    if not rows:
-        return {}, {}
     teams: dict[str, dict[date, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
     resources: dict[tuple[str, str], dict[date, Decimal]] = defaultdict(
         lambda: defaultdict(Decimal)
@@ -157,16 +156,53 @@ def detect(
         team = (g.tags.get(team_key) if team_key else None) or UNTAGGED
         teams[team][item.day] += g.effective
         resources[resource_key(g)][item.day] += g.effective
-    last = max(item.day for item in rows if item.day is not None)
+    spend: dict[str, Decimal] = defaultdict(Decimal)
+    for item in gpu_days(days, with_unused=True):
+        team = (item.group.tags.get(team_key) if team_key else None) or UNTAGGED
+        spend[team] += item.group.effective
+    last = max((item.day for item in rows if item.day is not None), default=None)
+    return Daily(tuple(gpu_days(days)), teams, resources, spend, last)
+
+
+def may_rise(conn: Any, table: str, last: date) -> list[int]:
+    """The series (`sid`) of `table (sid, day, v)` with a day that could start a rise: the test
+    `rises` makes on a day outside a rise, in doubles with a margin so that it never misses one
+    (the exact test stays `rises`', in Decimals, on these series only)."""
+    lags = ", ".join(f"lag(v, {7 * k}) OVER w" for k in range(1, WEEKS + 1))
+    spread = (
+        f"greatest({MAD_SCALE} * list_aggregate(list_transform(h, lambda x: abs(x - base)), "
+        f"'median'), {FLOOR_SHARE} * base, {FLOOR_USD})"
+    )
+    sql = f"""
+WITH bounds AS (SELECT sid, min(day) AS first FROM {table} GROUP BY sid),
+dense AS (SELECT sid, CAST(unnest(generate_series(first, ?::DATE, INTERVAL 1 DAY)) AS DATE)
+          AS day FROM bounds),
+filled AS (SELECT d.sid, d.day, COALESCE(CAST(s.v AS DOUBLE), 0) AS v
+           FROM dense d LEFT JOIN {table} s ON s.sid = d.sid AND s.day = d.day),
+lagged AS (SELECT sid, v, list_filter([{lags}], lambda x: x IS NOT NULL) AS h FROM filled
+           WINDOW w AS (PARTITION BY sid ORDER BY day)),
+based AS (SELECT sid, v, h, list_aggregate(h, 'median') AS base FROM lagged
+          WHERE len(h) >= {MIN_WEEKS})
+SELECT DISTINCT sid FROM based
+WHERE v - base > {SPREADS} * {spread} - 1e-6 * (abs(v) + abs(base) + 1)
+"""
+    return [int(row[0]) for row in conn.execute(sql, [last]).fetchall()]
+
+
+def detect(daily: Daily, period: Period) -> tuple[dict[str, Rise], dict[tuple[str, str], Rise]]:
+    """Each team's and each resource's largest rise (where it has one)."""
+    last = daily.last
+    if last is None:
+        return {}, {}
     left = max((last_day(period) - last).days, 0)
     by_team = {
         team: rise
-        for team, series in sorted(teams.items())
+        for team, series in sorted(daily.teams.items())
         if (rise := _largest(rises(series, last, left, "team", team)))
     }
     by_resource = {
         key: rise
-        for key, series in sorted(resources.items())
+        for key, series in sorted(daily.resources.items())
         if (rise := _largest(rises(series, last, left, "resource", f"{key[0]}:{key[1]}")))
     }
     return by_team, by_resource
@@ -185,21 +221,18 @@ def _fields(billing: Billing, rise: Rise) -> Billing:
 
 def with_rises(
     resources: Sequence[Resource],
-    days: Sequence[DayGroup],
+    daily: Daily,
     period: Period,
     team_key: str | None,
 ) -> tuple[tuple[Resource, ...], tuple[Rise, ...]]:
     """The billed resources with their rise's fields, plus one resource of kind `spend` per
     team with a rise, for the policy engine; and every rise found, for the reports."""
-    by_team, by_resource = detect(days, period, team_key)
+    by_team, by_resource = detect(daily, period)
     out: list[Resource] = []
     for r in resources:
         rise = by_resource.get((r.provider, r.id))
         out.append(dataclasses.replace(r, billing=_fields(r.billing, rise)) if rise else r)
-    spend: dict[str, Decimal] = defaultdict(Decimal)
-    for item in gpu_days(days, with_unused=True):
-        team = (item.group.tags.get(team_key) if team_key else None) or UNTAGGED
-        spend[team] += item.group.effective
+    spend = daily.team_spend
     for team, rise in by_team.items():
         billing = Billing(period=period.name, effective_usd=float(cents(spend[team])))
         out.append(

@@ -211,15 +211,24 @@ def fetch(
 
     try:
         rows: list[tuple[Any, ...]] = conn.execute(sql).fetchall()
-    except (duckdb.ConversionException, duckdb.OutOfRangeException) as exc:
-        raise InputError(locate_bad_value(conn, found, exc)) from None
     except duckdb.Error as exc:
-        csvs = [f for e in exports for f in e.by_format().get("csv", ())]
-        malformed = "json" in str(exc).lower() and locate_bad_value(conn, found, None)
-        raise InputError(csv_problem(csvs) or malformed or _one_line(exc)) from None
+        raise InputError(failure(conn, exc, exports, found)) from None
     if not all(in_bounds(row[len(GROUP_COLUMNS) + len(tag_keys) :]) for row in rows):
         raise InputError(locate_bad_value(conn, found, None))
     return rows
+
+
+def failure(
+    conn: Any, exc: Exception, exports: Sequence[ExportFiles], found: Sequence[Source]
+) -> str:
+    """The one line for an engine error in the aggregate: the cell, the CSV row, or its text."""
+    import duckdb  # the duckdb extra: off check's start-up
+
+    if isinstance(exc, (duckdb.ConversionException, duckdb.OutOfRangeException)):
+        return locate_bad_value(conn, found, exc)
+    csvs = [f for e in exports for f in e.by_format().get("csv", ())]
+    malformed = "json" in str(exc).lower() and locate_bad_value(conn, found, None)
+    return csv_problem(csvs) or malformed or _one_line(exc)
 
 
 def _no_rows(paths: Sequence[str], period: Period, conn: Any, found: Sequence[Source]) -> str:

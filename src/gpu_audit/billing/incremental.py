@@ -13,27 +13,26 @@ whole each run: its files cannot be stated here.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import posixpath
-from collections.abc import Mapping, Sequence
-from datetime import date, datetime
-from decimal import Decimal
+from collections.abc import Sequence
+from datetime import datetime
 from hashlib import blake2b
 from typing import Any
 
-from gpu_audit.billing import duck
-from gpu_audit.billing.daily import DayGroup, read_files
+from gpu_audit.billing import daybook, daycache, duck
 from gpu_audit.billing.exports import ExportFiles, discover
-from gpu_audit.billing.model import BilledGroup
 from gpu_audit.billing.period import Period
+from gpu_audit.billing.query import literal
 from gpu_audit.billing.summary import cents
 from gpu_audit.core.frozen import record
 from gpu_audit.errors import InputError
 from gpu_audit.history import billing_cache
 from gpu_audit.history.billing_cache import KnownFile
 
-QUERY_VERSION = 2  # bumped when the query's groups change: every file is read again
+# bumped when the query's groups or the kept aggregates' form change: every file is read again
+# (3: each file's daily groups kept as Parquet, not JSON lists)
+QUERY_VERSION = 3
 
 
 @record
@@ -72,47 +71,8 @@ def identity(export: ExportFiles, path: str) -> str:
     return folder[len(root) :].lstrip("/") if folder.startswith(root) else folder
 
 
-def encode(item: DayGroup) -> list[Any]:
-    """A day group as a JSON list of `BilledGroup`'s fields in their order (decimals as exact
-    text, times as ISO text), its day last."""
-    g = item.group
-    return [
-        *(_encoded(getattr(g, f.name)) for f in _FIELDS),
-        item.day.isoformat() if item.day else None,
-    ]
-
-
-def _encoded(value: Any) -> Any:  # Any: JSON of any shape
-    if isinstance(value, Decimal):
-        return str(value)
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, Mapping):
-        return dict(value)
-    return value
-
-
-_FIELDS = dataclasses.fields(BilledGroup)
-_DECIMALS = frozenset(f.name for f in _FIELDS if f.type in ("Decimal", Decimal))
-_TIMES = frozenset(f.name for f in _FIELDS if "datetime" in str(f.type))
-
-
-def decode(body: list[Any]) -> DayGroup:
-    """`encode`'s list back, every field by its name (a list of another width is refused)."""
-    if len(body) != len(_FIELDS) + 1:
-        raise ValueError(f"a kept day group of {len(body)} values, not {len(_FIELDS) + 1}")
-    values: dict[str, Any] = {}
-    for f, value in zip(_FIELDS, body, strict=False):
-        if value is not None and f.name in _DECIMALS:
-            value = Decimal(value)
-        elif value is not None and f.name in _TIMES:
-            value = datetime.fromisoformat(value)
-        values[f.name] = value
-    day = body[-1]
-    return DayGroup(date.fromisoformat(day) if day else None, BilledGroup(**values))
-
-
 def run_incremental(
+    conn: Any,
     paths: Sequence[str],
     period: Period,
     tag_keys: Sequence[str],
@@ -120,15 +80,17 @@ def run_incremental(
     history: str,
     now: datetime,
     full: bool = False,
-) -> tuple[list[ExportFiles], list[DayGroup], Reading]:
-    """Discover the exports' current files, read the new and changed ones, reuse the rest."""
+) -> tuple[list[ExportFiles], Reading]:
+    """Discover the exports' current files, read the new and changed ones, reuse the rest:
+    every file's daily groups end in `conn`'s table of them (billing/daybook.py)."""
+    import tempfile  # keeps tempfile off `billing`'s start-up without --history
+
     from gpu_audit.history import schema  # keeps history.schema off `billing`'s start-up
     from gpu_audit.history.store import HistoryStore  # keeps history.store off `billing`'s start-up
 
     if os.path.exists(history):  # made where missing; an empty file is refused, never filled
         schema.check_file(history, create=False)
     store = HistoryStore.open(history)  # a foreign or newer file is refused, untouched
-    conn = duck.connect()
     try:
         fs = duck.file_system(conn)
         # local paths absolute: the history knows a file by one name from any directory
@@ -137,44 +99,71 @@ def run_incremental(
         key = query_key(period, tag_keys, gpu_types)
         with store.errors():
             known = billing_cache.known(store.conn, key)
-        days: list[DayGroup] = []
+        daycache.attach(conn, history)
+        copied = daycache.present(conn, key, tag_keys)
+        daybook.create(conn, tag_keys)
+        daybook.create(conn, tag_keys, FRESH)
+        daybook.create(conn, tag_keys, daycache.STAGE, path=True)
         fresh: list[KnownFile] = []
         read: list[str] = []
-        reused = 0
-        for export in exports:
-            for name in export.files:
-                if "://" in name:  # remote: read whole, never recorded
-                    days += _read(conn, export, name, period, tag_keys, gpu_types, paths)
+        reused: list[str] = []
+        staged: dict[str, str] = {}  # file → the digest its staged rows are of
+        with tempfile.TemporaryDirectory(prefix="gpu-audit-days-") as scratch:
+            for export in exports:
+                for name in export.files:
+                    if "://" in name:  # remote: read whole, never recorded
+                        _read(conn, export, name, period, tag_keys, gpu_types, paths)
+                        conn.execute(f"INSERT INTO {daybook.TABLE} SELECT * FROM {FRESH}")
+                        read.append(name)
+                        continue
+                    stat = os.stat(name)
+                    old = None if full else known.get(name)
+                    same = old and old.size == stat.st_size and old.mtime_ns == stat.st_mtime_ns
+                    sha = "" if same or not old else digest(name)
+                    if old and (same or (old.size == stat.st_size and old.digest == sha)):
+                        blob = b""  # the history's copy, read where it is needed
+                        if not same or copied.get(name) != old.digest:
+                            with store.errors():
+                                blob = billing_cache.aggregates_of(store.conn, key, name)
+                        if not same:
+                            fresh.append(_known(export, name, stat, sha, blob))
+                        if copied.get(name) != old.digest:  # the copy lost: from the history
+                            kept = os.path.join(scratch, f"{len(staged)}.parquet")
+                            with open(kept, "wb") as handle:
+                                handle.write(blob)
+                            daycache.restore(conn, name, kept)
+                            staged[name] = old.digest
+                        reused.append(name)
+                        continue
+                    sha = sha or digest(name)
+                    _read(conn, export, name, period, tag_keys, gpu_types, paths)
+                    blob = _parquet(conn, os.path.join(scratch, "fresh.parquet"))
+                    conn.execute(f"INSERT INTO {daycache.STAGE} SELECT ?, * FROM {FRESH}", [name])
+                    staged[name] = sha
                     read.append(name)
-                    continue
-                stat = os.stat(name)
-                old = None if full else known.get(name)
-                if old and old.size == stat.st_size and old.mtime_ns == stat.st_mtime_ns:
-                    days += [decode(b) for b in billing_cache.unpack(old.aggregates)]
-                    reused += 1
-                    continue
-                sha = digest(name)
-                if old and old.size == stat.st_size and old.digest == sha:
-                    days += [decode(b) for b in billing_cache.unpack(old.aggregates)]
-                    fresh.append(_known(export, name, stat, sha, old.aggregates))
-                    reused += 1
-                    continue
-                got = _read(conn, export, name, period, tag_keys, gpu_types, paths)
-                days += got
-                read.append(name)
-                blob = billing_cache.pack([encode(d) for d in got])
-                fresh.append(_known(export, name, stat, sha, blob))
+                    fresh.append(_known(export, name, stat, sha, blob))
         current = {name for e in exports for name in e.files}
         roots = {e.path for e in exports}
         dropped = [f.path for f in known.values() if f.export in roots and f.path not in current]
-        if not any(d.group.in_period for d in days):
+        daycache.store(conn, key, staged, dropped)  # the copy first: the history says it holds
+        daycache.days(conn, key, [n for n in current if "://" not in n])
+        if not daybook.any_in_period(conn):
             raise InputError(f"{', '.join(paths)}: no rows charged in {period.name}")
         with store.transaction() as tx:
             billing_cache.replace_files(tx, key, now.isoformat(), fresh, dropped)
-        return exports, days, Reading(history, full, tuple(read), reused, len(dropped))
+        return exports, Reading(history, full, tuple(read), len(reused), len(dropped))
     finally:
-        conn.close()
         store.close()
+
+
+FRESH = "fresh_days"  # one file's daily groups, as read
+
+
+def _parquet(conn: Any, path: str) -> bytes:
+    """The file just read's daily groups as Parquet bytes (exact decimals, UTC times)."""
+    conn.execute(f"COPY {FRESH} TO {literal(path)} (FORMAT parquet, COMPRESSION zstd)")
+    with open(path, "rb") as handle:
+        return handle.read()
 
 
 def _known(
@@ -200,9 +189,11 @@ def _read(
     tag_keys: Sequence[str],
     gpu_types: Sequence[tuple[str, str, str, int]],
     paths: Sequence[str],
-) -> list[DayGroup]:
+) -> None:
+    """One file's daily groups into the `FRESH` table (emptied first)."""
     one = ExportFiles(path=export.path, cloud=export.cloud, files=(name,), version=export.version)
-    return read_files(conn, [one], period, tag_keys, gpu_types, paths, require_rows=False)
+    conn.execute(f"DELETE FROM {FRESH}")
+    daybook.load(conn, [one], period, tag_keys, gpu_types, paths, False, FRESH)
 
 
 def remember_forecast(history: str, report: Any) -> None:

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from gpu_audit.billing import duck, oci
-from gpu_audit.billing.anomaly import Rise, with_rises
+from gpu_audit.billing import daybook, duck, oci
+from gpu_audit.billing.anomaly import Rise, from_days, may_rise, with_rises
 from gpu_audit.billing.coverage import Coverage, join_history
-from gpu_audit.billing.daily import DayGroup, collapse, run_daily
-from gpu_audit.billing.exports import ExportFiles
+from gpu_audit.billing.daybook import Daily
+from gpu_audit.billing.exports import ExportFiles, discover
 from gpu_audit.billing.forecast import Forecast, forecast
 from gpu_audit.billing.incremental import Reading, run_incremental
-from gpu_audit.billing.judge import billed_resources
+from gpu_audit.billing.judge import billed_resources, resource_key
 from gpu_audit.billing.model import BilledGroup
 from gpu_audit.billing.period import Period
 from gpu_audit.billing.summary import BillingSummary, summarize
@@ -125,14 +125,15 @@ def judge(
     now: datetime,
     history: str | None = None,
     engine: str = "duckdb",
-    days: Sequence[DayGroup] = (),
+    daily: Daily | None = None,
     reading: Reading | None = None,
 ) -> BillingReport:
-    """`days` (the daily series, `billing.daily`): the forecast, and the rises the engine
+    """`daily` (the daily series, `billing.daybook`): the forecast, and the rises the engine
     judges (fields on the billed resources, and a `spend` resource per team)."""
     resources = tuple(billed_resources(groups, summary.period))
     team = team_key(summary.tag_keys)
-    resources, rises = with_rises(resources, days, summary.period, team)
+    daily = daily or from_days((), team)
+    resources, rises = with_rises(resources, daily, summary.period, team)
     evaluation = evaluate(resources, policy, now)
     return BillingReport(
         generated_at=now,
@@ -152,7 +153,7 @@ def judge(
         coverage=join_history(history, [r for r in resources if r.kind is Kind.BILLED])
         if history
         else None,
-        forecast=forecast(days, summary.period, now, team),
+        forecast=forecast(daily.forecast_days, summary.period, now, team),
         rises=rises,
         reading=reading,
     )
@@ -170,15 +171,25 @@ def read_daily(
     history: str | None = None,
     now: datetime | None = None,
     full: bool = False,
-) -> tuple[BillingSummary, list[BilledGroup], list[DayGroup], Reading | None]:
+) -> tuple[BillingSummary, list[BilledGroup], Daily, Reading | None]:
     """`read_groups` with the daily series: one read of the exports gives both; with a
-    history, only the files that are new or changed are read (billing/incremental.py)."""
+    history, only the files that are new or changed are read (billing/incremental.py). The
+    daily groups stay in the engine (billing/daybook.py): only the period's groups and what
+    the forecast and the anomalies read come back."""
+    keys, types = query_keys(tag_keys), gpu_types()
     reading = None
-    if history:
-        exports, days, reading = run_incremental(
-            paths, period, query_keys(tag_keys), gpu_types(), history, now or period.end, full
-        )
-    else:
-        exports, days = run_daily(paths, period, query_keys(tag_keys), gpu_types())
-    groups = collapse(days)
-    return summarize(period, exports, groups, tag_keys), groups, days, reading
+    conn = duck.connect()
+    try:
+        if history:
+            exports, reading = run_incremental(
+                conn, paths, period, keys, types, history, now or period.end, full
+            )
+        else:
+            exports = [discover(path, duck.file_system(conn), period) for path in paths]
+            daybook.create(conn, keys)
+            daybook.load(conn, exports, period, keys, types, paths)
+        groups = daybook.collapse(conn, keys)
+        daily = daybook.daily(conn, groups, keys, team_key(tag_keys), may_rise, resource_key)
+    finally:
+        conn.close()
+    return summarize(period, exports, groups, tag_keys), groups, daily, reading

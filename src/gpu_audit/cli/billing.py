@@ -23,7 +23,6 @@ ENGINES = ("duckdb", "athena", "bigquery")
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from gpu_audit.billing.daily import DayGroup
     from gpu_audit.billing.model import BilledGroup
     from gpu_audit.billing.period import Period
     from gpu_audit.billing.report import BillingReport
@@ -163,12 +162,13 @@ def billing(
     policy = load_policy(named or None)
     # Nothing this run reads is replaced: the export folders, the policies, the history
     folders = [path for path in paths if "://" not in path]
-    inputs = [*policy.files, *([history] if history else []), *filter(None, [settings.source])]
+    kept = [history, f"{history}.days"] if history else []  # billing/daycache.py
+    inputs = [*policy.files, *kept, *filter(None, [settings.source])]
     _refuse_outputs(output, write_prices, inputs, folders)
-    days: Sequence[DayGroup] = ()
+    daily = None
     reading = None
     if engine == "duckdb":
-        summary, groups, days, reading = run.read_daily(paths, when, keys, history, now, full)
+        summary, groups, daily, reading = run.read_daily(paths, when, keys, history, now, full)
     else:
         where = {
             "workgroup": athena_workgroup,
@@ -176,7 +176,7 @@ def billing(
             "project": bigquery_project,
         }
         summary, groups = run.read_remote(engine, table or "", when, keys, where)
-    report = run.judge(summary, groups, policy, now, history, engine, days, reading)
+    report = run.judge(summary, groups, policy, now, history, engine, daily, reading)
     if history and engine == "duckdb":
         # keeps billing.incremental off --help
         from gpu_audit.billing.incremental import past_forecasts, remember_forecast

@@ -5,7 +5,9 @@ forecast, so a later audit can set it beside what was spent.
 A file is known by its path, size, modification time and BLAKE2b digest, and by its identity in
 the export (the AWS execution, the Azure run or the GCP export day: the folder the file lies in);
 its aggregates are kept per `query_key` (the period, the tags and the catalog the query ran
-with), as exact decimal strings, zlib-compressed JSON.
+with): the file's daily groups as Parquet bytes (billing/incremental.py; before query version 3,
+zlib-compressed JSON lists, which a run no longer reads: their key is another; the column's
+comment below, made by schema 5, says the older form).
 """
 
 from __future__ import annotations
@@ -89,13 +91,23 @@ def unpack(blob: bytes) -> list[list[Any]]:
 
 
 def known(conn: sqlite3.Connection, query_key: str) -> dict[str, KnownFile]:
-    """Every export file cached under `query_key`, by path."""
+    """The files kept for this query key, without their aggregates (`aggregates` is empty:
+    `aggregates_of` reads a file's where they are needed)."""
     rows = conn.execute(
-        "SELECT path, export, cloud, identity, size, mtime_ns, digest, aggregates "
+        "SELECT path, export, cloud, identity, size, mtime_ns, digest, X'' "
         "FROM billing_files WHERE query_key = ?",
         (query_key,),
     ).fetchall()
     return {row[0]: KnownFile(*row) for row in rows}
+
+
+def aggregates_of(conn: sqlite3.Connection, query_key: str, path: str) -> bytes:
+    """One kept file's aggregates (its Parquet bytes) under the query key; empty when none."""
+    row = conn.execute(
+        "SELECT aggregates FROM billing_files WHERE query_key = ? AND path = ?",
+        (query_key, path),
+    ).fetchone()
+    return bytes(row[0]) if row else b""
 
 
 def replace_files(
