@@ -97,24 +97,27 @@ def read_remote(
     period: Period,
     tag_keys: Sequence[str],
     where: Mapping[str, str | None],
-) -> tuple[BillingSummary, list[BilledGroup]]:
-    """The same aggregation run by Athena or BigQuery on the table the bill lives in."""
+) -> tuple[BillingSummary, list[BilledGroup], list[DayGroup]]:
+    """The same daily aggregation run by Athena or BigQuery on the table the bill lives in:
+    the period's groups (the days summed back, as `read_daily`'s) and the daily series."""
     from gpu_audit.billing import remote
+    from gpu_audit.billing.daily import collapse
     from gpu_audit.billing.exports import ExportFiles
 
     keys = query_keys(tag_keys)
     sql = remote.remote_sql(engine, table, period, keys, gpu_types())
     if engine == "athena":
-        groups = remote.run_athena(sql, keys, where.get("workgroup"), where.get("output"))
+        days = remote.run_athena(sql, keys, where.get("workgroup"), where.get("output"))
     else:
         project = where.get("project")
         if not project:
             raise ConfigError(
                 "--engine bigquery needs --bigquery-project (the project that runs the job)"
             )
-        groups = remote.run_bigquery(sql, keys, project)
+        days = remote.run_bigquery(sql, keys, project)
+    groups = collapse(days)
     source = ExportFiles(path=table, cloud=remote.ENGINES[engine], files=())
-    return summarize(period, [source], groups, tag_keys), groups
+    return summarize(period, [source], groups, tag_keys), groups, days
 
 
 def judge(

@@ -153,7 +153,7 @@ def billing(
             "output": athena_output,
             "project": bigquery_project,
         }
-        summary, groups = run.read_remote(engine, table or "", when, keys, where)
+        summary, groups, days = run.read_remote(engine, table or "", when, keys, where)
     report = run.judge(summary, groups, policy, now, history, engine, days, reading)
     if history and engine == "duckdb":
         from dataclasses import replace
