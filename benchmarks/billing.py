@@ -220,13 +220,17 @@ def generate(root: Path, rows: int) -> list[str]:
 ENGINE = """
 import json, sys, time
 from gpu_audit.billing.period import parse_period
-from gpu_audit.billing.report import DEFAULT_TAGS, read_groups
+from gpu_audit.billing.report import DEFAULT_TAGS, read_daily
 start = time.perf_counter()
-summary, groups = read_groups([sys.argv[1]], parse_period("2026-Q3"), DEFAULT_TAGS)
+summary, groups, days, _ = read_daily([sys.argv[1]], parse_period("2026-Q3"), DEFAULT_TAGS)
 print(json.dumps({"query": time.perf_counter() - start, "groups": len(groups),
-                  "rows": sum(g.rows for g in groups),
+                  "days": len(days), "rows": sum(g.rows for g in groups),
                   "effective": str(sum(g.effective for g in groups))}))
 """
+# The period read alone (`report.read_groups`, no day key): what `billing` ran before issue 45.
+ENGINE_PERIOD = ENGINE.replace("read_daily", "read_groups").replace(
+    "summary, groups, days, _ =", "days = ()\nsummary, groups ="
+)
 FLOOR = """
 import json, sys, time
 import duckdb
@@ -252,7 +256,8 @@ KEYS = ("BillingCurrency", "ChargeCategory", "ChargeClass", "PricingCategory", "
         "SkuMeter", "x_UsageType", "SkuPriceDetails", "CapacityReservationStatus",
         "CommitmentDiscountStatus", "Tags", "ProviderName",
         # read since issue 44: the description (FOCUS 1.0's instance type), the unit, the invoice,
-        # the service category (transfer); the charge month is a key too (below)
+        # the service category (transfer); the charge month and (issue 45) the UTC day are keys
+        # too (below)
         "ChargeDescription", "ConsumedUnit", "BillingPeriodStart", "ServiceCategory")
 start = time.perf_counter()
 conn = duckdb.connect()
@@ -260,7 +265,7 @@ conn.execute("SET enable_progress_bar = false")
 present = {r[0] for r in conn.execute("DESCRIBE SELECT * FROM read_parquet(?)", [files]).fetchall()}
 keys = ", ".join(f'"{k}"' for k in KEYS if k in present)
 rows = conn.execute(
-    f"SELECT {keys}, date_trunc('month', ChargePeriodStart), SUM(CAST(EffectiveCost AS DECIMAL(38, 10))), "
+    f"SELECT {keys}, date_trunc('month', ChargePeriodStart), CAST(ChargePeriodStart AS DATE), SUM(CAST(EffectiveCost AS DECIMAL(38, 10))), "
     "SUM(CAST(BilledCost AS DECIMAL(38, 10))), SUM(CAST(ConsumedQuantity AS DECIMAL(38, 10))), "
     "SUM(CAST(ListCost AS DECIMAL(38, 10))), MIN(ChargePeriodStart), "
     "MAX(ChargePeriodEnd), COUNT(*) FROM read_parquet(?) GROUP BY ALL", [files]
@@ -268,7 +273,7 @@ rows = conn.execute(
 print(json.dumps({"query": time.perf_counter() - start, "groups": len(rows), "effective": "-"}))
 """
 # The plain twin of the engine (`duck.run(..., summed_first=False)`): every row classified.
-ENGINE_PLAIN = ENGINE.replace(
+ENGINE_PLAIN = ENGINE_PERIOD.replace(
     "read_groups([sys.argv[1]]", "read_groups_plain([sys.argv[1]]"
 ).replace(
     "from gpu_audit.billing.report import DEFAULT_TAGS, read_groups",

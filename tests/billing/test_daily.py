@@ -4,6 +4,7 @@ the synthetic quarter (monthly, weekly and hourly rows, corrections, superseded 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -58,3 +59,46 @@ def test_a_history_run_on_every_layout_matches_the_plain_read(
     assert (bodies[2]["incremental"]["files_read"], bodies[2]["incremental"]["files_reused"]) == (
         0, read,
     )  # fmt: skip
+
+
+def _whole(quarter: Quarter) -> tuple[list[Any], list[Any]]:
+    """The daily aggregate fetched and decoded whole (every key on every day), as it was read
+    before billing/split.py; and the split read of the same files."""
+    from gpu_audit.billing import query
+    from gpu_audit.billing.daily import DayGroup, read_split
+    from gpu_audit.billing.exports import discover
+
+    period = parse_period("2026-Q3")
+    keys, types = query_keys(DEFAULT_TAGS), gpu_types()
+    paths = [str(quarter.root / cloud) for cloud in ("aws", "azure", "gcp")]
+    conn = duck.connect()
+    exports = [discover(path, duck.file_system(conn), period) for path in paths]
+    found = duck.sources(conn, exports)
+    relations = [query.summed_first(s, period, keys, by_day=True) for s in found]
+    sql = query.aggregate(relations, period, keys, types, by_day=True)
+    rows = duck.fetch(conn, sql, exports, found, keys)
+    whole = [DayGroup(row[-1], duck.group(row[:-1], keys)) for row in rows]
+    return whole, read_split(conn, exports, found, period, keys, types, paths)[1]
+
+
+def test_the_split_read_gives_the_days_decoded_whole(quarter: Quarter) -> None:
+    """billing/split.py fetches each day as its sums and its period group's key hash: the day
+    groups are those the daily aggregate gives decoded whole, field by field (exact decimals
+    with their exponent, zoned times), on every cloud's layout."""
+    whole, split = _whole(quarter)
+    assert sorted(map(repr, split)) == sorted(map(repr, whole))
+    assert len({d.day for d in split}) > 30 and any(d.day is None for d in split)
+
+
+def test_keys_hashing_alike_are_read_whole(
+    quarter: Quarter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two period groups whose keys' hashes collide: the days are fetched whole instead."""
+    from gpu_audit.billing import split
+
+    monkeypatch.setattr(split, "key_hash", lambda keys: "42")  # every group collides
+    called: list[int] = []
+    whole_read = split.whole
+    monkeypatch.setattr(split, "whole", lambda *a: called.append(1) or whole_read(*a))
+    whole, got = _whole(quarter)
+    assert called and sorted(map(repr, got)) == sorted(map(repr, whole))

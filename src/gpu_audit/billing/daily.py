@@ -40,11 +40,27 @@ def run_daily(
     gpu_types: Sequence[tuple[str, str, str, int]],
 ) -> tuple[list[ExportFiles], list[DayGroup]]:
     """`duck.run`, grouped by day too (summed first, as there)."""
+    exports, _, days = run_daily_groups(paths, period, tag_keys, gpu_types)
+    return exports, days
+
+
+def run_daily_groups(
+    paths: Sequence[str],
+    period: Period,
+    tag_keys: Sequence[str],
+    gpu_types: Sequence[tuple[str, str, str, int]],
+) -> tuple[list[ExportFiles], list[BilledGroup], list[DayGroup]]:
+    """`run_daily` with the period's groups (`collapse` of the days, summed in DuckDB)."""
     conn = duck.connect()
     try:
         fs = duck.file_system(conn)
         exports = [discover(path, fs, period) for path in paths]
-        return exports, read_files(conn, exports, period, tag_keys, gpu_types, paths)
+        current = [e for e in exports if e.files]
+        found = duck.sources(conn, current) if current else []
+        if not found:  # every manifest is of an earlier month
+            raise InputError(duck.no_export(paths, period))
+        groups, days = read_split(conn, current, found, period, tag_keys, gpu_types, paths)
+        return exports, groups, days
     finally:
         conn.close()
 
@@ -65,12 +81,28 @@ def read_files(
         if require_rows:
             raise InputError(duck.no_export(paths, period))
         return []
+    return read_split(conn, exports, found, period, tag_keys, gpu_types, paths, require_rows)[1]
+
+
+def read_split(
+    conn: Any,
+    exports: Sequence[ExportFiles],
+    found: Sequence[query.Source],
+    period: Period,
+    tag_keys: Sequence[str],
+    gpu_types: Sequence[tuple[str, str, str, int]],
+    paths: Sequence[str],
+    require_rows: bool = True,
+) -> tuple[list[BilledGroup], list[DayGroup]]:
+    """The period's groups (the days summed, in DuckDB) and the day groups (billing/split.py)."""
+    from gpu_audit.billing import split
+
     relations = [query.summed_first(s, period, tag_keys, by_day=True) for s in found]
     sql = aggregate(relations, period, tag_keys, gpu_types, by_day=True)
-    rows = duck.fetch(conn, sql, exports, found, tag_keys)
-    if require_rows and not any(row[GROUP_COLUMNS.index("in_period")] for row in rows):
+    groups, days = split.read(conn, sql, exports, found, tag_keys)
+    if require_rows and not any(g.in_period for g in groups):
         raise InputError(duck._no_rows(paths, period, conn, found))
-    return [DayGroup(row[-1], duck.group(row[:-1], tag_keys)) for row in rows]
+    return groups, days
 
 
 _COLUMNS = attrgetter(*GROUP_COLUMNS)

@@ -179,7 +179,7 @@ def read_daily(
 ) -> tuple[BillingSummary, list[BilledGroup], list[DayGroup], Reading | None]:
     """`read_groups` with the daily series: one read of the exports gives both; with a
     history, only the files that are new or changed are read (billing/incremental.py)."""
-    from gpu_audit.billing.daily import collapse, run_daily
+    from gpu_audit.billing.daily import collapse, run_daily_groups
     from gpu_audit.billing.incremental import run_incremental
 
     reading = None
@@ -187,7 +187,7 @@ def read_daily(
         exports, days, reading = run_incremental(
             paths, period, query_keys(tag_keys), gpu_types(), history, now or period.end, full
         )
+        groups = collapse(days)
     else:
-        exports, days = run_daily(paths, period, query_keys(tag_keys), gpu_types())
-    groups = collapse(days)
+        exports, groups, days = run_daily_groups(paths, period, query_keys(tag_keys), gpu_types())
     return summarize(period, exports, groups, tag_keys), groups, days, reading
