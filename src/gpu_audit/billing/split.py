@@ -108,6 +108,7 @@ class _Times(dict[int, datetime]):
 _FIELDS = tuple(f.name for f in dataclasses.fields(BilledGroup))
 _HEAD, _MID = _FIELDS.index("effective"), _FIELDS.index("month")  # keys, sums, keys, sums
 assert _FIELDS[_MID - 1] == "last_charge" and _FIELDS[_MID + 5] == "list"
+_BUILD: Any = BilledGroup  # called positionally, in the field order asserted above
 
 
 def _parts(base: BilledGroup) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
@@ -123,7 +124,7 @@ def _day(
     built positionally (`dataclasses.replace` costs five times as much per day)."""
     effective, billed, quantity, gpu_hours, corrections, count, first, last, listed = row[:9]
     head, mid = parts
-    return BilledGroup(
+    group: BilledGroup = _BUILD(
         *head,
         _ZERO if effective is None else Decimal(effective),
         _ZERO if billed is None else Decimal(billed),
@@ -138,6 +139,7 @@ def _day(
         int(row[9] or 0),
         int(row[10] or 0),
     )
+    return group
 
 
 def _in_bounds(conn: Any, found: Sequence[Source]) -> None:
