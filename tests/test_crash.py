@@ -80,9 +80,9 @@ def test_an_injected_fault_exits_internal(
 _FAULT = """
 import sys
 import gpu_audit.billing.daily as daily
-def run_daily(*args, **kwargs):
+def run_daily_groups(*args, **kwargs):
     raise KeyError("injected")
-daily.run_daily = run_daily
+daily.run_daily_groups = run_daily_groups
 sys.argv = ["gpu-audit", *sys.argv[1:]]
 from gpu_audit.__main__ import program
 program()

@@ -99,7 +99,7 @@ def read_split(
 
     relations = [query.summed_first(s, period, tag_keys, by_day=True) for s in found]
     sql = aggregate(relations, period, tag_keys, gpu_types, by_day=True)
-    groups, days = split.read(conn, sql, exports, found, tag_keys)
+    groups, days = split.read(conn, sql, exports, found, tag_keys, DayGroup)
     if require_rows and not any(g.in_period for g in groups):
         raise InputError(duck._no_rows(paths, period, conn, found))
     return groups, days

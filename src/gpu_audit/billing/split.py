@@ -13,18 +13,19 @@ read whole (`whole`).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Sequence
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from gpu_audit.billing import duck
-from gpu_audit.billing.daily import DayGroup
 from gpu_audit.billing.exports import ExportFiles
 from gpu_audit.billing.model import BilledGroup
 from gpu_audit.billing.query import GROUP_COLUMNS, Source, quote
 
 TABLE = "gpu_audit_days"
+# a day group (billing/daily.py's `DayGroup`, passed in: that module reads through this one)
+D = TypeVar("D")
 # the sums of `aggregate` by the names it gives them, in `query.SUM_COLUMNS`' order
 _SUMS = (
     ("effective", "SUM"), ("billed", "SUM"), ("quantity", "SUM"), ("gpu_hours", "SUM"),
@@ -41,7 +42,8 @@ def read(
     exports: Sequence[ExportFiles],
     found: Sequence[Source],
     tag_keys: Sequence[str],
-) -> tuple[list[BilledGroup], list[DayGroup]]:
+    day_group: Callable[[date | None, BilledGroup], D],
+) -> tuple[list[BilledGroup], list[D]]:
     """The period's groups and the day groups of `sql` (`aggregate(..., by_day=True)`)."""
     keys = [quote(name) for name in (*GROUP_COLUMNS, *(f"tag:{key}" for key in tag_keys))]
     hashed = key_hash(keys)
@@ -56,7 +58,7 @@ def read(
         groups = [duck.group(row[:-1], tag_keys) for row in period]
         by_hash = {row[-1]: g for row, g in zip(period, groups, strict=True)}
         if len(by_hash) < len(groups):  # two groups' keys hash alike: read the days whole
-            return groups, whole(conn, exports, found, tag_keys)
+            return groups, whole(conn, exports, found, tag_keys, day_group)
         _in_bounds(conn, found)
         day_rows = duck.fetch(
             conn,
@@ -67,11 +69,11 @@ def read(
     finally:
         conn.execute(f"DROP TABLE IF EXISTS {TABLE}")
     with_days = {row[-1] for row in day_rows}
-    days = [DayGroup(None, g) for h, g in by_hash.items() if h not in with_days]
+    days = [day_group(None, g) for h, g in by_hash.items() if h not in with_days]
     parts = {h: _parts(by_hash[h]) for h in with_days}
     zone = next((g.first_charge.tzinfo for g in groups if g.first_charge), None)
     times = _Times(zone)
-    days += [DayGroup(row[-2], _day(parts[row[-1]], row, times)) for row in day_rows]
+    days += [day_group(row[-2], _day(parts[row[-1]], row, times)) for row in day_rows]
     return groups, days
 
 
@@ -154,8 +156,12 @@ def _in_bounds(conn: Any, found: Sequence[Source]) -> None:
 
 
 def whole(
-    conn: Any, exports: Sequence[ExportFiles], found: Sequence[Source], tag_keys: Sequence[str]
-) -> list[DayGroup]:
+    conn: Any,
+    exports: Sequence[ExportFiles],
+    found: Sequence[Source],
+    tag_keys: Sequence[str],
+    day_group: Callable[[date | None, BilledGroup], D],
+) -> list[D]:
     """The day groups fetched and decoded whole (every key on every day)."""
     rows = duck.fetch(conn, f"SELECT * FROM {TABLE}", exports, found, tag_keys)
-    return [DayGroup(row[-1], duck.group(row[:-1], tag_keys)) for row in rows]
+    return [day_group(row[-1], duck.group(row[:-1], tag_keys)) for row in rows]
