@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from datetime import date, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import sqlglot
 from click.testing import CliRunner
 
 from gpu_audit.billing import duck
+from gpu_audit.billing.daily import DayGroup, collapse, run_daily
 from gpu_audit.billing.exports import discover
 from gpu_audit.billing.period import parse_period
 from gpu_audit.billing.query import GROUP_COLUMNS, SUM_COLUMNS
@@ -65,29 +67,51 @@ def test_a_bad_table_name_is_one_line() -> None:
     assert result.exit_code == 2 and "--table" in result.stderr
 
 
-def _athena_view(conn: Any, quarter: Quarter) -> None:
+def _athena_view(conn: Any, folder: Path) -> None:
     """The AWS export's current files as the Glue table Athena would query."""
-    export = discover(str(quarter.root / "aws"), duck.file_system(conn), PERIOD)
+    export = discover(str(folder), duck.file_system(conn), PERIOD)
+    from gpu_audit.billing.remote import SCHEMAS
+
     files = ", ".join(f"'{name}'" for name in export.files)
-    conn.execute("CREATE SCHEMA focus_db")
-    conn.execute(
-        f"CREATE VIEW focus_db.aws_focus AS SELECT * FROM read_parquet([{files}], union_by_name = true)"
+    rel = f"read_parquet([{files}], union_by_name = true)"
+    present = dict(
+        conn.execute(
+            f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM {rel})"
+        ).fetchall()
     )
+    # the columns the table has that these files lack are NULL (as in a Glue table; FOCUS 1.3's
+    # provider column read as the table's ProviderName), tags written as JSON a map
+    absent = "".join(
+        f', {"ServiceProviderName" if "ServiceProviderName" in present else f"CAST(NULL AS {kind})"} AS "{name}"'
+        if name == "ProviderName"
+        else f', CAST(NULL AS {kind}) AS "{name}"'
+        for name, kind in SCHEMAS["athena"].items()
+        if name not in present
+    )
+    tags = present.get("Tags") == "VARCHAR"
+    replace = ' REPLACE (CAST(json("Tags") AS MAP(VARCHAR, VARCHAR)) AS "Tags")' if tags else ""
+    conn.execute("CREATE SCHEMA focus_db")
+    conn.execute(f"CREATE VIEW focus_db.aws_focus AS SELECT *{replace}{absent} FROM {rel}")
 
 
-def athena_answer(quarter: Quarter) -> tuple[list[str], list[tuple[Any, ...]]]:
+def athena_answer(folder: Path) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Athena's SQL, read back into DuckDB's dialect and run on the same rows."""
     conn = duck.connect()
-    _athena_view(conn, quarter)
+    _athena_view(conn, folder)
     sql = remote_sql("athena", TABLE, PERIOD, KEYS, gpu_types())
     result = conn.execute(sqlglot.transpile(sql, read="athena", write="duckdb")[0])
     return [d[0] for d in result.description], result.fetchall()
 
 
 def test_the_athena_rendering_gives_duckdbs_answer(quarter: Quarter) -> None:
-    _, rows = athena_answer(quarter)
+    _, rows = athena_answer(quarter.root / "aws")
     _, direct = duck.run([str(quarter.root / "aws")], PERIOD, KEYS, gpu_types())
-    assert sorted(map(repr, (duck.group(row, KEYS) for row in rows))) == sorted(map(repr, direct))
+    days = [DayGroup(row[-1], duck.group(row[:-1], KEYS)) for row in rows]
+    assert sorted(map(repr, collapse(days))) == sorted(map(repr, direct))
+    # the daily series is DuckDB's daily read's, group by group and day by day
+    _, daily = run_daily([str(quarter.root / "aws")], PERIOD, KEYS, gpu_types())
+    assert sorted(map(repr, days)) == sorted(map(repr, daily))
+    assert len({d.day for d in days if d.day is not None}) > 1
     # the GPU resource's transfer and the GPU team's other transfer are in the one query
     assert {"transfer", "team-transfer"} <= {g.kind for g in direct}
 
@@ -106,13 +130,16 @@ def _text(value: Any) -> dict[str, str]:
         return {}
     if isinstance(value, bool):
         return {"VarCharValue": str(value).lower()}
+    if isinstance(value, date) and not isinstance(value, datetime):  # Athena's DATE
+        return {"VarCharValue": value.isoformat()}
     if hasattr(value, "strftime"):
         return {"VarCharValue": value.strftime("%Y-%m-%d %H:%M:%S.000 UTC")}
     return {"VarCharValue": str(value)}
 
 
-def test_engine_athena_reads_the_aggregate_through_boto3(quarter: Quarter, athena: str) -> None:
-    names, rows = athena_answer(quarter)
+def _queue_athena(athena: str, folder: Path) -> None:
+    """The Athena rendering's answer on `folder`'s rows, queued in moto as Athena pages it."""
+    names, rows = athena_answer(folder)
     header = {"Data": [{"VarCharValue": name} for name in names]}
     answer = [header, *({"Data": [_text(v) for v in row]} for row in rows)]
     queued = {"account_id": "123456789012", "region": "us-east-1",
@@ -123,6 +150,10 @@ def test_engine_athena_reads_the_aggregate_through_boto3(quarter: Quarter, athen
         ).status_code
         == 201
     )
+
+
+def test_engine_athena_reads_the_aggregate_through_boto3(quarter: Quarter, athena: str) -> None:
+    _queue_athena(athena, quarter.root / "aws")
     remote = CliRunner().invoke(main, ["billing", "--engine", "athena", "--table", TABLE, "--period", "2026-Q3",
                                        "--athena-output", "s3://acme-athena-results/", "--format", "json"])  # fmt: skip
     assert remote.exit_code == 0, remote.stderr
@@ -151,13 +182,14 @@ def test_an_athena_error_is_one_line(athena: str) -> None:
 BQ_TABLE = "acme-billing.focus.gcp_billing_export_focus_01"
 
 
-def bigquery_answer(quarter: Quarter) -> tuple[list[str], list[tuple[Any, ...]]]:
+def bigquery_answer(folder: Path) -> tuple[list[str], list[tuple[Any, ...]]]:
     """BigQuery's SQL, read back into DuckDB's dialect and run on the GCP export's rows (as a
     table with the columns BigQuery's FOCUS export has; those the files lack are NULL)."""
     from gpu_audit.billing.remote import SCHEMAS
 
     conn = duck.connect()
-    files = ", ".join(f"'{p}'" for p in sorted((quarter.root / "gcp").glob("*.parquet")))
+    export = discover(str(folder), duck.file_system(conn), PERIOD)
+    files = ", ".join(f"'{p}'" for p in export.files)
     present = {
         row[0]
         for row in conn.execute(
@@ -247,7 +279,7 @@ class BigQueryServer:
 def test_engine_bigquery_pages_the_aggregate_through_an_authorized_session(
     quarter: Quarter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _, rows = bigquery_answer(quarter)
+    _, rows = bigquery_answer(quarter.root / "gcp")
     fake = BigQueryServer(rows)
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), fake.handler())
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -307,7 +339,7 @@ def test_sql_prints_the_query_duckdb_runs(quarter: Quarter) -> None:
     [
         ([("aws", "USD")], None, "billing query: an answer row has 2 columns where the query has"),
         (
-            [tuple(["x"] * (len(GROUP_COLUMNS) + len(KEYS) + len(SUM_COLUMNS)))],
+            [tuple(["x"] * (len(GROUP_COLUMNS) + len(KEYS) + len(SUM_COLUMNS) + 1))],
             None,
             "billing query: a value of the answer is not of its column's type",
         ),
@@ -383,7 +415,74 @@ def test_each_rendering_reads_a_plain_focus_file_as_duckdb_does(engine: str) -> 
             for g in groups
         )  # fmt: skip
 
-    got = figures(duck.group(row, ()) for row in rows)
+    got = figures(collapse(DayGroup(row[-1], duck.group(row[:-1], ())) for row in rows))
     assert got == figures(direct)
     assert {g[0] for g in got} == {"aws", "azure", "oci"}
     assert any(g[1] == "gpu" and g[2] == "g5.4xlarge" for g in got)
+
+
+DAILY_NOW = "2026-08-20T06:00:00Z"  # as tests/billing/test_forecast.py reads its daily quarter
+
+
+@pytest.fixture(scope="module")
+def daily(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    from datetime import date
+
+    from tests.billing import daily_bill
+
+    return daily_bill.build(tmp_path_factory.mktemp("daily"), date(2026, 8, 19))
+
+
+def _forecast_and_rises(args: list[str]) -> dict[str, Any]:
+    result = CliRunner().invoke(
+        main, ["billing", *args, "--period", "2026-Q3", "--now", DAILY_NOW, "--format", "json"]
+    )
+    assert result.exit_code == 0, result.stderr
+    body = json.loads(result.stdout)
+    rises = [f for f in body["findings"] if f["rule_id"] == "billed-spend-rise"]
+    return {"forecast": body["forecast"], "anomalies": body["anomalies"], "rises": rises,
+            "totals": body["totals"]}  # fmt: skip
+
+
+def test_engine_athena_gives_duckdbs_forecast_and_rises(
+    daily: tuple[Path, Path], athena: str
+) -> None:
+    """The daily series is in the one query: Athena's answer (its rendering run back in DuckDB
+    on the daily AWS export's rows, paged through boto3 from moto) gives the forecast and the
+    spend rises that DuckDB's own read of the folder gives."""
+    _queue_athena(athena, daily[0])
+    got = _forecast_and_rises(["--engine", "athena", "--table", TABLE,
+                               "--athena-output", "s3://acme-athena-results/"])  # fmt: skip
+    want = _forecast_and_rises([str(daily[0])])
+    assert got == want
+    assert want["forecast"]["total"]["forecast_usd"] > want["forecast"]["total"]["to_date_usd"] > 0
+    # the p5.48xlarge cluster left running from 14 August is a rise on either engine
+    assert [(f["resource_id"], f["rise_start"]) for f in got["rises"]] == [
+        ("team:research", "2026-08-14T00:00:00Z")
+    ]
+
+
+def test_engine_bigquery_gives_duckdbs_forecast_and_rises(
+    daily: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As for Athena, on the daily GCP export (the sweep run away on 5-7 August)."""
+    _, rows = bigquery_answer(daily[1])
+    fake = BigQueryServer(rows)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), fake.handler())
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        monkeypatch.setenv(
+            "GPU_AUDIT_BIGQUERY_ENDPOINT", f"http://127.0.0.1:{httpd.server_address[1]}"
+        )
+        got = _forecast_and_rises(["--engine", "bigquery", "--table", BQ_TABLE,
+                                   "--bigquery-project", "acme-billing"])  # fmt: skip
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    want = _forecast_and_rises([str(daily[1])])
+    assert got == want
+    assert want["forecast"]["total"]["forecast_usd"] > 0
+    assert [(f["resource_id"], f["rise_start"]) for f in got["rises"]] == [
+        ("team:vision", "2026-08-05T00:00:00Z")
+    ]

@@ -1,6 +1,8 @@
 """The billing query where the bill already lives: Athena (the AWS FOCUS table) and BigQuery
 (GCP's FOCUS export). The one query definition is rendered in the engine's dialect by SQLGlot;
-only the aggregate rows come back, read page by page and typed as DuckDB would type them.
+only the aggregate rows come back, read page by page and typed as DuckDB would type them. The
+query is the daily one (`aggregate(..., by_day=True)`: each group's UTC day last), so a remote
+engine's bill has its forecast and rises as DuckDB's has (billing/daily.py).
 
 Least privilege (docs/billing.md): Athena `athena:StartQueryExecution`, `GetQueryExecution`,
 `GetQueryResults`, Glue `GetTable`/`GetPartitions` on the FOCUS table, S3 read on its data and
@@ -12,13 +14,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import quote
 
+from gpu_audit.billing.daily import DayGroup
 from gpu_audit.billing.duck import group
-from gpu_audit.billing.model import BilledGroup
 from gpu_audit.billing.period import Period
 from gpu_audit.billing.query import GROUP_COLUMNS, SUM_COLUMNS, Source, aggregate, render
 from gpu_audit.core.endpoint import endpoint
@@ -91,17 +93,18 @@ def remote_sql(
     tag_keys: Sequence[str],
     gpu_types: Sequence[tuple[str, str, str, int]],
 ) -> str:
-    """The billing query for `engine` over `table`."""
+    """The billing query for `engine` over `table`, grouped by day too (the day last)."""
     if engine not in ENGINES:
         raise ConfigError(f"--engine: one of duckdb, {', '.join(ENGINES)}")
     source = Source(ENGINES[engine], table_reference(table), SCHEMAS[engine])
-    return render(aggregate([source], period, tag_keys, gpu_types, dialect=engine), engine)
+    sql = aggregate([source], period, tag_keys, gpu_types, dialect=engine, by_day=True)
+    return render(sql, engine)
 
 
 def typed_row(values: Sequence[str | None], tag_keys: Sequence[str]) -> tuple[Any, ...]:
     """An aggregate row as text (both engines answer in strings) typed as DuckDB returns it;
     an answer of another shape is one CollectorError, never a traceback."""
-    width = len(GROUP_COLUMNS) + len(tag_keys) + len(SUM_COLUMNS)  # the keys, tags and sums
+    width = len(GROUP_COLUMNS) + len(tag_keys) + len(SUM_COLUMNS) + 1  # keys, tags, sums, day
     if len(values) != width:
         raise CollectorError(
             f"billing query: an answer row has {len(values)} columns where the query has {width}"
@@ -119,6 +122,8 @@ def _typed(index: int, value: str | None, tags: int) -> Any:
     if value is None or value == "":
         return None
     tags_end = len(GROUP_COLUMNS) + tags
+    if index == tags_end + len(SUM_COLUMNS):  # the day (`YYYY-MM-DD`; BigQuery's DATE too)
+        return date.fromisoformat(value.strip()[:10])
     if index < len(GROUP_COLUMNS):
         name = GROUP_COLUMNS[index]
     elif index >= tags_end:
@@ -146,13 +151,20 @@ def _time(value: str) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+def day_group(values: Sequence[str | None], tag_keys: Sequence[str]) -> DayGroup:
+    """An answer row as the daily group DuckDB's daily read gives (billing/daily.py)."""
+
+    row = typed_row(values, tag_keys)
+    return DayGroup(row[-1], group(row[:-1], tag_keys))
+
+
 def run_athena(
     sql: str,
     tag_keys: Sequence[str],
     workgroup: str | None,
     output: str | None,
     timeout_s: float = 900.0,
-) -> list[BilledGroup]:
+) -> list[DayGroup]:
     """StartQueryExecution, wait for it, read GetQueryResults page by page."""
     import boto3  # keeps boto3 off start-up
     from botocore.exceptions import BotoCoreError, ClientError  # keeps botocore off start-up
@@ -185,7 +197,7 @@ def run_athena(
                     f"athena: query {query_id} still {state} after {timeout_s:g} s"
                 )
             time.sleep(0.5)
-        rows: list[BilledGroup] = []
+        rows: list[DayGroup] = []
         header = True
         for page in client.get_paginator("get_query_results").paginate(QueryExecutionId=query_id):
             for row in page["ResultSet"]["Rows"]:
@@ -193,7 +205,7 @@ def run_athena(
                     header = False
                     continue
                 cells = [cell.get("VarCharValue") for cell in row["Data"]]
-                rows.append(group(typed_row(cells, tag_keys), tag_keys))
+                rows.append(day_group(cells, tag_keys))
         return rows
     except (ClientError, BotoCoreError) as exc:
         raise CollectorError(f"athena: {str(exc).splitlines()[0]}") from None
@@ -201,7 +213,7 @@ def run_athena(
 
 def run_bigquery(
     sql: str, tag_keys: Sequence[str], project: str, timeout_s: float = 900.0
-) -> list[BilledGroup]:
+) -> list[DayGroup]:
     """jobs.query, then jobs.getQueryResults page by page, through an authorized session
     (`GPU_AUDIT_BIGQUERY_ENDPOINT` on loopback: anonymous, for tests)."""
     from google.auth.transport.requests import AuthorizedSession  # keeps google off start-up
@@ -215,20 +227,20 @@ def run_bigquery(
 
 def _pages(
     session: Any, base: str, project: str, sql: str, tag_keys: Sequence[str], timeout_s: float
-) -> list[BilledGroup]:
+) -> list[DayGroup]:
     url = f"{base}/bigquery/v2/projects/{quote(project, safe='')}/queries"
     body = {"query": sql, "useLegacySql": False, "timeoutMs": 10000, "maxResults": 10000}
     answer = _send(session.post, url, json=body)
     job = answer.get("jobReference", {})
     deadline = time.monotonic() + timeout_s
-    rows: list[BilledGroup] = []
+    rows: list[DayGroup] = []
     while True:
         token = None
         if answer.get("jobComplete"):
             for row in answer.get("rows") or []:
                 found = row.get("f") if isinstance(row, dict) else None
                 cells = [c.get("v") if isinstance(c, dict) else None for c in found or []]
-                rows.append(group(typed_row(cells, tag_keys), tag_keys))
+                rows.append(day_group(cells, tag_keys))
             token = answer.get("pageToken")
             if not token:
                 return rows

@@ -8,6 +8,7 @@ from datetime import datetime
 from gpu_audit.billing import daybook, duck, oci
 from gpu_audit.billing.anomaly import Rise, from_days, may_rise, with_rises
 from gpu_audit.billing.coverage import Coverage, join_history
+from gpu_audit.billing.daily import collapse
 from gpu_audit.billing.daybook import Daily
 from gpu_audit.billing.exports import ExportFiles, discover
 from gpu_audit.billing.forecast import Forecast, forecast
@@ -99,23 +100,26 @@ def read_remote(
     period: Period,
     tag_keys: Sequence[str],
     where: Mapping[str, str | None],
-) -> tuple[BillingSummary, list[BilledGroup]]:
-    """The same aggregation run by Athena or BigQuery on the table the bill lives in."""
+) -> tuple[BillingSummary, list[BilledGroup], Daily]:
+    """The same daily aggregation run by Athena or BigQuery on the table the bill lives in:
+    the period's groups (the days summed back, as `read_daily`'s) and the daily series."""
     from gpu_audit.billing import remote  # keeps billing.remote off `billing`'s start-up
 
     keys = query_keys(tag_keys)
     sql = remote.remote_sql(engine, table, period, keys, gpu_types())
     if engine == "athena":
-        groups = remote.run_athena(sql, keys, where.get("workgroup"), where.get("output"))
+        days = remote.run_athena(sql, keys, where.get("workgroup"), where.get("output"))
     else:
         project = where.get("project")
         if not project:
             raise ConfigError(
                 "--engine bigquery needs --bigquery-project (the project that runs the job)"
             )
-        groups = remote.run_bigquery(sql, keys, project)
+        days = remote.run_bigquery(sql, keys, project)
+    groups = collapse(days)
     source = ExportFiles(path=table, cloud=remote.ENGINES[engine], files=())
-    return summarize(period, [source], groups, tag_keys), groups
+    daily = from_days(days, team_key(tag_keys))
+    return summarize(period, [source], groups, tag_keys), groups, daily
 
 
 def judge(

@@ -175,7 +175,7 @@ def billing(
             "output": athena_output,
             "project": bigquery_project,
         }
-        summary, groups = run.read_remote(engine, table or "", when, keys, where)
+        summary, groups, daily = run.read_remote(engine, table or "", when, keys, where)
     report = run.judge(summary, groups, policy, now, history, engine, daily, reading)
     if history and engine == "duckdb":
         # keeps billing.incremental off --help
