@@ -299,7 +299,7 @@ ENGINE_PLAIN = ENGINE_PERIOD.replace(
 VARIANT = r"""
 import json, re, sys, time
 import duckdb
-from gpu_audit.billing import duck, query
+from gpu_audit.billing import columns, duck, query
 from gpu_audit.billing.exports import discover
 from gpu_audit.billing.period import parse_period
 from gpu_audit.billing.report import DEFAULT_TAGS, WORKLOAD_TAG, gpu_types
@@ -319,7 +319,7 @@ found = duck.sources(conn, [discover(sys.argv[1], duck.file_system(conn), period
 if name == "pre-aggregate":  # sum the raw rows by the raw columns first, classify the groups
     src = found[0]
     keys = [query.quote(k) for k in PRE_KEYS if k in src.columns]
-    first, end = query._timestamp(period.start), query._timestamp(period.end)
+    first, end = columns.timestamp(period.start), columns.timestamp(period.end)
     when = f"CAST(\"ChargePeriodStart\" AS TIMESTAMPTZ)"
     bucket = f"CASE WHEN {when} < {first} THEN -1 WHEN {when} >= {end} THEN 1 ELSE 0 END"
     sums = ", ".join(f"SUM(CAST(\"{c}\" AS DECIMAL(38, 10))) AS \"{c}\"" for c in MONEY_COLUMNS)
