@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gpu_audit.catalog import lifecycle
 from gpu_audit.core import lazyre
 from gpu_audit.core.lazyre import lazy
 from tests.conftest import ROOT
@@ -23,6 +24,7 @@ def _every_gated() -> list[lazyre._Gated]:
         parts = path.relative_to(ROOT / "src").with_suffix("").parts
         if "__main__" not in parts:
             importlib.import_module(".".join(p for p in parts if p != "__init__"))
+    lifecycle._families()  # the lifecycle table's family patterns: gated by their `lead`
     return list(lazyre.GATED)
 
 
@@ -90,6 +92,43 @@ def test_every_match_of_a_gated_pattern_holds_one_of_its_needles(
     assert not gated.absent(found.group(0)), (gated.pattern, found.group(0), gated.needs)
     answered = gated.search(text)
     assert answered is not None and answered.span() == found.span()
+
+
+@pytest.mark.parametrize(
+    ("source", "start"),
+    [
+        (r"p3\..+", "p3."),
+        (r"g3s?\..+", "g3"),
+        (r"standard_nc\d+r?(_promo)?", "standard_nc"),
+        ("ab{2}c", "a"),
+        ("a+b", "a"),
+        ("ab*", "a"),
+        (r"x\-y", "x-y"),
+        (r"\d+x", ""),
+        ("^abc", ""),
+        ("[ab]c", ""),
+        ("(ab)c", ""),
+        ("abc|xyz", ""),
+        ("a", "a"),
+        ("", ""),
+    ],
+)
+def test_lead_is_the_literal_start_every_match_has(source: str, start: str) -> None:
+    assert lazyre.lead(source) == start
+    compiled = re.compile(source)
+    for text in ("p3.2xlarge", "g3.4xlarge", "g3s.xlarge", "standard_nc24r", "abbc", "aab", "a"):
+        found = compiled.fullmatch(text)
+        assert found is None or text.startswith(start), (source, text)
+
+
+def test_the_lifecycle_families_are_gated_and_still_cover_their_types() -> None:
+    families = lifecycle._families()
+    assert families and all(isinstance(p, lazyre._Gated) for p, _ in families)
+    p3 = next(p for p, n in families if n.item == r"p3\..+")
+    assert p3.absent("p4d.24xlarge") and p3.fullmatch("p4d.24xlarge") is None  # not compiled for it
+    found = p3.fullmatch("p3.16xlarge")
+    assert found is not None and found.group(0) == "p3.16xlarge"
+    assert lifecycle.lifecycle("aws", None, "p3.2xlarge", None, lifecycle.date(2026, 12, 4))[0]
 
 
 def test_a_gate_refuses_an_inline_ignorecase_flag_it_could_not_see() -> None:

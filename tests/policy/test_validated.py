@@ -1,5 +1,6 @@
 """The shipped packs' validation keys (`policy/validated.SHIPPED`) name exactly the packs as they
-are, each of which passes the JSON Schema and the depth scan (both skipped when a pack loads): a pack edited without its key is caught here, and an
+are, each of which passes the JSON Schema, the key check and the depth scan (all three skipped when a pack
+loads): a pack edited without its key is caught here, and an
 edited pack is validated at run time all the same (its key misses).
 
     python -m tests.policy.test_validated    # writes each shipped pack's key into SHIPPED
@@ -98,17 +99,21 @@ def test_an_edited_copy_of_the_shipped_pack_is_validated_and_the_pack_is_not(
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty-cache"))
     checked: list[str] = []
-    real = loader.schema_problems
+    keyed: list[str] = []
+    real, real_keys = loader.schema_problems, loader.key_problems
     monkeypatch.setattr(loader, "schema_problems", lambda p, d: checked.append(p) or real(p, d))
+    monkeypatch.setattr(loader, "key_problems", lambda p, d: keyed.append(p) or real_keys(p, d))
     load_policy(None)
     assert checked == []  # the shipped pack: known valid on a machine that never saw it
+    assert keyed == []  # and its keys known to be text (the test above checks them)
     assert not (tmp_path / "empty-cache").exists()  # and nothing written for it
     copy = tmp_path / "runbook.yaml"
     copy.write_text(Path(builtin_pack_path("runbook")).read_text() + "# one byte more\n")
     load_policy([str(copy)])
-    assert checked == [str(copy)]
+    assert checked == [str(copy)] and keyed == [str(copy)]
     load_policy([str(copy)])
     assert checked == [str(copy)]  # remembered in the cache folder after it passed
+    assert keyed == [str(copy)] * 2  # but its keys are checked on every load: never cached
 
 
 if __name__ == "__main__":

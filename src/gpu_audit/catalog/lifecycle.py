@@ -17,6 +17,7 @@ from functools import cache, lru_cache
 from gpu_audit.catalog.gpus import canonical_gpu
 from gpu_audit.catalog.lookup import instance_spec, instance_types, normalise_type
 from gpu_audit.core.frozen import record
+from gpu_audit.core.lazyre import lazy, lead
 
 # GPUs Compute Engine attaches to N1 machines one at a time; A100, H100 and L4 come only in their
 # own machine types (A2, A3, G2), whose rows the catalog has (Compute Engine GPU docs, 2026-11).
@@ -69,8 +70,16 @@ def notices() -> tuple[Notice, ...]:
 
 
 @cache
-def _families() -> tuple[tuple[re.Pattern[str], Notice], ...]:  # compiled on first use
-    return tuple((re.compile(n.item), n) for n in notices() if n.scope == "family")
+def _families() -> tuple[tuple[re.Pattern[str], Notice], ...]:
+    """Each family notice with its pattern, compiled when a type holding the pattern's literal
+    start is first tested (`p3.` for `p3\\..+`): most types never compile one."""
+    found = []
+    for notice in notices():
+        if notice.scope == "family":
+            start = lead(notice.item)
+            pattern = lazy(notice.item, needs=(start,)) if start else lazy(notice.item)
+            found.append((pattern, notice))
+    return tuple(found)
 
 
 def _covering(

@@ -80,9 +80,43 @@ class _Gated(_Lazy):
         """`re.findall`, `[]` at once when none of the needed substrings is in `text`."""
         return [] if self.absent(text) else self.compiled.findall(text, *args)
 
+    def fullmatch(self, text: str, *args: Any) -> re.Match[str] | None:
+        """`re.fullmatch`, None at once when none of the needed substrings is in `text`."""
+        return None if self.absent(text) else self.compiled.fullmatch(text, *args)
+
     def sub(self, replacement: str | Callable[[re.Match[str]], str], text: str) -> str:
         """`re.sub`, `text` unchanged at once when none of the needed substrings is in it."""
         return text if self.absent(text) else self.compiled.sub(replacement, text)
+
+
+_SPECIAL = frozenset(".^$*+?{}[]|()\\")
+
+
+def lead(source: str) -> str:
+    """The literal text every match of `source` starts with (`p3\\..+` → `p3.`, `g3s?` → `g3`):
+    '' where it starts with a class, a group, an anchor, an escape such as `\\d` or an optional
+    character, or holds an alternation anywhere. A gate for patterns that are data, not code."""
+    if "|" in source:
+        return ""
+    chars: list[str] = []
+    index = 0
+    while index < len(source):
+        char, step = source[index], 1
+        if char == "\\":
+            escaped = source[index + 1 : index + 2]
+            if not escaped or escaped.isalnum():  # `\d`, `\b`, `\1`: not one literal
+                break
+            char, step = escaped, 2
+        elif char in _SPECIAL:
+            break
+        after = source[index + step : index + step + 1]
+        if after in ("*", "?", "{"):  # the character may be absent
+            break
+        chars.append(char)
+        if after == "+":
+            break
+        index += step
+    return "".join(chars)
 
 
 def lazy(
