@@ -11,7 +11,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from gpu_audit.cli.main import LAZY, main
+from gpu_audit.cli.group import LAZY
+from gpu_audit.cli.main import main
 from gpu_audit.errors import ExitCode
 
 
