@@ -121,6 +121,7 @@ def main() -> None:
         generate(args.generate, args.rows, args.resources)
         return
     root = args.data or Path(tempfile.mkdtemp(prefix="gpu-audit-daily-"))
+    root.mkdir(parents=True, exist_ok=True)  # a --data folder not made yet
     if args.no_bytecode:
         ENV["PYTHONDONTWRITEBYTECODE"] = "1"
     else:
