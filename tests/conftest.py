@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -81,6 +82,28 @@ def _isolated_cache(
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
 
 
+def _route_rest_json(service: str) -> None:
+    """Let moto's server take a service's REST-JSON requests. Botocore 1.44.18 moved Athena from
+    the JSON protocol (`POST /`, `X-Amz-Target`) to REST-JSON (`POST /query-executions`,
+    `GET /query-executions/{QueryExecutionId}/results?NextToken=…`); moto 5.2 parses and answers
+    a request by botocore's own model of the service, but its URL table routes only `/`, so
+    every call was a 404. Each operation's request URI, from that model, joins the table; with
+    a botocore that still speaks the JSON protocol nothing is added."""
+    from importlib import import_module
+
+    import botocore.session
+
+    model = botocore.session.get_session().get_service_model(service)
+    if model.protocol != "rest-json":
+        return
+    urls = import_module(f"moto.{service}.urls")
+    dispatch = next(iter(urls.url_paths.values()))  # the service's one handler
+    for name in model.operation_names:
+        uri = model.operation_model(name).http["requestUri"].split("?")[0]
+        path = re.sub(r"\{(\w+)\+?\}", r"(?P<\1>[^/]+)", uri)  # a URI label: a path segment
+        urls.url_paths.setdefault("{0}" + path + "$", dispatch)
+
+
 @pytest.fixture(scope="session")
 def ec2_capacity() -> Iterator[CapacityProxy]:
     """One moto server on loopback for the session (AWS collectors, Athena for billing), behind
@@ -89,6 +112,7 @@ def ec2_capacity() -> Iterator[CapacityProxy]:
 
     from tests.ec2_capacity import CapacityProxy
 
+    _route_rest_json("athena")
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
