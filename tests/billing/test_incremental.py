@@ -8,6 +8,7 @@ import json
 import os
 import sqlite3
 from datetime import date, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -185,9 +186,46 @@ def test_a_kept_day_group_reads_back_as_it_was_in_every_column(tmp_path: Path) -
     daycache.restore(conn, "/bill/f.parquet", str(tmp_path / "kept.parquet"))
     daycache.store(conn, "k", {"/bill/f.parquet": "d"}, [])
     daycache.days(conn, "k", ["/bill/f.parquet"])
-    assert conn.execute(f"SELECT * FROM {daybook.TABLE} ORDER BY cloud").fetchall() == written
+    rows = f"SELECT * EXCLUDE (rid) FROM {daybook.TABLE} ORDER BY cloud"  # as the queries read them
+    assert conn.execute(rows).fetchall() == written
     full, bare = written  # "cloud-1 …" sorts before "gcp"
     assert all(v is not None for v in full) and bare[4:] == (None,) * (len(types) - 4)
+
+
+def test_the_kept_rows_are_read_where_they_are_beside_the_runs_own(tmp_path: Path) -> None:
+    """The queries read the current files' kept rows in the copy beside the history (never
+    copied into the run) and this run's own rows (a remote file's) together, each row with an
+    id of its own; a kept file that is no longer current is not read."""
+    from gpu_audit.billing import daybook, daycache, duck
+
+    keys = ("team",)
+    conn = duck.connect()
+    daycache.attach(conn, str(tmp_path / "history.db"))
+    daycache.present(conn, "k", keys)
+    daybook.create(conn, keys)  # this run's own rows: one remote file's
+    daybook.create(conn, keys, daycache.STAGE, path=True)
+    row = "('gcp', 'USD', true, 'gpu', 1)"
+    conn.execute(
+        f"INSERT INTO {daybook.ROWS} (cloud, currency, in_period, kind, rows) VALUES {row}"
+    )
+    for path, count in (("/bill/a.parquet", 3), ("/bill/b.parquet", 2), ("/bill/gone.parquet", 4)):
+        conn.execute(
+            f"INSERT INTO {daycache.STAGE} (path, cloud, currency, in_period, kind, effective, "
+            f"rows) SELECT ?, 'aws', 'USD', true, 'gpu', i, 1 FROM range({count}) t(i)",
+            [path],
+        )
+    daycache.store(conn, "k", {"/bill/a.parquet": "1", "/bill/b.parquet": "2"}, [])  # all 9 kept
+    daycache.days(conn, "k", ["/bill/a.parquet", "/bill/b.parquet"])
+    counts = f"SELECT count(*), count(DISTINCT rid), sum(effective) FROM {daybook.TABLE}"
+    assert conn.execute(counts).fetchone() == (6, 6, Decimal(4))  # 3 + 2 kept, 1 own
+    assert conn.execute(f"SELECT count(*) FROM {daybook.ROWS}").fetchone() == (1,)
+    groups = daybook.collapse(conn, keys)
+    assert sorted((g.cloud, g.rows, g.effective) for g in groups) == [
+        ("aws", 5, Decimal(4)),
+        ("gcp", 1, Decimal(0)),
+    ]
+    listed = conn.execute("SELECT len(day_rows) FROM grouped ORDER BY gid").fetchall()
+    assert sorted(n for (n,) in listed) == [1, 5]
 
 
 def test_a_history_kept_by_an_older_version_is_read_again_not_misread(

@@ -19,6 +19,7 @@ from gpu_audit.errors import InputError
 
 KEPT = "kept"
 STAGE = "staged_days"  # the rows to keep this run: the files read, and copies restored
+CURRENT = "current_files"  # the paths of the files the exports hold now
 
 
 def path_of(history: str) -> str:
@@ -93,9 +94,10 @@ def store(conn: Any, key: str, digests: dict[str, str], dropped: Sequence[str]) 
 
 
 def days(conn: Any, key: str, files: Sequence[str]) -> None:
-    """The current files' kept rows into this run's table of daily groups."""
+    """The current files' kept rows, beside this run's own, as the table the queries read
+    (read where they are kept: `daybook.expose`)."""
     conn.execute(
-        f"INSERT INTO {daybook.TABLE} SELECT * EXCLUDE (path) FROM {table(key)} "
-        "WHERE path IN (SELECT unnest(?::VARCHAR[]))",
+        f"CREATE OR REPLACE TEMP TABLE {CURRENT} AS SELECT unnest(?::VARCHAR[]) AS path",
         [list(files)],
     )
+    daybook.expose(conn, table(key), CURRENT)

@@ -113,7 +113,7 @@ def run_incremental(
                 for name in export.files:
                     if "://" in name:  # remote: read whole, never recorded
                         _read(conn, export, name, period, tag_keys, gpu_types, paths)
-                        conn.execute(f"INSERT INTO {daybook.TABLE} SELECT * FROM {FRESH}")
+                        conn.execute(f"INSERT INTO {daybook.ROWS} SELECT * FROM {FRESH}")
                         read.append(name)
                         continue
                     stat = os.stat(name)
