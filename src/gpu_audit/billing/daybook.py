@@ -153,33 +153,28 @@ def daily(
     `groups` are its rows in order). `may_rise`: the series (of a table `series (sid, day, v)`)
     that may hold a rise, found by the engine; only those come back to Python."""
     team = f"NULLIF(t{tag_keys.index(team_key)}, '')" if team_key in tag_keys else "NULL"
-    gpu = f"{_GPU} AND kind IN ('gpu', 'gpu-machine')"
-    flat = conn.execute(
-        f"SELECT cloud, {team}, day, sum(effective), max(last_charge) FROM {TABLE} "
-        f"WHERE {gpu} AND NOT {_COARSE} GROUP BY ALL"
-    ).fetchall()
-    coarse = conn.execute(
-        f"SELECT cloud, {team}, day, sum(effective), first_charge, last_charge FROM {TABLE} "
-        f"WHERE {gpu} AND {_COARSE} GROUP BY ALL"
+    rising = f"{_GPU} AND kind IN ('gpu', 'gpu-machine', 'unused')"
+    # One pass over the days (five queries took a year's ~80k rows ~0.1 s): the GPU spend per
+    # cloud, team and day, unused capacity and coarse rows apart (a coarse row by its charge
+    # times, as the forecast reads it); each figure below is a sum of these exact sums.
+    rows = conn.execute(
+        f"SELECT cloud, {team}, day, kind = 'unused', {_COARSE}, "
+        f"CASE WHEN {_COARSE} THEN first_charge END, CASE WHEN {_COARSE} THEN last_charge END, "
+        f"sum(effective), max(last_charge) FROM {TABLE} WHERE {rising} GROUP BY ALL"
     ).fetchall()
     team_name = team_key or ""
-    forecast_days = [
-        DayGroup(r[2], _slim(r[0], team_name, r[1], r[3], r[4], r[4])) for r in flat
-    ] + [DayGroup(r[2], _slim(r[0], team_name, r[1], r[3], r[4], r[5])) for r in coarse]
-    rising = f"{_GPU} AND kind IN ('gpu', 'gpu-machine', 'unused')"
+    forecast_days: list[DayGroup] = []
     spend: dict[str, Decimal] = defaultdict(Decimal)
-    for key, amount in conn.execute(
-        f"SELECT {team}, sum(effective) FROM {TABLE} WHERE {rising} GROUP BY ALL"
-    ).fetchall():
-        spend[key or UNTAGGED] += amount or Decimal(0)
     teams: dict[str, dict[date, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
-    for key, day, amount in conn.execute(
-        f"SELECT {team}, day, sum(effective) FROM {TABLE} WHERE {rising} AND NOT {_COARSE} "
-        "GROUP BY ALL"
-    ).fetchall():
-        teams[key or UNTAGGED][day] += amount or Decimal(0)
-    row = conn.execute(f"SELECT max(day) FROM {TABLE} WHERE {rising} AND NOT {_COARSE}").fetchone()
-    last = row[0] if row else None
+    last: date | None = None
+    for cloud, tag, day, unused, coarse, first, end, amount, latest in rows:
+        spend[tag or UNTAGGED] += amount or Decimal(0)
+        if not coarse:
+            teams[tag or UNTAGGED][day] += amount or Decimal(0)
+            last = day if last is None or day > last else last
+        if not unused:  # the forecast's days: GPU usage, a coarse row by its charge period
+            charged = (first, end) if coarse else (latest, latest)
+            forecast_days.append(DayGroup(day, _slim(cloud, team_name, tag, amount, *charged)))
     resources = _resources(conn, groups, tag_keys, rising, last, may_rise, resource_key)
     return Daily(tuple(forecast_days), teams, resources, spend, last)
 
