@@ -232,3 +232,37 @@ def test_every_dataclass_of_the_package_is_a_record() -> None:
                 assert cls.__hash__ is None, cls  # a mutable record
             records += 1
     assert records >= 100
+
+
+def test_a_record_that_extends_a_record_sets_its_bases_fields_too() -> None:
+    """The fields a record inherits from a record have their slots in the base's class: an
+    `__init__` looked for them in the subclass alone and fell back to an instance dict the
+    slotted subclass does not have (AttributeError on the first instance)."""
+
+    @record
+    class Base:
+        a: int
+        b: str = "b"
+
+    @record
+    class Child(Base):
+        c: float = 0.5
+
+    @dataclass(frozen=True, slots=True)
+    class TwinBase:
+        a: int
+        b: str = "b"
+
+    @dataclass(frozen=True, slots=True)
+    class TwinChild(TwinBase):
+        c: float = 0.5
+
+    for args in ((1,), (2, "x"), (3, "y", 1.5)):
+        ours, theirs = Child(*args), TwinChild(*args)
+        assert [getattr(ours, f.name) for f in fields(ours)] == [
+            getattr(theirs, f.name) for f in fields(theirs)
+        ]
+    child = Child(4, "w", 2.5)
+    assert child == Child(4, "w", 2.5) and hash(child) == hash(Child(4, "w", 2.5))
+    with pytest.raises(FrozenInstanceError):
+        child.c = 2.0  # type: ignore[misc]

@@ -193,8 +193,13 @@ def _compile_init(cls: type) -> Callable[..., None]:
 def _filler(cls: type, names: tuple[str, ...]) -> Callable[[Any, tuple[object, ...]], None]:
     """Set these fields from a tuple of values: through the slots' own setters, or (a class
     without slots: a mutable record) its instance dict."""
-    setters: tuple[Any, ...] = tuple(
-        getattr(cls.__dict__.get(name), "__set__", None) for name in names
+    setters: tuple[Any, ...] = tuple(  # a slot of a base record is in that base's __dict__
+        getattr(
+            next((k.__dict__[name] for k in cls.__mro__ if name in k.__dict__), None),
+            "__set__",
+            None,
+        )
+        for name in names
     )
     if all(setters):
 
