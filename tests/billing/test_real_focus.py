@@ -87,6 +87,23 @@ def test_the_sample_holds_what_the_tests_rely_on() -> None:
     assert expected(rows)["rows"] >= 10
 
 
+def oci_folder(rows: list[dict[str, str]], tmp_path: Path) -> str:
+    """The rows as Oracle's FOCUS reports are laid out: a folder per day, gzip CSV."""
+    by_day: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for row in rows:
+        by_day[row["ChargePeriodStart"][:10]].append(row)
+    for day, part in by_day.items():
+        folder = tmp_path / "FOCUS Reports" / day.replace("-", "/")
+        folder.mkdir(parents=True)
+        text = io.StringIO()
+        writer = csv.DictWriter(text, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(part)
+        with gzip.open(folder / "0001.csv.gz", "wt", encoding="utf-8") as out:
+            out.write(text.getvalue())
+    return str(tmp_path / "FOCUS Reports")
+
+
 @pytest.mark.parametrize("name", ["csv", "csv.gz", "parquet", "oci-folder"])
 def test_gpu_figures_of_the_plain_sample_equal_its_rows(name: str, tmp_path: Path) -> None:
     rows = rows_of(SAMPLE)
@@ -101,20 +118,8 @@ def test_gpu_figures_of_the_plain_sample_equal_its_rows(name: str, tmp_path: Pat
             f"COPY (SELECT * FROM read_csv('{SAMPLE}', all_varchar = true, nullstr = 'NULL')) "
             f"TO '{path}' (FORMAT parquet)"
         )
-    elif name == "oci-folder":  # one folder per day, gzip CSV, as Oracle's FOCUS reports are
-        by_day: dict[str, list[dict[str, str]]] = defaultdict(list)
-        for row in rows:
-            by_day[row["ChargePeriodStart"][:10]].append(row)
-        for day, part in by_day.items():
-            folder = tmp_path / "FOCUS Reports" / day.replace("-", "/")
-            folder.mkdir(parents=True)
-            text = io.StringIO()
-            writer = csv.DictWriter(text, fieldnames=list(rows[0]), lineterminator="\n")
-            writer.writeheader()
-            writer.writerows(part)
-            with gzip.open(folder / "0001.csv.gz", "wt", encoding="utf-8") as out:
-                out.write(text.getvalue())
-        path = str(tmp_path / "FOCUS Reports")
+    elif name == "oci-folder":
+        path = oci_folder(rows, tmp_path)
     out = bill(path)
     report = json.loads(out)
     want = expected(rows)
@@ -196,3 +201,26 @@ def test_list_cost_savings_invoices_and_quality_equal_the_rows() -> None:
         assert shown(by_type[itype]["cost_per_gpu_hour_usd"]) == (cost / used).quantize(
             Decimal("0.001")
         )
+
+
+def test_the_sample_read_again_from_a_history_gives_the_same_bill(tmp_path: Path) -> None:
+    """A daily `--history` run on the sample's daily reports: the first reads every file and
+    keeps its day groups, the second reads none and sums the kept groups where they are (the
+    copy beside the history); both give the plain read's figures, which equal the rows."""
+    rows = rows_of(SAMPLE)
+    folder = oci_folder(rows, tmp_path)
+    history = str(tmp_path / "audits.db")
+    plain = json.loads(bill(folder))
+    first = json.loads(bill(folder, "--history", history))
+    again = json.loads(bill(folder, "--history", history))
+    read, reused = first["incremental"], again["incremental"]
+    assert read["files_read"] > 1 and (reused["files_read"], reused["files_reused"]) == (
+        0,
+        read["files_read"],
+    )
+    for report in (first, again):
+        for part in ("totals", "breakdowns", "spend", "months", "invoices", "forecast"):
+            assert report[part] == plain[part], part
+    want = expected(rows)
+    assert shown(again["totals"]["gpu"]["effective_usd"]) == want["effective"]
+    assert again["totals"]["gpu"]["rows"] == want["rows"]
