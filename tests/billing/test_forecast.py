@@ -240,3 +240,30 @@ def test_the_engines_pre_test_keeps_every_series_with_a_rise() -> None:
     rising = {sid for sid, one in series.items() if rises(one, last, 30, "resource", str(sid))}
     assert len(rising) > 40 and rising <= kept
     assert len(kept) < len(series) - 40  # and the pre-test does leave series out
+
+
+def test_the_engines_coarse_test_is_pythons_at_the_edges() -> None:
+    """A day group charged over more than 25 hours is coarse (a weekly or monthly row), told in
+    the engine by its times in microseconds and in Python by a timedelta: the two agree at the
+    boundary (25 h exactly is not coarse, a microsecond more is), at zero, backwards and with a
+    time missing."""
+    from dataclasses import replace
+    from datetime import UTC, datetime
+
+    from gpu_audit.billing import daily, daybook, duck
+
+    start = datetime(2026, 8, 1, tzinfo=UTC)
+    spans = [timedelta(0), timedelta(hours=25), timedelta(hours=25, microseconds=1),
+             timedelta(days=31), -timedelta(days=2), None]  # fmt: skip
+    conn = duck.connect()
+    base = daybook._slim("aws", "team", None, None, start, start)
+    for span in spans:
+        for first, last in ((start, None if span is None else start + span), (None, start)):
+            row = conn.execute(
+                f"SELECT {daybook._COARSE} FROM (SELECT ?::TIMESTAMPTZ AS first_charge, "
+                "?::TIMESTAMPTZ AS last_charge)",
+                [first, last],
+            ).fetchone()
+            assert row is not None
+            python = daily.coarse(replace(base, first_charge=first, last_charge=last))
+            assert row[0] is python, (span, first, last)
